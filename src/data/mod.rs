@@ -1,0 +1,164 @@
+//! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
+//! splits, scaling, and the sidecar files that describe the bundled datasets.
+
+use std::path::PathBuf;
+
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+
+/// What the outputs are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Task {
+    /// Real-valued outputs (one or more target columns).
+    Regression,
+    /// One class column, one-hot coded into one output per class; prediction = argmax.
+    Multiclass,
+    /// Several 0/1 label columns coded ±1; prediction = sign, scored by mean AUC.
+    Multilabel,
+}
+
+impl Task {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Task::Regression => "regression",
+            Task::Multiclass => "multiclass",
+            Task::Multilabel => "multilabel",
+        }
+    }
+}
+
+/// Feature scaling fitted on the training rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Training mean and population standard deviation (ddof = 0); a constant column divides by 1.
+    #[default]
+    Standard,
+    None,
+}
+
+/// How a one-hot class target is coded. `pm1` (+1 / −1) is the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ClassCoding {
+    #[default]
+    #[serde(rename = "pm1")]
+    Pm1,
+    #[serde(rename = "01")]
+    ZeroOne,
+}
+
+/// The user's choices about the data: which file, which columns play which role, the split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataConfig {
+    pub path: PathBuf,
+    /// Feature columns: names, globs (`p_0_*`) or ranges (`p_0_0..p_3_7`). Default: every column
+    /// that is not a target/class (or the sidecar's choice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<Vec<String>>,
+    /// Target columns (regression or multi-label), same syntax as features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Vec<String>>,
+    /// One class column (multi-class), one-hot coded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Task>,
+    /// Views by column-name prefix (`fou,fac,kar`); default: the sidecar's views, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub views: Option<Vec<String>>,
+    #[serde(default = "default_test_fraction")]
+    pub test_fraction: f64,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub scale: Scale,
+    #[serde(default)]
+    pub class_coding: ClassCoding,
+    /// Drop rows with missing/NaN cells instead of refusing them.
+    #[serde(default)]
+    pub drop_missing: bool,
+    /// Semi-supervised: keep this many labels of the training part (≥ 1), or this fraction
+    /// (< 1), chosen at random with `seed`; the rest become unlabeled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labeled: Option<f64>,
+}
+
+fn default_test_fraction() -> f64 {
+    0.25
+}
+
+impl DataConfig {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        DataConfig {
+            path: path.into(),
+            features: None,
+            targets: None,
+            class: None,
+            task: None,
+            views: None,
+            test_fraction: default_test_fraction(),
+            seed: 0,
+            scale: Scale::Standard,
+            class_coding: ClassCoding::Pm1,
+            drop_missing: false,
+            labeled: None,
+        }
+    }
+}
+
+/// A group of feature columns forming one view (multi-view methods).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct View {
+    pub name: String,
+    /// Indices into the feature columns (not the file's columns).
+    pub columns: Vec<usize>,
+}
+
+/// Facts about the file a run used, for the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub rows: usize,
+    pub features: Vec<String>,
+    pub targets: Vec<String>,
+}
+
+/// The fitted feature scaling (identity for `Scale::None`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scaler {
+    pub mean: Vec<f64>,
+    pub std: Vec<f64>,
+}
+
+/// Matrices ready for a method, and where every row came from.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub x_train: Array2<f64>,
+    /// Training targets; rows of unlabeled points are NaN.
+    pub y_train: Array2<f64>,
+    pub labeled: Vec<bool>,
+    pub x_test: Array2<f64>,
+    pub y_test: Array2<f64>,
+    /// Row indices in the original file (0-based, header excluded).
+    pub train_rows: Vec<usize>,
+    pub test_rows: Vec<usize>,
+    pub feature_names: Vec<String>,
+    /// Output column names: the target columns, or `<class>=<value>` per class.
+    pub output_names: Vec<String>,
+    /// For multi-class: the class values in output-column order.
+    pub class_values: Option<Vec<String>>,
+    pub task: Task,
+    pub views: Vec<View>,
+    pub scaler: Scaler,
+    pub info: DatasetInfo,
+}
+
+/// Options that come from the method rather than the user.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrepareOptions {
+    /// Rows whose target cells are all empty become unlabeled training rows instead of an error.
+    pub allow_unlabeled: bool,
+}

@@ -1,0 +1,12 @@
+//! Scalar kernels k(x, z), their Gram matrices, the median heuristic, memory estimates, and
+//! (for the methods that need them) Nyström factors and graph Laplacians.
+
+mod gram;
+mod heuristics;
+mod memory;
+mod spec;
+
+pub use gram::{cross_gram, gram, sq_dists};
+pub use heuristics::{mean_distance, median_distance};
+pub use memory::{available_memory_bytes, check_fits, dense_bytes, format_bytes};
+pub use spec::{Kernel, KernelName, KernelSpec, Sigma};

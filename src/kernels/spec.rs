@@ -1,0 +1,248 @@
+//! Which kernel, with which parameters: `KernelSpec` is what the user chose (σ may be "median"),
+//! `Kernel` is the resolved function with every number fixed.
+
+use ndarray::ArrayView2;
+use serde::{Deserialize, Serialize};
+
+use super::heuristics::median_distance;
+use crate::{OvkError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelName {
+    Linear,
+    Gaussian,
+    Polynomial,
+    Laplacian,
+}
+
+impl KernelName {
+    pub const ALL: [KernelName; 4] = [
+        KernelName::Linear,
+        KernelName::Gaussian,
+        KernelName::Polynomial,
+        KernelName::Laplacian,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelName::Linear => "linear",
+            KernelName::Gaussian => "gaussian",
+            KernelName::Polynomial => "polynomial",
+            KernelName::Laplacian => "laplacian",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                OvkError::input(format!(
+                    "unknown kernel '{s}' (choose linear, gaussian, polynomial or laplacian)"
+                ))
+            })
+    }
+
+    /// Whether the kernel has a width σ.
+    pub fn uses_sigma(self) -> bool {
+        matches!(self, KernelName::Gaussian | KernelName::Laplacian)
+    }
+}
+
+/// The kernel width as the user gave it: a number, or the median heuristic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sigma {
+    Median,
+    Value(f64),
+}
+
+impl Sigma {
+    pub fn parse(s: &str) -> Result<Self> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("median") {
+            return Ok(Sigma::Median);
+        }
+        match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(Sigma::Value(v)),
+            _ => Err(OvkError::input(format!(
+                "sigma must be a positive number or 'median', got '{s}'"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Sigma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sigma::Median => write!(f, "median"),
+            Sigma::Value(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl Serialize for Sigma {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Sigma::Median => s.serialize_str("median"),
+            Sigma::Value(v) => s.serialize_f64(*v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Sigma {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(v) if v.is_finite() && v > 0.0 => Ok(Sigma::Value(v)),
+            Raw::Num(v) => Err(serde::de::Error::custom(format!(
+                "sigma must be positive, got {v}"
+            ))),
+            Raw::Text(t) => Sigma::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The user's kernel choice, before σ = median is resolved on the training inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelSpec {
+    pub name: KernelName,
+    #[serde(default = "default_sigma")]
+    pub sigma: Sigma,
+    #[serde(default = "default_degree")]
+    pub degree: u32,
+    #[serde(default = "default_coef0")]
+    pub coef0: f64,
+}
+
+fn default_sigma() -> Sigma {
+    Sigma::Median
+}
+fn default_degree() -> u32 {
+    2
+}
+fn default_coef0() -> f64 {
+    1.0
+}
+
+impl Default for KernelSpec {
+    fn default() -> Self {
+        KernelSpec {
+            name: KernelName::Gaussian,
+            sigma: Sigma::Median,
+            degree: default_degree(),
+            coef0: default_coef0(),
+        }
+    }
+}
+
+impl KernelSpec {
+    /// Fix every parameter: σ = median becomes the median distance between distinct rows of
+    /// the (scaled) training inputs.
+    pub fn resolve(&self, x_train: ArrayView2<f64>) -> Result<Kernel> {
+        if self.degree == 0 || self.degree > 20 {
+            return Err(OvkError::input(format!(
+                "polynomial degree must be between 1 and 20, got {}",
+                self.degree
+            )));
+        }
+        if !self.coef0.is_finite() || self.coef0 < 0.0 {
+            return Err(OvkError::input(format!(
+                "coef0 must be a finite number ≥ 0, got {}",
+                self.coef0
+            )));
+        }
+        let sigma = || -> Result<f64> {
+            match self.sigma {
+                Sigma::Value(v) => Ok(v),
+                Sigma::Median => {
+                    let m = median_distance(x_train);
+                    if m > 0.0 && m.is_finite() {
+                        Ok(m)
+                    } else {
+                        Err(OvkError::input(
+                            "the median distance between training rows is 0 (all rows equal?); \
+                             give --sigma a number",
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(match self.name {
+            KernelName::Linear => Kernel::Linear,
+            KernelName::Gaussian => Kernel::Gaussian { sigma: sigma()? },
+            KernelName::Laplacian => Kernel::Laplacian { sigma: sigma()? },
+            KernelName::Polynomial => Kernel::Polynomial {
+                degree: self.degree,
+                coef0: self.coef0,
+            },
+        })
+    }
+}
+
+/// A scalar kernel with every parameter fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "lowercase")]
+pub enum Kernel {
+    /// `xᵀz`
+    Linear,
+    /// `exp(−‖x−z‖²/(2σ²))`
+    Gaussian { sigma: f64 },
+    /// `(xᵀz + c)^d`
+    Polynomial { degree: u32, coef0: f64 },
+    /// `exp(−‖x−z‖/σ)`
+    Laplacian { sigma: f64 },
+}
+
+impl Kernel {
+    pub fn name(&self) -> KernelName {
+        match self {
+            Kernel::Linear => KernelName::Linear,
+            Kernel::Gaussian { .. } => KernelName::Gaussian,
+            Kernel::Polynomial { .. } => KernelName::Polynomial,
+            Kernel::Laplacian { .. } => KernelName::Laplacian,
+        }
+    }
+
+    /// Whether the kernel is a function of the squared distance (else of the inner product).
+    pub(crate) fn is_distance_based(&self) -> bool {
+        matches!(self, Kernel::Gaussian { .. } | Kernel::Laplacian { .. })
+    }
+
+    /// k from the inner product `xᵀz` or the squared distance `‖x−z‖²`, whichever it needs.
+    #[inline]
+    pub(crate) fn from_inner_or_dist(&self, v: f64) -> f64 {
+        match *self {
+            Kernel::Linear => v,
+            Kernel::Polynomial { degree, coef0 } => (v + coef0).powi(degree as i32),
+            Kernel::Gaussian { sigma } => (-v.max(0.0) / (2.0 * sigma * sigma)).exp(),
+            Kernel::Laplacian { sigma } => (-v.max(0.0).sqrt() / sigma).exp(),
+        }
+    }
+
+    /// k(x, z) for two single points.
+    pub fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        let v = if self.is_distance_based() {
+            x.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum()
+        } else {
+            x.iter().zip(z).map(|(a, b)| a * b).sum()
+        };
+        self.from_inner_or_dist(v)
+    }
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kernel::Linear => write!(f, "linear"),
+            Kernel::Gaussian { sigma } => write!(f, "gaussian(σ={sigma:.4})"),
+            Kernel::Polynomial { degree, coef0 } => write!(f, "polynomial(d={degree}, c={coef0})"),
+            Kernel::Laplacian { sigma } => write!(f, "laplacian(σ={sigma:.4})"),
+        }
+    }
+}

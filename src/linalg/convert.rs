@@ -1,0 +1,31 @@
+//! ndarray ↔ faer. Views share memory with the ndarray (any strides); results are copied out.
+
+use faer::{Mat, MatMut, MatRef};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+
+/// Zero-copy faer view of an ndarray view (row-major, column-major or strided).
+pub fn view<'a>(a: &ArrayView2<'a, f64>) -> MatRef<'a, f64> {
+    let (r, c) = a.dim();
+    let s = a.strides();
+    // SAFETY: the view's pointer, shape and strides come from a live ndarray view with
+    // lifetime 'a, so every addressed element is in bounds and outlives the MatRef.
+    unsafe { MatRef::from_raw_parts(a.as_ptr(), r, c, s[0], s[1]) }
+}
+
+/// Zero-copy mutable faer view of an ndarray view.
+pub fn view_mut<'a>(a: &'a mut ArrayViewMut2<'_, f64>) -> MatMut<'a, f64> {
+    let (r, c) = a.dim();
+    let s = a.strides().to_vec();
+    // SAFETY: as in `view`; the exclusive borrow guarantees no aliasing.
+    unsafe { MatMut::from_raw_parts_mut(a.as_mut_ptr(), r, c, s[0], s[1]) }
+}
+
+/// Copy a faer matrix into a row-major ndarray.
+pub fn faer_to_array(m: MatRef<'_, f64>) -> Array2<f64> {
+    Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)])
+}
+
+/// Copy an owned faer matrix into ndarray (convenience for `Mat`).
+pub fn mat_to_array(m: &Mat<f64>) -> Array2<f64> {
+    faer_to_array(m.as_ref())
+}

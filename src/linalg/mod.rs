@@ -1,0 +1,27 @@
+//! The few dense decompositions and matrix-equation solvers every method shares, on faer.
+//!
+//! Everything outside this folder speaks `ndarray`; conversion to faer happens here only, as
+//! zero-copy views where the layout allows it.
+
+mod convert;
+mod decomp;
+mod sylvester;
+
+pub use convert::{faer_to_array, mat_to_array, view, view_mut};
+pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, Cholesky, Lu, SymEigen};
+pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
+
+/// Choose faer's thread count. Measured on the 2-core machines this runs on (see README
+/// "Performance"): sequential kernels win for the matrix sizes ovk meets, so that is the default;
+/// `OVK_THREADS=n` overrides it.
+pub fn configure_parallelism() {
+    let threads = std::env::var("OVK_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1);
+    let par = match std::num::NonZeroUsize::new(threads) {
+        Some(n) if threads > 1 => faer::Par::Rayon(n),
+        _ => faer::Par::Seq,
+    };
+    faer::set_global_parallelism(par);
+}

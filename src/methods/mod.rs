@@ -1,0 +1,143 @@
+//! The learning methods, one file each, behind one small trait: declare hyperparameters, fit
+//! with a progress observer (which may cancel), and return a model that predicts.
+
+mod expansion;
+mod observer;
+pub mod params;
+
+pub mod krr;
+pub mod okl;
+
+use ndarray::{Array2, ArrayView2};
+
+pub use expansion::KernelExpansion;
+pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
+pub use params::{ParamKind, ParamSpec, Params, Value};
+
+use crate::data::{Task, View};
+use crate::kernels::{Kernel, KernelSpec};
+use crate::{OvkError, Result};
+
+/// Everything a method may need, prepared by `train::pipeline` from the user's data.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Training inputs ℓ×d, scaled. For semi-supervised methods this includes unlabeled rows.
+    pub x: Array2<f64>,
+    /// Training targets ℓ×m (class columns already coded). Rows of unlabeled points are NaN.
+    pub y: Array2<f64>,
+    /// `labeled[i]` is false for a training row whose targets are hidden or missing.
+    pub labeled: Vec<bool>,
+    /// Held-out inputs and targets, used for validation metrics along paths.
+    pub x_test: Array2<f64>,
+    pub y_test: Array2<f64>,
+    /// The input kernel with every parameter resolved on the training inputs.
+    pub kernel: Kernel,
+    /// The kernel as the user chose it (per-view kernels re-resolve σ on each view).
+    pub kernel_spec: KernelSpec,
+    pub task: Task,
+    pub feature_names: Vec<String>,
+    pub output_names: Vec<String>,
+    /// Groups of feature columns (multi-view methods); empty when the data has no views.
+    pub views: Vec<View>,
+    /// Seed for any randomness inside the method (Nyström samples …).
+    pub seed: u64,
+}
+
+impl Problem {
+    pub fn n_train(&self) -> usize {
+        self.x.nrows()
+    }
+    pub fn n_outputs(&self) -> usize {
+        self.y.ncols()
+    }
+    /// Rows of `x`/`y` that carry labels.
+    pub fn labeled_rows(&self) -> Vec<usize> {
+        (0..self.labeled.len())
+            .filter(|&i| self.labeled[i])
+            .collect()
+    }
+}
+
+/// A fitted model: maps new inputs to real-valued outputs (scores, for classification).
+pub trait Model: Send + Sync {
+    fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>>;
+}
+
+/// What a fit returns besides the model: enough for a session to show and replay it.
+pub struct Fit {
+    pub model: Box<dyn Model>,
+    pub iterations: usize,
+    pub converged: bool,
+    /// The paper's objective at the returned solution.
+    pub objective: f64,
+    /// Learned matrices to save, as `<name>.npy` (e.g. `output_kernel`, `coefficients`).
+    pub matrices: Vec<(String, Array2<f64>)>,
+    /// Method-specific results for session.json (`path`, `certificate`, block norms …).
+    pub details: serde_json::Map<String, serde_json::Value>,
+    /// Remarks for the user (a fallback taken, steps halved …).
+    pub notes: Vec<String>,
+}
+
+impl Fit {
+    pub fn new(model: Box<dyn Model>) -> Self {
+        Fit {
+            model,
+            iterations: 0,
+            converged: true,
+            objective: f64::NAN,
+            matrices: Vec::new(),
+            details: serde_json::Map::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+pub trait Method: Sync {
+    /// The name used by `--method` and in sessions (`okl`).
+    fn name(&self) -> &'static str;
+    /// One line for menus and `--help`.
+    fn summary(&self) -> &'static str;
+    /// The paper the method implements.
+    fn citation(&self) -> &'static str;
+    /// The hyperparameters, with kinds and defaults.
+    fn params(&self) -> &'static [ParamSpec];
+    /// Tasks the method accepts (others are refused before the fit with a clear message).
+    fn supports(&self, _task: Task) -> bool {
+        true
+    }
+    fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
+}
+
+/// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
+/// config reference and the TUI.
+pub fn registry() -> &'static [&'static dyn Method] {
+    &[&krr::Krr, &okl::Okl]
+}
+
+/// Look a method up by name; an unknown name lists the valid ones.
+pub fn find(name: &str) -> Result<&'static dyn Method> {
+    registry()
+        .iter()
+        .copied()
+        .find(|m| m.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = registry().iter().map(|m| m.name()).collect();
+            OvkError::input(format!(
+                "unknown method '{name}' (choose one of: {})",
+                names.join(", ")
+            ))
+        })
+}
+
+/// Reject non-finite values before they reach a session (a diverging fit names the cause).
+pub fn ensure_finite(what: &str, value: f64) -> Result<()> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(OvkError::numerical(format!(
+            "the {what} became {value} — the fit diverged; likely causes: λ too small for an \
+             ill-conditioned Gram matrix, or a step size too large. Increase --lambda or reduce \
+             the step"
+        )))
+    }
+}

@@ -1,0 +1,114 @@
+//! How a fit reports progress and learns it should stop. The TUI's observer forwards records
+//! over a channel; the CLI's draws a progress line; tests collect records in a Vec.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{OvkError, Result};
+
+/// The stages of a run, for progress gauges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Loading,
+    Gram,
+    Decomposition,
+    Iterating,
+    Predicting,
+    Saving,
+}
+
+impl Phase {
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Loading => "loading data",
+            Phase::Gram => "Gram matrix",
+            Phase::Decomposition => "decomposition",
+            Phase::Iterating => "iterations",
+            Phase::Predicting => "predicting",
+            Phase::Saving => "saving",
+        }
+    }
+}
+
+/// One iteration (or one λ of a path) as recorded in the session's trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    pub iter: usize,
+    /// The paper's objective at this iterate.
+    pub objective: f64,
+    /// The method's convergence measure (relative residual, ‖B − B_p‖, gradient norm …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residual: Option<f64>,
+    /// Step size actually taken (methods with a step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<f64>,
+    /// λ of this record (on a regularisation path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f64>,
+    /// Validation (test-part) metric at this iterate, when the method computes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub val_metric: Option<f64>,
+    pub elapsed_ms: f64,
+    /// Method-specific extra series (e.g. `rank`, `certificate`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", flatten)]
+    pub extra: BTreeMap<String, f64>,
+}
+
+pub trait Observer {
+    /// A new phase begins; `total` is the expected number of steps when known (for an ETA).
+    fn phase(&mut self, _phase: Phase, _total: Option<usize>) {}
+    fn record(&mut self, _rec: &TraceRecord) {}
+    /// A remark for the user (a halved step, an escaped saddle, a fallback taken).
+    fn note(&mut self, _msg: &str) {}
+    fn is_cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// Returns `Err(Cancelled)` when the observer asks to stop: call it once per iteration.
+pub fn check_cancel(obs: &dyn Observer) -> Result<()> {
+    if obs.is_cancelled() {
+        Err(OvkError::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+/// An observer that ignores everything (benchmarks, internal refits).
+pub struct Silent;
+impl Observer for Silent {}
+
+/// Keeps every record and note (tests, and the pipeline's trace).
+#[derive(Default)]
+pub struct Collect {
+    pub records: Vec<TraceRecord>,
+    pub notes: Vec<String>,
+    pub phases: Vec<Phase>,
+}
+
+impl Observer for Collect {
+    fn phase(&mut self, phase: Phase, _total: Option<usize>) {
+        self.phases.push(phase);
+    }
+    fn record(&mut self, rec: &TraceRecord) {
+        self.records.push(rec.clone());
+    }
+    fn note(&mut self, msg: &str) {
+        self.notes.push(msg.to_string());
+    }
+}
+
+/// Milliseconds since the fit began, for `TraceRecord::elapsed_ms`.
+pub struct Clock(Instant);
+
+impl Clock {
+    pub fn start() -> Self {
+        Clock(Instant::now())
+    }
+    pub fn ms(&self) -> f64 {
+        self.0.elapsed().as_secs_f64() * 1e3
+    }
+}

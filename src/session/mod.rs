@@ -1,0 +1,6 @@
+//! Saved sessions: a directory `<store>/<id>/` with `session.json` and numpy-readable `.npy`
+//! matrices, written atomically; listing, loading and replay.
+
+mod record;
+
+pub use record::{KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings, SCHEMA};

@@ -1,0 +1,92 @@
+//! The contents of `session.json`. Schema changes bump `SCHEMA`; readers refuse unknown schemas
+//! with a message instead of guessing.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{DatasetInfo, Scale, Task};
+use crate::kernels::Kernel;
+use crate::methods::{Params, TraceRecord};
+use crate::train::RunConfig;
+
+pub const SCHEMA: &str = "ovk.session/1";
+
+/// Which file rows went where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub seed: u64,
+    pub test_fraction: f64,
+    /// Row indices of the original file (0-based, header excluded).
+    pub train: Vec<usize>,
+    pub test: Vec<usize>,
+    /// Semi-supervised runs: training rows with and without labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labeled: Option<Vec<usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlabeled: Option<Vec<usize>>,
+}
+
+/// Metric name → value (keys of `metrics::Scores`).
+pub type MetricMap = BTreeMap<String, f64>;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub train: MetricMap,
+    pub test: MetricMap,
+}
+
+/// Wall-clock seconds of each stage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    pub load_s: f64,
+    pub fit_s: f64,
+    pub predict_s: f64,
+    pub total_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelRecord {
+    /// The kernel as chosen (σ may be "median") …
+    pub spec: crate::kernels::KernelSpec,
+    /// … and as used (σ a number).
+    pub resolved: Kernel,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub schema: String,
+    pub id: String,
+    pub name: String,
+    /// RFC 3339, UTC.
+    pub created: String,
+    pub ovk_version: String,
+    pub dataset: DatasetInfo,
+    pub task: Task,
+    pub method: String,
+    pub kernel: KernelRecord,
+    /// Hyperparameters with defaults filled in.
+    pub params: Params,
+    pub scale: Scale,
+    pub split: Split,
+    pub feature_names: Vec<String>,
+    pub output_names: Vec<String>,
+    pub trace: Vec<TraceRecord>,
+    pub iterations: usize,
+    pub converged: bool,
+    pub objective: f64,
+    pub metrics: Metrics,
+    /// The identity-output-kernel baseline (krr) at the same λ and kernel, for comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Metrics>,
+    pub timings: Timings,
+    /// Matrix name → file name in the session directory.
+    pub matrices: BTreeMap<String, String>,
+    /// Method-specific results (λ path, certificate, block norms …).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub details: serde_json::Map<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The full configuration, so the run can be replayed and verified.
+    pub config: RunConfig,
+}

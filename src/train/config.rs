@@ -1,0 +1,48 @@
+//! A run, fully specified: data choices, method, kernel and hyperparameters. It is what a TOML
+//! config holds, what the TUI's panes edit, and what a session stores for replay.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::DataConfig;
+use crate::kernels::KernelSpec;
+use crate::methods::{self, Params};
+use crate::Result;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    pub data: DataConfig,
+    pub method: String,
+    #[serde(default)]
+    pub kernel: KernelSpec,
+    #[serde(default)]
+    pub params: Params,
+    /// Session name; default: `<dataset>-<method>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl RunConfig {
+    /// Check the method exists and every hyperparameter is valid, before any work is done.
+    pub fn validate(&self) -> Result<()> {
+        let m = methods::find(&self.method)?;
+        self.params.validate(m.name(), m.params())?;
+        if !(0.0..1.0).contains(&self.data.test_fraction) {
+            return Err(crate::OvkError::input(format!(
+                "test_fraction must be in [0, 1), got {}",
+                self.data.test_fraction
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn default_name(&self) -> String {
+        let stem = self
+            .data
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "data".into());
+        format!("{stem}-{}", self.method)
+    }
+}
