@@ -2,5 +2,11 @@
 //! fit → predict → metrics) and the background runner that talks to the TUI over channels.
 
 mod config;
+mod messages;
+mod pipeline;
+mod runner;
 
 pub use config::RunConfig;
+pub use messages::RunMessage;
+pub use pipeline::{run, RunOutcome};
+pub use runner::{spawn, ChannelObserver, RunHandle};

@@ -1,0 +1,23 @@
+//! What the background runner tells its face (TUI or CLI), in order: phases, records and notes
+//! while fitting, then exactly one of finished / failed / cancelled.
+
+use crate::methods::{Phase, TraceRecord};
+
+use super::RunOutcome;
+
+#[derive(Debug)]
+pub enum RunMessage {
+    Phase {
+        phase: Phase,
+        /// Expected number of steps in this phase, when known (for an ETA).
+        total: Option<usize>,
+    },
+    Record(TraceRecord),
+    Note(String),
+    Finished(Box<RunOutcome>),
+    Failed {
+        message: String,
+        exit_code: i32,
+    },
+    Cancelled,
+}

@@ -1,0 +1,109 @@
+//! A fit on its own thread, talking through a channel. Cancellation is a shared flag the
+//! method polls once per iteration; dropping the handle cancels too, so an abandoned fit
+//! frees its memory instead of running on.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::messages::RunMessage;
+use super::{pipeline, RunConfig};
+use crate::methods::{Observer, Phase, TraceRecord};
+use crate::OvkError;
+
+pub struct RunHandle {
+    pub rx: Receiver<RunMessage>,
+    cancel: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunHandle {
+    /// Ask the fit to stop; a `Cancelled` message follows.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelling(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Whether the thread has finished (its last message may still be in the channel).
+    pub fn is_done(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+}
+
+impl Drop for RunHandle {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// Start `config` on a background thread.
+pub fn spawn(config: RunConfig) -> RunHandle {
+    let (tx, rx) = channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let thread = std::thread::Builder::new()
+        .name("ovk-fit".into())
+        .spawn(move || {
+            let mut obs = ChannelObserver {
+                tx: tx.clone(),
+                cancel: flag,
+            };
+            let msg = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pipeline::run(&config, &mut obs)
+            })) {
+                Ok(Ok(outcome)) => RunMessage::Finished(Box::new(outcome)),
+                Ok(Err(OvkError::Cancelled)) => RunMessage::Cancelled,
+                Ok(Err(e)) => RunMessage::Failed {
+                    message: e.to_string(),
+                    exit_code: e.exit_code(),
+                },
+                Err(panic) => RunMessage::Failed {
+                    message: format!("internal error: the fit panicked: {}", panic_text(&panic)),
+                    exit_code: 1,
+                },
+            };
+            let _ = tx.send(msg);
+        })
+        .expect("spawning a thread");
+    RunHandle {
+        rx,
+        cancel,
+        thread: Some(thread),
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Forwards the fit's progress to the channel; a closed channel (face gone) cancels the fit.
+pub struct ChannelObserver {
+    tx: Sender<RunMessage>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Observer for ChannelObserver {
+    fn phase(&mut self, phase: Phase, total: Option<usize>) {
+        if self.tx.send(RunMessage::Phase { phase, total }).is_err() {
+            self.cancel.store(true, Ordering::Relaxed);
+        }
+    }
+    fn record(&mut self, rec: &TraceRecord) {
+        if self.tx.send(RunMessage::Record(rec.clone())).is_err() {
+            self.cancel.store(true, Ordering::Relaxed);
+        }
+    }
+    fn note(&mut self, msg: &str) {
+        let _ = self.tx.send(RunMessage::Note(msg.to_string()));
+    }
+    fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}
