@@ -1,6 +1,8 @@
 //! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
+pub mod rng;
+
 use std::path::PathBuf;
 
 use ndarray::Array2;
