@@ -2,6 +2,9 @@
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
 pub mod rng;
+mod table;
+
+pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
 
 use std::path::PathBuf;
 
@@ -141,6 +144,9 @@ pub struct Prepared {
     pub x_train: Array2<f64>,
     /// Training targets; rows of unlabeled points are NaN.
     pub y_train: Array2<f64>,
+    /// All training targets as in the file, including those hidden by `labeled` (for
+    /// transductive evaluation); NaN only where the file itself has no label.
+    pub y_train_true: Array2<f64>,
     pub labeled: Vec<bool>,
     pub x_test: Array2<f64>,
     pub y_test: Array2<f64>,
@@ -163,4 +169,13 @@ pub struct Prepared {
 pub struct PrepareOptions {
     /// Rows whose target cells are all empty become unlabeled training rows instead of an error.
     pub allow_unlabeled: bool,
+}
+
+/// Turn a file and the user's role choices into training/test matrices.
+pub fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> crate::Result<Prepared> {
+    let _ = opts;
+    Err(crate::OvkError::internal(format!(
+        "{}: data preparation is not implemented yet",
+        cfg.path.display()
+    )))
 }

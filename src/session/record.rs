@@ -34,6 +34,9 @@ pub type MetricMap = BTreeMap<String, f64>;
 pub struct Metrics {
     pub train: MetricMap,
     pub test: MetricMap,
+    /// Semi-supervised runs: transductive scores on the unlabeled training rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlabeled: Option<MetricMap>,
 }
 
 /// Wall-clock seconds of each stage.
