@@ -1,6 +1,199 @@
-//! Headless commands: `ovk run`, `ovk sessions`, `ovk replay`.
+//! Headless commands — the second face of the engine: `ovk run`, `ovk sessions`,
+//! `ovk replay`. Exit status: 0 success, 2 bad input, 1 internal failure, 130 cancelled.
+
+mod options;
+mod progress;
+mod replay;
+mod run;
+mod sessions;
+
+use std::path::PathBuf;
+
+use clap::{
+    Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches, Parser, Subcommand,
+};
+
+pub use options::{build_run_config, config_reference, read_config, RawOptions};
+
+use crate::{OvkError, Result};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ovk",
+    version,
+    about = "A terminal workbench for learning with operator-valued (matrix-valued) kernels",
+    after_help = "Headless: `ovk run --help` lists every option of every method."
+)]
+struct Cli {
+    /// Session store (default: $OVK_SESSIONS, else the per-user data directory)
+    #[arg(long, global = true, value_name = "DIR")]
+    sessions: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Fit one method on one dataset and save the session
+    Run(RunArgs),
+    /// List saved sessions, newest first
+    Sessions,
+    /// Show a saved session (--print), or re-run it and compare (--verify)
+    Replay(ReplayArgs),
+    /// Print generated documentation (`ovk docs config` writes docs/config.md)
+    #[command(hide = true)]
+    Docs { topic: String },
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Read options from a TOML file (same keys as the flags, with '_'); flags override it
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print exactly one JSON object on stdout (session, method, iterations, converged,
+    /// objective, metrics, fit_seconds)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    /// A session directory, or an id or name in the store
+    session: String,
+    /// Print the summary and trace (no terminal UI)
+    #[arg(long)]
+    print: bool,
+    /// Re-run the fit from the saved configuration and compare metrics and matrices
+    #[arg(long)]
+    verify: bool,
+}
+
+/// `ovk run`'s flags for every option and every method parameter, from the declarations.
+fn run_option_args() -> Vec<Arg> {
+    let mut args = Vec::new();
+    for o in options::RUN_OPTIONS {
+        let mut a = Arg::new(o.key).long(o.key.replace('_', "-")).help(o.help);
+        if o.is_flag {
+            a = a.action(ArgAction::SetTrue);
+        } else {
+            a = a.value_name(o.value_name).action(ArgAction::Set);
+            if let Some(d) = o.default {
+                a = a.help(format!("{} [default: {d}]", o.help));
+            }
+        }
+        args.push(a);
+    }
+    for (spec, owners) in options::method_params() {
+        let default = spec
+            .default_value()
+            .map(|v| format!(" [default: {v}]"))
+            .unwrap_or_default();
+        let help = format!(
+            "{} — {} ({}){default}",
+            spec.help,
+            options::describe_kind(&spec),
+            owners.join(", ")
+        );
+        args.push(
+            Arg::new(spec.key)
+                .long(spec.flag())
+                .value_name(spec.unit_or_value())
+                .help(help)
+                .help_heading("Method parameters")
+                .action(ArgAction::Set),
+        );
+    }
+    args
+}
+
+fn command() -> Command {
+    let methods: Vec<String> = crate::methods::registry()
+        .iter()
+        .map(|m| format!("  {:<12} {}", m.name(), m.summary()))
+        .collect();
+    Cli::command().mut_subcommand("run", |c| {
+        c.args(run_option_args())
+            .after_help(format!("Methods:\n{}", methods.join("\n")))
+    })
+}
+
+/// Flag values the user typed on the command line (not defaults), keyed like config keys.
+fn given_options(m: &ArgMatches) -> RawOptions {
+    let mut raw = RawOptions::new();
+    for o in options::RUN_OPTIONS {
+        if o.is_flag {
+            if m.get_flag(o.key) {
+                raw.insert(o.key.to_string(), "true".into());
+            }
+        } else if let Some(v) = m.get_one::<String>(o.key) {
+            raw.insert(o.key.to_string(), v.clone());
+        }
+    }
+    for (spec, _) in options::method_params() {
+        if let Some(v) = m.get_one::<String>(spec.key) {
+            raw.insert(spec.key.to_string(), v.clone());
+        }
+    }
+    raw
+}
 
 /// Parse the command line, run, and return the process exit status.
 pub fn main() -> i32 {
-    0
+    crate::linalg::configure_parallelism();
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 2,
+            };
+        }
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return 2;
+        }
+    };
+    let result = match &cli.command {
+        Some(Cmd::Run(args)) => {
+            let sub = matches.subcommand_matches("run").expect("run matched");
+            run::run(
+                args.config.as_deref(),
+                args.json,
+                given_options(sub),
+                cli.sessions.as_deref(),
+            )
+        }
+        Some(Cmd::Sessions) => sessions::list(cli.sessions.as_deref()),
+        Some(Cmd::Replay(a)) => {
+            replay::replay(&a.session, a.print, a.verify, cli.sessions.as_deref())
+        }
+        Some(Cmd::Docs { topic }) => docs(topic),
+        None => {
+            let _ = command().print_help();
+            Ok(0)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ovk: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn docs(topic: &str) -> Result<i32> {
+    match topic {
+        "config" => {
+            print!("{}", config_reference());
+            Ok(0)
+        }
+        other => Err(OvkError::input(format!(
+            "no documentation topic '{other}' (try: config)"
+        ))),
+    }
 }

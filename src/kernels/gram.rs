@@ -12,6 +12,9 @@ use crate::{OvkError, Result};
 /// Rows per parallel block: large enough for an efficient product, small enough to balance.
 const BLOCK_ROWS: usize = 256;
 
+/// Relative size below which an expanded squared distance is recomputed exactly.
+const NEAR: f64 = 1e-6;
+
 /// K[i, j] = k(xᵢ, xⱼ), exactly symmetric.
 pub fn gram(kernel: &Kernel, x: ArrayView2<f64>) -> Result<Array2<f64>> {
     let mut k = cross_gram(kernel, x, x)?;
@@ -60,7 +63,17 @@ pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Re
                     let xi = xb.row(i);
                     let xn = xi.dot(&xi);
                     for j in 0..m {
-                        orow[j] = kernel.from_inner_or_dist(xn + zn[j] - 2.0 * irow[j]);
+                        let mut d2 = xn + zn[j] - 2.0 * irow[j];
+                        // ‖x‖² + ‖z‖² − 2xᵀz cancels catastrophically for near-equal points,
+                        // and the Laplacian's √ magnifies that: recompute those pairs directly.
+                        if d2 < NEAR * (xn + zn[j]) {
+                            d2 = xi
+                                .iter()
+                                .zip(z.row(j))
+                                .map(|(a, b)| (a - b) * (a - b))
+                                .sum();
+                        }
+                        orow[j] = kernel.from_inner_or_dist(d2);
                     }
                 } else {
                     for j in 0..m {

@@ -105,6 +105,10 @@ pub trait Method: Sync {
     fn supports(&self, _task: Task) -> bool {
         true
     }
+    /// Semi-supervised methods receive unlabeled training rows (targets NaN, `labeled` false).
+    fn semi_supervised(&self) -> bool {
+        false
+    }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
 }
 

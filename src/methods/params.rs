@@ -80,6 +80,17 @@ impl ParamSpec {
         self.key.replace('_', "-")
     }
 
+    /// The placeholder shown in `--help` (`λ`, `N`, `CHOICE` …).
+    pub fn unit_or_value(&self) -> String {
+        match self.kind {
+            ParamKind::Bool => "BOOL".into(),
+            ParamKind::Choice(_) => "CHOICE".into(),
+            ParamKind::Int { .. } => "N".into(),
+            ParamKind::Text => "TEXT".into(),
+            ParamKind::Float { .. } => "X".into(),
+        }
+    }
+
     pub fn default_value(&self) -> Option<Value> {
         match self.default {
             Default::None => None,

@@ -1,11 +1,19 @@
 //! load → split → scale → kernel → fit → predict → metrics: one run, start to finish, with
 //! no terminal in sight. Both faces call `run`.
 
-use ndarray::Array2;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use ndarray::{Array2, ArrayView2, Axis};
 
 use super::RunConfig;
-use crate::methods::Observer;
-use crate::session::SessionRecord;
+use crate::data::{self, PrepareOptions, Prepared};
+use crate::kernels::{check_fits, dense_bytes};
+use crate::methods::{
+    self, check_cancel, Method, Observer, Params, Phase, Problem, Silent, TraceRecord,
+};
+use crate::metrics;
+use crate::session::{self, KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings};
 use crate::{OvkError, Result};
 
 /// A finished run: the session record and the matrices to save beside it.
@@ -16,8 +24,274 @@ pub struct RunOutcome {
     pub matrices: Vec<(String, Array2<f64>)>,
 }
 
+impl RunOutcome {
+    pub fn matrix(&self, name: &str) -> Option<&Array2<f64>> {
+        self.matrices
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, m)| m)
+    }
+}
+
+/// Dense ℓ×ℓ matrices a kernel method holds at its peak (Gram, eigenvectors, one temporary).
+const PEAK_DENSE_MATRICES: u64 = 4;
+
 /// Run `config` to completion, reporting progress to `obs`.
-pub fn run(config: &RunConfig, _obs: &mut dyn Observer) -> Result<RunOutcome> {
+pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     config.validate()?;
-    Err(OvkError::internal("pipeline not yet wired"))
+    let method = methods::find(&config.method)?;
+    let t_start = Instant::now();
+
+    obs.phase(Phase::Loading, None);
+    let prepared = data::prepare(
+        &config.data,
+        PrepareOptions {
+            allow_unlabeled: method.semi_supervised(),
+        },
+    )?;
+    if !method.supports(prepared.task) {
+        return Err(OvkError::input(format!(
+            "method {} does not handle {} tasks",
+            method.name(),
+            prepared.task.as_str()
+        )));
+    }
+    let n = prepared.x_train.nrows() as u64;
+    check_fits(
+        dense_bytes(n as usize, n as usize).saturating_mul(PEAK_DENSE_MATRICES),
+        &format!("a fit on {n} training points"),
+    )?;
+    let kernel = config.kernel.resolve(prepared.x_train.view())?;
+    let load_s = t_start.elapsed().as_secs_f64();
+    check_cancel(obs)?;
+
+    let problem = Problem {
+        x: prepared.x_train.clone(),
+        y: prepared.y_train.clone(),
+        labeled: prepared.labeled.clone(),
+        x_test: prepared.x_test.clone(),
+        y_test: prepared.y_test.clone(),
+        kernel,
+        kernel_spec: config.kernel.clone(),
+        task: prepared.task,
+        feature_names: prepared.feature_names.clone(),
+        output_names: prepared.output_names.clone(),
+        views: prepared.views.clone(),
+        seed: config.data.seed,
+    };
+
+    let t_fit = Instant::now();
+    let mut tap = Tap {
+        inner: obs,
+        records: Vec::new(),
+        notes: Vec::new(),
+    };
+    let fit = method.fit(&problem, &config.params, &mut tap)?;
+    let Tap {
+        inner: obs,
+        records: trace,
+        notes: observed_notes,
+    } = tap;
+    let fit_s = t_fit.elapsed().as_secs_f64();
+    methods::ensure_finite("objective", fit.objective)?;
+
+    obs.phase(Phase::Predicting, None);
+    let t_pred = Instant::now();
+    let labeled_rows = problem.labeled_rows();
+    let x_lab = problem.x.select(Axis(0), &labeled_rows);
+    let y_lab = problem.y.select(Axis(0), &labeled_rows);
+    let pred_train = fit.model.predict(x_lab.view())?;
+    let pred_test = predict_or_empty(fit.model.as_ref(), &problem)?;
+    let predict_s = t_pred.elapsed().as_secs_f64();
+
+    let score = |y: ArrayView2<f64>, yhat: ArrayView2<f64>| -> MetricMap {
+        if y.nrows() == 0 {
+            MetricMap::new()
+        } else {
+            metrics::scores(prepared.task, config.data.class_coding, y, yhat)
+        }
+    };
+    let mut scores = Metrics {
+        train: score(y_lab.view(), pred_train.view()),
+        test: score(prepared.y_test.view(), pred_test.view()),
+        unlabeled: None,
+    };
+    let unlabeled_rows: Vec<usize> = (0..prepared.labeled.len())
+        .filter(|&i| !prepared.labeled[i])
+        .collect();
+    if let Some((_, p)) = fit
+        .matrices
+        .iter()
+        .find(|(n, _)| n == "predictions_unlabeled")
+    {
+        let truth = prepared.y_train_true.select(Axis(0), &unlabeled_rows);
+        if p.nrows() == truth.nrows() {
+            scores.unlabeled = Some(score(truth.view(), p.view()));
+        }
+    }
+
+    let baseline = if method.name() != "krr" {
+        baseline_scores(config, &problem, &prepared)?
+    } else {
+        None
+    };
+
+    let mut matrices = fit.matrices;
+    matrices.push(("predictions_test".to_string(), pred_test));
+    for (name, m) in &matrices {
+        if m.iter().any(|v| !v.is_finite()) {
+            return Err(OvkError::numerical(format!(
+                "the learned matrix '{name}' has NaN or infinite entries — the fit diverged; \
+                 increase --lambda or check the data for extreme values"
+            )));
+        }
+    }
+
+    let mut notes = observed_notes;
+    for n in fit.notes {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    let record = SessionRecord {
+        schema: session::SCHEMA.to_string(),
+        id: String::new(),
+        name: config.name.clone().unwrap_or_else(|| config.default_name()),
+        created: session::now_rfc3339(),
+        ovk_version: env!("CARGO_PKG_VERSION").to_string(),
+        dataset: prepared.info.clone(),
+        task: prepared.task,
+        method: method.name().to_string(),
+        kernel: KernelRecord {
+            spec: config.kernel.clone(),
+            resolved: kernel,
+        },
+        params: filled_params(method, &config.params),
+        scale: config.data.scale,
+        split: Split {
+            seed: config.data.seed,
+            test_fraction: config.data.test_fraction,
+            train: prepared.train_rows.clone(),
+            test: prepared.test_rows.clone(),
+            labeled: (!unlabeled_rows.is_empty()).then(|| {
+                labeled_rows
+                    .iter()
+                    .map(|&i| prepared.train_rows[i])
+                    .collect()
+            }),
+            unlabeled: (!unlabeled_rows.is_empty()).then(|| {
+                unlabeled_rows
+                    .iter()
+                    .map(|&i| prepared.train_rows[i])
+                    .collect()
+            }),
+        },
+        feature_names: prepared.feature_names.clone(),
+        output_names: prepared.output_names.clone(),
+        trace,
+        iterations: fit.iterations,
+        converged: fit.converged,
+        objective: fit.objective,
+        metrics: scores,
+        baseline,
+        timings: Timings {
+            load_s,
+            fit_s,
+            predict_s,
+            total_s: t_start.elapsed().as_secs_f64(),
+        },
+        matrices: matrices
+            .iter()
+            .map(|(n, _)| (n.clone(), format!("{n}.npy")))
+            .collect::<BTreeMap<_, _>>(),
+        details: fit.details,
+        notes,
+        config: config.clone(),
+    };
+    Ok(RunOutcome { record, matrices })
+}
+
+/// Forwards everything to the face's observer and keeps the trace and notes for the session.
+struct Tap<'a> {
+    inner: &'a mut dyn Observer,
+    records: Vec<TraceRecord>,
+    notes: Vec<String>,
+}
+
+impl Observer for Tap<'_> {
+    fn phase(&mut self, phase: Phase, total: Option<usize>) {
+        self.inner.phase(phase, total);
+    }
+    fn record(&mut self, rec: &TraceRecord) {
+        self.records.push(rec.clone());
+        self.inner.record(rec);
+    }
+    fn note(&mut self, msg: &str) {
+        self.notes.push(msg.to_string());
+        self.inner.note(msg);
+    }
+    fn is_cancelled(&self) -> bool {
+        self.inner.is_cancelled()
+    }
+}
+
+fn predict_or_empty(model: &dyn methods::Model, p: &Problem) -> Result<Array2<f64>> {
+    if p.x_test.nrows() == 0 {
+        Ok(Array2::zeros((0, p.n_outputs())))
+    } else {
+        model.predict(p.x_test.view())
+    }
+}
+
+/// Every hyperparameter with its default filled in, so a session states exactly what ran.
+fn filled_params(method: &dyn Method, given: &Params) -> Params {
+    let resolved = given.resolve(method.params());
+    let mut out = Params::new();
+    for spec in method.params() {
+        if let Some(v) = resolved.get(spec.key) {
+            out.set(spec.key, v);
+        }
+    }
+    out
+}
+
+/// The identity-output-kernel baseline (krr) on the same data and kernel, at the run's λ
+/// (or krr's default when the method has none), for the "beside the baseline" comparison.
+fn baseline_scores(
+    config: &RunConfig,
+    problem: &Problem,
+    prepared: &Prepared,
+) -> Result<Option<Metrics>> {
+    let krr = methods::find("krr")?;
+    let lambda = match config.params.0.get("lambda") {
+        Some(v) => Params::new().with("lambda", v.clone()),
+        None => Params::new(),
+    };
+    if krr.params().iter().all(|s| s.key != "lambda") {
+        return Ok(None);
+    }
+    // A baseline that fails (e.g. an ill-posed λ for plain ridge) is omitted, not fatal.
+    let Ok(fit) = krr.fit(problem, &lambda, &mut Silent) else {
+        return Ok(None);
+    };
+    let rows = problem.labeled_rows();
+    let x_lab = problem.x.select(Axis(0), &rows);
+    let y_lab = problem.y.select(Axis(0), &rows);
+    let score = |y: ArrayView2<f64>, x: ArrayView2<f64>| -> Result<MetricMap> {
+        if y.nrows() == 0 {
+            return Ok(MetricMap::new());
+        }
+        let yhat = fit.model.predict(x)?;
+        Ok(metrics::scores(
+            prepared.task,
+            config.data.class_coding,
+            y,
+            yhat.view(),
+        ))
+    };
+    Ok(Some(Metrics {
+        train: score(y_lab.view(), x_lab.view())?,
+        test: score(prepared.y_test.view(), problem.x_test.view())?,
+        unlabeled: None,
+    }))
 }

@@ -1,0 +1,100 @@
+//! Progress of a headless fit on stderr: a redrawn status line when stderr is a terminal,
+//! plain lines (phases, and at most one record a second) otherwise. Ctrl-C cancels the fit.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::methods::{Observer, Phase, TraceRecord};
+
+pub struct CliProgress {
+    tty: bool,
+    start: Instant,
+    last_line: Instant,
+    phase: Option<Phase>,
+    total: Option<usize>,
+    cancel: Arc<AtomicBool>,
+    dirty: bool,
+}
+
+impl CliProgress {
+    pub fn new() -> Self {
+        let cancel = Arc::new(AtomicBool::new(false));
+        // A failure to install the handler only loses clean Ctrl-C handling, not the run.
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+        CliProgress {
+            tty: std::io::stderr().is_terminal(),
+            start: Instant::now(),
+            last_line: Instant::now() - Duration::from_secs(10),
+            phase: None,
+            total: None,
+            cancel,
+            dirty: false,
+        }
+    }
+
+    /// Ends the status line so later output starts on a fresh line.
+    pub fn finish(&mut self) {
+        if self.tty && self.dirty {
+            eprintln!();
+            self.dirty = false;
+        }
+    }
+
+    fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+}
+
+impl Observer for CliProgress {
+    fn phase(&mut self, phase: Phase, total: Option<usize>) {
+        self.phase = Some(phase);
+        self.total = total;
+        self.finish();
+        eprintln!("[{:7.2}s] {}", self.elapsed(), phase.label());
+    }
+
+    fn record(&mut self, rec: &TraceRecord) {
+        let every = if self.tty {
+            Duration::from_millis(100)
+        } else {
+            Duration::from_secs(1)
+        };
+        if self.last_line.elapsed() < every {
+            return;
+        }
+        self.last_line = Instant::now();
+        let of = self.total.map(|t| format!("/{t}")).unwrap_or_default();
+        let mut line = format!("  iter {}{of}  objective {:.8e}", rec.iter, rec.objective);
+        if let Some(r) = rec.residual {
+            line.push_str(&format!("  residual {r:.2e}"));
+        }
+        if let Some(l) = rec.lambda {
+            line.push_str(&format!("  λ {l:.3e}"));
+        }
+        line.push_str(&format!("  {:.1}s", self.elapsed()));
+        if let (Some(t), true) = (self.total, rec.iter > 0) {
+            let per = rec.elapsed_ms / 1e3 / rec.iter as f64;
+            let eta = per * t.saturating_sub(rec.iter) as f64;
+            line.push_str(&format!("  (at most {eta:.0}s left)"));
+        }
+        if self.tty {
+            eprint!("\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+            self.dirty = true;
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    fn note(&mut self, msg: &str) {
+        self.finish();
+        eprintln!("  note: {msg}");
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}

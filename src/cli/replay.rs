@@ -1,0 +1,80 @@
+//! `ovk replay SESSION --print | --verify`.
+
+use std::path::Path;
+
+use crate::methods::Silent;
+use crate::session::{self, Store};
+use crate::{train, Result};
+
+/// Relative tolerance for `--verify`: the engine is deterministic, so a re-run should agree to
+/// the last bits; this leaves room only for summation order in threaded kernels.
+const VERIFY_RTOL: f64 = 1e-9;
+
+pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> Result<i32> {
+    let dir = match Path::new(arg).is_dir() {
+        true => Path::new(arg).to_path_buf(),
+        false => Store::open(sessions)?.resolve(arg)?,
+    };
+    let loaded = session::load(&dir)?;
+    if print || !verify {
+        print!("{}", session::summary_text(&loaded.record));
+    }
+    if !verify {
+        return Ok(0);
+    }
+    let rerun = train::run(&loaded.record.config, &mut Silent)?;
+    let mut mismatches = Vec::new();
+    let saved = &loaded.record.metrics;
+    let new = &rerun.record.metrics;
+    for (part, a, b) in [
+        ("train", &saved.train, &new.train),
+        ("test", &saved.test, &new.test),
+    ] {
+        for (k, v) in a {
+            match b.get(k) {
+                Some(w) if close(*v, *w) => {}
+                other => mismatches.push(format!("metric {part}.{k}: saved {v}, re-run {other:?}")),
+            }
+        }
+    }
+    for name in loaded.record.matrices.keys() {
+        let saved_m = loaded.matrix(name)?;
+        match rerun.matrix(name) {
+            Some(m) if m.dim() == saved_m.dim() => {
+                let scale = saved_m
+                    .iter()
+                    .fold(0.0f64, |a, v| a.max(v.abs()))
+                    .max(1e-300);
+                let diff = (&saved_m - m).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                if diff > VERIFY_RTOL * scale {
+                    mismatches.push(format!("matrix {name}: max |difference| {diff:.3e}"));
+                }
+            }
+            Some(m) => mismatches.push(format!(
+                "matrix {name}: saved shape {:?}, re-run {:?}",
+                saved_m.dim(),
+                m.dim()
+            )),
+            None => mismatches.push(format!("matrix {name}: not produced by the re-run")),
+        }
+    }
+    if mismatches.is_empty() {
+        println!(
+            "verified: re-running {} reproduces {} metrics and {} matrices",
+            dir.display(),
+            saved.train.len() + saved.test.len(),
+            loaded.record.matrices.len()
+        );
+        Ok(0)
+    } else {
+        println!("verification FAILED for {}:", dir.display());
+        for m in &mismatches {
+            println!("  {m}");
+        }
+        Ok(1)
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= VERIFY_RTOL * a.abs().max(b.abs())
+}

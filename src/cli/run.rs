@@ -1,0 +1,64 @@
+//! `ovk run`: one fit, saved as a session.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::options::{build_run_config, read_config, RawOptions};
+use super::progress::CliProgress;
+use crate::session::Store;
+use crate::{train, Result};
+
+pub fn run(
+    config: Option<&Path>,
+    json: bool,
+    flags: RawOptions,
+    sessions: Option<&Path>,
+) -> Result<i32> {
+    let mut raw = match config {
+        Some(path) => read_config(path)?,
+        None => RawOptions::new(),
+    };
+    raw.extend(flags);
+    let cfg = build_run_config(&raw)?;
+    let store = Store::open(sessions)?;
+
+    let mut progress = CliProgress::new();
+    let outcome = train::run(&cfg, &mut progress);
+    progress.finish();
+    let outcome = outcome?;
+    let dir = store.save(&outcome.record, &outcome.matrices)?;
+    let r = &outcome.record;
+
+    if json {
+        let obj = json!({
+            "session": dir.display().to_string(),
+            "method": r.method,
+            "iterations": r.iterations,
+            "converged": r.converged,
+            "objective": r.objective,
+            "metrics": r.metrics,
+            "fit_seconds": r.timings.fit_s,
+        });
+        println!("{obj}");
+    } else {
+        println!("session   {}", dir.display());
+        println!(
+            "method    {} ({} iterations, {}converged, objective {:.10e})",
+            r.method,
+            r.iterations,
+            if r.converged { "" } else { "NOT " },
+            r.objective
+        );
+        for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
+            let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
+            println!("{part:<9} {}", cells.join("  "));
+        }
+        if let Some(b) = &r.baseline {
+            let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
+            println!("baseline  {} (krr, test)", cells.join("  "));
+        }
+        println!("fit       {:.3}s", r.timings.fit_s);
+    }
+    Ok(0)
+}

@@ -1,0 +1,33 @@
+//! `ovk sessions`: the store, newest first, one line each; unreadable entries say why.
+
+use std::path::Path;
+
+use crate::session::{Listing, Store};
+use crate::Result;
+
+pub fn list(sessions: Option<&Path>) -> Result<i32> {
+    let store = Store::open(sessions)?;
+    let entries = store.list();
+    if entries.is_empty() {
+        println!("no sessions in {}", store.root().display());
+        return Ok(0);
+    }
+    for e in entries {
+        match e {
+            Listing::Ok(s) => {
+                let metric = s
+                    .key_metric
+                    .map(|(k, v)| format!("{k} {v:.4}"))
+                    .unwrap_or_else(|| "-".into());
+                println!(
+                    "{:<40} {:<20} {:<22} {:<14} {:<12} {}",
+                    s.id, s.name, s.created, s.dataset, s.method, metric
+                );
+            }
+            Listing::Corrupt { path, reason } => {
+                println!("! {} — unreadable: {reason}", path.display());
+            }
+        }
+    }
+    Ok(0)
+}
