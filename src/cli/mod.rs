@@ -1,11 +1,13 @@
 //! Headless commands — the second face of the engine: `ovk run`, `ovk sessions`,
 //! `ovk replay`. Exit status: 0 success, 2 bad input, 1 internal failure, 130 cancelled.
 
+mod export;
 mod options;
 mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -40,6 +42,10 @@ enum Cmd {
     Sessions,
     /// Show a saved session (--print), or re-run it and compare (--verify)
     Replay(ReplayArgs),
+    /// Sweep hyperparameters (lists and ranges in a TOML file) with k-fold cross-validation
+    Sweep(SweepCmd),
+    /// Export a session's predictions, a learned matrix, or its trace as CSV
+    Export(ExportCmd),
     /// Print generated documentation (`ovk docs config` writes docs/config.md)
     #[command(hide = true)]
     Docs { topic: String },
@@ -66,6 +72,41 @@ struct ReplayArgs {
     /// Re-run the fit from the saved configuration and compare metrics and matrices
     #[arg(long)]
     verify: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct SweepCmd {
+    /// The sweep file: `ovk run` keys; any hyperparameter may be a list (`kernel = ["gaussian",
+    /// "laplacian"]`) or a range (`lambda = { log = [1e-4, 1e1], n = 12 }`)
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// k-fold cross-validation on the training part (default: score on the test part)
+    #[arg(long, value_name = "K")]
+    cv: Option<usize>,
+    /// Fits to run at once
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Print one self-contained `ovk run` command per configuration and fold, and exit
+    #[arg(long)]
+    plan: bool,
+    /// Gather sessions written by `--plan` commands in DIR into the sweep table
+    #[arg(long, value_name = "DIR")]
+    collect: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ExportCmd {
+    /// A session directory, or an id or name in the store
+    session: String,
+    /// Test predictions: row index, true and predicted values per output
+    #[arg(long, value_name = "FILE")]
+    predictions: Option<PathBuf>,
+    /// A learned matrix by name (e.g. output_kernel), then the CSV file
+    #[arg(long, num_args = 2, value_names = ["NAME", "FILE"])]
+    matrix: Option<Vec<String>>,
+    /// The convergence trace
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 /// `ovk run`'s flags for every option and every method parameter, from the declarations.
@@ -170,6 +211,27 @@ pub fn main() -> i32 {
         Some(Cmd::Sessions) => sessions::list(cli.sessions.as_deref()),
         Some(Cmd::Replay(a)) => {
             replay::replay(&a.session, a.print, a.verify, cli.sessions.as_deref())
+        }
+        Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
+            config: a.config.as_deref(),
+            cv: a.cv,
+            jobs: a.jobs,
+            plan: a.plan,
+            collect: a.collect.as_deref(),
+            sessions: cli.sessions.as_deref(),
+        }),
+        Some(Cmd::Export(a)) => {
+            let matrix = a
+                .matrix
+                .as_ref()
+                .map(|v| (v[0].as_str(), std::path::Path::new(&v[1])));
+            export::export(export::ExportArgs {
+                session: &a.session,
+                predictions: a.predictions.as_deref(),
+                matrix,
+                trace: a.trace.as_deref(),
+                sessions: cli.sessions.as_deref(),
+            })
         }
         Some(Cmd::Docs { topic }) => docs(topic),
         None => {

@@ -55,6 +55,8 @@ pub const RUN_OPTIONS: &[RunOption] = &[
         is_flag: true,
     },
     opt("labeled", "N", "semi-supervised: keep N labels (or a fraction < 1) of the training part, hide the rest", None),
+    opt("cv_folds", "K", "cross-validation: number of folds of the training part (with --cv-fold)", None),
+    opt("cv_fold", "I", "cross-validation: evaluate on fold I (0-based) of --cv-folds, train on the others", None),
     opt("kernel", "KERNEL", "input kernel: linear | gaussian | polynomial | laplacian", Some("gaussian")),
     opt("sigma", "X|median", "kernel width σ (gaussian, laplacian): a number, or median = median distance between training rows after scaling", Some("median")),
     opt("degree", "D", "polynomial degree d", Some("2")),
@@ -233,6 +235,21 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
             )));
         }
         dc.labeled = Some(v);
+    }
+
+    match (get("cv_folds"), get("cv_fold")) {
+        (None, None) => {}
+        (Some(k), Some(i)) => {
+            let folds: usize = parse_num("cv_folds", k, "a whole number ≥ 2")?;
+            let fold: usize = parse_num("cv_fold", i, "a whole number ≥ 0")?;
+            if folds < 2 || fold >= folds {
+                return Err(OvkError::input(format!(
+                    "--cv-folds must be ≥ 2 and --cv-fold in 0..{folds}, got {folds} and {fold}"
+                )));
+            }
+            dc.cv = Some(crate::data::CvFold { folds, fold });
+        }
+        _ => return Err(OvkError::input("--cv-folds and --cv-fold go together")),
     }
 
     let mut kernel = KernelSpec::default();

@@ -88,6 +88,18 @@ pub struct DataConfig {
     /// (< 1), chosen at random with `seed`; the rest become unlabeled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labeled: Option<f64>,
+    /// Cross-validation: replace the test part by fold `fold` of `folds` of the training part
+    /// (seeded), and train on the other folds. Sweeps run one such fit per fold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv: Option<CvFold>,
+}
+
+/// One fold of a k-fold split of the training part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CvFold {
+    pub folds: usize,
+    /// 0-based.
+    pub fold: usize,
 }
 
 fn default_test_fraction() -> f64 {
@@ -109,6 +121,7 @@ impl DataConfig {
             class_coding: ClassCoding::Pm1,
             drop_missing: false,
             labeled: None,
+            cv: None,
         }
     }
 }

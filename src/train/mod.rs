@@ -5,6 +5,7 @@ mod config;
 mod messages;
 mod pipeline;
 mod runner;
+pub mod sweep;
 
 pub use config::RunConfig;
 pub use messages::RunMessage;

@@ -138,6 +138,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
 
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));
+    matrices.push(("targets_test".to_string(), prepared.y_test.clone()));
     for (name, m) in &matrices {
         if m.iter().any(|v| !v.is_finite()) {
             return Err(OvkError::numerical(format!(

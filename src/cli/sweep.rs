@@ -1,0 +1,344 @@
+//! `ovk sweep`: a grid of configurations from one TOML file (any hyperparameter may be a list
+//! or a range), k-fold CV, parallel jobs, JSON lines as rows finish, a ranked table, and the
+//! best configuration refitted on the whole training part and saved with the sweep inside.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::options::{all_keys, build_run_config, method_params, unknown_option, RawOptions};
+use super::progress::CliProgress;
+use crate::session::{self, Store};
+use crate::train::sweep::{collect, run_sweep, SweepResult};
+use crate::train::{self, RunConfig};
+use crate::{OvkError, Result};
+
+/// Keys that may hold several values in a sweep (data keys keep their list meaning).
+fn sweepable(key: &str) -> bool {
+    matches!(key, "method" | "kernel" | "sigma" | "degree" | "coef0")
+        || method_params().iter().any(|(s, _)| s.key == key)
+}
+
+/// A sweep file: fixed options, and the swept ones with their values, in key order.
+pub struct Grid {
+    pub fixed: RawOptions,
+    pub axes: Vec<(String, Vec<String>)>,
+    pub cv: Option<usize>,
+    pub jobs: Option<usize>,
+}
+
+pub fn read_grid(path: &Path) -> Result<Grid> {
+    let text = std::fs::read_to_string(path).map_err(|e| OvkError::io_path(path, e))?;
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        OvkError::input(format!("{}: {}", path.display(), e.message()))
+    })?;
+    let at = |msg: String| OvkError::input(format!("{}: {msg}", path.display()));
+    let mut keys = all_keys();
+    keys.extend(["cv", "jobs"]);
+    let mut grid = Grid {
+        fixed: RawOptions::new(),
+        axes: Vec::new(),
+        cv: None,
+        jobs: None,
+    };
+    for (k, v) in &table {
+        if !keys.contains(&k.as_str()) {
+            return Err(at(unknown_option(k, &keys)));
+        }
+        if k == "cv" || k == "jobs" {
+            let n = v
+                .as_integer()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| at(format!("'{k}' must be a whole number ≥ 1")))?
+                as usize;
+            if k == "cv" {
+                grid.cv = Some(n);
+            } else {
+                grid.jobs = Some(n);
+            }
+            continue;
+        }
+        match v {
+            toml::Value::Array(items) if sweepable(k) => {
+                let vals: Result<Vec<String>> =
+                    items.iter().map(|i| scalar(k, i).map_err(at)).collect();
+                let vals = vals?;
+                if vals.is_empty() {
+                    return Err(at(format!("'{k}' is an empty list")));
+                }
+                grid.axes.push((k.clone(), vals));
+            }
+            toml::Value::Table(t) if sweepable(k) => {
+                grid.axes.push((k.clone(), range(k, t).map_err(at)?))
+            }
+            toml::Value::Array(items) => {
+                let vals: Result<Vec<String>> =
+                    items.iter().map(|i| scalar(k, i).map_err(at)).collect();
+                grid.fixed.insert(k.clone(), vals?.join(","));
+            }
+            other => {
+                grid.fixed.insert(k.clone(), scalar(k, other).map_err(at)?);
+            }
+        }
+    }
+    if let Some(d) = grid.fixed.get_mut("data") {
+        let p = std::path::PathBuf::from(&*d);
+        if p.is_relative() && !p.exists() {
+            if let Some(dir) = path.parent() {
+                if dir.join(&p).exists() {
+                    *d = dir.join(&p).display().to_string();
+                }
+            }
+        }
+    }
+    Ok(grid)
+}
+
+fn scalar(key: &str, v: &toml::Value) -> std::result::Result<String, String> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        toml::Value::Float(f) => Ok(f.to_string()),
+        toml::Value::Boolean(b) => Ok(b.to_string()),
+        other => Err(format!(
+            "'{key}': expected a value, got a {}",
+            other.type_str()
+        )),
+    }
+}
+
+/// `{ log = [1e-4, 1e1], n = 12 }` or `{ lin = [0, 1], n = 5 }`: n values, ends included.
+fn range(key: &str, t: &toml::Table) -> std::result::Result<Vec<String>, String> {
+    let usage = format!(
+        "'{key}': a range is {{ log = [low, high], n = N }} or {{ lin = [low, high], n = N }} with N ≥ 2"
+    );
+    for k in t.keys() {
+        if !["log", "lin", "n"].contains(&k.as_str()) {
+            return Err(format!("{usage} (unknown field '{k}')"));
+        }
+    }
+    let n = t
+        .get("n")
+        .and_then(|v| v.as_integer())
+        .filter(|n| *n >= 2 && *n <= 100_000)
+        .ok_or_else(|| usage.clone())? as usize;
+    let (kind, ends) = match (t.get("log"), t.get("lin")) {
+        (Some(e), None) => ("log", e),
+        (None, Some(e)) => ("lin", e),
+        _ => return Err(usage),
+    };
+    let ends: Vec<f64> = ends
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if ends.len() != 2 || !ends.iter().all(|v| v.is_finite()) {
+        return Err(usage);
+    }
+    let (lo, hi) = (ends[0], ends[1]);
+    if kind == "log" && (lo <= 0.0 || hi <= 0.0) {
+        return Err(format!(
+            "'{key}': a log range needs positive ends, got [{lo}, {hi}]"
+        ));
+    }
+    Ok((0..n)
+        .map(|i| {
+            let f = i as f64 / (n - 1) as f64;
+            let v = if kind == "log" {
+                (lo.ln() + f * (hi.ln() - lo.ln())).exp()
+            } else {
+                lo + f * (hi - lo)
+            };
+            format!("{v}")
+        })
+        .collect())
+}
+
+/// Every combination of the axes (the first axis varies slowest).
+pub fn expand(grid: &Grid) -> Vec<RawOptions> {
+    let mut out = vec![grid.fixed.clone()];
+    for (k, vals) in &grid.axes {
+        out = out
+            .into_iter()
+            .flat_map(|base| {
+                vals.iter().map(move |v| {
+                    let mut m = base.clone();
+                    m.insert(k.clone(), v.clone());
+                    m
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+pub struct SweepArgs<'a> {
+    pub config: Option<&'a Path>,
+    pub cv: Option<usize>,
+    pub jobs: Option<usize>,
+    pub plan: bool,
+    pub collect: Option<&'a Path>,
+    pub sessions: Option<&'a Path>,
+}
+
+pub fn sweep(a: SweepArgs) -> Result<i32> {
+    let store = Store::open(a.sessions)?;
+    if let Some(dir) = a.collect {
+        return collect_dir(dir, &store);
+    }
+    let path = a
+        .config
+        .ok_or_else(|| OvkError::input("ovk sweep needs --config FILE (or --collect DIR)"))?;
+    let grid = read_grid(path)?;
+    let raws = expand(&grid);
+    let configs: Vec<RunConfig> = raws.iter().map(build_run_config).collect::<Result<_>>()?;
+    let folds = a.cv.or(grid.cv);
+    if a.plan {
+        print_plan(&raws, folds, &store);
+        return Ok(0);
+    }
+    let jobs = a.jobs.or(grid.jobs).unwrap_or(1);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+    let total = configs.len();
+    let mut done = 0;
+    let result = run_sweep(&configs, folds, jobs, cancel, |row| {
+        done += 1;
+        println!("{}", serde_json::to_string(row).unwrap_or_default());
+        eprintln!("[{done}/{total}] configuration {} finished", row.index);
+    })?;
+    finish(&configs, result, &store)
+}
+
+fn finish(configs: &[RunConfig], result: SweepResult, store: &Store) -> Result<i32> {
+    print_table(&result);
+    if result.interrupted {
+        eprintln!(
+            "sweep interrupted: {} of {} configurations finished",
+            result.rows.len(),
+            configs.len()
+        );
+    }
+    let Some(best) = result.best else {
+        eprintln!("no configuration could be scored; nothing saved");
+        return Ok(if result.interrupted { 130 } else { 2 });
+    };
+    let mut cfg = configs[best].clone();
+    cfg.data.cv = None;
+    cfg.name = Some(format!(
+        "{}-best",
+        cfg.name.clone().unwrap_or_else(|| cfg.default_name())
+    ));
+    eprintln!("refitting configuration {best} on the whole training part");
+    let mut progress = CliProgress::new();
+    let outcome = train::run(&cfg, &mut progress);
+    progress.finish();
+    let mut outcome = outcome?;
+    outcome.record.details.insert(
+        "sweep".into(),
+        serde_json::to_value(&result).map_err(|e| OvkError::internal(e.to_string()))?,
+    );
+    let dir = store.save(&outcome.record, &outcome.matrices)?;
+    println!("best configuration {best} saved as {}", dir.display());
+    Ok(if result.interrupted { 130 } else { 0 })
+}
+
+fn print_table(result: &SweepResult) {
+    let ranked = result.ranked();
+    let keys: Vec<String> = ranked
+        .first()
+        .map(|r| r.values.keys().cloned().collect())
+        .unwrap_or_default();
+    let metric = ranked.first().map(|r| r.metric.clone()).unwrap_or_default();
+    let mut header = format!("{:>4} {:>5}", "rank", "cfg");
+    for k in &keys {
+        header.push_str(&format!(" {k:>12}"));
+    }
+    header.push_str(&format!(" {:>12} {:>10} {:>8}", metric, "sd", "seconds"));
+    println!("{header}");
+    for (i, r) in ranked.iter().enumerate() {
+        let mut line = format!("{:>4} {:>5}", i + 1, r.index);
+        for k in &keys {
+            line.push_str(&format!(
+                " {:>12}",
+                r.values.get(k).map(|s| s.as_str()).unwrap_or("-")
+            ));
+        }
+        match &r.error {
+            None => line.push_str(&format!(
+                " {:>12.6} {:>10.2e} {:>8.2}",
+                r.mean, r.sd, r.seconds
+            )),
+            Some(e) => line.push_str(&format!("  failed: {e}")),
+        }
+        println!("{line}");
+    }
+}
+
+/// One self-contained `ovk run` command per configuration and fold.
+fn print_plan(raws: &[RawOptions], folds: Option<usize>, store: &Store) {
+    for (i, raw) in raws.iter().enumerate() {
+        for f in 0..folds.unwrap_or(1) {
+            let mut words = vec!["ovk".to_string(), "run".to_string()];
+            for (k, v) in raw {
+                if k == "name" {
+                    continue;
+                }
+                words.push(format!("--{}", k.replace('_', "-")));
+                if v != "true" || !matches!(k.as_str(), "drop_missing") {
+                    words.push(shell_quote(v));
+                }
+            }
+            if let Some(k) = folds {
+                words.extend([
+                    "--cv-folds".into(),
+                    k.to_string(),
+                    "--cv-fold".into(),
+                    f.to_string(),
+                ]);
+            }
+            words.extend([
+                "--name".into(),
+                format!("sweep-c{i}-f{f}"),
+                "--sessions".into(),
+                shell_quote(&store.root().display().to_string()),
+            ]);
+            println!("{}", words.join(" "));
+        }
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./,=:+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn collect_dir(dir: &Path, store: &Store) -> Result<i32> {
+    let from = Store::open(Some(dir))?;
+    let mut records = Vec::new();
+    for l in from.list() {
+        match l {
+            session::Listing::Ok(s) => records.push(session::load(&s.path)?.record),
+            session::Listing::Corrupt { path, reason } => {
+                eprintln!("skipping {}: {reason}", path.display())
+            }
+        }
+    }
+    // Grid order: the plan's names say which configuration and fold each session is.
+    records.sort_by(|a, b| a.name.cmp(&b.name));
+    let (configs, result) = collect(&records)?;
+    for r in &result.rows {
+        println!("{}", serde_json::to_string(r).unwrap_or_default());
+    }
+    finish(&configs, result, store)
+}

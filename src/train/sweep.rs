@@ -1,0 +1,324 @@
+//! Hyperparameter sweeps: many run configurations, each scored by k-fold cross-validation on
+//! the training part (or on the test part without CV), run in parallel, reported row by row.
+//! Every fit is independent and deterministic, so results do not depend on the job count.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::channel;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::{pipeline, RunConfig};
+use crate::data::CvFold;
+use crate::methods::Observer;
+use crate::metrics;
+use crate::{OvkError, Result};
+
+/// One configuration's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// Position in the grid (stable across runs and job counts).
+    pub index: usize,
+    /// The swept settings, by key (only keys that vary across the grid).
+    pub values: BTreeMap<String, String>,
+    /// Name of the validation metric and whether higher is better.
+    pub metric: String,
+    pub higher_is_better: bool,
+    /// Mean and standard deviation of the metric over folds (NaN when a fold failed).
+    pub mean: f64,
+    pub sd: f64,
+    pub fold_scores: Vec<f64>,
+    pub seconds: f64,
+    /// Why the configuration could not be scored, if it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A whole sweep: its rows in grid order and the best row's index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    pub folds: Option<usize>,
+    pub rows: Vec<SweepRow>,
+    pub best: Option<usize>,
+    /// True when the sweep was interrupted; the rows hold the configurations that finished.
+    pub interrupted: bool,
+}
+
+impl SweepResult {
+    /// Rows sorted best first (failed rows last).
+    pub fn ranked(&self) -> Vec<&SweepRow> {
+        let mut v: Vec<&SweepRow> = self.rows.iter().collect();
+        v.sort_by(|a, b| compare(a, b).then(a.index.cmp(&b.index)));
+        v
+    }
+}
+
+fn compare(a: &SweepRow, b: &SweepRow) -> std::cmp::Ordering {
+    let key = |r: &SweepRow| {
+        if r.error.is_some() || !r.mean.is_finite() {
+            f64::INFINITY
+        } else if r.higher_is_better {
+            -r.mean
+        } else {
+            r.mean
+        }
+    };
+    key(a).total_cmp(&key(b))
+}
+
+/// The settings of a configuration that a sweep can vary, flattened to text by key.
+pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    m.insert("method".into(), c.method.clone());
+    m.insert("kernel".into(), c.kernel.name.as_str().into());
+    if c.kernel.name.uses_sigma() {
+        m.insert("sigma".into(), c.kernel.sigma.to_string());
+    }
+    if c.kernel.name == crate::kernels::KernelName::Polynomial {
+        m.insert("degree".into(), c.kernel.degree.to_string());
+        m.insert("coef0".into(), c.kernel.coef0.to_string());
+    }
+    for (k, v) in &c.params.0 {
+        m.insert(k.clone(), v.to_string());
+    }
+    m
+}
+
+/// Keep only the settings that differ between configurations.
+pub fn varying(all: &[BTreeMap<String, String>]) -> Vec<BTreeMap<String, String>> {
+    let keys: Vec<String> = all
+        .iter()
+        .flat_map(|m| m.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|k| {
+            let first = all.first().and_then(|m| m.get(k));
+            all.iter().any(|m| m.get(k) != first)
+        })
+        .collect();
+    all.iter()
+        .map(|m| {
+            keys.iter()
+                .filter_map(|k| m.get(k).map(|v| (k.clone(), v.clone())))
+                .collect()
+        })
+        .collect()
+}
+
+/// Cancels a fit when the sweep is interrupted.
+struct Flag(Arc<AtomicBool>);
+impl Observer for Flag {
+    fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The configuration of one fold (`None`: score on the test part).
+pub fn fold_config(base: &RunConfig, folds: Option<usize>, fold: usize) -> RunConfig {
+    let mut c = base.clone();
+    c.data.cv = folds.map(|k| CvFold { folds: k, fold });
+    c
+}
+
+/// Score every configuration with `folds`-fold CV (or on the test part), `jobs` fits at a
+/// time; `on_row` is called (on this thread) as each configuration completes.
+pub fn run_sweep(
+    configs: &[RunConfig],
+    folds: Option<usize>,
+    jobs: usize,
+    cancel: Arc<AtomicBool>,
+    mut on_row: impl FnMut(&SweepRow),
+) -> Result<SweepResult> {
+    if configs.is_empty() {
+        return Err(OvkError::input("the sweep has no configurations"));
+    }
+    if let Some(k) = folds {
+        if k < 2 {
+            return Err(OvkError::input(format!(
+                "--cv needs at least 2 folds, got {k}"
+            )));
+        }
+    }
+    for c in configs {
+        c.validate()?;
+    }
+    let k = folds.unwrap_or(1);
+    let labels = varying(&configs.iter().map(settings).collect::<Vec<_>>());
+    let tasks: Vec<(usize, usize)> = (0..configs.len())
+        .flat_map(|c| (0..k).map(move |f| (c, f)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = channel::<(
+        usize,
+        usize,
+        std::result::Result<(f64, String, bool), String>,
+        f64,
+    )>();
+    let mut scores: Vec<Vec<Option<std::result::Result<f64, String>>>> =
+        vec![vec![None; k]; configs.len()];
+    let mut seconds = vec![0.0; configs.len()];
+    let mut metric_of: Vec<Option<(String, bool)>> = vec![None; configs.len()];
+    let mut rows: Vec<Option<SweepRow>> = vec![None; configs.len()];
+
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1).min(tasks.len()) {
+            let tx = tx.clone();
+            let (tasks, next, cancel) = (&tasks, &next, cancel.clone());
+            s.spawn(move || loop {
+                let t = next.fetch_add(1, Ordering::Relaxed);
+                if t >= tasks.len() || cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                let (c, f) = tasks[t];
+                let cfg = fold_config(&configs[c], folds, f);
+                let start = Instant::now();
+                let res = pipeline::run(&cfg, &mut Flag(cancel.clone()));
+                let secs = start.elapsed().as_secs_f64();
+                let out = match res {
+                    Ok(o) => {
+                        let (name, higher) = metrics::primary(o.record.task);
+                        let v = o.record.metrics.test.get(name).copied().unwrap_or(f64::NAN);
+                        Ok((v, name.to_string(), higher))
+                    }
+                    Err(OvkError::Cancelled) => break,
+                    Err(e) => Err(e.to_string()),
+                };
+                if tx.send((c, f, out, secs)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (c, f, out, secs) in rx {
+            seconds[c] += secs;
+            scores[c][f] = Some(match out {
+                Ok((v, name, higher)) => {
+                    metric_of[c] = Some((name, higher));
+                    Ok(v)
+                }
+                Err(e) => Err(e),
+            });
+            if scores[c].iter().all(|s| s.is_some()) {
+                let row = make_row(c, &labels[c], &scores[c], &metric_of[c], seconds[c]);
+                on_row(&row);
+                rows[c] = Some(row);
+            }
+        }
+    });
+
+    let interrupted = cancel.load(Ordering::Relaxed) || rows.iter().any(|r| r.is_none());
+    let rows: Vec<SweepRow> = rows.into_iter().flatten().collect();
+    let mut result = SweepResult {
+        folds,
+        rows,
+        best: None,
+        interrupted,
+    };
+    result.best = result
+        .ranked()
+        .first()
+        .filter(|r| r.error.is_none() && r.mean.is_finite())
+        .map(|r| r.index);
+    Ok(result)
+}
+
+fn make_row(
+    index: usize,
+    values: &BTreeMap<String, String>,
+    scores: &[Option<std::result::Result<f64, String>>],
+    metric: &Option<(String, bool)>,
+    seconds: f64,
+) -> SweepRow {
+    let error = scores.iter().find_map(|s| match s {
+        Some(Err(e)) => Some(e.clone()),
+        _ => None,
+    });
+    let fold_scores: Vec<f64> = scores
+        .iter()
+        .map(|s| match s {
+            Some(Ok(v)) => *v,
+            _ => f64::NAN,
+        })
+        .collect();
+    let (mean, sd) = mean_sd(&fold_scores);
+    let (metric, higher_is_better) = metric.clone().unwrap_or_else(|| ("-".into(), false));
+    SweepRow {
+        index,
+        values: values.clone(),
+        metric,
+        higher_is_better,
+        mean,
+        sd,
+        fold_scores,
+        seconds,
+        error,
+    }
+}
+
+/// Mean and population standard deviation.
+pub fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// Rebuild a sweep's table from sessions written by `ovk sweep --plan` commands: sessions of
+/// the same configuration (all but the fold) are one row.
+pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConfig>, SweepResult)> {
+    let mut groups: Vec<(RunConfig, BTreeMap<usize, f64>, f64, Option<usize>)> = Vec::new();
+    let mut metric: Option<(String, bool)> = None;
+    for r in records {
+        let mut base = r.config.clone();
+        let cv = base.data.cv.take();
+        base.name = None;
+        let (name, higher) = metrics::primary(r.task);
+        metric = Some((name.to_string(), higher));
+        let v = r.metrics.test.get(name).copied().unwrap_or(f64::NAN);
+        let fold = cv.map(|c| c.fold).unwrap_or(0);
+        match groups.iter_mut().find(|g| g.0 == base) {
+            Some(g) => {
+                g.1.insert(fold, v);
+                g.2 += r.timings.total_s;
+            }
+            None => {
+                let mut m = BTreeMap::new();
+                m.insert(fold, v);
+                groups.push((base, m, r.timings.total_s, cv.map(|c| c.folds)));
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Err(OvkError::input("no sessions to collect"));
+    }
+    let folds = groups[0].3;
+    let labels = varying(&groups.iter().map(|g| settings(&g.0)).collect::<Vec<_>>());
+    let mut rows = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let k = g.3.unwrap_or(1);
+        let scores: Vec<Option<std::result::Result<f64, String>>> = (0..k)
+            .map(|f| {
+                Some(
+                    g.1.get(&f)
+                        .copied()
+                        .ok_or_else(|| format!("fold {f} of {k} is missing")),
+                )
+            })
+            .collect();
+        rows.push(make_row(i, &labels[i], &scores, &metric, g.2));
+    }
+    let mut result = SweepResult {
+        folds,
+        rows,
+        best: None,
+        interrupted: false,
+    };
+    result.best = result
+        .ranked()
+        .first()
+        .filter(|r| r.error.is_none() && r.mean.is_finite())
+        .map(|r| r.index);
+    Ok((groups.into_iter().map(|g| g.0).collect(), result))
+}
