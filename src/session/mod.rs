@@ -1,8 +1,16 @@
 //! Saved sessions: a directory `<store>/<id>/` with `session.json` and numpy-readable `.npy`
 //! matrices, written atomically; listing, loading and replay.
 
+mod durable;
+mod load;
+mod naming;
+pub(crate) mod nan;
 mod record;
 mod store;
+mod summary;
 
+pub use load::{load, Loaded};
+pub use naming::{new_id, now_rfc3339, slug};
 pub use record::{KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings, SCHEMA};
-pub use store::{load, Listing, Loaded, Store, Summary};
+pub use store::{save_record, Listing, Store, Summary};
+pub use summary::summary_text;
