@@ -54,6 +54,14 @@ fn save_list_load_round_trip() {
     let header = String::from_utf8_lossy(&bytes[..128]);
     assert!(header.contains("'descr': '<f8'"), "{header}");
     assert!(header.contains("'fortran_order': False"), "{header}");
+    assert!(header.contains("'shape': (3, 3)"), "{header}");
+    // version 1.0: the header length is a little-endian u16 at bytes 8..10
+    let data_at = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let data: Vec<f64> = bytes[data_at..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(data, [1.0, 0.5, 0.0, 0.5, 1.0, 0.25, 0.0, 0.25, 1.0]);
 
     let listing = store.list();
     assert_eq!(listing.len(), 1);
@@ -123,6 +131,25 @@ fn fresh_id_from_name_and_collision_suffixes() {
     assert!(second.ends_with("20260101-000000-same-2"));
     assert!(third.ends_with("20260101-000000-same-3"));
     assert_eq!(load(&third).unwrap().record.id, "20260101-000000-same-3");
+    let _ = fs::remove_dir_all(root);
+}
+
+#[test]
+fn a_failed_save_leaves_nothing() {
+    let (root, store) = temp_store("failed");
+    let rec = record("f", "2026-01-01T00:00:00Z", 0);
+    let m = Array2::<f64>::eye(3);
+    let twice = vec![("k".to_string(), m.clone()), ("k".to_string(), m.clone())];
+    assert!(err_text(store.save(&rec, &twice)).contains("saved twice"));
+    let escape = vec![("../k".to_string(), m)];
+    assert!(store.save(&rec, &escape).is_err());
+    assert_eq!(fs::read_dir(&root).unwrap().count(), 0);
+    // an unsafe id in the record is replaced by a fresh one
+    let mut odd = rec.clone();
+    odd.id = "../../etc".to_string();
+    let dir = store.save(&odd, &[]).unwrap();
+    assert_eq!(dir.parent(), Some(root.as_path()));
+    assert!(dir.file_name().unwrap().to_string_lossy().ends_with("-f"));
     let _ = fs::remove_dir_all(root);
 }
 

@@ -97,7 +97,7 @@ impl Store {
                 )));
             }
         }
-        let base = if is_plain_name(&record.id) {
+        let base = if is_safe_id(&record.id) {
             record.id.clone()
         } else {
             new_id(&record.name)
@@ -287,6 +287,14 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// Ids become directory names: letters, digits, `-`, `_`, `.`, not starting with `.`.
+fn is_safe_id(id: &str) -> bool {
+    is_plain_name(id)
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// Rewrite `dir/session.json` atomically (synced temp file renamed over it).
