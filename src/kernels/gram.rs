@@ -27,7 +27,7 @@ pub fn gram(kernel: &Kernel, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         }
     }
     if kernel.is_distance_based() {
-        k.diag_mut().fill(kernel.from_inner_or_dist(0.0));
+        k.diag_mut().fill(kernel.of_inner_or_dist(0.0));
     }
     Ok(k)
 }
@@ -73,11 +73,11 @@ pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Re
                                 .map(|(a, b)| (a - b) * (a - b))
                                 .sum();
                         }
-                        orow[j] = kernel.from_inner_or_dist(d2);
+                        orow[j] = kernel.of_inner_or_dist(d2);
                     }
                 } else {
                     for j in 0..m {
-                        orow[j] = kernel.from_inner_or_dist(irow[j]);
+                        orow[j] = kernel.of_inner_or_dist(irow[j]);
                     }
                 }
             }

@@ -216,7 +216,7 @@ impl Kernel {
 
     /// k from the inner product `xᵀz` or the squared distance `‖x−z‖²`, whichever it needs.
     #[inline]
-    pub(crate) fn from_inner_or_dist(&self, v: f64) -> f64 {
+    pub(crate) fn of_inner_or_dist(&self, v: f64) -> f64 {
         match *self {
             Kernel::Linear => v,
             Kernel::Polynomial { degree, coef0 } => (v + coef0).powi(degree as i32),
@@ -232,7 +232,7 @@ impl Kernel {
         } else {
             x.iter().zip(z).map(|(a, b)| a * b).sum()
         };
-        self.from_inner_or_dist(v)
+        self.of_inner_or_dist(v)
     }
 }
 

@@ -1,26 +1,74 @@
 //! Scores of predictions against truth: MSE, R², accuracy (argmax), mean AUC over labels,
-//! Hamming loss, and the RBF loss of structured outputs.
+//! Hamming loss, and the RBF loss of structured outputs. Every function takes rows = points,
+//! columns = outputs.
 
-use ndarray::ArrayView2;
+mod classification;
+mod ranking;
+mod regression;
+
+use ndarray::{Array2, ArrayView2, Axis};
 
 use crate::data::{ClassCoding, Task};
 use crate::session::MetricMap;
 
-/// Mean squared error over all cells.
-pub fn mse(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
-    let _ = (y, yhat);
-    f64::NAN
+pub use classification::{accuracy, hamming_loss};
+pub use ranking::{auc, mean_auc, per_label_auc};
+pub use regression::{mse, r2, rbf_loss};
+
+/// The value between the two class codes: 0 for ±1, ½ for 0/1.
+pub fn coding_midpoint(coding: ClassCoding) -> f64 {
+    match coding {
+        ClassCoding::Pm1 => 0.0,
+        ClassCoding::ZeroOne => 0.5,
+    }
 }
 
-/// The metrics that apply to `task`, by name (`mse`, `r2`, `accuracy`, `mean_auc`, `hamming`).
+/// The metrics that apply to `task`, by name: regression → `mse`, `r2`; multi-class →
+/// `accuracy`, `mse`; multi-label → `mean_auc`, `hamming` (threshold at the coding's
+/// midpoint), `mse`.
+///
+/// Rows of `y` containing NaN are unlabeled and skipped. A metric that is undefined on what
+/// remains (no rows, no label with both classes, NaN predictions) is left out of the map rather
+/// than stored as NaN.
 pub fn scores(
     task: Task,
     coding: ClassCoding,
     y: ArrayView2<f64>,
     yhat: ArrayView2<f64>,
 ) -> MetricMap {
-    let _ = (task, coding, y, yhat);
-    MetricMap::new()
+    let mut out = MetricMap::new();
+    if y.dim() != yhat.dim() {
+        return out;
+    }
+    let (y, yhat) = labeled_rows(y, yhat);
+    let (y, yhat) = (y.view(), yhat.view());
+    let t = coding_midpoint(coding);
+    let values: Vec<(&str, f64)> = match task {
+        Task::Regression => vec![("mse", mse(y, yhat)), ("r2", r2(y, yhat))],
+        Task::Multiclass => vec![("accuracy", accuracy(y, yhat)), ("mse", mse(y, yhat))],
+        Task::Multilabel => vec![
+            ("mean_auc", mean_auc(y, yhat, t)),
+            ("hamming", hamming_loss(y, yhat, t)),
+            ("mse", mse(y, yhat)),
+        ],
+    };
+    for (name, v) in values {
+        if v.is_finite() {
+            out.insert(name.to_string(), v);
+        }
+    }
+    out
+}
+
+/// The rows of (y, ŷ) where y has no NaN.
+fn labeled_rows(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> (Array2<f64>, Array2<f64>) {
+    let keep: Vec<usize> = y
+        .axis_iter(Axis(0))
+        .enumerate()
+        .filter(|(_, row)| row.iter().all(|v| !v.is_nan()))
+        .map(|(i, _)| i)
+        .collect();
+    (y.select(Axis(0), &keep), yhat.select(Axis(0), &keep))
 }
 
 /// The metric that ranks models for `task`, and whether higher is better.

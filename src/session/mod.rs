@@ -1,15 +1,16 @@
 //! Saved sessions: a directory `<store>/<id>/` with `session.json` and numpy-readable `.npy`
 //! matrices, written atomically; listing, loading and replay.
 
-mod clock;
+mod durable;
+mod load;
+mod naming;
+pub(crate) mod nan;
 mod record;
 mod store;
+mod summary;
 
-pub use clock::now_rfc3339;
+pub use load::{load, Loaded};
+pub use naming::{new_id, now_rfc3339, slug};
 pub use record::{KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings, SCHEMA};
-pub use store::{load, Listing, Loaded, Store, Summary};
-
-/// The text of `ovk replay --print`.
-pub fn summary_text(record: &SessionRecord) -> String {
-    format!("{} ({})\n", record.name, record.id)
-}
+pub use store::{save_record, Listing, Store, Summary};
+pub use summary::summary_text;

@@ -32,19 +32,29 @@ pub type MetricMap = BTreeMap<String, f64>;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
+    #[serde(deserialize_with = "super::nan::map")]
     pub train: MetricMap,
+    #[serde(deserialize_with = "super::nan::map")]
     pub test: MetricMap,
     /// Semi-supervised runs: transductive scores on the unlabeled training rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::nan::opt_map"
+    )]
     pub unlabeled: Option<MetricMap>,
 }
 
 /// Wall-clock seconds of each stage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timings {
+    #[serde(deserialize_with = "super::nan::f64")]
     pub load_s: f64,
+    #[serde(deserialize_with = "super::nan::f64")]
     pub fit_s: f64,
+    #[serde(deserialize_with = "super::nan::f64")]
     pub predict_s: f64,
+    #[serde(deserialize_with = "super::nan::f64")]
     pub total_s: f64,
 }
 
@@ -77,6 +87,8 @@ pub struct SessionRecord {
     pub trace: Vec<TraceRecord>,
     pub iterations: usize,
     pub converged: bool,
+    /// NaN (written as `null`) when the method reports none.
+    #[serde(deserialize_with = "super::nan::f64")]
     pub objective: f64,
     pub metrics: Metrics,
     /// The identity-output-kernel baseline (krr) at the same λ and kernel, for comparison.

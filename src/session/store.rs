@@ -1,11 +1,16 @@
 //! The session store: a directory of session directories. Writes are atomic (a temp directory
 //! renamed into place), listing never fails on a corrupt entry, and loading checks the schema.
 
+use std::collections::BTreeMap;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 
-use super::SessionRecord;
+use super::durable::{replace_synced, sync_dir, write_npy_synced, write_synced};
+use super::load::{load, read_record};
+use super::naming::{is_plain_name, new_id};
+use super::{SessionRecord, SCHEMA};
 use crate::{OvkError, Result};
 
 pub struct Store {
@@ -31,18 +36,37 @@ pub struct Summary {
     pub path: PathBuf,
 }
 
-/// A session read from disk.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    pub dir: PathBuf,
-    pub record: SessionRecord,
-}
+/// Work directories (saves in progress, deletions) start with this; listing skips them.
+const TMP_PREFIX: &str = ".tmp-";
 
 impl Store {
-    /// `dir`, else `$OVK_SESSIONS`, else the per-user data directory (`directories`).
+    /// `dir`, else `$OVK_SESSIONS`, else the per-user data directory (`directories`), joined
+    /// with `sessions`. Created when absent.
     pub fn open(dir: Option<&Path>) -> Result<Store> {
-        let _ = dir;
-        Err(OvkError::internal("session store is not implemented yet"))
+        let root = match dir {
+            Some(d) => d.to_path_buf(),
+            None => match std::env::var_os("OVK_SESSIONS").filter(|v| !v.is_empty()) {
+                Some(v) => PathBuf::from(v),
+                None => directories::ProjectDirs::from("", "", "ovk")
+                    .map(|p| p.data_dir().join("sessions"))
+                    .ok_or_else(|| {
+                        OvkError::input(
+                            "cannot find a home directory for the session store; set \
+                             OVK_SESSIONS or pass --sessions <dir>",
+                        )
+                    })?,
+            },
+        };
+        fs::create_dir_all(&root).map_err(|e| {
+            OvkError::io(format!("creating the session store {}", root.display()), e)
+        })?;
+        if !root.is_dir() {
+            return Err(OvkError::input(format!(
+                "{}: the session store must be a directory",
+                root.display()
+            )));
+        }
+        Ok(Store { root })
     }
 
     pub fn root(&self) -> &Path {
@@ -50,49 +74,280 @@ impl Store {
     }
 
     /// Write a new session (record + matrices) atomically; returns its directory.
+    ///
+    /// The id is the record's `id` when it is a plain name (the pipeline fills it with
+    /// `new_id`), else a fresh `new_id(name)`; `-2`, `-3` … are appended while it is taken.
+    /// Everything is written and synced in `.tmp-<id>-<pid>/`, then the directory is renamed
+    /// into place, so an interrupted save never leaves a half-written session in the listing.
     pub fn save(
         &self,
         record: &SessionRecord,
         matrices: &[(String, Array2<f64>)],
     ) -> Result<PathBuf> {
-        let _ = (record, matrices);
-        Err(OvkError::internal("session saving is not implemented yet"))
+        let mut files = BTreeMap::new();
+        for (name, _) in matrices {
+            if !is_plain_name(name) || name.contains(char::is_whitespace) {
+                return Err(OvkError::internal(format!(
+                    "matrix name '{name}' cannot be a file name"
+                )));
+            }
+            if files.insert(name.clone(), format!("{name}.npy")).is_some() {
+                return Err(OvkError::internal(format!(
+                    "matrix '{name}' is saved twice"
+                )));
+            }
+        }
+        let base = if is_safe_id(&record.id) {
+            record.id.clone()
+        } else {
+            new_id(&record.name)
+        };
+        for attempt in 1..=10_000u32 {
+            let id = if attempt == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{attempt}")
+            };
+            let dest = self.root.join(&id);
+            if dest.symlink_metadata().is_ok() {
+                continue;
+            }
+            let mut rec = record.clone();
+            rec.schema = SCHEMA.to_string();
+            rec.id = id.clone();
+            rec.matrices = files.clone();
+            let tmp = self
+                .root
+                .join(format!("{TMP_PREFIX}{id}-{}", std::process::id()));
+            if let Err(e) = write_session_dir(&tmp, &rec, matrices) {
+                let _ = fs::remove_dir_all(&tmp);
+                return Err(e);
+            }
+            match fs::rename(&tmp, &dest) {
+                Ok(()) => {
+                    sync_dir(&self.root)?;
+                    return Ok(dest);
+                }
+                // Another process took the id between the check and the rename.
+                Err(_) if dest.symlink_metadata().is_ok() => {
+                    let _ = fs::remove_dir_all(&tmp);
+                }
+                Err(e) => {
+                    let _ = fs::remove_dir_all(&tmp);
+                    return Err(OvkError::io(
+                        format!("moving the session into place at {}", dest.display()),
+                        e,
+                    ));
+                }
+            }
+        }
+        Err(OvkError::internal(format!(
+            "no free session id for '{base}' in {}",
+            self.root.display()
+        )))
     }
 
-    /// Every session, newest first; unreadable entries are listed as `Corrupt`.
+    /// Every session, newest first (by `created`, then id); unreadable entries are listed as
+    /// `Corrupt`, after the readable ones. Hidden entries (work directories) and plain files
+    /// are skipped.
     pub fn list(&self) -> Vec<Listing> {
-        Vec::new()
+        let entries = match fs::read_dir(&self.root) {
+            Ok(rd) => rd,
+            Err(e) => {
+                return vec![Listing::Corrupt {
+                    path: self.root.clone(),
+                    reason: format!("cannot read the session store: {e}"),
+                }]
+            }
+        };
+        let mut ok = Vec::new();
+        let mut corrupt = Vec::new();
+        for entry in entries.flatten() {
+            let dir_name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if dir_name.starts_with('.') || !path.is_dir() {
+                continue;
+            }
+            match read_record(&path) {
+                Ok(rec) => ok.push(summarize(dir_name, &rec, path)),
+                Err(e) => corrupt.push((path, e.to_string())),
+            }
+        }
+        let stamp = |s: &Summary| chrono::DateTime::parse_from_rfc3339(&s.created).ok();
+        ok.sort_by(|a, b| (stamp(b), &b.created, &b.id).cmp(&(stamp(a), &a.created, &a.id)));
+        corrupt.sort();
+        ok.into_iter()
+            .map(Listing::Ok)
+            .chain(
+                corrupt
+                    .into_iter()
+                    .map(|(path, reason)| Listing::Corrupt { path, reason }),
+            )
+            .collect()
     }
 
+    /// Give a session (named as `resolve` accepts) a new display name; its id stays.
     pub fn rename(&self, id: &str, new_name: &str) -> Result<()> {
-        let _ = (id, new_name);
-        Err(OvkError::internal("renaming is not implemented yet"))
+        let new_name = new_name.trim();
+        if new_name.is_empty() {
+            return Err(OvkError::input("a session name cannot be empty"));
+        }
+        let dir = self.resolve(id)?;
+        let mut record = load(&dir)?.record;
+        record.name = new_name.to_string();
+        save_record(&dir, &record)
     }
 
+    /// Remove a session given by id (or by its path); refuses anything that is not a directory
+    /// directly inside the store.
     pub fn delete(&self, id: &str) -> Result<()> {
-        let _ = id;
-        Err(OvkError::internal("deleting is not implemented yet"))
+        let dir = if is_plain_name(id) && self.root.join(id).is_dir() {
+            self.root.join(id)
+        } else if Path::new(id).is_dir() {
+            PathBuf::from(id)
+        } else {
+            let by_name: Vec<String> = self.named(id).into_iter().map(|s| s.id).collect::<Vec<_>>();
+            let hint = if by_name.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; '{id}' is the name of {}, delete by id",
+                    by_name.join(", ")
+                )
+            };
+            return Err(OvkError::input(format!(
+                "no session with id '{id}' in {}{hint}",
+                self.root.display()
+            )));
+        };
+        let canon = |p: &Path| fs::canonicalize(p).map_err(|e| OvkError::io_path(p, e));
+        let (dir_c, root_c) = (canon(&dir)?, canon(&self.root)?);
+        if dir_c.parent() != Some(root_c.as_path()) {
+            return Err(OvkError::input(format!(
+                "{} is not a session of the store {}; refusing to delete it",
+                dir.display(),
+                self.root.display()
+            )));
+        }
+        // Renamed out of the listing first, so a failure halfway never shows a half session.
+        let leaf = dir_c
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let doomed = root_c.join(format!(
+            "{TMP_PREFIX}deleting-{leaf}-{}",
+            std::process::id()
+        ));
+        fs::rename(&dir_c, &doomed)
+            .map_err(|e| OvkError::io(format!("deleting {}", dir.display()), e))?;
+        fs::remove_dir_all(&doomed)
+            .map_err(|e| OvkError::io(format!("deleting {}", dir.display()), e))
     }
 
     /// A session named by path, by id, or by unique name within the store.
     pub fn resolve(&self, arg: &str) -> Result<PathBuf> {
-        let _ = arg;
-        Err(OvkError::internal("resolving is not implemented yet"))
+        if arg.trim().is_empty() {
+            return Err(OvkError::input("no session given"));
+        }
+        let as_path = Path::new(arg);
+        if as_path.is_dir() {
+            return Ok(as_path.to_path_buf());
+        }
+        if is_plain_name(arg) && self.root.join(arg).is_dir() {
+            return Ok(self.root.join(arg));
+        }
+        let mut matches = self.named(arg);
+        match matches.len() {
+            0 => Err(OvkError::input(format!(
+                "no session '{arg}': not a directory, nor an id or a name in {} \
+                 (see `ovk sessions`)",
+                self.root.display()
+            ))),
+            1 => Ok(matches.remove(0).path),
+            n => {
+                let ids: Vec<String> = matches
+                    .iter()
+                    .map(|s| format!("{} ({})", s.id, s.created))
+                    .collect();
+                Err(OvkError::input(format!(
+                    "{n} sessions are named '{arg}'; give one of their ids: {}",
+                    ids.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The readable sessions called `name`, newest first.
+    fn named(&self, name: &str) -> Vec<Summary> {
+        self.list()
+            .into_iter()
+            .filter_map(|l| match l {
+                Listing::Ok(s) if s.name == name => Some(s),
+                _ => None,
+            })
+            .collect()
     }
 }
 
-/// Read and check a session directory.
-pub fn load(dir: &Path) -> Result<Loaded> {
-    Err(OvkError::internal(format!(
-        "{}: loading is not implemented yet",
-        dir.display()
-    )))
+/// Ids become directory names: letters, digits, `-`, `_`, `.`, not starting with `.`.
+fn is_safe_id(id: &str) -> bool {
+    is_plain_name(id)
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-impl Loaded {
-    /// A saved matrix by name (`output_kernel`), read from its `.npy`.
-    pub fn matrix(&self, name: &str) -> Result<Array2<f64>> {
-        let _ = name;
-        Err(OvkError::internal("matrix loading is not implemented yet"))
+/// Rewrite `dir/session.json` atomically (synced temp file renamed over it).
+pub fn save_record(dir: &Path, record: &SessionRecord) -> Result<()> {
+    let text = to_json(record)?;
+    replace_synced(&dir.join("session.json"), text.as_bytes())
+}
+
+fn to_json(record: &SessionRecord) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(record)
+        .map_err(|e| OvkError::internal(format!("serializing the session record: {e}")))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Fill a fresh work directory with `session.json` and one `.npy` per matrix, all synced.
+fn write_session_dir(
+    tmp: &Path,
+    record: &SessionRecord,
+    matrices: &[(String, Array2<f64>)],
+) -> Result<()> {
+    if tmp.symlink_metadata().is_ok() {
+        // A leftover of a killed process that had our pid.
+        fs::remove_dir_all(tmp).map_err(|e| OvkError::io_path(tmp, e))?;
+    }
+    fs::create_dir(tmp).map_err(|e| OvkError::io(format!("creating {}", tmp.display()), e))?;
+    for (name, a) in matrices {
+        let file = &record.matrices[name];
+        write_npy_synced(&tmp.join(file), a)?;
+    }
+    write_synced(&tmp.join("session.json"), to_json(record)?.as_bytes())?;
+    sync_dir(tmp)
+}
+
+fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
+    let (metric, _) = crate::metrics::primary(rec.task);
+    let dataset = rec
+        .dataset
+        .path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| rec.dataset.path.display().to_string());
+    Summary {
+        id,
+        name: rec.name.clone(),
+        created: rec.created.clone(),
+        dataset,
+        method: rec.method.clone(),
+        key_metric: rec
+            .metrics
+            .test
+            .get(metric)
+            .map(|v| (metric.to_string(), *v)),
+        path,
     }
 }

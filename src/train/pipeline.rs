@@ -154,10 +154,11 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             notes.push(n);
         }
     }
+    let name = config.name.clone().unwrap_or_else(|| config.default_name());
     let record = SessionRecord {
         schema: session::SCHEMA.to_string(),
-        id: String::new(),
-        name: config.name.clone().unwrap_or_else(|| config.default_name()),
+        id: session::new_id(&name),
+        name,
         created: session::now_rfc3339(),
         ovk_version: env!("CARGO_PKG_VERSION").to_string(),
         dataset: prepared.info.clone(),

@@ -107,6 +107,17 @@ pub fn varying(all: &[BTreeMap<String, String>]) -> Vec<BTreeMap<String, String>
         .collect()
 }
 
+/// A fold's validation score, or why it failed.
+type FoldScore = std::result::Result<f64, String>;
+
+/// (configuration, fold, (score, metric name, higher is better) or error, seconds).
+type Finished = (
+    usize,
+    usize,
+    std::result::Result<(f64, String, bool), String>,
+    f64,
+);
+
 /// Cancels a fit when the sweep is interrupted.
 struct Flag(Arc<AtomicBool>);
 impl Observer for Flag {
@@ -150,14 +161,8 @@ pub fn run_sweep(
         .flat_map(|c| (0..k).map(move |f| (c, f)))
         .collect();
     let next = AtomicUsize::new(0);
-    let (tx, rx) = channel::<(
-        usize,
-        usize,
-        std::result::Result<(f64, String, bool), String>,
-        f64,
-    )>();
-    let mut scores: Vec<Vec<Option<std::result::Result<f64, String>>>> =
-        vec![vec![None; k]; configs.len()];
+    let (tx, rx) = channel::<Finished>();
+    let mut scores: Vec<Vec<Option<FoldScore>>> = vec![vec![None; k]; configs.len()];
     let mut seconds = vec![0.0; configs.len()];
     let mut metric_of: Vec<Option<(String, bool)>> = vec![None; configs.len()];
     let mut rows: Vec<Option<SweepRow>> = vec![None; configs.len()];
@@ -227,7 +232,7 @@ pub fn run_sweep(
 fn make_row(
     index: usize,
     values: &BTreeMap<String, String>,
-    scores: &[Option<std::result::Result<f64, String>>],
+    scores: &[Option<FoldScore>],
     metric: &Option<(String, bool)>,
     seconds: f64,
 ) -> SweepRow {
@@ -268,7 +273,13 @@ pub fn mean_sd(v: &[f64]) -> (f64, f64) {
 /// Rebuild a sweep's table from sessions written by `ovk sweep --plan` commands: sessions of
 /// the same configuration (all but the fold) are one row.
 pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConfig>, SweepResult)> {
-    let mut groups: Vec<(RunConfig, BTreeMap<usize, f64>, f64, Option<usize>)> = Vec::new();
+    struct Group {
+        config: RunConfig,
+        scores: BTreeMap<usize, f64>,
+        seconds: f64,
+        folds: Option<usize>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
     let mut metric: Option<(String, bool)> = None;
     for r in records {
         let mut base = r.config.clone();
@@ -278,36 +289,43 @@ pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConf
         metric = Some((name.to_string(), higher));
         let v = r.metrics.test.get(name).copied().unwrap_or(f64::NAN);
         let fold = cv.map(|c| c.fold).unwrap_or(0);
-        match groups.iter_mut().find(|g| g.0 == base) {
+        match groups.iter_mut().find(|g| g.config == base) {
             Some(g) => {
-                g.1.insert(fold, v);
-                g.2 += r.timings.total_s;
+                g.scores.insert(fold, v);
+                g.seconds += r.timings.total_s;
             }
-            None => {
-                let mut m = BTreeMap::new();
-                m.insert(fold, v);
-                groups.push((base, m, r.timings.total_s, cv.map(|c| c.folds)));
-            }
+            None => groups.push(Group {
+                config: base,
+                scores: BTreeMap::from([(fold, v)]),
+                seconds: r.timings.total_s,
+                folds: cv.map(|c| c.folds),
+            }),
         }
     }
     if groups.is_empty() {
         return Err(OvkError::input("no sessions to collect"));
     }
-    let folds = groups[0].3;
-    let labels = varying(&groups.iter().map(|g| settings(&g.0)).collect::<Vec<_>>());
+    let folds = groups[0].folds;
+    let labels = varying(
+        &groups
+            .iter()
+            .map(|g| settings(&g.config))
+            .collect::<Vec<_>>(),
+    );
     let mut rows = Vec::new();
     for (i, g) in groups.iter().enumerate() {
-        let k = g.3.unwrap_or(1);
-        let scores: Vec<Option<std::result::Result<f64, String>>> = (0..k)
+        let k = g.folds.unwrap_or(1);
+        let scores: Vec<Option<FoldScore>> = (0..k)
             .map(|f| {
                 Some(
-                    g.1.get(&f)
+                    g.scores
+                        .get(&f)
                         .copied()
                         .ok_or_else(|| format!("fold {f} of {k} is missing")),
                 )
             })
             .collect();
-        rows.push(make_row(i, &labels[i], &scores, &metric, g.2));
+        rows.push(make_row(i, &labels[i], &scores, &metric, g.seconds));
     }
     let mut result = SweepResult {
         folds,
@@ -320,5 +338,5 @@ pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConf
         .first()
         .filter(|r| r.error.is_none() && r.mean.is_finite())
         .map(|r| r.index);
-    Ok((groups.into_iter().map(|g| g.0).collect(), result))
+    Ok((groups.into_iter().map(|g| g.config).collect(), result))
 }

@@ -1,0 +1,70 @@
+//! Scores of real-valued predictions: mean squared error, R², and the RBF loss of structured
+//! outputs.
+
+use ndarray::{ArrayView2, Axis};
+
+/// Mean squared error over all cells. NaN when there are no cells or the shapes differ.
+pub fn mse(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
+    if y.dim() != yhat.dim() || y.is_empty() {
+        return f64::NAN;
+    }
+    let sse: f64 = y
+        .iter()
+        .zip(yhat.iter())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    sse / y.len() as f64
+}
+
+/// Coefficient of determination, averaged over outputs: mean_j (1 − SSE_j / SST_j).
+///
+/// A constant truth column (SST_j = 0) scores 1 when it is predicted exactly and 0 otherwise
+/// (scikit-learn's convention), so one constant column cannot make the average infinite.
+/// NaN when there are no rows or the shapes differ.
+pub fn r2(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
+    if y.dim() != yhat.dim() || y.nrows() == 0 || y.ncols() == 0 {
+        return f64::NAN;
+    }
+    let per_output = y
+        .axis_iter(Axis(1))
+        .zip(yhat.axis_iter(Axis(1)))
+        .map(|(yj, fj)| {
+            let mean = yj.sum() / yj.len() as f64;
+            let sst: f64 = yj.iter().map(|v| (v - mean) * (v - mean)).sum();
+            let sse: f64 = yj
+                .iter()
+                .zip(fj.iter())
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum();
+            if sst > 0.0 {
+                1.0 - sse / sst
+            } else if sse == 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        });
+    per_output.sum::<f64>() / y.ncols() as f64
+}
+
+/// Mean over rows of 2 − 2·exp(−‖y − ŷ‖² / (2σ²)): the squared distance between the two
+/// outputs in the feature space of a Gaussian output kernel. NaN for no rows, differing shapes
+/// or σ ≤ 0.
+pub fn rbf_loss(y: ArrayView2<f64>, yhat: ArrayView2<f64>, sigma: f64) -> f64 {
+    if y.dim() != yhat.dim() || y.nrows() == 0 || sigma.is_nan() || sigma <= 0.0 {
+        return f64::NAN;
+    }
+    let total: f64 = y
+        .axis_iter(Axis(0))
+        .zip(yhat.axis_iter(Axis(0)))
+        .map(|(yi, fi)| {
+            let d2: f64 = yi
+                .iter()
+                .zip(fi.iter())
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum();
+            2.0 - 2.0 * (-d2 / (2.0 * sigma * sigma)).exp()
+        })
+        .sum();
+    total / y.nrows() as f64
+}

@@ -1,0 +1,164 @@
+//! Reading a session directory back: the record (schema checked) and its matrices (shape
+//! checked against the record).
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use ndarray::Array2;
+use ndarray_npy::read_npy;
+
+use super::naming::is_plain_name;
+use super::{SessionRecord, SCHEMA};
+use crate::{OvkError, Result};
+
+/// A session read from disk.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub dir: PathBuf,
+    pub record: SessionRecord,
+}
+
+/// Read and check a session directory.
+pub fn load(dir: &Path) -> Result<Loaded> {
+    Ok(Loaded {
+        dir: dir.to_path_buf(),
+        record: read_record(dir)?,
+    })
+}
+
+/// The record in `dir/session.json`, with a message naming the problem when it cannot be read.
+pub(crate) fn read_record(dir: &Path) -> Result<SessionRecord> {
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(OvkError::input(format!(
+                "{}: no such session directory",
+                dir.display()
+            )))
+        }
+        Err(e) => return Err(OvkError::io_path(dir, e)),
+        Ok(m) if !m.is_dir() => {
+            return Err(OvkError::input(format!(
+                "{}: not a directory (a session is a directory holding session.json)",
+                dir.display()
+            )))
+        }
+        Ok(_) => {}
+    }
+    let path = dir.join("session.json");
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(OvkError::input(format!(
+                "{}: no session.json — not an ovk session, or a save that never finished",
+                dir.display()
+            )))
+        }
+        Err(e) if e.kind() == ErrorKind::InvalidData => {
+            return Err(OvkError::input(format!(
+                "{}: not UTF-8 text",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(OvkError::io_path(&path, e)),
+    };
+    parse_record(&path, &text)
+}
+
+/// Parse `session.json` text: JSON syntax first (with serde's line and column), then the schema
+/// tag, then the record itself.
+pub(crate) fn parse_record(path: &Path, text: &str) -> Result<SessionRecord> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| OvkError::input(format!("{}: invalid JSON: {e}", path.display())))?;
+    match value.get("schema") {
+        Some(serde_json::Value::String(s)) if s == SCHEMA => {}
+        Some(serde_json::Value::String(s)) => {
+            return Err(OvkError::input(format!(
+                "{}: schema '{s}' is not one this ovk {} reads (it reads '{SCHEMA}'); \
+                 use the ovk version that wrote it",
+                path.display(),
+                env!("CARGO_PKG_VERSION")
+            )))
+        }
+        _ => {
+            return Err(OvkError::input(format!(
+                "{}: not an ovk session record (no \"schema\" field; expected '{SCHEMA}')",
+                path.display()
+            )))
+        }
+    }
+    serde_json::from_str(text).map_err(|e| {
+        OvkError::input(format!(
+            "{}: does not match schema '{SCHEMA}': {e}",
+            path.display()
+        ))
+    })
+}
+
+/// The shape a saved matrix must have, when the record fixes it, and why.
+fn expected_shape(record: &SessionRecord, name: &str) -> Option<((usize, usize), String)> {
+    let m = record.output_names.len();
+    match name {
+        "output_kernel" => Some(((m, m), format!("m × m for m = {m} outputs"))),
+        "predictions_test" => Some((
+            (record.split.test.len(), m),
+            format!("{} test rows × {m} outputs", record.split.test.len()),
+        )),
+        "predictions_train" => Some((
+            (record.split.train.len(), m),
+            format!("{} training rows × {m} outputs", record.split.train.len()),
+        )),
+        _ => None,
+    }
+}
+
+impl Loaded {
+    /// A saved matrix by name (`output_kernel`), read from its `.npy`.
+    pub fn matrix(&self, name: &str) -> Result<Array2<f64>> {
+        let Some(file) = self.record.matrices.get(name) else {
+            let available: Vec<&str> = self.record.matrices.keys().map(String::as_str).collect();
+            let hint = if available.is_empty() {
+                "it saved no matrices".to_string()
+            } else {
+                format!("available: {}", available.join(", "))
+            };
+            return Err(OvkError::input(format!(
+                "session {} has no matrix '{name}' ({hint})",
+                self.dir.display()
+            )));
+        };
+        if !is_plain_name(file) {
+            return Err(OvkError::input(format!(
+                "{}: matrix '{name}' points to '{file}', which is not a file of the session \
+                 directory",
+                self.dir.join("session.json").display()
+            )));
+        }
+        let path = self.dir.join(file);
+        if !path.is_file() {
+            return Err(OvkError::input(format!(
+                "{}: missing (session.json lists it as matrix '{name}')",
+                path.display()
+            )));
+        }
+        let a: Array2<f64> = read_npy(&path).map_err(|e| {
+            OvkError::input(format!(
+                "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {e}",
+                path.display()
+            ))
+        })?;
+        if let Some((shape, why)) = expected_shape(&self.record, name) {
+            if a.dim() != shape {
+                return Err(OvkError::input(format!(
+                    "{}: matrix '{name}' has shape {}×{}, expected {}×{} ({why})",
+                    path.display(),
+                    a.nrows(),
+                    a.ncols(),
+                    shape.0,
+                    shape.1
+                )));
+            }
+        }
+        Ok(a)
+    }
+}

@@ -1,0 +1,27 @@
+//! JSON has no NaN: serde_json writes a NaN (an objective a method never computed, an undefined
+//! metric) as `null`. These read `null` back as NaN, so such a session still loads.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+
+pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+pub fn map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+    let raw = BTreeMap::<String, Option<f64>>::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+        .collect())
+}
+
+pub fn opt_map<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BTreeMap<String, f64>>, D::Error> {
+    let raw = Option::<BTreeMap<String, Option<f64>>>::deserialize(d)?;
+    Ok(raw.map(|m| {
+        m.into_iter()
+            .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+            .collect()
+    }))
+}
