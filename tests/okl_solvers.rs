@@ -371,3 +371,35 @@ fn qn_trace_and_scalar_start() {
         .windows(2)
         .all(|w| w[1].objective <= w[0].objective * (1.0 + 1e-12)));
 }
+
+// The flaw behind (b): the literal Lemma 4.1 update lets Q rise (well above rounding) on a
+// problem where the symmetric update is monotone — so the monotonicity check can fail.
+#[test]
+fn literal_update_can_increase_q() {
+    let mut rng = Rng::new(9);
+    let (n, m) = (8, 3);
+    let a = random(&mut rng, n, n);
+    let k = a.dot(&a.t());
+    let y = random(&mut rng, n, m);
+    let sp = Spectral::new(k.view(), y.view(), 1.0).unwrap();
+    let worst_rise = |update: LUpdate| {
+        let mut l = Array2::<f64>::zeros((m, m));
+        let mut prev = f64::INFINITY;
+        let mut worst: f64 = 0.0;
+        for _ in 0..300 {
+            let sw = bcd::sweep(&sp, &l, update).unwrap();
+            let q = sp.objective(&sw.l, &sw.ct);
+            worst = worst.max((q - prev) / prev.abs());
+            prev = q;
+            l = sw.l;
+        }
+        worst
+    };
+    let literal = worst_rise(LUpdate::Literal);
+    let symmetric = worst_rise(LUpdate::Symmetric);
+    assert!(literal > 1e-8, "literal: largest relative rise {literal:e}");
+    assert!(
+        symmetric <= 1e-12,
+        "symmetric: largest relative rise {symmetric:e}"
+    );
+}
