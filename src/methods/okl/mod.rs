@@ -1,0 +1,217 @@
+//! Output kernel learning (Dinuzzo, Ong, Gehler, Pillonetto, ICML 2011): learn the m×m output
+//! kernel L ⪰ 0 jointly with the coefficients C by minimising their eq. (3),
+//! `Q(L, C) = ‖Y − KCL‖²_F/(2λ) + ⟨CᵀKC, L⟩_F/2 + ‖L‖²_F/2`; predict `Ŷ = K_test C L`.
+//!
+//! K is eigendecomposed once; both solvers then work in its eigenbasis (`objective`):
+//! `qn` (default) minimises the reduced problem with C eliminated by L-BFGS, `bcd` is the
+//! paper's Algorithm 1 with the symmetric L-step of methods.md §1 (or, on request, the paper's
+//! literal Lemma 4.1 update, which loses symmetry).
+
+pub mod bcd;
+pub mod objective;
+pub mod qn;
+
+use ndarray::{Array2, Axis};
+
+use super::expansion::KernelExpansion;
+use super::params::{common, Default as Fallback, ParamKind, ParamSpec};
+use super::{check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem};
+use crate::kernels::gram;
+use crate::linalg::{eigh, matmul, symmetrize};
+use crate::{OvkError, Result};
+
+pub use bcd::LUpdate;
+pub use objective::Spectral;
+
+pub struct Okl;
+
+const SOLVER: ParamSpec = ParamSpec {
+    key: "solver",
+    label: "solver",
+    help: "qn: L-BFGS on the reduced problem with C eliminated (fast); bcd: the paper's block \
+           coordinate descent (Algorithm 1), slow at small λ",
+    unit: "",
+    kind: ParamKind::Choice(&["qn", "bcd"]),
+    default: Fallback::Text("qn"),
+};
+
+const L_UPDATE: ParamSpec = ParamSpec {
+    key: "l_update",
+    label: "L-step (bcd)",
+    help: "bcd's L-step: symmetric = exact minimiser over symmetric L (monotone); literal = the \
+           paper's Lemma 4.1, which can make L non-symmetric and Q increase (bcd only)",
+    unit: "",
+    kind: ParamKind::Choice(&["symmetric", "literal"]),
+    default: Fallback::Text("symmetric"),
+};
+
+const PARAMS: &[ParamSpec] = &[
+    common::LAMBDA,
+    common::TOL,
+    common::MAX_ITER,
+    SOLVER,
+    L_UPDATE,
+];
+
+/// What a solver hands back: L, C̃ = UᵀC solved for that L, and how it stopped.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub l: Array2<f64>,
+    pub ct: Array2<f64>,
+    pub iterations: usize,
+    pub converged: bool,
+    /// The solver's final convergence measure (relative residual or relative gradient).
+    pub residual: f64,
+    pub notes: Vec<String>,
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Method for Okl {
+    fn name(&self) -> &'static str {
+        "okl"
+    }
+    fn summary(&self) -> &'static str {
+        "output kernel learning: learns the m×m output kernel L jointly with the coefficients"
+    }
+    fn citation(&self) -> &'static str {
+        "Dinuzzo, Ong, Gehler, Pillonetto — Learning output kernels with block coordinate descent, ICML 2011"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
+        let clock = Clock::start();
+        let r = params.resolve(PARAMS);
+        let lambda = r.f64("lambda")?;
+        let tol = r.f64("tol")?;
+        let max_iter = r.usize("max_iter")?;
+        let solver = r.str("solver")?;
+        let update = match r.str("l_update")?.as_str() {
+            "literal" => LUpdate::Literal,
+            _ => LUpdate::Symmetric,
+        };
+        if solver == "qn" && update == LUpdate::Literal {
+            return Err(OvkError::input(
+                "okl: l_update = literal is the paper's Lemma 4.1 L-step of block coordinate \
+                 descent; solver qn has no L-step — use --solver bcd with it",
+            ));
+        }
+        let rows = p.labeled_rows();
+        if rows.is_empty() {
+            return Err(OvkError::input(
+                "okl needs at least one labeled training row",
+            ));
+        }
+        let x = p.x.select(Axis(0), &rows);
+        let y = p.y.select(Axis(0), &rows);
+        if y.ncols() == 0 {
+            return Err(OvkError::input("okl needs at least one output column"));
+        }
+        if y.iter().any(|v| !v.is_finite()) {
+            return Err(OvkError::input(
+                "okl: a labeled row has a missing or non-finite target",
+            ));
+        }
+
+        obs.phase(Phase::Gram, None);
+        let k = gram(&p.kernel, x.view())?;
+        check_cancel(obs)?;
+        obs.phase(Phase::Decomposition, None);
+        let sp = Spectral::new(k.view(), y.view(), lambda)?;
+        drop(k);
+        check_cancel(obs)?;
+        obs.phase(Phase::Iterating, Some(max_iter));
+
+        let m = y.ncols();
+        let out = if sp.y_norm == 0.0 {
+            // Y = 0: Q ≥ 0 = Q(0, 0).
+            Outcome {
+                l: Array2::zeros((m, m)),
+                ct: Array2::zeros(y.dim()),
+                iterations: 0,
+                converged: true,
+                residual: 0.0,
+                notes: vec!["all targets are 0: L = 0 and C = 0".into()],
+                details: serde_json::Map::new(),
+            }
+        } else if solver == "bcd" {
+            bcd::run(&sp, update, tol, max_iter, obs, &clock)?
+        } else {
+            qn::run(&sp, tol, max_iter, obs, &clock)?
+        };
+        assemble(p, x, &sp, out, &solver, update)
+    }
+}
+
+/// The Fit: model `Ŷ = K_test (C L)`, the matrices, and the diagnostics of methods.md §1.
+fn assemble(
+    p: &Problem,
+    x: Array2<f64>,
+    sp: &Spectral,
+    out: Outcome,
+    solver: &str,
+    update: LUpdate,
+) -> Result<Fit> {
+    let Outcome {
+        l,
+        ct,
+        iterations,
+        converged,
+        residual,
+        mut notes,
+        mut details,
+    } = out;
+    let objective = sp.objective(&l, &ct);
+    ensure_finite("objective", objective)?;
+    let l_norm = objective::frobenius_sq(&l).sqrt();
+    // At the optimum L = CᵀKC/2 (stationarity of eq. 3 in L).
+    let fp = objective::frobenius_sq(&(&l - &(sp.ctkc(&ct) * 0.5))).sqrt();
+    let fixed_point_residual = if l_norm > 0.0 { fp / l_norm } else { fp };
+    let min_eig = eigh(symmetrize(&l).view())?
+        .values
+        .first()
+        .copied()
+        .unwrap_or(0.0);
+    let asymmetry = objective::frobenius_sq(&(&l - &l.t())).sqrt();
+    if asymmetry > 0.0 {
+        notes.push(format!(
+            "the literal Lemma 4.1 update left L non-symmetric (‖L − Lᵀ‖_F/‖L‖_F = {:.3e}); \
+             the paper's update is flawed here (methods.md §1) — use --l-update symmetric",
+            asymmetry / l_norm.max(f64::MIN_POSITIVE)
+        ));
+    }
+    let s_max = sp.s.iter().copied().fold(0.0, f64::max);
+    if sp.clamped < -1e-8 * s_max {
+        notes.push(format!(
+            "the Gram matrix had a negative eigenvalue {:.3e} (set to 0); the kernel may not be \
+             positive semi-definite on this data",
+            sp.clamped
+        ));
+    }
+    let c = sp.coefficients(&ct);
+    let coef = matmul(c.view(), l.view());
+    details.insert("solver".into(), solver.into());
+    details.insert("l_update".into(), update.as_str().into());
+    details.insert(
+        "fixed_point_residual".into(),
+        serde_json::json!(fixed_point_residual),
+    );
+    details.insert("min_eigenvalue_L".into(), serde_json::json!(min_eig));
+    details.insert("final_residual".into(), serde_json::json!(residual));
+    details.insert("n_labeled".into(), c.nrows().into());
+
+    let mut fit = Fit::new(Box::new(KernelExpansion {
+        kernel: p.kernel,
+        x_train: x,
+        coef,
+    }));
+    fit.iterations = iterations;
+    fit.converged = converged;
+    fit.objective = objective;
+    fit.matrices.push(("output_kernel".into(), l));
+    fit.matrices.push(("coefficients".into(), c));
+    fit.details = details;
+    fit.notes = notes;
+    Ok(fit)
+}
