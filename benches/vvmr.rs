@@ -150,7 +150,7 @@ fn accuracy_table(x: &Array2<f64>, y: &Array2<f64>, names: &[String]) {
             m
         })
         .collect();
-    for gamma_i in [0.0, 0.1] {
+    for gamma_i in [0.0, 1e-3, 1e-2, 0.1] {
         for gamma_o in [0.0, 0.5, 0.9] {
             let (mut unl, mut tst) = (Vec::new(), Vec::new());
             for labeled in &draws {
