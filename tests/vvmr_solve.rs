@@ -414,3 +414,35 @@ fn gamma_o_one_is_rejected_with_a_clear_message() {
     assert!(err.contains("gamma_o") && err.contains("< 1"), "{err}");
     assert!(vvmr::check_gamma_o(0.99).is_ok());
 }
+
+#[test]
+fn single_output_regression_fits() {
+    let mut p = problem(20, 4);
+    p.y = p.y.select(Axis(1), &[2]);
+    p.y_test = p.y_test.select(Axis(1), &[2]);
+    p.output_names = vec!["only".into()];
+    p.task = Task::Regression;
+    let fit = Vvmr
+        .fit(&p, &Params::new(), &mut Collect::default())
+        .unwrap();
+    // One output: no output graph, Q = (1 − γ_O) = 0.5.
+    let q = &fit
+        .matrices
+        .iter()
+        .find(|(n, _)| n == "output_q")
+        .unwrap()
+        .1;
+    assert_eq!(q.dim(), (1, 1));
+    assert!((q[[0, 0]] - 0.5).abs() < 1e-15);
+    let pred = fit.model.predict(p.x_test.view()).unwrap();
+    assert_eq!(pred.dim(), (5, 1));
+    assert!(pred.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn no_labeled_rows_is_an_input_error() {
+    let mut p = problem(10, 2);
+    p.labeled = vec![false; 10];
+    let err = Vvmr.fit(&p, &Params::new(), &mut Collect::default());
+    assert!(matches!(err, Err(ovk::OvkError::Input(_))));
+}

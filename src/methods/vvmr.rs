@@ -11,7 +11,8 @@ use super::{
     check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
 };
 use crate::kernels::{
-    gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights, LaplacianKind,
+    check_fits, dense_bytes, gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights,
+    LaplacianKind,
 };
 use crate::linalg::{eigh, hessenberg, matmul};
 use crate::{OvkError, Result};
@@ -22,6 +23,8 @@ pub struct Vvmr;
 const PINV_REL_TOL: f64 = 1e-10;
 /// How many label pairs `details.tied_labels` and `details.output_q_top` list.
 const TOP_TIES: usize = 10;
+/// Peak number of N×N matrices alive during a fit (for the memory guard).
+const N_BY_N_MATRICES: u64 = 6;
 
 const GAMMA_A: ParamSpec = ParamSpec {
     key: "gamma_a",
@@ -174,6 +177,11 @@ impl Method for Vvmr {
             ));
         }
         let y = targets_with_zero_unlabeled(p)?;
+        // G, the distances, W, L, M and the Hessenberg pair U, H are N×N each.
+        check_fits(
+            N_BY_N_MATRICES * dense_bytes(n_all, n_all),
+            &format!("vvmr's {N_BY_N_MATRICES} dense {n_all}×{n_all} matrices"),
+        )?;
 
         obs.phase(Phase::Gram, None);
         let g = gram(&p.kernel, p.x.view())?;
