@@ -2,11 +2,16 @@
 //! (for the methods that need them) Nyström factors and graph Laplacians.
 
 mod gram;
+mod graph;
 mod heuristics;
 mod memory;
 mod spec;
 
 pub use gram::{cross_gram, gram, sq_dists};
+pub use graph::{
+    knn_graph, knn_graph_from_sq_dists, laplacian, laplacian_power, pinv_psd, GraphWeights,
+    LaplacianKind,
+};
 pub use heuristics::{mean_distance, median_distance};
 pub use memory::{available_memory_bytes, check_fits, dense_bytes, format_bytes};
 pub use spec::{Kernel, KernelName, KernelSpec, Sigma};

@@ -5,11 +5,13 @@
 
 mod convert;
 mod decomp;
+mod hessenberg;
 mod lbfgs;
 mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
 pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, Cholesky, Lu, SymEigen};
+pub use hessenberg::{hessenberg, Hessenberg};
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
 

@@ -7,6 +7,7 @@ pub mod params;
 
 pub mod krr;
 pub mod okl;
+pub mod vvmr;
 
 use ndarray::{Array2, ArrayView2};
 
@@ -115,7 +116,7 @@ pub trait Method: Sync {
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
 /// config reference and the TUI.
 pub fn registry() -> &'static [&'static dyn Method] {
-    &[&krr::Krr, &okl::Okl]
+    &[&krr::Krr, &okl::Okl, &vvmr::Vvmr]
 }
 
 /// Look a method up by name; an unknown name lists the valid ones.

@@ -1,0 +1,507 @@
+//! Vector-valued manifold regularisation (Minh & Sindhwani, ICML 2011), methods.md §4:
+//! semi-supervised multi-output learning with the matrix-valued kernel `k(x, z) Q`,
+//! `Q = γ_O L_out† + (1 − γ_O) I_n`, and a graph Laplacian over all N = ℓ + u training inputs.
+
+use ndarray::{Array2, ArrayView2, Axis};
+use serde_json::{json, Map, Value as Json};
+
+use super::expansion::KernelExpansion;
+use super::params::{Default, ParamKind, ParamSpec};
+use super::{
+    check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
+};
+use crate::kernels::{
+    check_fits, dense_bytes, gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights,
+    LaplacianKind,
+};
+use crate::linalg::{eigh, hessenberg, matmul};
+use crate::{OvkError, Result};
+
+pub struct Vvmr;
+
+/// Eigenvalues of L_out below this fraction of the largest are its null space.
+const PINV_REL_TOL: f64 = 1e-10;
+/// How many label pairs `details.tied_labels` and `details.output_q_top` list.
+const TOP_TIES: usize = 10;
+/// Peak number of N×N matrices alive during a fit (for the memory guard).
+const N_BY_N_MATRICES: u64 = 6;
+
+const GAMMA_A: ParamSpec = ParamSpec {
+    key: "gamma_a",
+    label: "ambient regularisation",
+    help: "weight γ_A of the RKHS norm ‖f‖²_K in problem (12)",
+    unit: "γ_A",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 1e12,
+        min_open: true,
+        log: true,
+    },
+    default: Default::Float(1e-2),
+};
+
+const GAMMA_I: ParamSpec = ParamSpec {
+    key: "gamma_i",
+    label: "manifold regularisation",
+    help: "weight γ_I of the input-graph smoothness ⟨f, (L ⊗ I) f⟩ over labeled and unlabeled \
+           points; 0 gives vector-valued RLS on the labeled points (eq. 17 scales it by ℓ: on emotions 1e-3 was best, 0.1 cost 4 AUC points)",
+    unit: "γ_I",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 1e12,
+        min_open: false,
+        log: false,
+    },
+    default: Default::Float(1e-3),
+};
+
+const GAMMA_O: ParamSpec = ParamSpec {
+    key: "gamma_o",
+    label: "output coupling",
+    help: "γ_O in Q = γ_O L_out† + (1 − γ_O) I, 0 ≤ γ_O < 1; 0 gives independent outputs",
+    unit: "γ_O",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 1.0,
+        min_open: false,
+        log: false,
+    },
+    default: Default::Float(0.5),
+};
+
+const KNN: ParamSpec = ParamSpec {
+    key: "knn",
+    label: "input neighbours",
+    help: "k of the k-nearest-neighbour graph over all training inputs (symmetrised by OR)",
+    unit: "k",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 100_000,
+    },
+    default: Default::Int(10),
+};
+
+const GRAPH_WEIGHTS: ParamSpec = ParamSpec {
+    key: "graph_weights",
+    label: "graph weights",
+    help: "edge weights of both graphs: binary (1) or heat exp(−d²/(2t²)) with t the mean edge \
+           length",
+    unit: "",
+    kind: ParamKind::Choice(&["heat", "binary"]),
+    default: Default::Text("heat"),
+};
+
+const LAPLACIAN: ParamSpec = ParamSpec {
+    key: "laplacian",
+    label: "input Laplacian",
+    help: "normalized I − D^{-1/2} W D^{-1/2} or unnormalized D − W Laplacian of the input graph",
+    unit: "",
+    kind: ParamKind::Choice(&["normalized", "unnormalized"]),
+    default: Default::Text("normalized"),
+};
+
+const LAPLACIAN_POWER: ParamSpec = ParamSpec {
+    key: "laplacian_power",
+    label: "Laplacian power",
+    help: "the input graph penalty uses Lᵖ (iterated Laplacian)",
+    unit: "p",
+    kind: ParamKind::Int { min: 1, max: 10 },
+    default: Default::Int(1),
+};
+
+const OUTPUT_KNN: ParamSpec = ParamSpec {
+    key: "output_knn",
+    label: "output neighbours",
+    help: "k of the k-NN graph over the outputs (each output = its label column over the \
+           labeled rows); capped at n − 1",
+    unit: "k",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 100_000,
+    },
+    default: Default::Int(3),
+};
+
+const PARAMS: &[ParamSpec] = &[
+    GAMMA_A,
+    GAMMA_I,
+    GAMMA_O,
+    KNN,
+    GRAPH_WEIGHTS,
+    LAPLACIAN,
+    LAPLACIAN_POWER,
+    OUTPUT_KNN,
+];
+
+impl Method for Vvmr {
+    fn name(&self) -> &'static str {
+        "vvmr"
+    }
+    fn summary(&self) -> &'static str {
+        "vector-valued manifold regularisation: semi-supervised, input graph + output graph"
+    }
+    fn citation(&self) -> &'static str {
+        "Minh, Sindhwani — Vector-valued manifold regularization, ICML 2011"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn semi_supervised(&self) -> bool {
+        true
+    }
+
+    fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
+        let clock = Clock::start();
+        let r = params.resolve(PARAMS);
+        let gamma_a = r.f64("gamma_a")?;
+        let gamma_i = r.f64("gamma_i")?;
+        let gamma_o = check_gamma_o(r.f64("gamma_o")?)?;
+        let k = r.usize("knn")?;
+        let weights = GraphWeights::parse(&r.str("graph_weights")?)?;
+        let kind = LaplacianKind::parse(&r.str("laplacian")?)?;
+        let power = r.usize("laplacian_power")?;
+        let k_out = r.usize("output_knn")?;
+
+        let n_all = p.n_train();
+        let n_out = p.n_outputs();
+        if p.labeled.len() != n_all || p.y.nrows() != n_all {
+            return Err(OvkError::internal(format!(
+                "vvmr: {} inputs, {} target rows, {} labeled flags",
+                n_all,
+                p.y.nrows(),
+                p.labeled.len()
+            )));
+        }
+        let rows = p.labeled_rows();
+        let ell = rows.len();
+        if ell == 0 {
+            return Err(OvkError::input(
+                "vvmr needs at least one labeled training row (every target is missing)",
+            ));
+        }
+        let y = targets_with_zero_unlabeled(p)?;
+        // G, the distances, W, L, M and the Hessenberg pair U, H are N×N each.
+        check_fits(
+            N_BY_N_MATRICES * dense_bytes(n_all, n_all),
+            &format!("vvmr's {N_BY_N_MATRICES} dense {n_all}×{n_all} matrices"),
+        )?;
+
+        obs.phase(Phase::Gram, None);
+        let g = gram(&p.kernel, p.x.view())?;
+        check_cancel(obs)?;
+        let l = input_laplacian(p.x.view(), k, weights, kind, power)?;
+        check_cancel(obs)?;
+        let y_labeled = y.select(Axis(0), &rows);
+        let (w_out, q) = output_kernel(y_labeled.view(), k_out, weights, gamma_o)?;
+        check_cancel(obs)?;
+
+        obs.phase(Phase::Decomposition, None);
+        let a = solve(
+            g.view(),
+            l.view(),
+            &p.labeled,
+            q.view(),
+            y.view(),
+            gamma_a,
+            gamma_i,
+        )?;
+        check_cancel(obs)?;
+        let coef = matmul(a.view(), q.view()); // f(x) = Σᵢ k(x, xᵢ) Q aᵢ, eq. (16)
+        let f = matmul(g.view(), coef.view());
+        let objective = objective_from_outputs(
+            f.view(),
+            g.view(),
+            l.view(),
+            &p.labeled,
+            a.view(),
+            q.view(),
+            y.view(),
+            gamma_a,
+            gamma_i,
+        );
+        ensure_finite("objective", objective)?;
+        let residual = sylvester_residual(
+            g.view(),
+            l.view(),
+            &p.labeled,
+            q.view(),
+            y.view(),
+            a.view(),
+            gamma_a,
+            gamma_i,
+        );
+        obs.record(&TraceRecord {
+            iter: 1,
+            objective,
+            residual: Some(residual),
+            elapsed_ms: clock.ms(),
+            ..std::default::Default::default()
+        });
+
+        let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
+        let predictions_unlabeled = f.select(Axis(0), &unlabeled);
+
+        let mut details = Map::new();
+        details.insert("gamma_a".into(), json!(gamma_a));
+        details.insert("gamma_i".into(), json!(gamma_i));
+        details.insert("gamma_o".into(), json!(gamma_o));
+        details.insert("knn".into(), json!(k));
+        details.insert(
+            "output_knn".into(),
+            json!(k_out.min(n_out.saturating_sub(1))),
+        );
+        details.insert("graph_weights".into(), json!(r.str("graph_weights")?));
+        details.insert("laplacian".into(), json!(r.str("laplacian")?));
+        details.insert("laplacian_power".into(), json!(power));
+        details.insert("n_labeled".into(), json!(ell));
+        details.insert("n_unlabeled".into(), json!(unlabeled.len()));
+        details.insert("sylvester_residual".into(), json!(residual));
+        details.insert("output_names".into(), json!(p.output_names));
+        details.insert(
+            "tied_labels".into(),
+            Json::Array(tied_labels(w_out.view(), q.view(), &p.output_names)),
+        );
+        details.insert(
+            "output_q_top".into(),
+            Json::Array(top_q_entries(q.view(), &p.output_names)),
+        );
+
+        let mut fit = Fit::new(Box::new(KernelExpansion {
+            kernel: p.kernel,
+            x_train: p.x.clone(),
+            coef,
+        }));
+        fit.iterations = 1;
+        fit.objective = objective;
+        fit.details = details;
+        fit.matrices.push(("coefficients".into(), a));
+        fit.matrices.push(("output_q".into(), q));
+        fit.matrices.push(("output_graph".into(), w_out));
+        fit.matrices
+            .push(("predictions_unlabeled".into(), predictions_unlabeled));
+        Ok(fit)
+    }
+}
+
+/// γ_O = 1 leaves Q = L_out†, singular on the output graph's null space (constant functions
+/// over each connected component), so the kernel would ignore those output directions.
+pub fn check_gamma_o(gamma_o: f64) -> Result<f64> {
+    if !(0.0..1.0).contains(&gamma_o) {
+        return Err(OvkError::input(format!(
+            "gamma_o must satisfy 0 ≤ γ_O < 1, got {gamma_o}: at γ_O = 1 the output kernel \
+             Q = γ_O L_out† + (1 − γ_O) I loses its identity part and is singular (the output \
+             graph Laplacian has a null space); use e.g. 0.9"
+        )));
+    }
+    Ok(gamma_o)
+}
+
+/// Y with zero rows for unlabeled points (the J-masked targets of eq. 17).
+fn targets_with_zero_unlabeled(p: &Problem) -> Result<Array2<f64>> {
+    let mut y = p.y.clone();
+    for (i, mut row) in y.rows_mut().into_iter().enumerate() {
+        if !p.labeled[i] {
+            row.fill(0.0);
+        } else if row.iter().any(|v| !v.is_finite()) {
+            return Err(OvkError::input(format!(
+                "vvmr: labeled training row {} has a missing or non-finite target; mark it \
+                 unlabeled or fill it",
+                i + 1
+            )));
+        }
+    }
+    Ok(y)
+}
+
+/// The input graph penalty: Laplacian (to the power p) of the k-NN graph over all N inputs.
+pub fn input_laplacian(
+    x: ArrayView2<f64>,
+    k: usize,
+    weights: GraphWeights,
+    kind: LaplacianKind,
+    power: usize,
+) -> Result<Array2<f64>> {
+    let w = knn_graph(x, k, weights)?;
+    let l = laplacian(&w, kind);
+    Ok(if power > 1 {
+        laplacian_power(&l, power)
+    } else {
+        l
+    })
+}
+
+/// The output graph `W_out` (k-NN over the label columns of the labeled rows) and the output
+/// kernel `Q = γ_O L_out† + (1 − γ_O) I_n` (eq. 16) with the normalised `L_out`.
+pub fn output_kernel(
+    y_labeled: ArrayView2<f64>,
+    k: usize,
+    weights: GraphWeights,
+    gamma_o: f64,
+) -> Result<(Array2<f64>, Array2<f64>)> {
+    let n = y_labeled.ncols();
+    let w_out = if n > 1 {
+        knn_graph(y_labeled.t(), k, weights)?
+    } else {
+        Array2::zeros((n, n))
+    };
+    let l_out = laplacian(&w_out, LaplacianKind::Normalized);
+    let mut q = pinv_psd(&l_out, PINV_REL_TOL)? * gamma_o;
+    q.diag_mut().mapv_inplace(|v| v + (1.0 - gamma_o));
+    Ok((w_out, q))
+}
+
+/// Solve eq. (17) `(J G + ℓ γ_I L G) A Q + ℓ γ_A A = Y` without the (Nn)×(Nn) system:
+/// with `Q = V diag(q) Vᵀ` and `M = (J + ℓγ_I L) G = U H Uᵀ` (Hessenberg), every column of
+/// `Ã = A V` solves `(q_j M + ℓγ_A I) ã_j = (Y V)_j` in O(N²). M is not symmetric and G may be
+/// singular, which the orthogonal Hessenberg form handles (the eigenvalues of M, a product of
+/// two PSD matrices, are ≥ 0 and q_j > 0, so each shifted matrix is nonsingular).
+pub fn solve(
+    g: ArrayView2<f64>,
+    l: ArrayView2<f64>,
+    labeled: &[bool],
+    q: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> Result<Array2<f64>> {
+    let ell = labeled.iter().filter(|&&b| b).count() as f64;
+    let m = left_matrix(g, l, labeled, gamma_i);
+    let qe = eigh(q)?;
+    let yv = matmul(y, qe.vectors.view());
+    let scales: Vec<f64> = qe.values.iter().copied().collect();
+    let av = hessenberg(m.view())?.solve_shifted(&scales, ell * gamma_a, yv.view())?;
+    Ok(matmul(av.view(), qe.vectors.t()))
+}
+
+/// `M = J G + ℓ γ_I L G = (J + ℓ γ_I L) G`.
+pub fn left_matrix(
+    g: ArrayView2<f64>,
+    l: ArrayView2<f64>,
+    labeled: &[bool],
+    gamma_i: f64,
+) -> Array2<f64> {
+    let ell = labeled.iter().filter(|&&b| b).count() as f64;
+    let mut b = l.to_owned() * (ell * gamma_i);
+    for (i, &lab) in labeled.iter().enumerate() {
+        if lab {
+            b[[i, i]] += 1.0;
+        }
+    }
+    matmul(b.view(), g)
+}
+
+/// ‖M A Q + ℓγ_A A − Y‖_F / ‖Y‖_F, the relative residual of eq. (17).
+#[allow(clippy::too_many_arguments)]
+pub fn sylvester_residual(
+    g: ArrayView2<f64>,
+    l: ArrayView2<f64>,
+    labeled: &[bool],
+    q: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    a: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> f64 {
+    let ell = labeled.iter().filter(|&&b| b).count() as f64;
+    let m = left_matrix(g, l, labeled, gamma_i);
+    let lhs = matmul(matmul(m.view(), a).view(), q) + &(&a * (ell * gamma_a));
+    let r = (&lhs - &y).mapv(|v| v * v).sum().sqrt();
+    let ny = y.mapv(|v| v * v).sum().sqrt();
+    if ny > 0.0 {
+        r / ny
+    } else {
+        r
+    }
+}
+
+/// Problem (12) at `f = Σᵢ k(·, xᵢ) Q aᵢ`:
+/// `(1/ℓ) ‖J (G A Q − Y)‖² + γ_A tr(Aᵀ G A Q) + γ_I tr((G A Q)ᵀ L (G A Q))`.
+#[allow(clippy::too_many_arguments)]
+pub fn objective(
+    g: ArrayView2<f64>,
+    l: ArrayView2<f64>,
+    labeled: &[bool],
+    a: ArrayView2<f64>,
+    q: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> f64 {
+    let f = matmul(g, matmul(a, q).view());
+    objective_from_outputs(f.view(), g, l, labeled, a, q, y, gamma_a, gamma_i)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn objective_from_outputs(
+    f: ArrayView2<f64>,
+    g: ArrayView2<f64>,
+    l: ArrayView2<f64>,
+    labeled: &[bool],
+    a: ArrayView2<f64>,
+    q: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> f64 {
+    let ell = labeled.iter().filter(|&&b| b).count() as f64;
+    let mut fit = 0.0;
+    for (i, &lab) in labeled.iter().enumerate() {
+        if lab {
+            fit += f
+                .row(i)
+                .iter()
+                .zip(y.row(i))
+                .map(|(u, v)| (u - v) * (u - v))
+                .sum::<f64>();
+        }
+    }
+    // tr(Aᵀ G A Q) = Σ (G A) ⊙ (A Q)
+    let ga = matmul(g, a);
+    let aq = matmul(a, q);
+    let norm = (&ga * &aq).sum();
+    let smooth = (&matmul(l, f).view() * &f).sum();
+    fit / ell + gamma_a * norm + gamma_i * smooth
+}
+
+/// The largest off-diagonal entries of Q by magnitude, signed. Beware: L_out† couples two
+/// labels of a small component negatively (it is zero on the graph's null space), so a tie
+/// in the output graph does not always show as a large positive Q entry — see `tied_labels`.
+fn top_q_entries(q: ArrayView2<f64>, names: &[String]) -> Vec<Json> {
+    let mut pairs = upper_pairs(q.nrows());
+    pairs.sort_by(|x, y| q[[y.0, y.1]].abs().total_cmp(&q[[x.0, x.1]].abs()));
+    pairs
+        .into_iter()
+        .take(TOP_TIES)
+        .map(|(a, b)| json!({"a": label(names, a), "b": label(names, b), "value": q[[a, b]]}))
+        .collect()
+}
+
+/// The edges of the output graph, heaviest first, with the Q entry each produced.
+fn tied_labels(w_out: ArrayView2<f64>, q: ArrayView2<f64>, names: &[String]) -> Vec<Json> {
+    let mut pairs: Vec<(usize, usize)> = upper_pairs(w_out.nrows())
+        .into_iter()
+        .filter(|&(a, b)| w_out[[a, b]] > 0.0)
+        .collect();
+    pairs.sort_by(|x, y| w_out[[y.0, y.1]].total_cmp(&w_out[[x.0, x.1]]));
+    pairs
+        .into_iter()
+        .take(TOP_TIES)
+        .map(|(a, b)| {
+            json!({"a": label(names, a), "b": label(names, b), "weight": w_out[[a, b]],
+                   "q": q[[a, b]]})
+        })
+        .collect()
+}
+
+fn upper_pairs(n: usize) -> Vec<(usize, usize)> {
+    (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect()
+}
+
+fn label(names: &[String], i: usize) -> String {
+    names
+        .get(i)
+        .cloned()
+        .unwrap_or_else(|| format!("y{}", i + 1))
+}
