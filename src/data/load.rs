@@ -126,7 +126,29 @@ fn is_blank(path: &Path) -> Result<bool> {
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {
-    input_at(path, format!("cannot be read as {}: {e}", format.name()))
+    input_at(
+        path,
+        format!("cannot be read as {}: {}", format.name(), polars_reason(&e)),
+    )
+}
+
+/// The part of a polars error that speaks to an ovk user: its first paragraph and the original
+/// cause, without the advice about Python keyword arguments that ovk does not have.
+fn polars_reason(e: &PolarsError) -> String {
+    let text = e.to_string();
+    let first = text.split("\n\n").next().unwrap_or("").trim();
+    let mut reason = first.replace('\n', " ");
+    if let Some((_, rest)) = text.split_once("Original error: ```") {
+        let original = rest.split("```").next().unwrap_or("");
+        let original = original.split("\n\n").last().unwrap_or("").trim();
+        if !original.is_empty() {
+            reason = format!("{reason} ({})", original.replace('\n', " "));
+        }
+    }
+    if text.contains("more fields than defined") {
+        reason.push_str(" (a row has more cells than the header has names)");
+    }
+    reason
 }
 
 fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
@@ -143,7 +165,7 @@ fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
         Cells::Text(s.str()?.iter().map(|v| v.map(|v| v.to_string())).collect())
     };
     Ok(RawColumn {
-        name: c.name().to_string(),
+        name: c.name().trim().to_string(),
         dtype: dtype.to_string(),
         cells,
     })

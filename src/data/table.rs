@@ -41,7 +41,7 @@ pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
         .map(|i| {
             raw.columns
                 .iter()
-                .map(|c| format_cell(&c.cells, i))
+                .map(|c| format_cell(c, i))
                 .collect()
         })
         .collect();
@@ -107,8 +107,11 @@ fn summarise(c: &RawColumn) -> ColumnSummary {
     }
 }
 
-fn format_cell(cells: &Cells, i: usize) -> String {
-    match cells {
+fn format_cell(c: &RawColumn, i: usize) -> String {
+    match &c.cells {
+        Cells::Numeric(v) if c.dtype == "bool" => {
+            v[i].map_or_else(|| "null".to_string(), |x| (x != 0.0).to_string())
+        }
         Cells::Numeric(v) => v[i].map_or_else(|| "null".to_string(), |x| x.to_string()),
         Cells::Text(v) => v[i].clone().unwrap_or_else(|| "null".to_string()),
     }
