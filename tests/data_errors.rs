@@ -312,3 +312,21 @@ fn malformed_sidecar_is_an_error_naming_it() {
         "{e}"
     );
 }
+
+#[test]
+fn bad_sidecar_view_names_the_view_and_sidecar() {
+    let p = temp("badview.csv", SMALL);
+    let side = p.with_extension("toml");
+    std::fs::write(
+        &side,
+        "description = \"d\"\nsource = \"s\"\nclass = \"c\"\n[views]\nv = [\"a..bb\"]\n",
+    )
+    .unwrap();
+    let e = prepare_err(&DataConfig::new(&p));
+    std::fs::remove_file(&side).unwrap();
+    assert!(e.contains("no column `bb`; did you mean `b`?"), "{e}");
+    assert!(
+        e.contains("in the view `v` of the sidecar") && e.contains("badview.toml"),
+        "{e}"
+    );
+}

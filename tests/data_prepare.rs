@@ -383,3 +383,26 @@ fn every_shipped_dataset_prepares_from_its_sidecar() {
     let sizes: Vec<usize> = mf.views.iter().map(|v| v.columns.len()).collect();
     assert_eq!(sizes, vec![76, 216, 64, 240, 47, 6]);
 }
+
+#[test]
+fn tsv_reads_like_csv() {
+    let csv = temp("tab.csv", "a,b,c\n1,2.5,0\n3,4,1\n5,6,0\n7,8,1\n");
+    let tsv = temp("tab.tsv", "a\tb\tc\n1\t2.5\t0\n3\t4\t1\n5\t6\t0\n7\t8\t1\n");
+    let (a, b) = (load_table(&csv, 4).unwrap(), load_table(&tsv, 4).unwrap());
+    assert_eq!(a.columns, b.columns);
+    assert_eq!(a.head, b.head);
+}
+
+#[test]
+fn digits_top_half_predicts_bottom_half() {
+    let mut cfg = DataConfig::new(dataset("digits.csv"));
+    cfg.features = Some(vec!["p_0_0..p_3_7".into()]);
+    cfg.targets = Some(vec!["p_4_0..p_7_7".into()]);
+    let prep = run(&cfg);
+    assert_eq!(prep.task, Task::Regression);
+    assert_eq!(
+        (prep.feature_names.len(), prep.output_names.len()),
+        (32, 32)
+    );
+    assert!(prep.views.is_empty());
+}

@@ -38,12 +38,7 @@ pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
     let raw = read_raw(path)?;
     let columns = raw.columns.iter().map(summarise).collect();
     let head = (0..head_rows.min(raw.n_rows))
-        .map(|i| {
-            raw.columns
-                .iter()
-                .map(|c| format_cell(c, i))
-                .collect()
-        })
+        .map(|i| raw.columns.iter().map(|c| format_cell(c, i)).collect())
         .collect();
     Ok(Table {
         path: path.to_path_buf(),

@@ -55,7 +55,13 @@ pub(crate) fn resolve_views(
             };
             let mut views = Vec::new();
             for (name, spec) in &sidecar.views {
-                let cols = by_spec(path, spec, columns, features)?;
+                let cols = by_spec(path, spec, columns, features).map_err(|e| {
+                    let side = super::sidecar::sidecar_path(path).unwrap_or_default();
+                    crate::OvkError::input(format!(
+                        "{e} (in the view `{name}` of the sidecar {})",
+                        side.display()
+                    ))
+                })?;
                 // A view whose columns the user left out of the features is not a view of this run.
                 if !cols.is_empty() {
                     views.push(View {
