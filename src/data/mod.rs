@@ -1,9 +1,23 @@
 //! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
+mod encode;
+mod load;
+mod prepare;
+mod raw;
 pub mod rng;
+mod roles;
+mod rows;
+mod scale;
+mod select;
+mod sidecar;
+mod split;
 mod table;
+mod views;
 
+pub use load::write_parquet;
+pub use prepare::sha256_hex;
+pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
 pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
 
 use std::path::PathBuf;
@@ -186,9 +200,5 @@ pub struct PrepareOptions {
 
 /// Turn a file and the user's role choices into training/test matrices.
 pub fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> crate::Result<Prepared> {
-    let _ = opts;
-    Err(crate::OvkError::internal(format!(
-        "{}: data preparation is not implemented yet",
-        cfg.path.display()
-    )))
+    prepare::prepare(cfg, opts)
 }

@@ -2,7 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{OvkError, Result};
+use ndarray::Array2;
+
+use super::load::read_raw;
+use super::raw::{row_label, Cells, RawColumn};
+use super::select::resolve;
+use crate::error::input_at;
+use crate::Result;
 
 /// Per-column facts shown in the preview.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,18 +35,79 @@ pub struct Table {
 
 /// Read a CSV or Parquet file and summarise its columns; `head_rows` rows are kept formatted.
 pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
-    let _ = head_rows;
-    Err(OvkError::internal(format!(
-        "{}: table loading is not implemented yet",
-        path.display()
-    )))
+    let raw = read_raw(path)?;
+    let columns = raw.columns.iter().map(summarise).collect();
+    let head = (0..head_rows.min(raw.n_rows))
+        .map(|i| raw.columns.iter().map(|c| format_cell(c, i)).collect())
+        .collect();
+    Ok(Table {
+        path: path.to_path_buf(),
+        n_rows: raw.n_rows,
+        columns,
+        head,
+    })
 }
 
-/// Read the named numeric columns of a file as a matrix (rows in file order).
-pub fn read_numeric_columns(path: &Path, names: &[String]) -> Result<ndarray::Array2<f64>> {
-    let _ = names;
-    Err(OvkError::internal(format!(
-        "{}: column reading is not implemented yet",
-        path.display()
-    )))
+/// Read the named numeric columns of a file as a matrix (rows in file order). Names may be
+/// column selectors (globs, ranges). A missing cell is an error naming its column and row.
+pub fn read_numeric_columns(path: &Path, names: &[String]) -> Result<Array2<f64>> {
+    let raw = read_raw(path)?;
+    let idx = resolve(path, &raw.names(), names)?;
+    let mut m = Array2::zeros((raw.n_rows, idx.len()));
+    for (j, &c) in idx.iter().enumerate() {
+        let v = raw.numeric(c)?;
+        for (i, x) in v.into_iter().enumerate() {
+            if x.is_nan() {
+                return Err(input_at(
+                    path,
+                    format!(
+                        "column `{}` has a missing value in {}",
+                        raw.columns[c].name,
+                        row_label(i)
+                    ),
+                ));
+            }
+            m[[i, j]] = x;
+        }
+    }
+    Ok(m)
+}
+
+fn summarise(c: &RawColumn) -> ColumnSummary {
+    let (missing, stats) = match &c.cells {
+        Cells::Numeric(v) => {
+            let present: Vec<f64> = v
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|x| !x.is_nan())
+                .collect();
+            let stats = (!present.is_empty()).then(|| {
+                let min = present.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let mean = present.iter().sum::<f64>() / present.len() as f64;
+                (min, max, mean)
+            });
+            (v.len() - present.len(), stats)
+        }
+        Cells::Text(v) => (v.iter().filter(|s| s.is_none()).count(), None),
+    };
+    ColumnSummary {
+        name: c.name.clone(),
+        dtype: c.dtype.clone(),
+        missing,
+        min: stats.map(|s| s.0),
+        max: stats.map(|s| s.1),
+        mean: stats.map(|s| s.2),
+    }
+}
+
+fn format_cell(c: &RawColumn, i: usize) -> String {
+    match &c.cells {
+        Cells::Numeric(v) if c.dtype == "bool" => {
+            v[i].map_or_else(|| "null".to_string(), |x| (x != 0.0).to_string())
+        }
+        Cells::Numeric(v) => v[i].map_or_else(|| "null".to_string(), |x| x.to_string()),
+        Cells::Text(v) => v[i].clone().unwrap_or_else(|| "null".to_string()),
+    }
 }

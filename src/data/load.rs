@@ -1,0 +1,183 @@
+//! File → columns: the only place that talks to polars. CSV/TSV through `LazyCsvReader`,
+//! Parquet through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::raw::{Cells, RawColumn, RawTable};
+use crate::error::input_at;
+use crate::Result;
+
+/// The file formats ovk reads, chosen by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Csv { separator: u8 },
+    Parquet,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Format::Csv { separator: b'\t' } => "TSV",
+            Format::Csv { .. } => "CSV",
+            Format::Parquet => "Parquet",
+        }
+    }
+}
+
+pub(crate) fn format_of(path: &Path) -> Result<Format> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("csv") => Ok(Format::Csv { separator: b',' }),
+        Some("tsv") => Ok(Format::Csv { separator: b'\t' }),
+        Some("parquet") | Some("pq") => Ok(Format::Parquet),
+        Some(other) => Err(input_at(
+            path,
+            format!("unknown file type `.{other}`; ovk reads .csv, .tsv, .parquet and .pq files"),
+        )),
+        None => Err(input_at(
+            path,
+            "no file extension; ovk reads .csv, .tsv, .parquet and .pq files",
+        )),
+    }
+}
+
+/// Check that `path` is a readable, non-empty file of a known format.
+pub(crate) fn check_file(path: &Path) -> Result<Format> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(input_at(path, "no such file"))
+        }
+        Err(e) => return Err(crate::OvkError::io_path(path, e)),
+    };
+    if meta.is_dir() {
+        return Err(input_at(path, "is a directory, not a data file"));
+    }
+    let format = format_of(path)?;
+    if meta.len() == 0 {
+        return Err(input_at(path, "the file is empty"));
+    }
+    Ok(format)
+}
+
+/// Read every column of a CSV/TSV/Parquet file.
+pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
+    let format = check_file(path)?;
+    let df = read_frame(path, format)?;
+    if df.width() == 0 {
+        return Err(input_at(path, "the file is empty"));
+    }
+    if df.height() == 0 {
+        return Err(input_at(
+            path,
+            format!("has a header ({} columns) but no data rows", df.width()),
+        ));
+    }
+    let columns = df
+        .columns()
+        .iter()
+        .map(|c| raw_column(c).map_err(|e| polars_failure(path, format, e)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RawTable {
+        path: path.to_path_buf(),
+        n_rows: df.height(),
+        columns,
+    })
+}
+
+fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
+    let fail = |e: PolarsError| polars_failure(path, format, e);
+    let pl_path = PlRefPath::try_from_path(path).map_err(fail)?;
+    let lazy = match format {
+        Format::Csv { separator } => {
+            if is_blank(path)? {
+                return Err(input_at(path, "the file is empty"));
+            }
+            LazyCsvReader::new(pl_path)
+                .with_separator(separator)
+                .with_has_header(true)
+                // Scan every row for the schema, so a stray text cell deep in the file makes
+                // its column text (reported with its row) instead of a parse failure.
+                .with_infer_schema_length(None)
+                .with_glob(false)
+                .finish()
+                .map_err(fail)?
+        }
+        Format::Parquet => {
+            let args = ScanArgsParquet {
+                glob: false,
+                ..Default::default()
+            };
+            LazyFrame::scan_parquet(pl_path, args).map_err(fail)?
+        }
+    };
+    lazy.collect().map_err(fail)
+}
+
+/// A text file holding only whitespace counts as empty.
+fn is_blank(path: &Path) -> Result<bool> {
+    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
+    Ok(bytes.iter().all(|b| b.is_ascii_whitespace()))
+}
+
+fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {
+    input_at(
+        path,
+        format!("cannot be read as {}: {}", format.name(), polars_reason(&e)),
+    )
+}
+
+/// The part of a polars error that speaks to an ovk user: its first paragraph and the original
+/// cause, without the advice about Python keyword arguments that ovk does not have.
+fn polars_reason(e: &PolarsError) -> String {
+    let text = e.to_string();
+    let first = text.split("\n\n").next().unwrap_or("").trim();
+    let mut reason = first.replace('\n', " ");
+    if let Some((_, rest)) = text.split_once("Original error: ```") {
+        let original = rest.split("```").next().unwrap_or("");
+        let original = original.split("\n\n").last().unwrap_or("").trim();
+        if !original.is_empty() {
+            reason = format!("{reason} ({})", original.replace('\n', " "));
+        }
+    }
+    if text.contains("more fields than defined") {
+        reason.push_str(" (a row has more cells than the header has names)");
+    }
+    reason
+}
+
+fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
+    let dtype = c.dtype().clone();
+    let cells = if dtype.is_primitive_numeric() || dtype.is_bool() {
+        let f = c.cast(&DataType::Float64)?;
+        Cells::Numeric(f.f64()?.iter().collect())
+    } else {
+        let s = if dtype.is_string() {
+            c.clone()
+        } else {
+            c.cast(&DataType::String)?
+        };
+        Cells::Text(s.str()?.iter().map(|v| v.map(|v| v.to_string())).collect())
+    };
+    Ok(RawColumn {
+        name: c.name().trim().to_string(),
+        dtype: dtype.to_string(),
+        cells,
+    })
+}
+
+/// Write a table as Parquet (tests and conversions; keeps polars inside `data`).
+pub fn write_parquet(table_path: &Path, out: &Path) -> Result<()> {
+    let format = check_file(table_path)?;
+    let mut df = read_frame(table_path, format)?;
+    let file = std::fs::File::create(out).map_err(|e| crate::OvkError::io_path(out, e))?;
+    ParquetWriter::new(file)
+        .finish(&mut df)
+        .map_err(|e| input_at(out, format!("cannot write Parquet: {e}")))?;
+    Ok(())
+}

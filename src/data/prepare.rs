@@ -1,0 +1,121 @@
+//! File + role choices → training/test matrices: read, pick columns, check cells, code the
+//! outputs, split, hide labels, scale, group views.
+
+use ndarray::{Array2, Axis};
+use sha2::{Digest, Sha256};
+
+use super::encode::{encode, RawOutputs};
+use super::load::read_raw;
+use super::roles::{resolve_roles, SidecarCache};
+use super::rows::usable_rows;
+use super::split::{keep_labels, split};
+use super::views::resolve_views;
+use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
+use crate::Result;
+
+pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared> {
+    let path = cfg.path.as_path();
+    let raw = read_raw(path)?;
+    let names = raw.names();
+    let mut sidecar = SidecarCache::new(path);
+    let roles = resolve_roles(cfg, &names, &mut sidecar)?;
+    let feature_names: Vec<String> = roles
+        .features
+        .iter()
+        .map(|&c| names[c].to_string())
+        .collect();
+
+    let mut x_all = Array2::zeros((raw.n_rows, roles.features.len()));
+    for (j, &c) in roles.features.iter().enumerate() {
+        x_all
+            .column_mut(j)
+            .assign(&ndarray::Array1::from(raw.numeric(c)?));
+    }
+    let outputs = RawOutputs::read(&raw, &roles.outputs)?;
+    let rows = usable_rows(
+        path,
+        &x_all,
+        &feature_names,
+        &outputs,
+        cfg.drop_missing,
+        opts.allow_unlabeled,
+    )?;
+    let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
+
+    let parts = split(
+        path,
+        &rows.labeled,
+        &rows.unlabeled,
+        cfg.test_fraction,
+        cfg.seed,
+    )?;
+    let mut x_train = x_all.select(Axis(0), &parts.train);
+    let mut x_test = x_all.select(Axis(0), &parts.test);
+    let y_train_true = coded.y.select(Axis(0), &parts.train);
+    let y_test = coded.y.select(Axis(0), &parts.test);
+
+    let mut labeled: Vec<bool> = parts
+        .train
+        .iter()
+        .map(|i| rows.labeled.binary_search(i).is_ok())
+        .collect();
+    if let Some(v) = cfg.labeled {
+        let candidates: Vec<usize> = (0..labeled.len()).filter(|&k| labeled[k]).collect();
+        let keep = keep_labels(path, candidates.len(), v, cfg.seed)?;
+        for (k, keep) in candidates.into_iter().zip(keep) {
+            labeled[k] = keep;
+        }
+    }
+    let mut y_train = y_train_true.clone();
+    for (k, mut row) in y_train.axis_iter_mut(Axis(0)).enumerate() {
+        if !labeled[k] {
+            row.fill(f64::NAN);
+        }
+    }
+
+    let scaler = Scaler::fit(&x_train, cfg.scale);
+    scaler.apply(&mut x_train);
+    scaler.apply(&mut x_test);
+
+    let views = resolve_views(
+        path,
+        cfg.views.as_deref(),
+        &names,
+        &roles.features,
+        &mut sidecar,
+    )?;
+
+    let info = DatasetInfo {
+        path: cfg.path.clone(),
+        sha256: sha256_hex(path)?,
+        rows: raw.n_rows,
+        features: feature_names.clone(),
+        targets: coded.output_names.clone(),
+    };
+    Ok(Prepared {
+        x_train,
+        y_train,
+        y_train_true,
+        labeled,
+        x_test,
+        y_test,
+        train_rows: parts.train,
+        test_rows: parts.test,
+        feature_names,
+        output_names: coded.output_names,
+        class_values: coded.class_values,
+        task: coded.task,
+        views,
+        scaler,
+        info,
+    })
+}
+
+/// SHA-256 of the file's bytes, lower-case hex.
+pub fn sha256_hex(path: &std::path::Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}

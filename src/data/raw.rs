@@ -1,0 +1,146 @@
+//! A file's columns as plain Rust values, the one shape every later step reads; the cell-level
+//! checks (missing, non-numeric, infinite) live here so every caller words them the same way.
+
+use std::path::PathBuf;
+
+use crate::error::input_at;
+use crate::Result;
+
+/// The cells of one column: numbers when the file stores numbers, text otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cells {
+    /// `None` is a null cell; NaN is kept as NaN (both count as missing).
+    Numeric(Vec<Option<f64>>),
+    Text(Vec<Option<String>>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawColumn {
+    pub name: String,
+    /// polars dtype as text (`f64`, `i64`, `str` …).
+    pub dtype: String,
+    pub cells: Cells,
+}
+
+/// Every column of a file, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawTable {
+    pub path: PathBuf,
+    pub n_rows: usize,
+    pub columns: Vec<RawColumn>,
+}
+
+/// Text cells that mean "no value" rather than "not a number".
+const MISSING_MARKERS: &[&str] = &["", "na", "n/a", "nan", "null", "none", "?"];
+
+pub(crate) fn is_missing_text(s: &str) -> bool {
+    let t = s.trim();
+    MISSING_MARKERS.iter().any(|m| t.eq_ignore_ascii_case(m))
+}
+
+/// How a row is named in messages: users count data rows from 1, below the header.
+pub(crate) fn row_label(row: usize) -> String {
+    format!("data row {} (1-based, header not counted)", row + 1)
+}
+
+impl RawTable {
+    pub fn names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// Column `col` as numbers, missing cells as NaN. A cell that is neither a number nor a
+    /// missing marker, or an infinite number, is an error naming the column, row and value.
+    pub fn numeric(&self, col: usize) -> Result<Vec<f64>> {
+        let c = &self.columns[col];
+        match &c.cells {
+            Cells::Numeric(v) => v
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match x {
+                    Some(x) if x.is_infinite() => Err(self.not_finite(col, i, &x.to_string())),
+                    Some(x) => Ok(*x),
+                    None => Ok(f64::NAN),
+                })
+                .collect(),
+            Cells::Text(v) => v
+                .iter()
+                .enumerate()
+                .map(|(i, s)| match s {
+                    None => Ok(f64::NAN),
+                    Some(s) if is_missing_text(s) => Ok(f64::NAN),
+                    Some(s) => match s.trim().parse::<f64>() {
+                        Ok(x) if x.is_finite() => Ok(x),
+                        Ok(_) => Err(self.not_finite(col, i, s)),
+                        Err(_) => Err(input_at(
+                            &self.path,
+                            format!(
+                                "column `{}` is not numeric: {} holds `{}`",
+                                c.name,
+                                row_label(i),
+                                s
+                            ),
+                        )),
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// Column `col` as labels (class values): numbers keep their numeric order, text sorts
+    /// lexicographically. `None` marks a missing cell.
+    pub fn labels(&self, col: usize) -> Vec<Option<Label>> {
+        match &self.columns[col].cells {
+            Cells::Numeric(v) => v
+                .iter()
+                .map(|x| x.filter(|x| !x.is_nan()).map(Label::Number))
+                .collect(),
+            Cells::Text(v) => v
+                .iter()
+                .map(|s| {
+                    s.as_deref()
+                        .filter(|s| !is_missing_text(s))
+                        .map(|s| Label::Text(s.trim().to_string()))
+                })
+                .collect(),
+        }
+    }
+
+    fn not_finite(&self, col: usize, row: usize, value: &str) -> crate::OvkError {
+        input_at(
+            &self.path,
+            format!(
+                "column `{}` holds an infinite value `{value}` in {}",
+                self.columns[col].name,
+                row_label(row)
+            ),
+        )
+    }
+}
+
+/// One class value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Label {
+    Number(f64),
+    Text(String),
+}
+
+impl Label {
+    /// The value as shown in output names (`digit=3`); `3.0` prints as `3`.
+    pub fn text(&self) -> String {
+        match self {
+            Label::Number(x) => x.to_string(),
+            Label::Text(s) => s.clone(),
+        }
+    }
+}
+
+impl std::cmp::PartialOrd for Label {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        match (self, other) {
+            (Label::Number(a), Label::Number(b)) => a.partial_cmp(b),
+            (Label::Text(a), Label::Text(b)) => a.partial_cmp(b),
+            (Label::Number(_), Label::Text(_)) => Some(std::cmp::Ordering::Less),
+            (Label::Text(_), Label::Number(_)) => Some(std::cmp::Ordering::Greater),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Which rows a run can use: rows with a missing cell are refused (or dropped on request), and
+//! rows whose outputs are all empty may become unlabeled training rows.
+
+use std::path::Path;
+
+use ndarray::Array2;
+
+use super::encode::RawOutputs;
+use super::raw::row_label;
+use crate::error::input_at;
+use crate::Result;
+
+/// Usable rows by kind, as original file row indices in ascending order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RowUse {
+    pub labeled: Vec<usize>,
+    pub unlabeled: Vec<usize>,
+    pub dropped: usize,
+}
+
+/// Sort the rows of a file into labeled, unlabeled and dropped. `x` holds the feature columns
+/// (file rows, NaN = missing).
+pub(crate) fn usable_rows(
+    path: &Path,
+    x: &Array2<f64>,
+    feature_names: &[String],
+    outputs: &RawOutputs,
+    drop_missing: bool,
+    allow_unlabeled: bool,
+) -> Result<RowUse> {
+    let mut rows = RowUse {
+        labeled: Vec::new(),
+        unlabeled: Vec::new(),
+        dropped: 0,
+    };
+    for i in 0..x.nrows() {
+        let missing_feature = x.row(i).iter().position(|v| v.is_nan());
+        let (n_missing, first_missing_output) = outputs.missing_in_row(i);
+        let all_outputs_missing = n_missing == outputs.width();
+        let missing_column = match (missing_feature, first_missing_output) {
+            (Some(j), _) => Some(feature_names[j].as_str()),
+            (None, _) if allow_unlabeled && all_outputs_missing => None,
+            (None, o) => o,
+        };
+        match missing_column {
+            None if n_missing == 0 => rows.labeled.push(i),
+            None => rows.unlabeled.push(i),
+            Some(_) if drop_missing => rows.dropped += 1,
+            Some(col) => {
+                let keep_unlabeled = if allow_unlabeled {
+                    " (rows whose outputs are all empty are kept as unlabeled)"
+                } else {
+                    ""
+                };
+                return Err(input_at(
+                    path,
+                    format!(
+                        "column `{col}` has a missing value (empty or NaN) in {}; drop such rows \
+                         with --drop-missing{keep_unlabeled}",
+                        row_label(i)
+                    ),
+                ));
+            }
+        }
+    }
+    let usable = rows.labeled.len() + rows.unlabeled.len();
+    if usable < 2 {
+        let dropped = if rows.dropped > 0 {
+            format!(" ({} dropped for missing values)", rows.dropped)
+        } else {
+            String::new()
+        };
+        return Err(input_at(
+            path,
+            format!("only {usable} usable row(s){dropped}; at least 2 are needed"),
+        ));
+    }
+    if rows.labeled.is_empty() {
+        return Err(input_at(
+            path,
+            "no row has a label (every output cell is empty)",
+        ));
+    }
+    Ok(rows)
+}

@@ -1,0 +1,80 @@
+//! Feature scaling fitted on the training rows and applied unchanged to any other rows.
+
+use ndarray::{Array2, Axis};
+
+use super::{Scale, Scaler};
+
+impl Scaler {
+    /// The identity scaling for `p` features (mean 0, std 1).
+    pub fn identity(p: usize) -> Scaler {
+        Scaler {
+            mean: vec![0.0; p],
+            std: vec![1.0; p],
+        }
+    }
+
+    /// Column means and population standard deviations (ddof = 0) of `x`; a constant column
+    /// keeps std 1 so it is only centred.
+    pub fn fit(x: &Array2<f64>, scale: Scale) -> Scaler {
+        match scale {
+            Scale::None => Scaler::identity(x.ncols()),
+            Scale::Standard => {
+                let n = x.nrows().max(1) as f64;
+                let mean: Vec<f64> = x.axis_iter(Axis(1)).map(|c| c.sum() / n).collect();
+                let std = x
+                    .axis_iter(Axis(1))
+                    .zip(&mean)
+                    .map(|(c, m)| {
+                        let s = (c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
+                        if s > 0.0 && s.is_finite() {
+                            s
+                        } else {
+                            1.0
+                        }
+                    })
+                    .collect();
+                Scaler { mean, std }
+            }
+        }
+    }
+
+    /// `(x − mean) / std`, column by column, in place.
+    pub fn apply(&self, x: &mut Array2<f64>) {
+        for (j, mut c) in x.axis_iter_mut(Axis(1)).enumerate() {
+            let (m, s) = (self.mean[j], self.std[j]);
+            c.mapv_inplace(|v| (v - m) / s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn standard_uses_population_std_and_spares_constant_columns() {
+        let x = array![[1.0, 5.0], [2.0, 5.0], [3.0, 5.0], [6.0, 5.0]];
+        let s = Scaler::fit(&x, Scale::Standard);
+        assert_eq!(s.mean, vec![3.0, 5.0]);
+        // ddof = 0: var = (4 + 1 + 0 + 9) / 4 = 3.5
+        assert!((s.std[0] - 3.5f64.sqrt()).abs() < 1e-15);
+        assert_eq!(s.std[1], 1.0);
+        let mut z = x.clone();
+        s.apply(&mut z);
+        let col0: Vec<f64> = z.column(0).to_vec();
+        assert!(col0.iter().sum::<f64>().abs() < 1e-12);
+        assert!((col0.iter().map(|v| v * v).sum::<f64>() / 4.0 - 1.0).abs() < 1e-12);
+        assert!(z.column(1).iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn none_is_identity() {
+        let x = array![[1.0, -2.0], [3.0, 4.0]];
+        let s = Scaler::fit(&x, Scale::None);
+        assert_eq!(s, Scaler::identity(2));
+        let mut z = x.clone();
+        s.apply(&mut z);
+        assert_eq!(z, x);
+    }
+}

@@ -1,0 +1,125 @@
+//! The seeded train/test split and the seeded choice of which training labels stay visible.
+
+use std::path::Path;
+
+use super::rng::Rng;
+use crate::error::input_at;
+use crate::Result;
+
+/// Original file row indices of each part, ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Split {
+    pub train: Vec<usize>,
+    pub test: Vec<usize>,
+}
+
+/// Shuffle the labeled rows with `seed`, take round(test_fraction · n) of them (leaving at least
+/// one labeled training row) as the test part; unlabeled rows always train.
+pub(crate) fn split(
+    path: &Path,
+    labeled: &[usize],
+    unlabeled: &[usize],
+    test_fraction: f64,
+    seed: u64,
+) -> Result<Split> {
+    if !(0.0..1.0).contains(&test_fraction) {
+        return Err(input_at(
+            path,
+            format!("the test fraction must be in [0, 1), not {test_fraction}"),
+        ));
+    }
+    let mut order = labeled.to_vec();
+    Rng::new(seed).shuffle(&mut order);
+    let n_test = ((test_fraction * labeled.len() as f64).round() as usize)
+        .min(labeled.len().saturating_sub(1));
+    let mut test = order[..n_test].to_vec();
+    let mut train: Vec<usize> = order[n_test..].iter().chain(unlabeled).copied().collect();
+    test.sort_unstable();
+    train.sort_unstable();
+    Ok(Split { train, test })
+}
+
+/// Which of the `n` candidate labels to keep: `labeled` ≥ 1 is a count, < 1 a fraction
+/// (at least one label). Returns a mask over the candidates.
+pub(crate) fn keep_labels(path: &Path, n: usize, labeled: f64, seed: u64) -> Result<Vec<bool>> {
+    if !labeled.is_finite() || labeled <= 0.0 {
+        return Err(input_at(
+            path,
+            format!("--labeled must be a count (≥ 1) or a fraction in (0, 1), not {labeled}"),
+        ));
+    }
+    let k = if labeled >= 1.0 {
+        labeled.round() as usize
+    } else {
+        ((labeled * n as f64).round() as usize).max(1)
+    };
+    if k > n {
+        return Err(input_at(
+            path,
+            format!(
+                "--labeled {labeled} asks for {k} labels, but the training part has only {n} labeled rows"
+            ),
+        ));
+    }
+    let mut keep = vec![false; n];
+    for i in Rng::new(seed ^ 0x5eed).sample(n, k) {
+        keep[i] = true;
+    }
+    Ok(keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_reproducible_disjoint_and_complete() {
+        let p = Path::new("t.csv");
+        let labeled: Vec<usize> = (0..40).filter(|i| i % 7 != 3).collect();
+        let unlabeled: Vec<usize> = (0..40).filter(|i| i % 7 == 3).collect();
+        let a = split(p, &labeled, &unlabeled, 0.25, 11).unwrap();
+        let b = split(p, &labeled, &unlabeled, 0.25, 11).unwrap();
+        let c = split(p, &labeled, &unlabeled, 0.25, 12).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a.test, c.test);
+        assert_eq!(
+            a.test.len(),
+            (0.25f64 * labeled.len() as f64).round() as usize
+        );
+        assert!(a.test.iter().all(|i| labeled.contains(i)));
+        assert!(a.test.windows(2).all(|w| w[0] < w[1]));
+        assert!(a.train.windows(2).all(|w| w[0] < w[1]));
+        let mut all: Vec<usize> = a.train.iter().chain(&a.test).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..40).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn split_leaves_a_training_row() {
+        let p = Path::new("t.csv");
+        let s = split(p, &[0, 1], &[], 0.9, 0).unwrap();
+        assert_eq!((s.train.len(), s.test.len()), (1, 1));
+        assert!(split(p, &[0, 1], &[], 1.0, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("test fraction"));
+    }
+
+    #[test]
+    fn keep_labels_counts_and_fractions() {
+        let p = Path::new("t.csv");
+        let count = |m: Vec<bool>| m.iter().filter(|b| **b).count();
+        assert_eq!(count(keep_labels(p, 20, 5.0, 1).unwrap()), 5);
+        assert_eq!(count(keep_labels(p, 20, 0.3, 1).unwrap()), 6);
+        assert_eq!(count(keep_labels(p, 20, 0.01, 1).unwrap()), 1);
+        assert_eq!(
+            keep_labels(p, 20, 0.3, 1).unwrap(),
+            keep_labels(p, 20, 0.3, 1).unwrap()
+        );
+        assert!(keep_labels(p, 20, 21.0, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("only 20"));
+        assert!(keep_labels(p, 20, 0.0, 1).is_err());
+    }
+}
