@@ -336,7 +336,9 @@ fn problem(n_all: usize, seed: u64) -> Problem {
 fn fit_saves_consistent_matrices_and_a_stationary_objective() {
     let p = problem(30, 21);
     let mut obs = Collect::default();
-    let params = Params::new().with("output_knn", Value::Int(1));
+    let params = Params::new()
+        .with("output_knn", Value::Int(1))
+        .with("gamma_i", Value::Float(0.1));
     let fit = Vvmr.fit(&p, &params, &mut obs).unwrap();
     assert_eq!(obs.records.len(), 1);
     assert!(obs.records[0].residual.unwrap() < 1e-10);

@@ -117,7 +117,10 @@ fn run_option_args() -> Vec<Arg> {
         if o.is_flag {
             a = a.action(ArgAction::SetTrue);
         } else {
-            a = a.value_name(o.value_name).action(ArgAction::Set);
+            a = a
+                .value_name(o.value_name)
+                .action(ArgAction::Set)
+                .allow_negative_numbers(true);
             if let Some(d) = o.default {
                 a = a.help(format!("{} [default: {d}]", o.help));
             }
@@ -141,7 +144,8 @@ fn run_option_args() -> Vec<Arg> {
                 .value_name(spec.unit_or_value())
                 .help(help)
                 .help_heading("Method parameters")
-                .action(ArgAction::Set),
+                .action(ArgAction::Set)
+                .allow_negative_numbers(true),
         );
     }
     args

@@ -39,6 +39,46 @@ pub(crate) fn split(
     Ok(Split { train, test })
 }
 
+/// Cross-validation inside the training part: shuffle its labeled rows with `seed`, cut them
+/// into `folds` nearly equal folds, and make fold `fold` the held-out part. The original test
+/// part is left out entirely, so a sweep never looks at it.
+pub(crate) fn cv_fold(
+    path: &Path,
+    parts: &Split,
+    labeled: &[usize],
+    cv: super::CvFold,
+    seed: u64,
+) -> Result<Split> {
+    let mut order: Vec<usize> = parts
+        .train
+        .iter()
+        .copied()
+        .filter(|i| labeled.binary_search(i).is_ok())
+        .collect();
+    let n = order.len();
+    if cv.folds < 2 || cv.fold >= cv.folds || cv.folds > n {
+        return Err(input_at(
+            path,
+            format!(
+                "cannot take fold {} of {} from {n} labeled training rows (need 2 ≤ folds ≤ rows)",
+                cv.fold, cv.folds
+            ),
+        ));
+    }
+    Rng::new(seed ^ 0xcf_f01d).shuffle(&mut order);
+    let (lo, hi) = (cv.fold * n / cv.folds, (cv.fold + 1) * n / cv.folds);
+    let mut test = order[lo..hi].to_vec();
+    let mut train: Vec<usize> = parts
+        .train
+        .iter()
+        .copied()
+        .filter(|i| !test.contains(i))
+        .collect();
+    test.sort_unstable();
+    train.sort_unstable();
+    Ok(Split { train, test })
+}
+
 /// Which of the `n` candidate labels to keep: `labeled` ≥ 1 is a count, < 1 a fraction
 /// (at least one label). Returns a mask over the candidates.
 pub(crate) fn keep_labels(path: &Path, n: usize, labeled: f64, seed: u64) -> Result<Vec<bool>> {
@@ -103,6 +143,38 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("test fraction"));
+    }
+
+    #[test]
+    fn cv_folds_partition_the_training_part() {
+        let p = Path::new("t.csv");
+        let labeled: Vec<usize> = (0..20).collect();
+        let parts = split(p, &labeled, &[], 0.25, 3).unwrap();
+        let mut seen = Vec::new();
+        for fold in 0..3 {
+            let f = cv_fold(
+                p,
+                &parts,
+                &labeled,
+                crate::data::CvFold { folds: 3, fold },
+                3,
+            )
+            .unwrap();
+            assert!(f.test.iter().all(|i| parts.train.contains(i)));
+            assert!(f.test.iter().all(|i| !f.train.contains(i)));
+            assert_eq!(f.test.len() + f.train.len(), parts.train.len());
+            seen.extend(f.test);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, parts.train);
+        assert!(cv_fold(
+            p,
+            &parts,
+            &labeled,
+            crate::data::CvFold { folds: 99, fold: 0 },
+            3
+        )
+        .is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod expansion;
 mod observer;
 pub mod params;
 
+pub mod kde;
 pub mod krr;
 pub mod okl;
 pub mod vvmr;
@@ -116,7 +117,7 @@ pub trait Method: Sync {
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
 /// config reference and the TUI.
 pub fn registry() -> &'static [&'static dyn Method] {
-    &[&krr::Krr, &okl::Okl, &vvmr::Vvmr]
+    &[&krr::Krr, &okl::Okl, &kde::Kde, &vvmr::Vvmr]
 }
 
 /// Look a method up by name; an unknown name lists the valid ones.

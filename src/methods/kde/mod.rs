@@ -1,0 +1,448 @@
+//! Operator-valued kernel dependency estimation (Kadri, Ghavamzadeh, Preux, ICML 2013):
+//! operator-valued kernel ridge from the inputs into the feature space of an output kernel l,
+//! then a pre-image. The n²×n² system of their Proposition 1 is solved exactly in O(n³) as a
+//! Sylvester equation (`solve`), or through incomplete Cholesky factors for large n
+//! (`lowrank`). See methods.md §3.
+
+pub mod candidates;
+pub mod lowrank;
+pub mod preimage;
+pub mod score;
+pub mod solve;
+
+use std::path::Path;
+
+use ndarray::{Array2, ArrayView2, Axis};
+use serde_json::json;
+
+use super::params::{common, Default as Def, ParamKind, ParamSpec};
+use super::{
+    check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
+};
+use crate::data::Task;
+use crate::kernels::{check_fits, cross_gram, dense_bytes, gram, median_distance, Kernel, Sigma};
+use crate::linalg::{matmul, pivoted_cholesky};
+use crate::{OvkError, Result};
+use preimage::{KdeModel, Preimage};
+use score::ScoreOperator;
+use solve::Ovk;
+
+pub struct Kde;
+
+pub const OVK: ParamSpec = ParamSpec {
+    key: "ovk",
+    label: "operator kernel",
+    help: "operator-valued kernel k(x,x')·C: identity (C = I, Cortes et al.), covariance \
+           (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
+    unit: "",
+    kind: ParamKind::Choice(&["identity", "covariance", "conditional"]),
+    default: Def::Text("conditional"),
+};
+
+pub const EPSILON: ParamSpec = ParamSpec {
+    key: "epsilon",
+    label: "conditional ε",
+    help: "regulariser ε of the conditional covariance Ĉ_YY|X = Ĉ_YY − Ĉ_YX(Ĉ_XX + εI)⁻¹Ĉ_XY \
+           (not reported by the paper)",
+    unit: "ε",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 1e12,
+        min_open: true,
+        log: true,
+    },
+    default: Def::Float(0.1),
+};
+
+pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
+    key: "output_kernel",
+    label: "output kernel",
+    help: "scalar kernel l on the outputs whose feature space the model predicts into",
+    unit: "",
+    kind: ParamKind::Choice(&["linear", "gaussian"]),
+    default: Def::Text("gaussian"),
+};
+
+pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
+    key: "output_sigma",
+    label: "output σ",
+    help: "width σ_l of the Gaussian output kernel and of the RBF loss: a positive number, or \
+           'median' (median distance between training outputs)",
+    unit: "σ_l",
+    kind: ParamKind::Text,
+    default: Def::Text("median"),
+};
+
+pub const PREIMAGE: ParamSpec = ParamSpec {
+    key: "preimage",
+    label: "pre-image",
+    help: "candidates: argmin over a candidate set of l(y,y) − 2·score(x,y); closed-form: the \
+           weighted sum of training outputs (linear output kernel only)",
+    unit: "",
+    kind: ParamKind::Choice(&["candidates", "closed-form"]),
+    default: Def::Text("candidates"),
+};
+
+pub const CANDIDATES: ParamSpec = ParamSpec {
+    key: "candidates",
+    label: "candidates file",
+    help: "CSV/Parquet file of pre-image candidates with the output columns (default: the \
+           training outputs)",
+    unit: "",
+    kind: ParamKind::Text,
+    default: Def::None,
+};
+
+pub const LOW_RANK: ParamSpec = ParamSpec {
+    key: "low_rank",
+    label: "low rank M1,M2",
+    help: "'M1,M2': incomplete Cholesky ranks of the input and output Gram matrices (for large \
+           n); absent: the exact O(n³) Sylvester solve",
+    unit: "",
+    kind: ParamKind::Text,
+    default: Def::None,
+};
+
+const PARAMS: &[ParamSpec] = &[
+    common::LAMBDA,
+    OVK,
+    EPSILON,
+    OUTPUT_KERNEL,
+    OUTPUT_SIGMA,
+    PREIMAGE,
+    CANDIDATES,
+    LOW_RANK,
+];
+
+/// Incomplete Cholesky stops once the residual diagonal is this fraction of the trace.
+const CHOLESKY_TOL: f64 = 1e-12;
+
+impl Method for Kde {
+    fn name(&self) -> &'static str {
+        "kde"
+    }
+    fn summary(&self) -> &'static str {
+        "kernel dependency estimation with operator-valued kernels: structured outputs by \
+         ridge into an output kernel's feature space and a pre-image"
+    }
+    fn citation(&self) -> &'static str {
+        "Kadri, Ghavamzadeh, Preux — A generalized kernel approach to structured output \
+         learning, ICML 2013"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn supports(&self, task: Task) -> bool {
+        task == Task::Regression
+    }
+
+    fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
+        let clock = Clock::start();
+        let cfg = KdeConfig::from_params(params)?;
+        let rows = p.labeled_rows();
+        if rows.len() < 2 {
+            return Err(OvkError::input(
+                "kde needs at least 2 labeled training rows",
+            ));
+        }
+        let x = p.x.select(Axis(0), &rows);
+        let y = p.y.select(Axis(0), &rows);
+        let n = x.nrows();
+        let sigma_l = resolve_output_sigma(cfg.output_sigma, y.view())?;
+        let out_kernel = if cfg.linear_output {
+            Kernel::Linear
+        } else {
+            Kernel::Gaussian { sigma: sigma_l }
+        };
+        let candidates = match &cfg.candidates {
+            Some(path) => candidates::read_candidates(Path::new(path), &p.output_names)?,
+            None => y.clone(),
+        };
+        if candidates.ncols() != y.ncols() {
+            return Err(OvkError::input(format!(
+                "the candidates have {} columns but the outputs have {}",
+                candidates.ncols(),
+                y.ncols()
+            )));
+        }
+
+        let mut fit_matrices = Vec::new();
+        let mut notes = Vec::new();
+        let (op, objective, solver) = match cfg.low_rank {
+            None => {
+                check_fits(
+                    dense_bytes(n, n).saturating_mul(8),
+                    &format!(
+                        "the exact KDE solve on {n} training rows (about 8 n×n matrices); \
+                         use --low-rank M1,M2"
+                    ),
+                )?;
+                obs.phase(Phase::Gram, None);
+                let k = gram(&p.kernel, x.view())?;
+                let lg = gram(&out_kernel, y.view())?;
+                check_cancel(obs)?;
+                obs.phase(Phase::Decomposition, None);
+                let ke = solve::input_eigen(k.view())?;
+                check_cancel(obs)?;
+                let alpha = solve::solve_alpha(cfg.ovk, &ke, lg.view(), cfg.lambda)?;
+                let t = solve::t_matrix(cfg.ovk, &ke, lg.view());
+                let objective =
+                    solve::objective(t.view(), k.view(), lg.view(), alpha.view(), cfg.lambda);
+                let residual = solve::residual(t.view(), k.view(), alpha.view(), cfg.lambda);
+                ensure_finite("objective", objective)?;
+                obs.record(&TraceRecord {
+                    iter: 1,
+                    objective,
+                    residual: Some(residual),
+                    lambda: Some(cfg.lambda),
+                    elapsed_ms: clock.ms(),
+                    ..Default::default()
+                });
+                let w = matmul(t.view(), alpha.view()).mapv(|v| v / n as f64);
+                fit_matrices.push(("coefficients".to_string(), alpha));
+                (
+                    ScoreOperator {
+                        c0: 0.0,
+                        left: w,
+                        right: None,
+                    },
+                    objective,
+                    json!({ "solver": "exact-sylvester" }),
+                )
+            }
+            Some((m1, m2)) => {
+                obs.phase(Phase::Gram, None);
+                let a = incomplete_cholesky(&p.kernel, x.view(), m1)?;
+                let b = incomplete_cholesky(&out_kernel, y.view(), m2)?;
+                check_cancel(obs)?;
+                obs.phase(Phase::Decomposition, None);
+                let op = lowrank::solve_low_rank(cfg.ovk, a.view(), b.view(), cfg.lambda)?;
+                obs.record(&TraceRecord {
+                    iter: 1,
+                    objective: f64::NAN,
+                    lambda: Some(cfg.lambda),
+                    elapsed_ms: clock.ms(),
+                    ..Default::default()
+                });
+                notes.push(
+                    "low-rank solve: the objective is not evaluated (it would need n×n matrices)"
+                        .to_string(),
+                );
+                fit_matrices.push(("score_left".to_string(), op.left.clone()));
+                if let Some(r) = &op.right {
+                    fit_matrices.push(("score_right".to_string(), r.clone()));
+                }
+                (
+                    op,
+                    f64::NAN,
+                    json!({
+                        "solver": "incomplete-cholesky",
+                        "rank_input": a.ncols(),
+                        "rank_output": b.ncols(),
+                        "rank_input_requested": m1,
+                        "rank_output_requested": m2,
+                    }),
+                )
+            }
+        };
+
+        let model = KdeModel::new(p.kernel, x, y, out_kernel, op, cfg.preimage, candidates)?;
+        let mut details = serde_json::Map::new();
+        details.insert("ovk".into(), json!(cfg.ovk.name()));
+        details.insert(
+            "epsilon".into(),
+            match cfg.ovk {
+                Ovk::Conditional { epsilon } => json!(epsilon),
+                _ => serde_json::Value::Null,
+            },
+        );
+        details.insert(
+            "output_kernel".into(),
+            json!(if cfg.linear_output {
+                "linear"
+            } else {
+                "gaussian"
+            }),
+        );
+        details.insert("output_sigma".into(), json!(sigma_l));
+        details.insert("preimage".into(), json!(cfg.preimage.name()));
+        if let serde_json::Value::Object(m) = solver {
+            details.extend(m);
+        }
+        if p.x_test.nrows() > 0 && p.y_test.nrows() == p.x_test.nrows() {
+            obs.phase(Phase::Predicting, None);
+            use super::Model;
+            let pred = model.predict(p.x_test.view())?;
+            details.insert(
+                "rbf_loss_test".into(),
+                json!(rbf_loss(p.y_test.view(), pred.view(), sigma_l)),
+            );
+            details.insert("mse_test".into(), json!(mse(p.y_test.view(), pred.view())));
+        }
+        let mut fit = Fit::new(Box::new(model));
+        fit.iterations = 1;
+        fit.objective = objective;
+        fit.matrices = fit_matrices;
+        fit.details = details;
+        fit.notes = notes;
+        Ok(fit)
+    }
+}
+
+/// The parsed hyperparameters.
+struct KdeConfig {
+    lambda: f64,
+    ovk: Ovk,
+    linear_output: bool,
+    output_sigma: Sigma,
+    preimage: Preimage,
+    candidates: Option<String>,
+    low_rank: Option<(usize, usize)>,
+}
+
+impl KdeConfig {
+    fn from_params(params: &Params) -> Result<Self> {
+        let r = params.resolve(PARAMS);
+        let lambda = r.f64("lambda")?;
+        let epsilon = r.f64("epsilon")?;
+        let ovk = match r.str("ovk")?.as_str() {
+            "identity" => Ovk::Identity,
+            "covariance" => Ovk::Covariance,
+            "conditional" => Ovk::Conditional { epsilon },
+            other => {
+                return Err(OvkError::input(format!(
+                    "ovk: '{other}' is not one of identity, covariance, conditional"
+                )))
+            }
+        };
+        let linear_output = match r.str("output_kernel")?.as_str() {
+            "linear" => true,
+            "gaussian" => false,
+            other => {
+                return Err(OvkError::input(format!(
+                    "output_kernel: '{other}' is not one of linear, gaussian"
+                )))
+            }
+        };
+        let output_sigma = Sigma::parse(&r.str("output_sigma")?)
+            .map_err(|e| OvkError::input(format!("output_sigma: {e}")))?;
+        let preimage = match r.str("preimage")?.as_str() {
+            "candidates" => Preimage::Candidates,
+            "closed-form" => Preimage::ClosedForm,
+            other => {
+                return Err(OvkError::input(format!(
+                    "preimage: '{other}' is not one of candidates, closed-form"
+                )))
+            }
+        };
+        if preimage == Preimage::ClosedForm && !linear_output {
+            return Err(OvkError::input(
+                "preimage: the closed-form pre-image needs a linear output kernel (with a \
+                 Gaussian output kernel use --preimage candidates, or --output-kernel linear)",
+            ));
+        }
+        let candidates = r.opt_str("candidates")?.filter(|s| !s.trim().is_empty());
+        if candidates.is_some() && preimage == Preimage::ClosedForm {
+            return Err(OvkError::input(
+                "candidates: a candidates file is only used by --preimage candidates",
+            ));
+        }
+        let low_rank = match r.opt_str("low_rank")? {
+            None => None,
+            Some(s) if s.trim().is_empty() => None,
+            Some(s) => Some(parse_ranks(&s)?),
+        };
+        Ok(KdeConfig {
+            lambda,
+            ovk,
+            linear_output,
+            output_sigma,
+            preimage,
+            candidates,
+            low_rank,
+        })
+    }
+}
+
+/// "M1,M2" → (M1, M2), both ≥ 1.
+fn parse_ranks(s: &str) -> Result<(usize, usize)> {
+    let bad = || {
+        OvkError::input(format!(
+            "low_rank: expected two positive whole numbers 'M1,M2' (input and output ranks), \
+             got '{s}'"
+        ))
+    };
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 2 {
+        return Err(bad());
+    }
+    let m1: usize = parts[0].parse().map_err(|_| bad())?;
+    let m2: usize = parts[1].parse().map_err(|_| bad())?;
+    if m1 == 0 || m2 == 0 {
+        return Err(bad());
+    }
+    Ok((m1, m2))
+}
+
+/// σ_l: the given number, or the median distance between training outputs.
+pub fn resolve_output_sigma(sigma: Sigma, y: ArrayView2<f64>) -> Result<f64> {
+    match sigma {
+        Sigma::Value(v) => Ok(v),
+        Sigma::Median => {
+            let m = median_distance(y);
+            if m > 0.0 && m.is_finite() {
+                Ok(m)
+            } else {
+                Err(OvkError::input(
+                    "output_sigma: the median distance between training outputs is 0; give \
+                     --output-sigma a number",
+                ))
+            }
+        }
+    }
+}
+
+/// Pivoted incomplete Cholesky `K ≈ G Gᵀ` of the Gram matrix of `kernel` on the rows of `x`.
+pub fn incomplete_cholesky(
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    rank: usize,
+) -> Result<Array2<f64>> {
+    let diag: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|r| {
+            let v = r.to_vec();
+            kernel.eval(&v, &v)
+        })
+        .collect();
+    pivoted_cholesky(
+        &diag,
+        |i| {
+            let xi = x.slice(ndarray::s![i..i + 1, ..]);
+            Ok(cross_gram(kernel, x, xi)?.column(0).to_vec())
+        },
+        rank,
+        CHOLESKY_TOL,
+    )
+}
+
+/// Mean over rows of `‖Φ(y) − Φ(ŷ)‖² = 2 − 2 exp(−‖y − ŷ‖²/(2σ_l²))`.
+pub fn rbf_loss(y: ArrayView2<f64>, yhat: ArrayView2<f64>, sigma_l: f64) -> f64 {
+    let n = y.nrows().max(1) as f64;
+    y.rows()
+        .into_iter()
+        .zip(yhat.rows())
+        .map(|(a, b)| {
+            let d2: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
+            2.0 - 2.0 * (-d2 / (2.0 * sigma_l * sigma_l)).exp()
+        })
+        .sum::<f64>()
+        / n
+}
+
+/// Mean squared error over all entries.
+pub fn mse(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
+    let cnt = (y.len()).max(1) as f64;
+    (&y - &yhat).mapv(|v| v * v).sum() / cnt
+}

@@ -1,0 +1,294 @@
+//! The exact KDE solve against the n²×n² Kronecker system, the kernel-ridge identities of
+//! methods.md §3, the objective's optimality, the tiny-nελ regime and the low-rank variant.
+
+use ndarray::{Array2, Axis};
+use ovk::data::rng::Rng;
+use ovk::kernels::{gram, Kernel};
+use ovk::linalg::{eigh, sylvester_sym_eig};
+use ovk::methods::kde::incomplete_cholesky;
+use ovk::methods::kde::lowrank::solve_low_rank;
+use ovk::methods::kde::solve::{
+    input_eigen, objective, residual, solve_alpha, solve_alpha_kronecker, t_matrix, Ovk,
+};
+
+fn random(n: usize, d: usize, seed: u64) -> Array2<f64> {
+    let mut r = Rng::new(seed);
+    Array2::from_shape_fn((n, d), |_| r.normal())
+}
+
+fn rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let num = (a - b).mapv(|v| v * v).sum().sqrt();
+    let den = b.mapv(|v| v * v).sum().sqrt();
+    num / den
+}
+
+struct Case {
+    x: Array2<f64>,
+    y: Array2<f64>,
+    k: Array2<f64>,
+    lg: Array2<f64>,
+}
+
+fn case(n: usize, seed: u64, linear_out: bool) -> Case {
+    let x = random(n, 3, seed);
+    let y = random(n, 2, seed + 100);
+    let k = gram(&Kernel::Gaussian { sigma: 1.5 }, x.view()).unwrap();
+    let lk = if linear_out {
+        Kernel::Linear
+    } else {
+        Kernel::Gaussian { sigma: 1.0 }
+    };
+    let lg = gram(&lk, y.view()).unwrap();
+    Case { x, y, k, lg }
+}
+
+const KINDS: [Ovk; 3] = [
+    Ovk::Identity,
+    Ovk::Covariance,
+    Ovk::Conditional { epsilon: 0.05 },
+];
+
+#[test]
+fn fast_solve_matches_kronecker_for_all_kernels() {
+    for seed in [1, 2] {
+        let c = case(12, seed, false);
+        let ke = input_eigen(c.k.view()).unwrap();
+        for ovk in KINDS {
+            for lambda in [0.5, 1e-2] {
+                let fast = solve_alpha(ovk, &ke, c.lg.view(), lambda).unwrap();
+                let t = t_matrix(ovk, &ke, c.lg.view());
+                let naive = solve_alpha_kronecker(t.view(), c.k.view(), lambda).unwrap();
+                let e = rel(&fast, &naive);
+                assert!(e < 1e-8, "{ovk:?} λ={lambda}: relative error {e:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn blocked_back_substitution_matches_on_larger_n() {
+    // n > 64 exercises the blocked (matrix-product) part of the quasi-triangular solve.
+    let c = case(90, 7, false);
+    let ke = input_eigen(c.k.view()).unwrap();
+    let ovk = Ovk::Conditional { epsilon: 0.01 };
+    let alpha = solve_alpha(ovk, &ke, c.lg.view(), 1e-3).unwrap();
+    let t = t_matrix(ovk, &ke, c.lg.view());
+    let r = residual(t.view(), c.k.view(), alpha.view(), 1e-3);
+    assert!(r < 1e-11, "residual {r:e}");
+}
+
+#[test]
+fn identity_kernel_is_cortes_kernel_ridge_kde() {
+    // T = I: W = α/n = (k + nλI)⁻¹, so score(x, y) = l_yᵀ (k + nλI)⁻¹ k_x (Cortes et al. 2005).
+    let c = case(15, 3, false);
+    let n = 15.0;
+    let lambda = 0.03;
+    let ke = input_eigen(c.k.view()).unwrap();
+    let alpha = solve_alpha(Ovk::Identity, &ke, c.lg.view(), lambda).unwrap();
+    let w = alpha.mapv(|v| v / n);
+    let mut reg = c.k.clone();
+    reg.diag_mut().mapv_inplace(|v| v + n * lambda);
+    let ridge = ovk::linalg::lu(reg.view())
+        .unwrap()
+        .solve(Array2::<f64>::eye(15).view());
+    assert!(rel(&w, &ridge) < 1e-10);
+    // and the scores on new points agree
+    let xt = random(4, 3, 99);
+    let kx =
+        ovk::kernels::cross_gram(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), xt.view()).unwrap();
+    let s1 = c.lg.dot(&w).dot(&kx);
+    let s2 = c.lg.dot(&ridge.dot(&kx));
+    assert!(rel(&s1, &s2) < 1e-10);
+}
+
+#[test]
+fn conditional_with_huge_epsilon_approaches_covariance() {
+    let c = case(14, 4, false);
+    let ke = input_eigen(c.k.view()).unwrap();
+    let cov = solve_alpha(Ovk::Covariance, &ke, c.lg.view(), 0.05).unwrap();
+    let mut last = f64::INFINITY;
+    for eps in [1e1, 1e3, 1e6] {
+        let cond = solve_alpha(Ovk::Conditional { epsilon: eps }, &ke, c.lg.view(), 0.05).unwrap();
+        let e = rel(&cond, &cov);
+        assert!(e < last, "ε={eps}: {e:e} did not decrease");
+        last = e;
+    }
+    assert!(last < 1e-5, "ε=1e6 still {last:e} from covariance");
+}
+
+/// Vector-valued kernel ridge `K C Γ + λ C = Y`, prediction `K_x C Γ`.
+fn vv_krr(k: &Array2<f64>, y: &Array2<f64>, gamma: &Array2<f64>, nl: f64) -> Array2<f64> {
+    let ek = eigh(k.view()).unwrap();
+    let eg = eigh(gamma.view()).unwrap();
+    let c = sylvester_sym_eig(
+        ek.vectors.view(),
+        ek.values.view(),
+        eg.vectors.view(),
+        eg.values.view(),
+        y.view(),
+        nl,
+    );
+    c.dot(gamma)
+}
+
+#[test]
+fn linear_output_kernel_equals_vector_valued_kernel_ridge() {
+    let nn = 16;
+    let c = case(nn, 5, true);
+    let n = nn as f64;
+    let lambda = 0.02;
+    let eps = 0.3;
+    let ke = input_eigen(c.k.view()).unwrap();
+    for ovk in [Ovk::Covariance, Ovk::Conditional { epsilon: eps }] {
+        let alpha = solve_alpha(ovk, &ke, c.lg.view(), lambda).unwrap();
+        let t = t_matrix(ovk, &ke, c.lg.view());
+        let w = t.dot(&alpha) / n;
+        // closed-form pre-image on the training inputs: ŷ = k Wᵀ Y
+        let yhat = c.k.dot(&w.t()).dot(&c.y);
+        let gamma = match ovk {
+            Ovk::Covariance => c.y.t().dot(&c.y) / n,
+            _ => {
+                // Γ = Yᵀ M' Y / n, M' = nε (k + nεI)⁻¹
+                let mut m = c.k.clone();
+                m.diag_mut().mapv_inplace(|v| v + n * eps);
+                let mp = ovk::linalg::lu(m.view()).unwrap().solve(c.y.view()) * (n * eps);
+                c.y.t().dot(&mp) / n
+            }
+        };
+        let coef = vv_krr(&c.k, &c.y, &gamma, lambda);
+        let yref = c.k.dot(&coef);
+        let e = rel(&yhat, &yref);
+        assert!(e < 1e-9, "{ovk:?}: {e:e}");
+    }
+}
+
+#[test]
+fn solution_minimises_the_objective() {
+    let c = case(10, 6, false);
+    let ke = input_eigen(c.k.view()).unwrap();
+    let lambda = 0.05;
+    for ovk in KINDS {
+        let alpha = solve_alpha(ovk, &ke, c.lg.view(), lambda).unwrap();
+        let t = t_matrix(ovk, &ke, c.lg.view());
+        let j0 = objective(t.view(), c.k.view(), c.lg.view(), alpha.view(), lambda);
+        let mut worse = 0;
+        for s in 0..5 {
+            let d = random(10, 10, 500 + s) * 1e-2;
+            let j1 = objective(
+                t.view(),
+                c.k.view(),
+                c.lg.view(),
+                (&alpha + &d).view(),
+                lambda,
+            );
+            assert!(
+                j1 >= j0 - 1e-12 * j0.abs(),
+                "{ovk:?}: J decreased {j0} → {j1}"
+            );
+            if j1 > j0 {
+                worse += 1;
+            }
+        }
+        assert!(worse > 0, "{ovk:?}: objective flat in every direction");
+    }
+}
+
+#[test]
+fn tiny_n_epsilon_lambda_regime_is_accurate() {
+    // ε = 1e-6, λ = 1e-4 (methods.md §3): the symmetrising route loses digits here.
+    let c = case(30, 8, false);
+    let (eps, lambda) = (1e-6, 1e-4);
+    let ovk = Ovk::Conditional { epsilon: eps };
+    let ke = input_eigen(c.k.view()).unwrap();
+    let alpha = solve_alpha(ovk, &ke, c.lg.view(), lambda).unwrap();
+    let t = t_matrix(ovk, &ke, c.lg.view());
+    let r = residual(t.view(), c.k.view(), alpha.view(), lambda);
+    let naive = solve_alpha_kronecker(t.view(), c.k.view(), lambda).unwrap();
+    let e = rel(&alpha, &naive);
+    let sym = symmetrised_route(&ke, &c.lg, eps, lambda);
+    let e_sym = rel(&sym, &naive);
+    let r_sym = residual(t.view(), c.k.view(), sym.view(), lambda);
+    println!(
+        "Schur route: residual {r:e}, vs Kronecker {e:e}; symmetrised route: residual {r_sym:e}, \
+         vs Kronecker {e_sym:e}"
+    );
+    // normwise backward error of the Sylvester equation (residual is ‖R‖_F/√n)
+    let nf = 30.0f64;
+    let fro = |a: &Array2<f64>| a.mapv(|v| v * v).sum().sqrt();
+    let scale = fro(&t) * fro(&alpha) * fro(&c.k) / nf + lambda * fro(&alpha) + nf.sqrt();
+    let eta = r * nf.sqrt() / scale;
+    assert!(eta < 1e-15, "backward error {eta:e}");
+    assert!(e < 1e-9, "relative error against the Kronecker solve {e:e}");
+}
+
+/// The route methods.md warns about: `S = D^{1/2} G D^{1/2} = P diag(t) Pᵀ`,
+/// `α̃ = D^{1/2} P [(Pᵀ D^{-1/2}) ⊘ (t sᵀ/n + λ)]` — kept here only for comparison.
+fn symmetrised_route(
+    ke: &ovk::linalg::SymEigen,
+    lg: &Array2<f64>,
+    eps: f64,
+    lambda: f64,
+) -> Array2<f64> {
+    let u = &ke.vectors;
+    let s = &ke.values;
+    let n = s.len() as f64;
+    let d = s.mapv(|v| n * eps / (v + n * eps));
+    let g = u.t().dot(lg).dot(u);
+    let dh = d.mapv(f64::sqrt);
+    let sm = Array2::from_shape_fn(g.dim(), |(i, j)| dh[i] * g[[i, j]] * dh[j]);
+    let sm = (&sm + &sm.t()) * 0.5;
+    let e = eigh(sm.view()).unwrap();
+    let p = &e.vectors;
+    let mut w = p.t().to_owned();
+    for ((k, j), v) in w.indexed_iter_mut() {
+        *v /= dh[j] * (e.values[k].max(0.0) * s[j] / n + lambda);
+    }
+    let mut at = p.dot(&w);
+    for (i, mut row) in at.axis_iter_mut(Axis(0)).enumerate() {
+        row *= dh[i];
+    }
+    u.dot(&at).dot(&u.t())
+}
+
+#[test]
+fn low_rank_at_full_rank_equals_exact() {
+    let nn = 14;
+    let c = case(nn, 9, false);
+    let lambda = 0.1;
+    let ke = input_eigen(c.k.view()).unwrap();
+    let a = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), nn).unwrap();
+    let b = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.0 }, c.y.view(), nn).unwrap();
+    for ovk in KINDS {
+        let alpha = solve_alpha(ovk, &ke, c.lg.view(), lambda).unwrap();
+        let t = t_matrix(ovk, &ke, c.lg.view());
+        let w = t.dot(&alpha) / nn as f64;
+        let op = solve_low_rank(ovk, a.view(), b.view(), lambda).unwrap();
+        let e = rel(&op.dense(), &w);
+        assert!(e < 1e-6, "{ovk:?}: {e:e}");
+    }
+}
+
+#[test]
+fn low_rank_error_shrinks_with_rank() {
+    let nn = 40;
+    let c = case(nn, 10, false);
+    let lambda = 0.1;
+    let ovk = Ovk::Conditional { epsilon: 0.1 };
+    let ke = input_eigen(c.k.view()).unwrap();
+    let alpha = solve_alpha(ovk, &ke, c.lg.view(), lambda).unwrap();
+    let t = t_matrix(ovk, &ke, c.lg.view());
+    let w = t.dot(&alpha) / nn as f64;
+    let scores = c.lg.dot(&w).dot(&c.k);
+    let err = |r: usize| {
+        let a = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), r).unwrap();
+        let b = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.0 }, c.y.view(), r).unwrap();
+        let op = solve_low_rank(ovk, a.view(), b.view(), lambda).unwrap();
+        rel(&c.lg.dot(&op.apply(c.k.view())), &scores)
+    };
+    let (e5, e15, e30) = (err(5), err(15), err(30));
+    assert!(
+        e30 < e15 && e15 < e5,
+        "errors {e5:e}, {e15:e}, {e30:e} do not shrink with rank"
+    );
+    assert!(e30 < 1e-2, "rank 30 error {e30:e}");
+}
