@@ -5,10 +5,12 @@
 
 mod convert;
 mod decomp;
+mod qr;
 mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
 pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, Cholesky, Lu, SymEigen};
+pub use qr::{qr_thin, ThinQr};
 pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
 
 /// Choose faer's thread count. Measured on the 2-core machines this runs on (see README
