@@ -115,15 +115,13 @@ fn main() {
     );
     let mut ranks: Vec<usize> = vec![1, 2, 3, 5, 10, 15, 20, 25, 30, 35, 40];
     ranks.retain(|&r| r <= bound);
-    let mut best = (f64::INFINITY, 0usize);
+    let mut rows = Vec::new();
     for &rank in &ranks {
         let t0 = Instant::now();
         let params = Params::new().with("rank", Value::Int(rank as i64));
         let fit = LowRankOkl.fit(&p, &params, &mut Silent).unwrap();
         let mse = fit.details["validation_mse"].as_f64().unwrap();
-        if mse < best.0 {
-            best = (mse, rank);
-        }
+        rows.push((mse, rank));
         println!(
             "{:>6} {:>12.4e} {:>14.6} {:>11} {:>9.3} {:>10}",
             rank,
@@ -134,6 +132,9 @@ fn main() {
             fit.details["certificate"]["certified"]
         );
     }
+    // The smallest p within 10⁻⁶ (relative) of the best MSE: larger p reach the same optimum.
+    let min_mse = rows.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+    let best = *rows.iter().find(|r| r.0 <= min_mse * (1.0 + 1e-6)).unwrap();
     let t0 = Instant::now();
     let full = LowRankOkl
         .fit(
@@ -178,35 +179,42 @@ fn main() {
     let m = 100_000;
     let p = split(m, 2);
     let y_mb = (p.y.len() + p.y_test.len()) as f64 * 8.0 / 1048576.0;
-    let peak_reset = reset_peak_rss();
-    let base_mb = peak_rss_mb();
-    let t0 = Instant::now();
-    let params = Params::new().with("rank", Value::Int(50));
-    let fit = LowRankOkl.fit(&p, &params, &mut Silent).unwrap();
-    let secs = t0.elapsed().as_secs_f64();
-    let peak_mb = peak_rss_mb();
-    let path = fit.details["path"].as_array().unwrap();
-    let unconverged = path.iter().filter(|r| r["converged"] == false).count();
-    let certified = path
-        .iter()
-        .filter(|r| r["certificate"]["certified"] == true)
-        .count();
-    let mse = fit.details["validation_mse"].as_f64().unwrap();
-    let alpha_b = fit.details["alpha"].as_f64().unwrap();
-    let (ridge_b, _) = ridge_best_wide(&p, &lambda_grid(alpha_b, 25));
-    println!("\n(b) m = {m} outputs, ℓ = 100 train / 100 validation, p = 50, 25 λ");
+    let alpha_b = alpha(&p).0;
+    let (ridge_b, ridge_lb) = ridge_best_wide(&p, &lambda_grid(alpha_b, 25));
     println!(
-        "wall time {secs:.2} s (paper: about 45 s in MATLAB; target < 2 s) — {} iterations, {unconverged} λ unconverged at max_iter, {certified}/25 certified",
-        fit.iterations
+        "\n(b) m = {m} outputs, ℓ = 100 train / 100 validation, p = 50, 25 λ (α = {alpha_b:.4e})"
     );
-    println!(
-        "peak memory {} {peak_mb:.0} MB (before the fit {base_mb:.0} MB; the data Y alone is {y_mb:.0} MB; one m×m matrix would be {:.0} MB)",
-        if peak_reset { "during the fit" } else { "of the process" },
-        (m as f64).powi(2) * 8.0 / 1048576.0
-    );
-    println!(
-        "validation MSE {mse:.6} at λ = {:.3e} vs L = I {ridge_b:.6} (ratio {:.3})",
-        fit.details["lambda"].as_f64().unwrap(),
-        mse / ridge_b
-    );
+    println!("L = I (kernel ridge, best λ = {ridge_lb:.3e} on the same path): validation MSE {ridge_b:.6}");
+    for tol in [1e-8, 1e-6] {
+        let peak_reset = reset_peak_rss();
+        let base_mb = peak_rss_mb();
+        let t0 = Instant::now();
+        let params = Params::new()
+            .with("rank", Value::Int(50))
+            .with("tol", Value::Float(tol));
+        let fit = LowRankOkl.fit(&p, &params, &mut Silent).unwrap();
+        let secs = t0.elapsed().as_secs_f64();
+        let peak_mb = peak_rss_mb();
+        let path = fit.details["path"].as_array().unwrap();
+        let unconverged = path.iter().filter(|r| r["converged"] == false).count();
+        let certified = path
+            .iter()
+            .filter(|r| r["certificate"]["certified"] == true)
+            .count();
+        let mse = fit.details["validation_mse"].as_f64().unwrap();
+        println!(
+            "tol {tol:e}: wall time {secs:.2} s (paper: about 45 s in MATLAB; target < 2 s) — {} iterations, {unconverged}/25 λ stopped at max_iter = 1000, {certified}/25 certified",
+            fit.iterations
+        );
+        println!(
+            "  peak memory {} {peak_mb:.0} MB (before the fit {base_mb:.0} MB; Y alone is {y_mb:.0} MB; one m×m matrix would be {:.0} MB)",
+            if peak_reset { "during the fit" } else { "of the process" },
+            (m as f64).powi(2) * 8.0 / 1048576.0
+        );
+        println!(
+            "  validation MSE {mse:.6} at λ = {:.3e}; vs L = I ratio {:.3}",
+            fit.details["lambda"].as_f64().unwrap(),
+            mse / ridge_b
+        );
+    }
 }

@@ -110,8 +110,8 @@ pub fn certify(
     })
 }
 
-/// Leave a saddle: `B ← B + τ Σₖ uₖ vₖᵀ`, pairing the eigenvectors uₖ of CᵀKC with eigenvalue
-/// > 1 (each a direction of negative curvature, orthogonal to range B at a stationary point)
+/// Leave a saddle: `B ← B + τ Σₖ uₖ vₖᵀ`, pairing the eigenvectors uₖ of CᵀKC with eigenvalues
+/// above 1 (each a direction of negative curvature, orthogonal to range B at a stationary point)
 /// with null directions vₖ of B, halving τ until `g(B) = min_A Q(A, B)` decreases
 /// (methods.md §2 does this with one pair; filling every free column at once saves one
 /// escape-and-converge round per missing rank). Falls back to the single top pair.
