@@ -211,7 +211,8 @@ impl Method for LowRankOkl {
             "stopping rule: ‖B − B_p‖_F < δ with δ = tol·max(1, ‖B‖_F) = {tol:e}·max(1, ‖B‖_F) \
              (the paper prints \"≥\", a typo)"
         ));
-        obs.phase(Phase::Iterating, Some(lambdas.len() * ranks.len()));
+        // Records come per iteration and the iteration count per λ is unknown: no total.
+        obs.phase(Phase::Iterating, None);
         let mut prog = Progress::new(obs);
         let mut sweep_rows = Vec::new();
         let mut best: Option<(usize, PathRun)> = None;
