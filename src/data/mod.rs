@@ -5,6 +5,7 @@ mod encode;
 mod load;
 mod prepare;
 mod raw;
+pub mod gpmix;
 pub mod rng;
 mod roles;
 mod rows;

@@ -9,6 +9,7 @@ mod hessenberg;
 mod lbfgs;
 mod pivoted_cholesky;
 mod qz;
+mod qr;
 mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
@@ -17,6 +18,7 @@ pub use hessenberg::{hessenberg, Hessenberg};
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use pivoted_cholesky::pivoted_cholesky;
 pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
+pub use qr::{qr_thin, ThinQr};
 pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
 
 /// Choose faer's thread count. Measured on the 2-core machines this runs on (see README

@@ -7,6 +7,7 @@ pub mod params;
 
 pub mod kde;
 pub mod krr;
+pub mod lowrank_okl;
 pub mod okl;
 pub mod vvmr;
 
@@ -117,7 +118,14 @@ pub trait Method: Sync {
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
 /// config reference and the TUI.
 pub fn registry() -> &'static [&'static dyn Method] {
-    &[&krr::Krr, &okl::Okl, &kde::Kde, &vvmr::Vvmr]
+    &[
+        &krr::Krr,
+        &okl::Okl,
+        &lowrank_okl::LowRankOkl,
+        &kde::Kde,
+        &vvmr::Vvmr,
+        &mvml::Mvml,
+    ]
 }
 
 /// Look a method up by name; an unknown name lists the valid ones.

@@ -1,0 +1,129 @@
+//! The synthetic benchmark of Dinuzzo & Fukumizu (ACML 2011, §6; methods.md §2): m outputs,
+//! each a U(0, 1)-weighted mix of 50 latent Gaussian-process paths with covariance
+//! `exp(−10|x − x'|)` on 200 grid points in [−1, 1], plus Gaussian noise at SNR 1:1.
+
+use std::io::Write;
+use std::path::Path;
+
+use ndarray::{Array1, Array2, Axis};
+
+use super::rng::Rng;
+use crate::linalg::matmul;
+use crate::{OvkError, Result};
+
+/// Grid points on [−1, 1].
+pub const GRID: usize = 200;
+/// Latent GP paths mixed into every output.
+pub const LATENT: usize = 50;
+/// The covariance `exp(−DECAY |x − x'|)`.
+pub const DECAY: f64 = 10.0;
+
+/// `(x, y)`: x is the 200×1 grid, y the 200×m noisy outputs.
+///
+/// The covariance `exp(−10|x−x'|)` is that of an Ornstein–Uhlenbeck process, so each latent
+/// path is sampled exactly by its AR(1) recursion `z₀ ~ N(0, 1)`,
+/// `zᵢ = ρ zᵢ₋₁ + √(1 − ρ²) εᵢ`, `ρ = exp(−10 h)` on the uniform grid of step h — no 200×200
+/// Cholesky needed. The noise variance of each output equals the empirical variance of its
+/// noiseless signal over the grid (SNR 1:1).
+pub fn gp_mix(outputs: usize, seed: u64) -> (Array2<f64>, Array2<f64>) {
+    let parts = gp_mix_parts(outputs, seed);
+    (parts.x, parts.signal + parts.noise)
+}
+
+/// The pieces of `gp_mix`: grid, noiseless signal and noise (their sum is `gp_mix`'s y).
+pub struct GpMix {
+    pub x: Array2<f64>,
+    pub signal: Array2<f64>,
+    pub noise: Array2<f64>,
+}
+
+/// `gp_mix` with its signal and noise kept apart (for checking the SNR).
+pub fn gp_mix_parts(outputs: usize, seed: u64) -> GpMix {
+    let mut rng = Rng::new(seed);
+    let h = 2.0 / (GRID - 1) as f64;
+    let x = Array2::from_shape_fn((GRID, 1), |(i, _)| -1.0 + h * i as f64);
+    let rho = (-DECAY * h).exp();
+    let innovation = (1.0 - rho * rho).sqrt();
+    let mut z = Array2::<f64>::zeros((GRID, LATENT));
+    for k in 0..LATENT {
+        z[[0, k]] = rng.normal();
+        for i in 1..GRID {
+            z[[i, k]] = rho * z[[i - 1, k]] + innovation * rng.normal();
+        }
+    }
+    let w = Array2::from_shape_fn((LATENT, outputs), |_| rng.uniform());
+    let signal = matmul(z.view(), w.view()); // GRID×m
+    let variance: Array1<f64> = signal.var_axis(Axis(0), 0.0);
+    let mut noise = Array2::<f64>::zeros((GRID, outputs));
+    for i in 0..GRID {
+        for j in 0..outputs {
+            noise[[i, j]] = variance[j].sqrt() * rng.normal();
+        }
+    }
+    GpMix { x, signal, noise }
+}
+
+/// Write `x,y0,y1,…` rows to `path` atomically: a temporary file in the same folder, renamed
+/// over the target once complete, so a reader never sees half a file.
+pub fn write_csv(path: &Path, x: &Array2<f64>, y: &Array2<f64>) -> Result<()> {
+    if x.nrows() != y.nrows() {
+        return Err(OvkError::internal(format!(
+            "write_csv: {} input rows but {} output rows",
+            x.nrows(),
+            y.nrows()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| OvkError::input(format!("{}: not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        let mut out = std::io::BufWriter::new(file);
+        let mut header = String::new();
+        for c in 0..x.ncols() {
+            header.push_str(
+                if x.ncols() == 1 {
+                    "x".to_string()
+                } else {
+                    format!("x{c}")
+                }
+                .as_str(),
+            );
+            header.push(',');
+        }
+        let ys: Vec<String> = (0..y.ncols()).map(|j| format!("y{j}")).collect();
+        header.push_str(&ys.join(","));
+        writeln!(out, "{header}")?;
+        let mut line = String::new();
+        for (xr, yr) in x.rows().into_iter().zip(y.rows()) {
+            line.clear();
+            for v in xr.iter().chain(yr.iter()) {
+                if !line.is_empty() {
+                    line.push(',');
+                }
+                line.push_str(&format!("{v}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+        out.flush()?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(OvkError::io_path(path, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        OvkError::io_path(path, e)
+    })
+}

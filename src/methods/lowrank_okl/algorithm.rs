@@ -1,0 +1,180 @@
+//! Dinuzzo & Fukumizu's Algorithm 1 at one λ, in the row space (see `reduced`), with the
+//! saddle escape of methods.md §2 when the converged point fails Lemma 8 and B has room.
+
+use std::collections::BTreeMap;
+
+use ndarray::Array2;
+
+use super::certificate::{certify, escape_saddle, Certificate};
+use super::reduced::{frob, Factor, Reduced, Solution};
+use crate::methods::{check_cancel, ensure_finite, Clock, Observer, TraceRecord};
+use crate::Result;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Stop when `‖B − B_p‖_F < tol · max(1, ‖B‖_F)`.
+    pub tol: f64,
+    /// Iterations per λ.
+    pub max_iter: usize,
+    /// Lemma 8's `‖(CᵀKC)B − B‖/‖B‖` must be below this to certify.
+    pub certificate_tol: f64,
+    /// Saddle escapes allowed per λ.
+    pub max_escapes: usize,
+}
+
+impl Settings {
+    pub fn new(tol: f64, max_iter: usize) -> Self {
+        Settings {
+            tol,
+            max_iter,
+            certificate_tol: tol.sqrt().clamp(1e-6, 1e-3),
+            max_escapes: 20,
+        }
+    }
+}
+
+/// The observer, the clock and the run's iteration counter. The last record of each λ is held
+/// back so the path can attach the validation error to it.
+pub struct Progress<'a> {
+    pub obs: &'a mut dyn Observer,
+    pub clock: Clock,
+    pub iter: usize,
+    pending: Option<TraceRecord>,
+}
+
+impl<'a> Progress<'a> {
+    pub fn new(obs: &'a mut dyn Observer) -> Self {
+        Progress {
+            obs,
+            clock: Clock::start(),
+            iter: 0,
+            pending: None,
+        }
+    }
+
+    fn push(&mut self, rec: TraceRecord) {
+        if let Some(prev) = self.pending.take() {
+            self.obs.record(&prev);
+        }
+        self.pending = Some(rec);
+    }
+
+    /// Send the held-back record of the λ just finished, with its validation error.
+    pub fn finish_lambda(&mut self, val_metric: Option<f64>, certified: bool) {
+        if let Some(mut rec) = self.pending.take() {
+            rec.val_metric = val_metric;
+            rec.extra
+                .insert("certified".into(), if certified { 1.0 } else { 0.0 });
+            self.obs.record(&rec);
+        }
+    }
+}
+
+/// The outcome at one λ.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    pub solution: Solution,
+    /// Eq. (4) at the returned (A, B), A optimal for B.
+    pub objective: f64,
+    /// `‖Y − K A Bᵀ‖²_F`.
+    pub fit_sq: f64,
+    pub iterations: usize,
+    pub converged: bool,
+    pub certificate: Certificate,
+}
+
+/// Run Algorithm 1 from `start` at `lambda` until `‖B − B_p‖_F < tol·max(1, ‖B‖_F)` (the paper
+/// prints "≥", a typo), then certify; escape saddles and resume while allowed.
+pub fn solve(
+    red: &Reduced,
+    start: Factor,
+    p: usize,
+    lambda: f64,
+    settings: &Settings,
+    prog: &mut Progress<'_>,
+) -> Result<Fitted> {
+    // For λ ≥ α the optimum is L = 0 (methods.md §2; Lemma 8 certifies B = 0 since
+    // ‖CᵀKC‖₂ = α²/λ² ≤ 1). Algorithm 1 only creeps towards it (sublinearly at λ = α), so it
+    // is set directly.
+    let zero_is_optimal = lambda >= red.alpha;
+    let mut f = if zero_is_optimal {
+        let zero = Array2::zeros((red.r(), p));
+        let a = red.a_step(&Factor::Reduced(zero.clone()), lambda)?;
+        let (objective, _) = red.objective(&a, &zero, lambda);
+        prog.iter += 1;
+        prog.push(record(prog, p, lambda, objective, 0.0));
+        Factor::Reduced(zero)
+    } else {
+        start
+    };
+    let mut iterations = 0;
+    let mut escapes = 0;
+    loop {
+        let mut converged = zero_is_optimal;
+        while !converged && iterations < settings.max_iter {
+            check_cancel(prog.obs)?;
+            let a = red.a_step(&f, lambda)?;
+            let b = red.b_step(&a, lambda)?;
+            let step = red.step_norm(&f, &b);
+            let (objective, _) = red.objective(&a, &b, lambda);
+            ensure_finite("objective", objective)?;
+            iterations += 1;
+            prog.iter += 1;
+            prog.push(record(prog, p, lambda, objective, step));
+            let delta = settings.tol * frob(&b).max(1.0);
+            f = Factor::Reduced(b);
+            converged = step < delta;
+        }
+        let bhat = match f {
+            Factor::Reduced(b) => b,
+            // max_iter ≥ 1, so at least one update moved B into the row space.
+            Factor::Identity(_) => {
+                return Err(crate::OvkError::internal("lowrank-okl: no iteration ran"))
+            }
+        };
+        let mut certificate = certify(red, &bhat, lambda, settings.certificate_tol)?;
+        if converged
+            && !certificate.certified
+            && certificate.is_escapable_saddle()
+            && escapes < settings.max_escapes
+            && iterations < settings.max_iter
+        {
+            if let Some((escaped, tau)) = escape_saddle(red, &bhat, &certificate, lambda)? {
+                escapes += 1;
+                prog.obs.note(&format!(
+                    "λ = {lambda:.4e}: left a saddle (‖CᵀKC‖₂ = {:.4} > 1 with B rank-deficient) \
+                     by B ← B + τ u vᵀ, τ = {tau:.3e}; resuming",
+                    certificate.top_eigenvalue
+                ));
+                f = Factor::Reduced(escaped);
+                continue;
+            }
+        }
+        certificate.escapes = escapes;
+        let a = red.a_step(&Factor::Reduced(bhat.clone()), lambda)?;
+        let (objective, fit_sq) = red.objective(&a, &bhat, lambda);
+        ensure_finite("objective", objective)?;
+        return Ok(Fitted {
+            solution: Solution { bhat, a },
+            objective,
+            fit_sq,
+            iterations,
+            converged,
+            certificate,
+        });
+    }
+}
+
+fn record(prog: &Progress<'_>, p: usize, lambda: f64, objective: f64, step: f64) -> TraceRecord {
+    let mut extra = BTreeMap::new();
+    extra.insert("rank".to_string(), p as f64);
+    TraceRecord {
+        iter: prog.iter,
+        objective,
+        residual: Some(step),
+        lambda: Some(lambda),
+        elapsed_ms: prog.clock.ms(),
+        extra,
+        ..Default::default()
+    }
+}

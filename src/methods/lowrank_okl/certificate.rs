@@ -1,0 +1,149 @@
+//! Global optimality certificate (Dinuzzo & Fukumizu, Lemma 8) and the saddle escape of
+//! methods.md §2. With C solving `K C L + λ C = Y`, L = BBᵀ, the point is the global optimum of
+//! the trace-penalised problem iff `(Cᵀ K C) B = B` and `‖Cᵀ K C‖₂ ≤ 1`.
+//!
+//! In the bases of the fit, `C = U Ĉ Q_mᵀ` with `diag(s) Ĉ (B̂B̂ᵀ) + λ Ĉ = Rᵀ`, so
+//! `Cᵀ K C = Q_m G Q_mᵀ`, `G = Ĉᵀ diag(s) Ĉ` (r×r): nothing m×m is needed.
+
+use ndarray::{s, Array2, Axis};
+use serde::Serialize;
+
+use super::reduced::{frob, frob_diff, Reduced};
+use crate::linalg::{divide_by_spectrum, eigh, matmul, matmul_tn, symmetrize};
+use crate::Result;
+
+/// `‖Cᵀ K C‖₂ ≤ 1 + EIG_SLACK` counts as ≤ 1.
+pub const EIG_SLACK: f64 = 1e-6;
+/// `B` is rank-deficient when `σ_min(B) ≤ RANK_RATIO · σ_max(B)` (or B = 0).
+const RANK_RATIO: f64 = 1e-4;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Certificate {
+    /// `‖(Cᵀ K C) B − B‖_F / ‖B‖_F` (0 when B = 0).
+    pub residual: f64,
+    /// `‖Cᵀ K C‖₂`.
+    pub top_eigenvalue: f64,
+    pub certified: bool,
+    pub rank_deficient: bool,
+    /// Saddle escapes taken at this λ.
+    pub escapes: usize,
+    /// Eigenvectors of `G` with eigenvalue > 1 (r×k), largest first.
+    #[serde(skip)]
+    ascent: Array2<f64>,
+    /// Directions of B's (near-)null space (p×j), smallest singular value first.
+    #[serde(skip)]
+    null: Array2<f64>,
+}
+
+impl Certificate {
+    /// A stationary point that is not the optimum, with room in B to move: escape it.
+    pub fn is_escapable_saddle(&self) -> bool {
+        self.rank_deficient && self.top_eigenvalue > 1.0 + EIG_SLACK
+    }
+
+    /// The certified condition fails only on `‖CᵀKC‖₂`, with B of full rank p: the rank
+    /// constraint is active (the point may still be the best of rank p).
+    pub fn rank_constraint_active(&self, residual_tol: f64) -> bool {
+        !self.rank_deficient
+            && self.residual <= residual_tol
+            && self.top_eigenvalue > 1.0 + EIG_SLACK
+    }
+}
+
+/// Lemma 8 at `B = Q_m B̂`. `residual_tol`: how small `‖(CᵀKC)B − B‖/‖B‖` must be.
+pub fn certify(
+    red: &Reduced,
+    bhat: &Array2<f64>,
+    lambda: f64,
+    residual_tol: f64,
+) -> Result<Certificate> {
+    // L̂ = B̂ B̂ᵀ = W diag(t) Wᵀ; Ĉ = [(Rᵀ W) ⊘ (s tᵀ + λ)] Wᵀ solves diag(s) Ĉ L̂ + λ Ĉ = Rᵀ.
+    let l_hat = symmetrize(&matmul(bhat.view(), bhat.t()));
+    let el = eigh(l_hat.view())?;
+    let t = el.values.mapv(|v| v.max(0.0));
+    let w = el.vectors;
+    let ryw = matmul(red.rt.view(), w.view());
+    let c_hat = matmul(
+        divide_by_spectrum(ryw.view(), red.s.view(), t.view(), lambda).view(),
+        w.t(),
+    );
+    let mut sc = c_hat.clone();
+    for (mut row, &si) in sc.axis_iter_mut(Axis(0)).zip(red.s.iter()) {
+        row *= si;
+    }
+    let g = symmetrize(&matmul_tn(c_hat.view(), sc.view())); // Ĉᵀ diag(s) Ĉ
+    let eg = eigh(g.view())?;
+    let last = eg.values.len() - 1;
+    let top_eigenvalue = eg.values[last];
+    let above: Vec<usize> = (0..=last)
+        .rev()
+        .filter(|&i| eg.values[i] > 1.0 + EIG_SLACK)
+        .collect();
+    let ascent = eg.vectors.select(Axis(1), &above);
+
+    let b_norm = frob(bhat);
+    let residual = if b_norm > 0.0 {
+        frob_diff(&matmul(g.view(), bhat.view()), bhat) / b_norm
+    } else {
+        0.0
+    };
+
+    let bb = symmetrize(&matmul_tn(bhat.view(), bhat.view()));
+    let eb = eigh(bb.view())?;
+    let sig2_min = eb.values[0].max(0.0);
+    let sig2_max = eb.values[eb.values.len() - 1].max(0.0);
+    let small = RANK_RATIO * RANK_RATIO * sig2_max;
+    let rank_deficient = sig2_max == 0.0 || sig2_min <= small;
+    let null_idx: Vec<usize> = (0..eb.values.len())
+        .filter(|&i| sig2_max == 0.0 || eb.values[i] <= small)
+        .collect();
+    let null = eb.vectors.select(Axis(1), &null_idx);
+
+    Ok(Certificate {
+        residual,
+        top_eigenvalue,
+        certified: residual <= residual_tol && top_eigenvalue <= 1.0 + EIG_SLACK,
+        rank_deficient,
+        escapes: 0,
+        ascent,
+        null,
+    })
+}
+
+/// Leave a saddle: `B ← B + τ Σₖ uₖ vₖᵀ`, pairing the eigenvectors uₖ of CᵀKC with eigenvalues
+/// above 1 (each a direction of negative curvature, orthogonal to range B at a stationary point)
+/// with null directions vₖ of B, halving τ until `g(B) = min_A Q(A, B)` decreases
+/// (methods.md §2 does this with one pair; filling every free column at once saves one
+/// escape-and-converge round per missing rank). Falls back to the single top pair.
+/// `None` if no τ decreases g.
+pub fn escape_saddle(
+    red: &Reduced,
+    bhat: &Array2<f64>,
+    cert: &Certificate,
+    lambda: f64,
+) -> Result<Option<(Array2<f64>, f64)>> {
+    let k = cert.ascent.ncols().min(cert.null.ncols());
+    if k == 0 {
+        return Ok(None);
+    }
+    let g0 = red.value(bhat, lambda)?;
+    let tau0 = frob(bhat).max(lambda.sqrt()).max(1.0);
+    for pairs in [k, 1] {
+        let u = cert.ascent.slice(s![.., ..pairs]);
+        let v = cert.null.slice(s![.., ..pairs]);
+        let direction = matmul(u, v.t());
+        let mut tau = tau0;
+        for _ in 0..80 {
+            let candidate = bhat + &(&direction * tau);
+            let g = red.value(&candidate, lambda)?;
+            if g < g0 - 1e-13 * g0.abs() {
+                return Ok(Some((candidate, tau)));
+            }
+            tau *= 0.5;
+        }
+        if pairs == 1 {
+            break;
+        }
+    }
+    Ok(None)
+}

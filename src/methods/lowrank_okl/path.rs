@@ -1,0 +1,212 @@
+//! The λ path (methods.md §2): 25 log-spaced λ from α = √‖YᵀKY‖₂ (above which L = 0) down to
+//! 10⁻⁵ α, warm-starting B, each λ scored on the validation part; and the sweep over ranks p.
+
+use std::time::Instant;
+
+use ndarray::{Array2, ArrayView2};
+use serde::Serialize;
+
+use super::algorithm::{solve, Fitted, Progress, Settings};
+use super::certificate::Certificate;
+use super::reduced::{Factor, Reduced, Solution};
+use crate::kernels::{cross_gram, Kernel};
+use crate::linalg::matmul;
+use crate::{OvkError, Result};
+
+/// `n` log-spaced values from `alpha` down to `1e-5 · alpha`.
+pub fn lambda_grid(alpha: f64, n: usize) -> Vec<f64> {
+    if n <= 1 {
+        return vec![alpha];
+    }
+    (0..n)
+        .map(|k| alpha * 10f64.powf(-5.0 * k as f64 / (n - 1) as f64))
+        .collect()
+}
+
+/// What the validation MSE needs, precomputed once per fit: `K_val U` (t×ℓ), `Y_val Q_m`
+/// (t×r) and `‖Y_val‖²_F`. Predictions are `Z Q_mᵀ` with `Z` t×r, so the MSE
+/// `(‖Y_val‖² − 2⟨Y_val Q_m, Z⟩ + ‖Z‖²)/(t m)` never forms the t×m prediction.
+pub struct Validation {
+    k_u: Array2<f64>,
+    y_q: Array2<f64>,
+    y_sq: f64,
+    count: f64,
+}
+
+impl Validation {
+    pub fn new(
+        red: &Reduced,
+        kernel: &Kernel,
+        x_train: ArrayView2<f64>,
+        x_val: ArrayView2<f64>,
+        y_val: ArrayView2<f64>,
+    ) -> Result<Self> {
+        if y_val.ncols() != red.m || x_val.nrows() != y_val.nrows() {
+            return Err(OvkError::internal(format!(
+                "validation part has {}×{} targets for {} inputs and {} outputs",
+                y_val.nrows(),
+                y_val.ncols(),
+                x_val.nrows(),
+                red.m
+            )));
+        }
+        let k_val = cross_gram(kernel, x_val, x_train)?;
+        Ok(Validation {
+            k_u: matmul(k_val.view(), red.u.view()),
+            y_q: matmul(y_val, red.q_m.view()),
+            y_sq: y_val.iter().map(|v| v * v).sum(),
+            count: (y_val.nrows() * y_val.ncols()) as f64,
+        })
+    }
+
+    /// Mean squared error of `K_val A Bᵀ` against the validation targets.
+    pub fn mse(&self, sol: &Solution) -> f64 {
+        let w = matmul(sol.a.u_y.t(), sol.bhat.t()); // U_Yᵀ B̂ᵀ, p×r
+        let z = matmul(matmul(self.k_u.view(), sol.a.v.view()).view(), w.view()); // t×r
+        let cross: f64 = self.y_q.iter().zip(z.iter()).map(|(a, b)| a * b).sum();
+        let zz: f64 = z.iter().map(|v| v * v).sum();
+        ((self.y_sq - 2.0 * cross + zz) / self.count).max(0.0)
+    }
+}
+
+/// One row of `details["path"]`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathPoint {
+    pub lambda: f64,
+    pub iterations: usize,
+    pub seconds: f64,
+    pub objective: f64,
+    pub train_mse: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation_mse: Option<f64>,
+    pub converged: bool,
+    pub certificate: Certificate,
+}
+
+/// A path at one rank: its table, and the fit at the chosen λ.
+pub struct PathRun {
+    pub points: Vec<PathPoint>,
+    pub best: usize,
+    pub best_fit: Fitted,
+    pub iterations: usize,
+    pub seconds: f64,
+}
+
+/// Solve at every λ (large to small), warm-starting B from the previous λ when `warm`.
+/// The best λ by validation MSE wins; without validation data, the last λ.
+#[allow(clippy::too_many_arguments)]
+pub fn run_path(
+    red: &Reduced,
+    p: usize,
+    lambdas: &[f64],
+    warm: bool,
+    settings: &Settings,
+    validation: Option<&Validation>,
+    prog: &mut Progress<'_>,
+) -> Result<PathRun> {
+    let started = Instant::now();
+    let train_count = (red.ell() * red.m) as f64;
+    let mut points = Vec::with_capacity(lambdas.len());
+    let mut best: Option<(usize, f64, Fitted)> = None;
+    let mut previous: Option<Array2<f64>> = None;
+    let mut iterations = 0;
+    for (k, &lambda) in lambdas.iter().enumerate() {
+        let t0 = Instant::now();
+        let start = match (&previous, warm) {
+            (Some(b), true) => Factor::Reduced(b.clone()),
+            _ => Factor::Identity(p),
+        };
+        let fitted = solve(red, start, p, lambda, settings, prog)?;
+        iterations += fitted.iterations;
+        let validation_mse = validation.map(|v| v.mse(&fitted.solution));
+        prog.finish_lambda(validation_mse, fitted.certificate.certified);
+        points.push(PathPoint {
+            lambda,
+            iterations: fitted.iterations,
+            seconds: t0.elapsed().as_secs_f64(),
+            objective: fitted.objective,
+            train_mse: fitted.fit_sq / train_count,
+            validation_mse,
+            converged: fitted.converged,
+            certificate: fitted.certificate.clone(),
+        });
+        previous = Some(fitted.solution.bhat.clone());
+        // Without validation the last λ wins (score 0 never loses to an earlier one's 0).
+        let score = validation_mse.unwrap_or(0.0);
+        let better = match &best {
+            None => true,
+            Some((_, s, _)) => score < *s || (validation.is_none() && score <= *s),
+        };
+        if better {
+            best = Some((k, score, fitted));
+        }
+    }
+    let (best, _, best_fit) =
+        best.ok_or_else(|| OvkError::internal("lowrank-okl: empty λ path"))?;
+    Ok(PathRun {
+        points,
+        best,
+        best_fit,
+        iterations,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Parse a rank sweep: `"1..8"` (inclusive), `"1..40:5"` (step 5; the upper end is always
+/// included), or a list `"2,5,10"`.
+pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
+    let t = text.trim();
+    let bad = || {
+        OvkError::input(format!(
+            "rank_sweep: '{text}' is not a range like 1..8, 1..40:5, or a list like 2,5,10"
+        ))
+    };
+    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
+    let ranks: Vec<usize> = if let Some((lo, rest)) = t.split_once("..") {
+        let (hi, step) = match rest.split_once(':') {
+            Some((h, s)) => (num(h)?, num(s)?),
+            None => (num(rest)?, 1),
+        };
+        let lo = num(lo)?;
+        if step == 0 || lo > hi {
+            return Err(bad());
+        }
+        let mut v: Vec<usize> = (lo..=hi).step_by(step).collect();
+        if v.last() != Some(&hi) {
+            v.push(hi);
+        }
+        v
+    } else {
+        t.split(',').map(num).collect::<Result<_>>()?
+    };
+    if ranks.is_empty() || ranks.contains(&0) {
+        return Err(OvkError::input(format!(
+            "rank_sweep: '{text}' must list ranks ≥ 1"
+        )));
+    }
+    Ok(ranks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_parse() {
+        assert_eq!(parse_ranks("1..4").unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(parse_ranks("1..12:5").unwrap(), vec![1, 6, 11, 12]);
+        assert_eq!(parse_ranks("2, 5,10").unwrap(), vec![2, 5, 10]);
+        assert!(parse_ranks("0..3").is_err());
+        assert!(parse_ranks("5..3").is_err());
+        assert!(parse_ranks("a..b").is_err());
+    }
+
+    #[test]
+    fn grid_spans_five_decades() {
+        let g = lambda_grid(2.0, 25);
+        assert_eq!(g.len(), 25);
+        assert!((g[0] - 2.0).abs() < 1e-15);
+        assert!((g[24] - 2e-5).abs() < 1e-18);
+        assert!(g.windows(2).all(|w| w[1] < w[0]));
+    }
+}
