@@ -4,9 +4,11 @@
 mod gram;
 mod heuristics;
 mod memory;
+mod nystrom;
 mod spec;
 
 pub use gram::{cross_gram, gram, sq_dists};
 pub use heuristics::{mean_distance, median_distance};
 pub use memory::{available_memory_bytes, check_fits, dense_bytes, format_bytes};
+pub use nystrom::{nystrom, NystromFactor};
 pub use spec::{Kernel, KernelName, KernelSpec, Sigma};

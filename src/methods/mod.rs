@@ -6,6 +6,7 @@ mod observer;
 pub mod params;
 
 pub mod krr;
+pub mod mvml;
 pub mod okl;
 
 use ndarray::{Array2, ArrayView2};
@@ -111,7 +112,7 @@ pub trait Method: Sync {
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
 /// config reference and the TUI.
 pub fn registry() -> &'static [&'static dyn Method] {
-    &[&krr::Krr, &okl::Okl]
+    &[&krr::Krr, &okl::Okl, &mvml::Mvml]
 }
 
 /// Look a method up by name; an unknown name lists the valid ones.
