@@ -292,7 +292,7 @@ fn main() {
         );
         for f in FRACTIONS {
             let (sc, secs, _) = fit_once(&t, Some(f));
-            let p = ((f * n as f64).round() as usize).clamp(1, n);
+            let p = ((f * n as f64).floor() as usize).clamp(1, n);
             println!(
                 "{:<22} {:>7.0}% {:>6} {:>6} {:.4} {:>10.3} {:>8.3}",
                 t.name,

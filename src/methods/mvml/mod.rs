@@ -10,6 +10,7 @@ pub mod grams;
 pub mod metric;
 pub mod model;
 pub mod solver;
+mod width;
 
 use ndarray::{Array1, Array2, Axis};
 use serde_json::{json, Value as Json};
@@ -19,9 +20,7 @@ use super::{
     check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
 };
 use crate::data::rng::Rng;
-use crate::kernels::{
-    check_fits, dense_bytes, gram, mean_distance, nystrom, Kernel, KernelSpec, Sigma,
-};
+use crate::kernels::{check_fits, dense_bytes, gram, nystrom, Kernel};
 use crate::{OvkError, Result};
 
 use grams::{Grams, ViewGram};
@@ -97,7 +96,7 @@ pub const FIXED_METRIC: ParamSpec = ParamSpec {
 pub const NYSTROM: ParamSpec = ParamSpec {
     key: "nystrom",
     label: "Nyström fraction",
-    help: "block Nyström approximation with this fraction of the training points (same sample for every view); absent = exact",
+    help: "block Nyström approximation from p = ⌊F·n⌋ sampled training points (the same sample for every view); absent = exact",
     unit: "F",
     kind: ParamKind::Float { min: 0.0, max: 1.0, min_open: true, log: false },
     default: Def::None,
@@ -216,13 +215,8 @@ impl Method for Mvml {
             .iter()
             .map(|vw| x.select(Axis(1), &vw.columns))
             .collect();
-        let kernels: Vec<Kernel> = xv
-            .iter()
-            .zip(&p.views)
-            .map(|(xl, vw)| view_kernel(&p.kernel_spec, xl, &view_sigma, &vw.name))
-            .collect::<Result<_>>()?;
         let landmarks: Option<Vec<usize>> = fraction.map(|f| {
-            let count = ((f * n as f64).round() as usize).clamp(1, n);
+            let count = ((f * n as f64).floor() as usize).clamp(1, n);
             Rng::new(p.seed).sample(n, count)
         });
         let pairs = init == "covariance";
@@ -233,11 +227,17 @@ impl Method for Mvml {
         )?;
         let mut views = Vec::with_capacity(v);
         let mut factors = Vec::new();
+        let mut kernels: Vec<Kernel> = Vec::with_capacity(v);
         for l in 0..v {
             check_cancel(obs)?;
-            match &landmarks {
-                None => views.push(ViewGram::Exact(gram(&kernels[l], xv[l].view())?)),
-                Some(idx) => {
+            let exact = landmarks.is_none();
+            let (kernel, k) =
+                width::view_kernel(&p.kernel_spec, &xv[l], &view_sigma, &p.views[l].name, exact)?;
+            kernels.push(kernel);
+            match (&landmarks, k) {
+                (None, Some(k)) => views.push(ViewGram::Exact(k)),
+                (None, None) => views.push(ViewGram::Exact(gram(&kernel, xv[l].view())?)),
+                (Some(idx), _) => {
                     let f = nystrom(&kernels[l], xv[l].view(), idx)?;
                     views.push(ViewGram::Nystrom(f.u.clone()));
                     factors.push(f);
@@ -460,24 +460,6 @@ fn record(
         .insert("metric_penalty".into(), sum(&|o| o.prof.pen));
     rec.extra.insert("halvings".into(), halvings as f64);
     obs.record(&rec);
-}
-
-/// One view's kernel: the user's kind, σ by the per-view heuristic when σ is "median".
-fn view_kernel(spec: &KernelSpec, xl: &Array2<f64>, heuristic: &str, name: &str) -> Result<Kernel> {
-    let mut spec = spec.clone();
-    if spec.name.uses_sigma() && spec.sigma == Sigma::Median && heuristic == "mean" {
-        let m = mean_distance(xl.view());
-        if !(m > 0.0 && m.is_finite()) {
-            return Err(OvkError::input(format!(
-                "view '{name}': the mean distance between rows is 0; give --sigma a number"
-            )));
-        }
-        spec.sigma = Sigma::Value(m);
-    }
-    spec.resolve(xl.view()).map_err(|e| match e {
-        OvkError::Input(msg) => OvkError::Input(format!("view '{name}': {msg}")),
-        other => other,
-    })
 }
 
 fn nested(a: &Array2<f64>) -> Json {
