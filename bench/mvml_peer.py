@@ -24,6 +24,7 @@ logging.disable(logging.WARNING)
 bench_dir = os.environ.get("MVML_BENCH_DIR", "/tmp/ovk_mvml_bench")
 max_exact = int(os.environ.get("PEER_MAX_EXACT_N", "500"))
 max_nystrom = int(os.environ.get("PEER_MAX_NYSTROM_N", "1000"))
+only = os.environ.get("PEER_ONLY", "")  # run only the tasks whose name contains this
 setup_path = os.path.join(bench_dir, "setup.json")
 if not os.path.exists(setup_path):
     sys.exit(f"{setup_path} is missing: run `cargo bench --bench mvml` first")
@@ -61,6 +62,8 @@ print(f"scikit-multimodallearn MVML: λ = {setup['lambda']}, η = {setup['eta']}
       f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
 print(f"{'task':<22} {'variant':>8} {'p':>6} {'score':>10} {'fit (s)':>10}")
 for task in setup["tasks"]:
+    if only not in task["name"]:
+        continue
     x, y, xt, yt = load(task)
     n = x.shape[0]
     metric = "R²" if task["regression"] else "acc"

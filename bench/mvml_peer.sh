@@ -2,7 +2,8 @@
 # Compare ovk's mvml with scikit-multimodallearn 0.1.0 (PyPI) on the same splits.
 # 1. `cargo bench --bench mvml` writes the splits/hyperparameters to $MVML_BENCH_DIR.
 # 2. This script makes a throw-away venv, installs the reference, and runs bench/mvml_peer.py
-#    single-threaded. Set PEER_MAX_EXACT_N (default 500) to allow slower exact reference fits.
+#    single-threaded. PEER_MAX_EXACT_N (default 500) and PEER_MAX_NYSTROM_N (1000) skip slow
+#    reference fits; PEER_ONLY=<substring> runs only matching tasks (e.g. mfeat-time).
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export MVML_BENCH_DIR="${MVML_BENCH_DIR:-/tmp/ovk_mvml_bench}"
