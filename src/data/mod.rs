@@ -2,10 +2,10 @@
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
 mod encode;
+pub mod gpmix;
 mod load;
 mod prepare;
 mod raw;
-pub mod gpmix;
 pub mod rng;
 mod roles;
 mod rows;

@@ -5,6 +5,7 @@ mod gram;
 mod graph;
 mod heuristics;
 mod memory;
+mod nystrom;
 mod spec;
 
 pub use gram::{cross_gram, gram, sq_dists};
@@ -14,4 +15,5 @@ pub use graph::{
 };
 pub use heuristics::{mean_distance, median_distance};
 pub use memory::{available_memory_bytes, check_fits, dense_bytes, format_bytes};
+pub use nystrom::{nystrom, NystromFactor};
 pub use spec::{Kernel, KernelName, KernelSpec, Sigma};

@@ -8,8 +8,8 @@ mod decomp;
 mod hessenberg;
 mod lbfgs;
 mod pivoted_cholesky;
-mod qz;
 mod qr;
+mod qz;
 mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
@@ -17,8 +17,8 @@ pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, Cholesky, Lu, SymEigen};
 pub use hessenberg::{hessenberg, Hessenberg};
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use pivoted_cholesky::pivoted_cholesky;
-pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
 pub use qr::{qr_thin, ThinQr};
+pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
 pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
 
 /// Choose faer's thread count. Measured on the 2-core machines this runs on (see README

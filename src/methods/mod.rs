@@ -8,6 +8,7 @@ pub mod params;
 pub mod kde;
 pub mod krr;
 pub mod lowrank_okl;
+pub mod mvml;
 pub mod okl;
 pub mod vvmr;
 

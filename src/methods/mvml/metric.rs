@@ -1,0 +1,244 @@
+//! The metric A (nv×nv) in a structured form that the updates of eqs. (9) and (12) preserve:
+//! `A = Ā ⊗ I_n + Ū C Ūᵀ`, `Ū = blockdiag(U_1 … U_v)`, where `U_l` (n×t) holds the view-l part
+//! of every rank-one term `A† g gᵀ A† = h hᵀ` added so far. Eq. (9) scales Ā and C and appends
+//! one column per view; eq. (12) scales each view-pair block (Ā_lm and C_lm together). So the
+//! nv×nv matrix is never formed: every quantity the fit needs costs O(n·v·t) or O((vt)³).
+
+use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+
+use crate::linalg::{eigh, matmul, matmul_tn};
+use crate::Result;
+
+#[derive(Debug, Clone)]
+pub struct Metric {
+    /// Ā (v×v): the multiple of the identity in every view-pair block.
+    pub abar: Array2<f64>,
+    /// U_l (n×t) per view.
+    pub u: Vec<Array2<f64>>,
+    /// K_l U_l (n×t) per view, kept so that `Z A Zᵀ` needs no n×n×t products.
+    pub ku: Vec<Array2<f64>>,
+    /// C (vt×vt); block (l, m) is rows l·t.., columns m·t...
+    pub c: Array2<f64>,
+    n: usize,
+}
+
+impl Metric {
+    /// `A = Ā ⊗ I_n`.
+    pub fn new(abar: Array2<f64>, n: usize) -> Self {
+        let v = abar.nrows();
+        Metric {
+            abar,
+            u: vec![Array2::zeros((n, 0)); v],
+            ku: vec![Array2::zeros((n, 0)); v],
+            c: Array2::zeros((0, 0)),
+            n,
+        }
+    }
+
+    pub fn views(&self) -> usize {
+        self.abar.nrows()
+    }
+
+    /// Number of stored rank-one terms t.
+    pub fn terms(&self) -> usize {
+        self.u.first().map_or(0, |u| u.ncols())
+    }
+
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    pub fn c_block(&self, l: usize, m: usize) -> ArrayView2<'_, f64> {
+        let t = self.terms();
+        self.c.slice(s![l * t..(l + 1) * t, m * t..(m + 1) * t])
+    }
+
+    /// `g = A h` (the substitution of eq. (8)), view by view.
+    pub fn apply(&self, h: &[Array1<f64>]) -> Vec<Array1<f64>> {
+        let v = self.views();
+        let t = self.terms();
+        let uh: Vec<f64> = (0..v)
+            .flat_map(|m| self.u[m].t().dot(&h[m]).to_vec())
+            .collect();
+        let cuh = self.c.dot(&Array1::from(uh));
+        (0..v)
+            .map(|l| {
+                let mut g = Array1::zeros(self.n);
+                for (m, hm) in h.iter().enumerate() {
+                    g.scaled_add(self.abar[[l, m]], hm);
+                }
+                if t > 0 {
+                    g += &self.u[l].dot(&cuh.slice(s![l * t..(l + 1) * t]));
+                }
+                g
+            })
+            .collect()
+    }
+
+    /// `s·A + coef·h hᵀ` — eq. (9) with `A† g = h` (exact for PD A, since g = A h).
+    /// `kh[l] = K_l h_l` extends the cached `K_l U_l`.
+    pub fn scaled_plus_rank_one(
+        &self,
+        s: f64,
+        coef: f64,
+        h: &[Array1<f64>],
+        kh: &[Array1<f64>],
+    ) -> Metric {
+        let v = self.views();
+        let t = self.terms();
+        let t1 = t + 1;
+        let mut c = Array2::zeros((v * t1, v * t1));
+        for l in 0..v {
+            for m in 0..v {
+                c.slice_mut(s![l * t1..l * t1 + t, m * t1..m * t1 + t])
+                    .assign(&(&self.c_block(l, m) * s));
+                c[[l * t1 + t, m * t1 + t]] = coef;
+            }
+        }
+        let append = |a: &Array2<f64>, col: &Array1<f64>| {
+            let mut out = Array2::zeros((self.n, t1));
+            out.slice_mut(s![.., ..t]).assign(a);
+            out.column_mut(t).assign(col);
+            out
+        };
+        Metric {
+            abar: &self.abar * s,
+            u: (0..v).map(|l| append(&self.u[l], &h[l])).collect(),
+            ku: (0..v).map(|l| append(&self.ku[l], &kh[l])).collect(),
+            c,
+            n: self.n,
+        }
+    }
+
+    /// `A + δ I`.
+    pub fn add_identity(&mut self, delta: f64) {
+        self.abar.diag_mut().mapv_inplace(|a| a + delta);
+    }
+
+    /// `A_lm ← f_lm A_lm` for every view pair (the proximal step of eq. (12) once f is known).
+    pub fn scale_blocks(&mut self, f: &Array2<f64>) {
+        let v = self.views();
+        let t = self.terms();
+        for l in 0..v {
+            for m in 0..v {
+                self.abar[[l, m]] *= f[[l, m]];
+                self.c
+                    .slice_mut(s![l * t..(l + 1) * t, m * t..(m + 1) * t])
+                    .mapv_inplace(|x| x * f[[l, m]]);
+            }
+        }
+    }
+
+    /// `[U_1 … U_v]ᵀ [U_1 … U_v]` (vt×vt): every inner product the norms need.
+    fn gram_all(&self) -> Array2<f64> {
+        let cat = ndarray::concatenate(
+            Axis(1),
+            &self.u.iter().map(|u| u.view()).collect::<Vec<_>>(),
+        )
+        .unwrap_or_else(|_| Array2::zeros((self.n, 0)));
+        matmul_tn(cat.view(), cat.view())
+    }
+
+    /// `‖A_lm‖_F` for every view pair:
+    /// `n Ā_lm² + 2 Ā_lm tr(C_lm U_mᵀU_l) + tr(C_lm U_mᵀU_m C_lmᵀ U_lᵀU_l)`.
+    pub fn block_norms(&self) -> Array2<f64> {
+        let v = self.views();
+        let t = self.terms();
+        let g = self.gram_all();
+        let gb = |l: usize, m: usize| g.slice(s![l * t..(l + 1) * t, m * t..(m + 1) * t]);
+        Array2::from_shape_fn((v, v), |(l, m)| {
+            let a = self.abar[[l, m]];
+            let mut sq = self.n as f64 * a * a;
+            if t > 0 {
+                let cb = self.c_block(l, m);
+                let cross: f64 = (&cb * &gb(m, l).t()).sum();
+                let cg = matmul(cb, gb(m, m));
+                let cgc = matmul(cg.view(), cb.t());
+                let quad: f64 = (&cgc * &gb(l, l).t()).sum();
+                sq += 2.0 * a * cross + quad;
+            }
+            sq.max(0.0).sqrt()
+        })
+    }
+
+    /// `‖A‖²_F`.
+    pub fn fro2(&self) -> f64 {
+        self.block_norms().mapv(|x| x * x).sum()
+    }
+
+    /// Bounds `(lo, hi)` on the spectrum of A by Weyl's inequality: the eigenvalues of Ā plus
+    /// the extreme nonzero eigenvalues of `Ū C Ūᵀ`, i.e. of `G^{1/2} C G^{1/2}` with
+    /// `G = ŪᵀŪ = blockdiag(U_lᵀ U_l)`. Exact for the identity start of eq. (9).
+    pub fn spectrum_bounds(&self) -> Result<(f64, f64)> {
+        let ea = eigh(self.abar.view())?;
+        let v = self.views();
+        let (amin, amax) = (ea.values[0], ea.values[v - 1]);
+        let t = self.terms();
+        if t == 0 {
+            return Ok((amin, amax));
+        }
+        let mut gsqrt = Array2::zeros((v * t, v * t));
+        for l in 0..v {
+            let gl = matmul_tn(self.u[l].view(), self.u[l].view());
+            let e = eigh(gl.view())?;
+            let r = e.values.mapv(|x| x.max(0.0).sqrt());
+            let vr = &e.vectors * &r.view().insert_axis(Axis(0));
+            gsqrt
+                .slice_mut(s![l * t..(l + 1) * t, l * t..(l + 1) * t])
+                .assign(&matmul(vr.view(), e.vectors.t()));
+        }
+        let sm = matmul(matmul(gsqrt.view(), self.c.view()).view(), gsqrt.view());
+        let sm = (&sm + &sm.t()) * 0.5;
+        let es = eigh(sm.view())?;
+        let (smin, smax) = (es.values[0], es.values[v * t - 1]);
+        Ok((amin + smin.min(0.0), amax + smax.max(0.0)))
+    }
+
+    /// The dense nv×nv matrix (tests, and saving small metrics).
+    pub fn dense(&self) -> Array2<f64> {
+        let (v, n) = (self.views(), self.n);
+        let mut a = Array2::zeros((v * n, v * n));
+        for l in 0..v {
+            for m in 0..v {
+                let mut b = a.slice_mut(s![l * n..(l + 1) * n, m * n..(m + 1) * n]);
+                b.diag_mut().fill(self.abar[[l, m]]);
+                if self.terms() > 0 {
+                    let uc = matmul(self.u[l].view(), self.c_block(l, m));
+                    b += &matmul(uc.view(), self.u[m].t());
+                }
+            }
+        }
+        a
+    }
+
+    /// `Ã = Nᵀ A N` for per-view Nyström factors N_l (n×p) — the paper's reduced metric.
+    pub fn reduced(&self, factors: &[ArrayView2<f64>]) -> Array2<f64> {
+        let v = self.views();
+        let p: Vec<usize> = factors.iter().map(|f| f.ncols()).collect();
+        let off: Vec<usize> = p
+            .iter()
+            .scan(0, |acc, &x| {
+                let o = *acc;
+                *acc += x;
+                Some(o)
+            })
+            .collect();
+        let total: usize = p.iter().sum();
+        let nu: Vec<Array2<f64>> = (0..v)
+            .map(|l| matmul_tn(factors[l], self.u[l].view()))
+            .collect();
+        let mut out = Array2::zeros((total, total));
+        for l in 0..v {
+            for m in 0..v {
+                let mut b = matmul_tn(factors[l], factors[m]) * self.abar[[l, m]];
+                if self.terms() > 0 {
+                    let nc = matmul(nu[l].view(), self.c_block(l, m));
+                    b += &matmul(nc.view(), nu[m].t());
+                }
+                out.slice_mut(s![off[l]..off[l] + p[l], off[m]..off[m] + p[m]])
+                    .assign(&b);
+            }
+        }
+        out
+    }
+}
