@@ -334,6 +334,11 @@ pub fn describe_kind(spec: &ParamSpec) -> String {
     }
 }
 
+/// Text safe inside a Markdown table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
 /// `docs/config.md`, generated from the option table and the methods' declarations.
 pub fn config_reference() -> String {
     let mut s = String::from(
@@ -352,9 +357,9 @@ pub fn config_reference() -> String {
         s.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
             o.key,
-            value,
+            cell(value),
             o.default.unwrap_or(if o.is_flag { "false" } else { "—" }),
-            o.help
+            cell(o.help)
         ));
     }
     s.push_str("\n## Methods\n");
@@ -383,9 +388,9 @@ pub fn config_reference() -> String {
             s.push_str(&format!(
                 "| `{}` | {} | {} | {}{} |\n",
                 p.key,
-                describe_kind(p),
-                default,
-                p.help,
+                cell(&describe_kind(p)),
+                cell(&default),
+                cell(p.help),
                 unit
             ));
         }

@@ -23,6 +23,9 @@ impl std::fmt::Display for Value {
         match self {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) if *x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) => {
+                write!(f, "{x:e}")
+            }
             Value::Float(x) => write!(f, "{x}"),
             Value::Text(s) => write!(f, "{s}"),
         }
