@@ -31,7 +31,6 @@ fi
 
 SESS=$(mktemp -d)
 SOCK="ovk-e2e-$$"
-SHOT="$SESS.last-screen.txt"
 tm() { tmux -L "$SOCK" "$@"; }
 cleanup() { tm kill-server >/dev/null 2>&1 || true; rm -rf "$SESS"; }
 trap cleanup EXIT
@@ -125,7 +124,6 @@ echo "e2e_tui: saved"
 
 send q
 wait_for "EXITED 0" 10 || fail "did not quit cleanly"
-cap >"$SHOT"
 
 SESSION_JSON=$(find "$SESS" -mindepth 2 -maxdepth 2 -name session.json | head -n 1)
 [ -n "$SESSION_JSON" ] || fail "no session directory with session.json in $SESS"
@@ -133,5 +131,4 @@ SESSION_DIR=$(dirname "$SESSION_JSON")
 grep -q '"e2e-digits"' "$SESSION_JSON" || fail "session.json lacks the name e2e-digits"
 "$BIN" replay --print "$SESSION_DIR" >"$SESS/replay.txt" || fail "ovk replay --print failed"
 grep -q "okl" "$SESS/replay.txt" || fail "replay output does not mention okl"
-rm -f "$SHOT"
 echo "e2e_tui: PASS (session $SESSION_DIR read back by ovk replay --print)"

@@ -119,6 +119,21 @@ pub fn replay_state(outcome: RunOutcome, dir: PathBuf) -> State {
     s
 }
 
+/// Update with one action, run its effects, and follow up on any answers they gave at once
+/// (listing, loading). Returns whether the screen may have changed.
+fn apply(state: &mut State, driver: &mut Driver, action: Action) -> bool {
+    let changed = !matches!(action, Action::Tick(_));
+    let mut pending = vec![action];
+    while !pending.is_empty() {
+        for a in pending.drain(..) {
+            let effects = update(state, a);
+            driver.execute(effects);
+        }
+        pending = driver.poll();
+    }
+    changed
+}
+
 fn run_loop(mut state: State, mut driver: Driver) -> Result<()> {
     let term_flag = terminal::termination_flag();
     let mut term = terminal::enter()?;
@@ -141,12 +156,13 @@ fn event_loop(
             terminal::draw(term, |f| render::draw(f, state))?;
             dirty = false;
         }
-        let mut actions = Vec::new();
         if terminal::terminated(term_flag) {
-            actions.push(Action::Quit);
+            dirty |= apply(state, driver, Action::Quit);
         }
         if event::poll(FRAME).map_err(io)? {
             loop {
+                // Each key is mapped against the state its predecessors left (Enter then
+                // typing must reach the field), so apply before reading the next.
                 match event::read().map_err(io)? {
                     Event::Key(k) if k.kind != KeyEventKind::Release => {
                         if k.modifiers.contains(KeyModifiers::CONTROL)
@@ -155,29 +171,26 @@ fn event_loop(
                             terminal::suspend(term)?;
                             dirty = true;
                         } else if let Some(a) = map_key(state, k) {
-                            actions.push(a);
+                            dirty |= apply(state, driver, a);
                         }
                     }
-                    Event::Mouse(m) => actions.extend(map_mouse(m)),
+                    Event::Mouse(m) => {
+                        if let Some(a) = map_mouse(m) {
+                            dirty |= apply(state, driver, a);
+                        }
+                    }
                     Event::Resize(..) => dirty = true,
                     _ => {}
                 }
-                if !event::poll(Duration::ZERO).map_err(io)? {
+                if state.quit || !event::poll(Duration::ZERO).map_err(io)? {
                     break;
                 }
             }
         }
-        actions.extend(driver.poll());
-        actions.push(Action::Tick(Instant::now()));
-        // Effects may answer at once (listing, loading): keep going until nothing is queued.
-        while !actions.is_empty() {
-            for a in actions.drain(..) {
-                dirty |= !matches!(a, Action::Tick(_));
-                let effects = update(state, a);
-                driver.execute(effects);
-            }
-            actions = driver.poll();
+        for a in driver.poll() {
+            dirty |= apply(state, driver, a);
         }
+        apply(state, driver, Action::Tick(Instant::now()));
         if state.quit {
             return Ok(());
         }

@@ -50,9 +50,20 @@ fn from_sidecar(columns: &[String], text: &str) -> Option<Vec<Role>> {
     let class = list("class");
     let targets = list("targets");
     let features = list("features");
-    let views = list("views");
+    // `[views]` maps a view name to a column prefix (those columns get the View role) or to
+    // selectors (left as features: the engine reads such views from the sidecar itself).
+    let mut views = list("views");
+    if let Some(toml::Value::Table(tv)) = t.get("views") {
+        views = tv
+            .values()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+    }
     let ignore = list("ignore");
     if class.is_empty() && targets.is_empty() && features.is_empty() && views.is_empty() {
+        return None;
+    }
+    if columns.is_empty() {
         return None;
     }
     let hit = |pats: &[String], i: usize| pats.iter().any(|p| matches(p, columns, i));
@@ -131,6 +142,10 @@ mod tests {
             r,
             vec![Role::Target, Role::Target, Role::Feature, Role::Feature]
         );
+        // The data helper's layout: `[views]` name = prefix, or name = [selectors].
+        let text = "class = \"digit\"\n[views]\nfou = \"fou\"\nrest = [\"kar_1..kar_1\"]\n";
+        let (r, _) = prefill(&c, Some(text));
+        assert_eq!(r, vec![Role::View, Role::View, Role::Feature, Role::Class]);
         // An unreadable sidecar falls back to the convention.
         let (r, _) = prefill(&c, Some("not toml ["));
         assert_eq!(r, vec![Role::Feature; 4]);

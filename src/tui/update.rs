@@ -738,11 +738,16 @@ fn install_result(s: &mut State, outcome: RunOutcome, saved: Option<PathBuf>) {
 /// "test accuracy 0.9712, 37 iterations".
 pub fn headline(o: &RunOutcome) -> String {
     let r = &o.record;
+    let key = match r.task {
+        crate::data::Task::Regression => "mse",
+        crate::data::Task::Multiclass => "accuracy",
+        crate::data::Task::Multilabel => "mean_auc",
+    };
     let metric = r
         .metrics
         .test
-        .iter()
-        .next()
+        .get_key_value(key)
+        .or_else(|| r.metrics.test.iter().next())
         .map(|(k, v)| format!("test {k} {v:.4}, "))
         .unwrap_or_default();
     format!("{metric}{} iterations", r.iterations)

@@ -196,7 +196,8 @@ impl Widget for LogChart<'_> {
                     .labels(yl),
             );
         if many {
-            chart = chart.hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(2, 3)));
+            chart =
+                chart.hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(2, 3)));
         } else {
             chart = chart.legend_position(None);
         }
