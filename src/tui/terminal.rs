@@ -32,12 +32,9 @@ pub fn enter() -> Result<Term> {
     });
     let io = |e: std::io::Error| OvkError::io("setting up the terminal", e);
     enable_raw_mode().map_err(io)?;
-    if let Err(e) = execute!(
-        stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        cursor::Hide
-    ) {
+    if let Err(e) =
+        execute!(stdout(), EnterAlternateScreen, cursor::Hide).and_then(|_| capture_mouse())
+    {
         leave();
         return Err(io(e));
     }
@@ -45,6 +42,16 @@ pub fn enter() -> Result<Term> {
         leave();
         io(e)
     })
+}
+
+/// Mouse clicks select tabs; `OVK_NO_MOUSE` leaves the mouse to the terminal (text selection
+/// over SSH).
+fn capture_mouse() -> std::io::Result<()> {
+    if std::env::var_os("OVK_NO_MOUSE").is_some() {
+        Ok(())
+    } else {
+        execute!(stdout(), EnableMouseCapture)
+    }
 }
 
 /// Undo `enter`; safe to call more than once and when `enter` failed half-way.
@@ -60,16 +67,25 @@ pub fn leave() {
     let _ = stdout().flush();
 }
 
-/// A flag set by SIGTERM, SIGHUP or SIGINT, polled by the frame loop.
+/// A flag set by SIGTERM, SIGHUP or SIGINT, polled by the frame loop. Should the loop not
+/// come round (crossterm can keep re-reading a terminal that was closed under it), a watchdog
+/// restores the terminal and exits with 128 + signal shortly after.
 pub fn termination_flag() -> Arc<AtomicBool> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let flag = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGINT,
-    ] {
-        // Failure to register only loses the graceful path; the panic hook still restores.
-        let _ = signal_hook::flag::register(sig, flag.clone());
+    let seen = flag.clone();
+    // Failure to register only loses the graceful path; the panic hook still restores.
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
+        let _ = std::thread::Builder::new()
+            .name("ovk-signals".into())
+            .spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    seen.store(true, Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(750));
+                    leave();
+                    std::process::exit(128 + sig);
+                }
+            });
     }
     flag
 }
@@ -87,13 +103,8 @@ pub fn suspend(term: &mut Term) -> Result<()> {
     }
     let io = |e: std::io::Error| OvkError::io("resuming the terminal", e);
     enable_raw_mode().map_err(io)?;
-    execute!(
-        stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        cursor::Hide
-    )
-    .map_err(io)?;
+    execute!(stdout(), EnterAlternateScreen, cursor::Hide).map_err(io)?;
+    capture_mouse().map_err(io)?;
     term.clear().map_err(io)
 }
 
