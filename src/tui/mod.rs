@@ -1,1 +1,18 @@
-//! The terminal workbench.
+//! The terminal workbench: events → actions → pure state update (effects as data) → render.
+//! `run_app` opens it on a folder or file, `run_replay` on a saved session (read-only).
+
+pub mod action;
+mod app;
+pub mod driver;
+pub mod effect;
+pub mod keys;
+pub mod panes;
+pub mod render;
+pub mod roles;
+pub mod state;
+mod terminal;
+pub mod theme;
+pub mod update;
+pub mod widgets;
+
+pub use app::{replay_state, run_app, run_replay};

@@ -1,0 +1,89 @@
+//! Everything that can happen to the workbench: keys (already interpreted), mouse clicks, the
+//! clock, and the answers of background work. `update` turns each into state and effects.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::data::Table;
+use crate::session::{Listing, SessionRecord};
+use crate::train::{RunMessage, RunOutcome};
+
+use super::state::{FileEntry, Pane, Role};
+
+#[derive(Debug)]
+pub enum Action {
+    Quit,
+    NextPane,
+    PrevPane,
+    Goto(Pane),
+    ToggleHelp,
+    /// Esc: close an overlay, leave a field, go back, or cancel a run (Run pane).
+    Back,
+    Up,
+    Down,
+    Top,
+    Bottom,
+    Enter,
+    /// Space: cycle a choice, mark a session, play/pause a replay.
+    Space,
+    /// A mouse click at a screen cell.
+    Click {
+        col: u16,
+        row: u16,
+    },
+    /// Text typed into a field or a prompt.
+    Char(char),
+    Backspace,
+    ClearText,
+    // Data pane
+    SetRole(Role),
+    TestFraction(i32),
+    Seed(i64),
+    ToggleScale,
+    ParentDir,
+    // Run
+    StartRun,
+    CancelRun,
+    Save,
+    // Charts
+    ToggleOverlay,
+    // Matrices
+    NextMatrix,
+    PrevMatrix,
+    Zoom(i32),
+    MoveCursor(i32, i32),
+    // Sessions
+    Rename,
+    Delete,
+    Refresh,
+    // Replay
+    Step(i64),
+    // The world answering
+    Tick(Instant),
+    Run(RunMessage),
+    DirListed {
+        dir: PathBuf,
+        entries: Result<Vec<FileEntry>, String>,
+        /// A file to select and open once listed (`ovk PATH/file.csv`).
+        select: Option<PathBuf>,
+    },
+    TableLoaded {
+        path: PathBuf,
+        table: Result<Table, String>,
+        /// The text of `<stem>.toml` beside the file, when there is one.
+        sidecar: Option<String>,
+    },
+    MedianComputed {
+        generation: u64,
+        result: Result<f64, String>,
+    },
+    Saved(Result<PathBuf, String>),
+    SessionsListed {
+        root: Result<PathBuf, String>,
+        list: Vec<Listing>,
+    },
+    SessionOpened(Result<Box<(PathBuf, RunOutcome)>, String>),
+    CompareLoaded(Result<Box<(SessionRecord, SessionRecord)>, String>),
+    /// A rename or delete finished (message for the status bar); the list is refreshed after.
+    SessionChanged(Result<String, String>),
+}

@@ -1,0 +1,275 @@
+//! Carries out `update`'s effects — list a folder, load a table, start or cancel a fit, save,
+//! list, open, rename, delete sessions — and turns their answers into actions. Slow work
+//! (the fit, the median σ) runs on threads; this side only polls channels.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+
+use crate::data::{self, DataConfig, PrepareOptions};
+use crate::kernels::median_distance;
+use crate::session::{self, Store};
+use crate::train::{self, RunHandle, RunMessage, RunOutcome};
+use crate::{OvkError, Result};
+
+use super::action::Action;
+use super::effect::Effect;
+use super::state::FileEntry;
+
+/// Rows of the table kept for the preview.
+const HEAD_ROWS: usize = 12;
+
+pub struct Driver {
+    run: Option<RunHandle>,
+    store: std::result::Result<Store, String>,
+    median_rx: Option<Receiver<(u64, std::result::Result<f64, String>)>>,
+    /// Only the latest median request waits while one is computing (older ones are stale).
+    median_pending: Option<(u64, DataConfig)>,
+    queue: Vec<Action>,
+}
+
+impl Driver {
+    pub fn new(sessions_dir: Option<&Path>) -> Driver {
+        Driver {
+            run: None,
+            store: Store::open(sessions_dir).map_err(|e| e.to_string()),
+            median_rx: None,
+            median_pending: None,
+            queue: Vec::new(),
+        }
+    }
+
+    /// Whether a fit is running (the loop then redraws on every tick).
+    pub fn fitting(&self) -> bool {
+        self.run.is_some()
+    }
+
+    pub fn execute(&mut self, effects: Vec<Effect>) {
+        for e in effects {
+            self.execute_one(e);
+        }
+    }
+
+    fn execute_one(&mut self, effect: Effect) {
+        match effect {
+            Effect::ListDir { dir, select } => {
+                let entries = list_dir(&dir).map_err(|e| e.to_string());
+                self.queue.push(Action::DirListed {
+                    dir,
+                    entries,
+                    select,
+                });
+            }
+            Effect::LoadTable(path) => {
+                let table = data::load_table(&path, HEAD_ROWS).map_err(|e| e.to_string());
+                let sidecar = std::fs::read_to_string(path.with_extension("toml")).ok();
+                self.queue.push(Action::TableLoaded {
+                    path,
+                    table,
+                    sidecar,
+                });
+            }
+            Effect::ComputeMedian { generation, config } => {
+                if self.median_rx.is_some() {
+                    self.median_pending = Some((generation, config));
+                } else {
+                    self.spawn_median(generation, config);
+                }
+            }
+            Effect::StartRun(cfg) => {
+                self.run = Some(train::spawn(cfg));
+            }
+            Effect::CancelRun => {
+                if let Some(h) = &self.run {
+                    h.cancel();
+                }
+            }
+            Effect::SaveSession { name, outcome } => {
+                let r = self.store().and_then(|st| {
+                    let mut record = outcome.record.clone();
+                    record.name = name;
+                    st.save(&record, &outcome.matrices)
+                        .map_err(|e| e.to_string())
+                });
+                self.queue.push(Action::Saved(r));
+            }
+            Effect::ListSessions => {
+                let (root, list) = match &self.store {
+                    Ok(st) => (Ok(st.root().to_path_buf()), st.list()),
+                    Err(e) => (Err(e.clone()), Vec::new()),
+                };
+                self.queue.push(Action::SessionsListed { root, list });
+            }
+            Effect::OpenSession(path) => {
+                let r = open_session(&path)
+                    .map(|o| Box::new((path, o)))
+                    .map_err(|e| e.to_string());
+                self.queue.push(Action::SessionOpened(r));
+            }
+            Effect::LoadCompare(a, b) => {
+                let r = session::load(&a)
+                    .and_then(|la| session::load(&b).map(|lb| Box::new((la.record, lb.record))))
+                    .map_err(|e| e.to_string());
+                self.queue.push(Action::CompareLoaded(r));
+            }
+            Effect::RenameSession { id, name } => {
+                let r = self.store().and_then(|st| {
+                    st.rename(&id, &name)
+                        .map(|_| format!("renamed to '{name}'"))
+                        .map_err(|e| e.to_string())
+                });
+                self.queue.push(Action::SessionChanged(r));
+            }
+            Effect::DeleteSession { id } => {
+                let r = self.store().and_then(|st| {
+                    st.delete(&id)
+                        .map(|_| format!("deleted session {id}"))
+                        .map_err(|e| e.to_string())
+                });
+                self.queue.push(Action::SessionChanged(r));
+            }
+        }
+    }
+
+    fn store(&self) -> std::result::Result<&Store, String> {
+        self.store
+            .as_ref()
+            .map_err(|e| format!("no session store: {e}"))
+    }
+
+    fn spawn_median(&mut self, generation: u64, config: DataConfig) {
+        let (tx, rx) = channel();
+        let spawned = std::thread::Builder::new()
+            .name("ovk-median".into())
+            .spawn(move || {
+                let r = data::prepare(&config, PrepareOptions::default())
+                    .map(|p| median_distance(p.x_train.view()))
+                    .map_err(|e| e.to_string());
+                let _ = tx.send((generation, r));
+            });
+        match spawned {
+            Ok(_) => self.median_rx = Some(rx),
+            Err(e) => self.queue.push(Action::MedianComputed {
+                generation,
+                result: Err(format!("cannot start a thread: {e}")),
+            }),
+        }
+    }
+
+    /// Every answer that arrived since the last call: queued results, all pending run
+    /// messages (drained, so a fast fit cannot flood the frame loop), the median.
+    pub fn poll(&mut self) -> Vec<Action> {
+        let mut out = std::mem::take(&mut self.queue);
+        if let Some(h) = &self.run {
+            let mut done = false;
+            loop {
+                match h.rx.try_recv() {
+                    Ok(msg) => {
+                        done |= matches!(
+                            msg,
+                            RunMessage::Finished(_)
+                                | RunMessage::Failed { .. }
+                                | RunMessage::Cancelled
+                        );
+                        out.push(Action::Run(msg));
+                        if done {
+                            break;
+                        }
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        if !done {
+                            out.push(Action::Run(RunMessage::Failed {
+                                message: "internal error: the fit thread ended without a result"
+                                    .into(),
+                                exit_code: 1,
+                            }));
+                        }
+                        done = true;
+                        break;
+                    }
+                }
+            }
+            if done {
+                self.run = None;
+            }
+        }
+        if let Some(rx) = &self.median_rx {
+            match rx.try_recv() {
+                Ok((generation, result)) => {
+                    out.push(Action::MedianComputed { generation, result });
+                    self.median_rx = None;
+                }
+                Err(TryRecvError::Disconnected) => self.median_rx = None,
+                Err(TryRecvError::Empty) => {}
+            }
+            if self.median_rx.is_none() {
+                if let Some((g, c)) = self.median_pending.take() {
+                    self.spawn_median(g, c);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Folders and tables (csv, parquet) in `dir`, folders first, `..` on top.
+pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| OvkError::io_path(dir, e))?;
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    for entry in rd.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            dirs.push(FileEntry {
+                name: format!("{name}/"),
+                path,
+                is_dir: true,
+            });
+        } else {
+            let ext = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            if matches!(ext.as_str(), "csv" | "parquet" | "pq") {
+                files.push(FileEntry {
+                    name,
+                    path,
+                    is_dir: false,
+                });
+            }
+        }
+    }
+    dirs.sort_by(|a, b| a.name.cmp(&b.name));
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = Vec::new();
+    let parent = std::path::absolute(dir)
+        .ok()
+        .and_then(|d| d.parent().map(PathBuf::from));
+    if let Some(p) = parent {
+        out.push(FileEntry {
+            name: "../".into(),
+            path: p,
+            is_dir: true,
+        });
+    }
+    out.extend(dirs);
+    out.extend(files);
+    Ok(out)
+}
+
+/// A saved session with its matrices, as a run outcome (for Results, Charts, Matrices).
+pub fn open_session(dir: &Path) -> Result<RunOutcome> {
+    let loaded = session::load(dir)?;
+    let mut matrices = Vec::new();
+    for name in loaded.record.matrices.keys() {
+        matrices.push((name.clone(), loaded.matrix(name)?));
+    }
+    Ok(RunOutcome {
+        record: loaded.record,
+        matrices,
+    })
+}

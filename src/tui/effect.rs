@@ -1,0 +1,37 @@
+//! What `update` asks the outside world to do, as data. The driver carries effects out and
+//! feeds their results back as actions, so `update` itself never blocks or touches a file.
+
+use std::path::PathBuf;
+
+use crate::data::DataConfig;
+use crate::train::{RunConfig, RunOutcome};
+
+#[derive(Debug)]
+pub enum Effect {
+    ListDir {
+        dir: PathBuf,
+        select: Option<PathBuf>,
+    },
+    LoadTable(PathBuf),
+    /// σ = median on the scaled training rows of this data choice.
+    ComputeMedian {
+        generation: u64,
+        config: DataConfig,
+    },
+    StartRun(RunConfig),
+    CancelRun,
+    SaveSession {
+        name: String,
+        outcome: Box<RunOutcome>,
+    },
+    ListSessions,
+    OpenSession(PathBuf),
+    LoadCompare(PathBuf, PathBuf),
+    RenameSession {
+        id: String,
+        name: String,
+    },
+    DeleteSession {
+        id: String,
+    },
+}

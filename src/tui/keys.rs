@@ -1,0 +1,185 @@
+//! Keys to actions, by context (pane, field being edited, prompt), and the table the help
+//! overlay prints — one place, so the help cannot drift from the bindings.
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+
+use super::action::Action;
+use super::state::{Pane, Role, State};
+
+/// (keys, where, what) for the help overlay.
+pub const HELP: &[(&str, &str, &str)] = &[
+    ("Tab / Shift-Tab", "everywhere", "next / previous pane"),
+    ("1 … 8", "everywhere", "go to pane (or click its tab)"),
+    (
+        "h l ← →",
+        "everywhere",
+        "previous / next pane (replay: ← → step the trace)",
+    ),
+    ("j k ↓ ↑", "lists", "move the selection"),
+    ("g G Home End", "lists", "first / last entry"),
+    ("Enter", "lists", "open / choose / edit"),
+    ("Esc", "everywhere", "close overlay, leave field, back"),
+    ("?", "everywhere", "this help"),
+    ("q  Ctrl-C", "everywhere", "quit (cancels a running fit)"),
+    ("s", "after a fit", "save the session (asks a name)"),
+    ("r", "everywhere", "start a fit"),
+    ("Enter", "Data: files", "open file or folder"),
+    ("Backspace u", "Data", "parent folder / back to the files"),
+    (
+        "f t c v x",
+        "Data: columns",
+        "role: feature, target, class, view, ignore",
+    ),
+    ("[ ]", "Data", "test fraction − / + 0.05"),
+    ("{ }", "Data", "split seed − / + 1"),
+    ("=", "Data", "scaling standard / none"),
+    (
+        "Enter",
+        "Method",
+        "choose the method (shows its hyperparameters)",
+    ),
+    (
+        "Enter",
+        "Kernel",
+        "edit the field; Enter keeps, Esc restores",
+    ),
+    (
+        "Space",
+        "Kernel",
+        "next choice (kernel, choices, true/false)",
+    ),
+    ("Ctrl-U", "editing", "clear the field"),
+    ("Enter r", "Run", "start the fit"),
+    ("Esc c", "Run", "cancel the fit"),
+    ("o", "Charts", "overlay the previous run on/off"),
+    ("n N", "Matrices", "next / previous matrix"),
+    ("+ -", "Matrices", "zoom in / out"),
+    ("j k H L", "Matrices", "move the cell cursor"),
+    ("Enter", "Sessions", "open the session"),
+    ("n", "Sessions", "rename"),
+    ("d", "Sessions", "delete (asks to confirm)"),
+    ("Space", "Sessions", "mark two sessions to compare"),
+    ("R", "Sessions", "refresh the list"),
+    ("Space", "replay", "play / pause the trace"),
+];
+
+/// The action for a key press in the current state, if any.
+pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && matches!(key.code, KeyCode::Char('c')) {
+        return Some(Action::Quit);
+    }
+    // Typing: a prompt or a field being edited takes every key.
+    if state.prompt.is_some() || (state.kernel.editing && state.pane == Pane::Kernel) {
+        return match key.code {
+            KeyCode::Enter => Some(Action::Enter),
+            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Char('u') if ctrl => Some(Action::ClearText),
+            KeyCode::Char(c) if !ctrl => Some(Action::Char(c)),
+            _ => None,
+        };
+    }
+    if state.help {
+        return Some(match key.code {
+            KeyCode::Char('q') => Action::Quit,
+            _ => Action::ToggleHelp,
+        });
+    }
+    let replay = state.replay.is_some();
+    let pane = state.pane;
+    let a = match key.code {
+        KeyCode::Tab => Action::NextPane,
+        KeyCode::BackTab => Action::PrevPane,
+        KeyCode::Char(c @ '1'..='8') => Action::Goto(Pane::ALL[(c as u8 - b'1') as usize]),
+        KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Char('q') => Action::Quit,
+        KeyCode::Right if replay => Action::Step(1),
+        KeyCode::Left if replay => Action::Step(-1),
+        KeyCode::Char('l') | KeyCode::Right => Action::NextPane,
+        KeyCode::Char('h') | KeyCode::Left => Action::PrevPane,
+        KeyCode::Char('j') | KeyCode::Down => Action::Down,
+        KeyCode::Char('k') | KeyCode::Up => Action::Up,
+        KeyCode::Char('g') | KeyCode::Home => Action::Top,
+        KeyCode::Char('G') | KeyCode::End => Action::Bottom,
+        KeyCode::PageDown => Action::MoveCursor(0, 10),
+        KeyCode::PageUp => Action::MoveCursor(0, -10),
+        KeyCode::Enter => Action::Enter,
+        KeyCode::Esc => Action::Back,
+        KeyCode::Char(' ') => Action::Space,
+        KeyCode::Char('s') => Action::Save,
+        KeyCode::Char('r') => Action::StartRun,
+        KeyCode::Backspace if pane == Pane::Data => Action::ParentDir,
+        KeyCode::Char(c) => return pane_char(pane, c),
+        _ => return None,
+    };
+    Some(a)
+}
+
+fn pane_char(pane: Pane, c: char) -> Option<Action> {
+    Some(match (pane, c) {
+        (Pane::Data, 'f') => Action::SetRole(Role::Feature),
+        (Pane::Data, 't') => Action::SetRole(Role::Target),
+        (Pane::Data, 'c') => Action::SetRole(Role::Class),
+        (Pane::Data, 'v') => Action::SetRole(Role::View),
+        (Pane::Data, 'x') => Action::SetRole(Role::Ignore),
+        (Pane::Data, '[') => Action::TestFraction(-1),
+        (Pane::Data, ']') => Action::TestFraction(1),
+        (Pane::Data, '{') => Action::Seed(-1),
+        (Pane::Data, '}') => Action::Seed(1),
+        (Pane::Data, '=') => Action::ToggleScale,
+        (Pane::Data, 'u') => Action::ParentDir,
+        (Pane::Run, 'c') => Action::CancelRun,
+        (Pane::Charts, 'o') => Action::ToggleOverlay,
+        (Pane::Matrices, 'n') => Action::NextMatrix,
+        (Pane::Matrices, 'N') => Action::PrevMatrix,
+        (Pane::Matrices, '+') | (Pane::Matrices, '=') => Action::Zoom(1),
+        (Pane::Matrices, '-') => Action::Zoom(-1),
+        (Pane::Matrices, 'H') | (Pane::Matrices, '<') => Action::MoveCursor(-1, 0),
+        (Pane::Matrices, 'L') | (Pane::Matrices, '>') => Action::MoveCursor(1, 0),
+        (Pane::Matrices, 'J') => Action::MoveCursor(0, 1),
+        (Pane::Matrices, 'K') => Action::MoveCursor(0, -1),
+        (Pane::Sessions, 'n') => Action::Rename,
+        (Pane::Sessions, 'd') => Action::Delete,
+        (Pane::Sessions, 'R') => Action::Refresh,
+        _ => return None,
+    })
+}
+
+/// Left clicks select tabs; the wheel moves lists.
+pub fn map_mouse(m: MouseEvent) -> Option<Action> {
+    match m.kind {
+        MouseEventKind::Down(MouseButton::Left) => Some(Action::Click {
+            col: m.column,
+            row: m.row,
+        }),
+        MouseEventKind::ScrollDown => Some(Action::Down),
+        MouseEventKind::ScrollUp => Some(Action::Up),
+        _ => None,
+    }
+}
+
+/// The tab bar's layout: (pane, first column, one past the last column). Render and click
+/// handling both use it.
+pub fn tab_spans() -> Vec<(Pane, u16, u16)> {
+    let mut x = 0u16;
+    Pane::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let w = tab_label(i, *p).chars().count() as u16;
+            let span = (*p, x, x + w);
+            x += w + 1; // the separator
+            span
+        })
+        .collect()
+}
+
+pub fn tab_label(i: usize, p: Pane) -> String {
+    format!(" {} {} ", i + 1, p.title())
+}

@@ -1,0 +1,88 @@
+//! Method pane: the registry's methods with their one-line summaries; the highlighted one's
+//! paper and hyperparameters. Enter chooses it (its fields appear in the Kernel pane).
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{List, ListItem, ListState, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+
+use super::super::state::State;
+use super::block;
+use crate::methods;
+
+pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
+    let list = methods::registry();
+    let [left, right] =
+        Layout::vertical([Constraint::Percentage(45), Constraint::Fill(1)]).areas(area);
+    let items: Vec<ListItem> = list
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mark = if i == s.method.chosen { "● " } else { "  " };
+            ListItem::new(Line::from(vec![
+                Span::styled(mark, s.theme.ok),
+                Span::styled(format!("{:<10}", m.name()), s.theme.key),
+                Span::raw(m.summary()),
+            ]))
+        })
+        .collect();
+    let mut st = ListState::default().with_selected((!list.is_empty()).then_some(s.method.cursor));
+    frame.render_stateful_widget(
+        List::new(items)
+            .block(block(
+                "Methods — Enter chooses (● = chosen)",
+                &s.theme,
+                true,
+            ))
+            .highlight_style(s.theme.selected)
+            .highlight_symbol("> "),
+        left,
+        &mut st,
+    );
+    let Some(m) = list.get(s.method.cursor) else {
+        return;
+    };
+    let [about, params] =
+        Layout::vertical([Constraint::Length(4), Constraint::Fill(1)]).areas(right);
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::from(vec![
+                Span::styled(m.name(), s.theme.title),
+                Span::raw(" — "),
+                Span::raw(m.summary()),
+            ]),
+            Line::styled(m.citation(), s.theme.dim),
+        ])
+        .wrap(Wrap { trim: true })
+        .block(block("About", &s.theme, false)),
+        about,
+    );
+    let rows = m.params().iter().map(|p| {
+        Row::new(vec![
+            Span::styled(p.key, s.theme.key),
+            Span::raw(p.label),
+            Span::raw(p.unit),
+            Span::raw(
+                p.default_value()
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "—".into()),
+            ),
+            Span::styled(p.help, s.theme.dim),
+        ])
+    });
+    frame.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Length(14),
+                Constraint::Length(18),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Fill(1),
+            ],
+        )
+        .header(Row::new(["key", "label", "unit", "default", "what it does"]).style(s.theme.title))
+        .block(block("Hyperparameters", &s.theme, false)),
+        params,
+    );
+}

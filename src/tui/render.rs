@@ -1,0 +1,207 @@
+//! One frame from the state: tab bar, the current pane, status bar, and overlays (prompt,
+//! help). Pure drawing — it reads the state and never changes it.
+
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+
+use super::keys::{tab_label, tab_spans, HELP};
+use super::panes;
+use super::state::{PromptKind, RunStatus, State};
+use super::widgets::{clip, fmt_secs};
+
+/// Below this the full layout does not fit and the workbench says so instead.
+pub const MIN_WIDTH: u16 = 70;
+pub const MIN_HEIGHT: u16 = 20;
+
+pub fn draw(frame: &mut Frame, s: &State) {
+    let area = frame.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(frame, area, s);
+        return;
+    }
+    let [tabs, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    tab_bar(frame, tabs, s);
+    panes::draw(frame, body, s);
+    status_bar(frame, status, s);
+    if let Some(p) = &s.prompt {
+        prompt(frame, area, s, &p.kind, &p.text);
+    }
+    if s.help {
+        help(frame, area, s);
+    }
+}
+
+fn too_small(frame: &mut Frame, area: Rect, s: &State) {
+    let msg = format!(
+        "ovk needs a terminal of at least {MIN_WIDTH}×{MIN_HEIGHT} (this one is {}×{}). \
+         Enlarge it, or press q to quit.",
+        area.width, area.height
+    );
+    frame.render_widget(
+        Paragraph::new(msg)
+            .style(s.theme.warn)
+            .wrap(Wrap { trim: true }),
+        area,
+    );
+}
+
+fn tab_bar(frame: &mut Frame, area: Rect, s: &State) {
+    let mut spans = Vec::new();
+    for (i, (p, _, _)) in tab_spans().into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled("│", s.theme.border));
+        }
+        let style = if p == s.pane {
+            s.theme.tab_active
+        } else {
+            s.theme.tab
+        };
+        spans.push(Span::styled(tab_label(i, p), style));
+    }
+    frame.render_widget(Line::from(spans), area);
+    let tag = if s.replay.is_some() {
+        " REPLAY · ovk "
+    } else {
+        " ovk "
+    };
+    let w = tag.chars().count() as u16;
+    let used = tab_spans().last().map_or(0, |t| t.2);
+    if area.width > used + w {
+        let r = Rect {
+            x: area.x + area.width - w,
+            width: w,
+            ..area
+        };
+        frame.render_widget(Span::styled(tag, s.theme.title), r);
+    }
+}
+
+/// The run state as a short tag for the status bar.
+pub fn state_tag(s: &State) -> String {
+    let elapsed = |end: Option<std::time::Instant>| {
+        s.run
+            .started
+            .map(|t| {
+                end.unwrap_or(s.now)
+                    .saturating_duration_since(t)
+                    .as_secs_f64()
+            })
+            .unwrap_or(0.0)
+    };
+    if let Some(r) = &s.replay {
+        let n = s.chart_trace().len();
+        let total = s
+            .result
+            .as_ref()
+            .map_or(0, |f| f.outcome.record.trace.len());
+        let _ = r;
+        return format!("replay {n}/{total}");
+    }
+    match &s.run.status {
+        RunStatus::Idle => "idle".into(),
+        RunStatus::Running if s.run.cancelling => "cancelling".into(),
+        RunStatus::Running => format!(
+            "running {} {}",
+            s.run.phase.map_or("", |p| p.label()),
+            fmt_secs(elapsed(None))
+        ),
+        RunStatus::Finished => format!("finished in {}", fmt_secs(elapsed(s.run.ended))),
+        RunStatus::Failed(_) => "failed".into(),
+        RunStatus::Cancelled => "cancelled".into(),
+    }
+}
+
+fn status_bar(frame: &mut Frame, area: Rect, s: &State) {
+    let tag = format!(" {} ", state_tag(s));
+    let right = " ? help · q quit ";
+    let room =
+        (area.width as usize).saturating_sub(tag.chars().count() + right.chars().count() + 1);
+    let style = match s.run.status {
+        RunStatus::Failed(_) => s.theme.error,
+        _ => s.theme.status_bar,
+    };
+    let line = Line::from(vec![
+        Span::styled(tag, style.add_modifier(Modifier::BOLD)),
+        Span::styled(
+            format!(" {:<room$}", clip(&s.status, room)),
+            s.theme.status_bar,
+        ),
+        Span::styled(right, s.theme.status_bar),
+    ]);
+    frame.render_widget(line, area);
+}
+
+/// A centred rectangle of at most `w`×`h` inside `area`.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let [v] = Layout::vertical([Constraint::Length(h.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))])
+        .flex(Flex::Center)
+        .areas(v);
+    r
+}
+
+fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &str) {
+    let (title, question) = match kind {
+        PromptKind::SaveName => ("Save session", "Name:".to_string()),
+        PromptKind::Rename { .. } => ("Rename session", "New name:".to_string()),
+        PromptKind::ConfirmDelete { name, .. } => (
+            "Delete session",
+            format!("Delete '{name}' for good? Type y and Enter:"),
+        ),
+    };
+    let r = centered(area, 60, 5);
+    frame.render_widget(Clear, r);
+    let body = Text::from(vec![
+        Line::from(question),
+        Line::from(vec![Span::styled(format!("{text}▏"), s.theme.key)]),
+        Line::styled("Enter confirms · Esc cancels", s.theme.dim),
+    ]);
+    frame.render_widget(
+        Paragraph::new(body).block(
+            Block::bordered()
+                .title(Span::styled(format!(" {title} "), s.theme.title))
+                .border_style(s.theme.border_focus),
+        ),
+        r,
+    );
+}
+
+fn help(frame: &mut Frame, area: Rect, s: &State) {
+    let h = (HELP.len() as u16 + 3).min(area.height);
+    let r = centered(area, 84, h);
+    frame.render_widget(Clear, r);
+    let rows = HELP.iter().map(|(k, w, what)| {
+        Row::new(vec![
+            Span::styled(*k, s.theme.key),
+            Span::styled(*w, s.theme.dim),
+            Span::raw(*what),
+        ])
+    });
+    let t = Table::new(
+        rows,
+        [
+            Constraint::Length(16),
+            Constraint::Length(14),
+            Constraint::Fill(1),
+        ],
+    )
+    .block(
+        Block::bordered()
+            .title(Span::styled(" Keys — any key closes ", s.theme.title))
+            .border_style(s.theme.border_focus),
+    );
+    frame.render_widget(t, r);
+}

@@ -1,0 +1,109 @@
+//! Progress of a run: the chain of phases with the current one lit, and a gauge for the
+//! current phase with elapsed time and ETA (when the phase's step count is known).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Gauge, Widget};
+
+use crate::methods::Phase;
+
+use super::super::theme::Theme;
+use super::fmt_secs;
+
+const PHASES: [Phase; 6] = [
+    Phase::Loading,
+    Phase::Gram,
+    Phase::Decomposition,
+    Phase::Iterating,
+    Phase::Predicting,
+    Phase::Saving,
+];
+
+pub struct PhaseGauge<'a> {
+    pub phase: Option<Phase>,
+    pub done: usize,
+    pub total: Option<usize>,
+    /// Seconds since the fit began, and since the phase began.
+    pub elapsed: f64,
+    pub phase_elapsed: f64,
+    /// The run is over (fill the gauge).
+    pub finished: bool,
+    pub theme: &'a Theme,
+}
+
+impl PhaseGauge<'_> {
+    /// Fraction of the current phase done, when its length is known.
+    pub fn ratio(&self) -> Option<f64> {
+        if self.finished {
+            return Some(1.0);
+        }
+        match self.total {
+            Some(t) if t > 0 => Some((self.done as f64 / t as f64).clamp(0.0, 1.0)),
+            _ => None,
+        }
+    }
+
+    /// Seconds left in the current phase at the pace so far.
+    pub fn eta(&self) -> Option<f64> {
+        let t = self.total?;
+        if self.done == 0 || self.finished || self.done >= t {
+            return None;
+        }
+        Some(self.phase_elapsed / self.done as f64 * (t - self.done) as f64)
+    }
+}
+
+impl Widget for PhaseGauge<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height == 0 || area.width == 0 {
+            return;
+        }
+        let current = self.phase.and_then(|p| PHASES.iter().position(|q| *q == p));
+        let mut spans = Vec::new();
+        for (i, p) in PHASES.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" › ", self.theme.dim));
+            }
+            let style = match current {
+                Some(c) if c == i && !self.finished => {
+                    self.theme.key.add_modifier(Modifier::REVERSED)
+                }
+                Some(c) if i < c || self.finished => self.theme.ok,
+                _ => self.theme.dim,
+            };
+            spans.push(Span::styled(p.label(), style));
+        }
+        Line::from(spans).render(Rect { height: 1, ..area }, buf);
+        if area.height < 2 {
+            return;
+        }
+        let steps = match self.total {
+            Some(t) => format!("{}/{}", self.done.min(t), t),
+            None => format!("{}", self.done),
+        };
+        let eta = self
+            .eta()
+            .map(|e| format!(" · ETA {}", fmt_secs(e)))
+            .unwrap_or_default();
+        let label = format!(
+            "{} {steps} · elapsed {}{eta}",
+            self.phase.map_or("waiting", |p| p.label()),
+            fmt_secs(self.elapsed)
+        );
+        let ratio = self.ratio().unwrap_or(0.0);
+        Gauge::default()
+            .gauge_style(self.theme.gauge)
+            .ratio(ratio)
+            .label(label)
+            .render(
+                Rect {
+                    y: area.y + 1,
+                    height: 1,
+                    ..area
+                },
+                buf,
+            );
+    }
+}

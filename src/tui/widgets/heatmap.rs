@@ -1,0 +1,238 @@
+//! A matrix as a heatmap of half-block characters: each screen cell shows two matrix rows,
+//! `▀` with foreground = upper cell and background = lower cell. Colours follow a diverging
+//! scale centred on 0 (limits ±max|value|), explained by `Legend`.
+
+use ndarray::Array2;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::Widget;
+
+use super::super::theme::Theme;
+use super::fmt_num;
+
+/// The largest |value| (the colour scale's half-width); 1 for an all-zero matrix.
+pub fn scale_of(m: &Array2<f64>) -> f64 {
+    let a = m
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |a, v| a.max(v.abs()));
+    if a > 0.0 {
+        a
+    } else {
+        1.0
+    }
+}
+
+/// How many matrix rows and columns fit in `area` at `zoom` (columns per cell).
+pub fn capacity(area: Rect, zoom: u16) -> (usize, usize) {
+    let z = zoom.max(1) as usize;
+    ((area.height as usize * 2) / z, area.width as usize / z)
+}
+
+/// The first row/column to show so that `cursor` stays visible in a window of `fit` cells.
+pub fn offset(cursor: usize, fit: usize, len: usize) -> usize {
+    if fit == 0 || len <= fit {
+        0
+    } else {
+        cursor.saturating_sub(fit - 1).min(len - fit)
+    }
+}
+
+pub struct Heatmap<'a> {
+    pub matrix: &'a Array2<f64>,
+    pub zoom: u16,
+    pub cursor: Option<(usize, usize)>,
+    /// First matrix row and column drawn.
+    pub origin: (usize, usize),
+    pub theme: &'a Theme,
+}
+
+impl Widget for Heatmap<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        let (nr, nc) = self.matrix.dim();
+        let z = self.zoom.max(1) as usize;
+        let scale = scale_of(self.matrix);
+        let cell = |r: usize, c: usize| -> Option<f64> {
+            (r < nr && c < nc).then(|| self.matrix[[r, c]] / scale)
+        };
+        for sy in 0..area.height as usize {
+            for sx in 0..area.width as usize {
+                let c = self.origin.1 + sx / z;
+                let top = cell(self.origin.0 + (2 * sy) / z, c);
+                let bottom = cell(self.origin.0 + (2 * sy + 1) / z, c);
+                if top.is_none() && bottom.is_none() {
+                    continue;
+                }
+                let pos = (area.x + sx as u16, area.y + sy as u16);
+                let Some(target) = buf.cell_mut(pos) else {
+                    continue;
+                };
+                match (
+                    top.and_then(|t| self.theme.diverging(t)),
+                    bottom.and_then(|b| self.theme.diverging(b)),
+                ) {
+                    (Some(fg), bg) => {
+                        target.set_symbol("▀");
+                        target.set_fg(fg);
+                        target.set_bg(bg.unwrap_or(Color::Reset));
+                    }
+                    (None, Some(bg)) => {
+                        target.set_symbol(" ");
+                        target.set_bg(bg);
+                    }
+                    (None, None) => {
+                        // No colour: one character by magnitude of the upper cell.
+                        target.set_symbol(Theme::ramp(top.or(bottom).unwrap_or(0.0)));
+                    }
+                }
+            }
+        }
+        if let Some((r, c)) = self.cursor {
+            if r < self.origin.0 || c < self.origin.1 {
+                return;
+            }
+            let sx = (c - self.origin.1) * z + (z - 1) / 2;
+            let sy = ((r - self.origin.0) * z) / 2;
+            if sx < area.width as usize && sy < area.height as usize {
+                if let Some(t) = buf.cell_mut((area.x + sx as u16, area.y + sy as u16)) {
+                    t.set_symbol("◆");
+                    t.set_style(
+                        Style::default()
+                            .fg(Color::Black)
+                            .bg(Color::White)
+                            .add_modifier(Modifier::BOLD),
+                    );
+                    if self.theme.mode == super::super::theme::ColorMode::None {
+                        t.set_style(Style::default().add_modifier(Modifier::REVERSED));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The colour scale: `−max ███ 0 ███ +max`.
+pub struct Legend<'a> {
+    pub scale: f64,
+    pub theme: &'a Theme,
+}
+
+impl Widget for Legend<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        let lo = format!("−{} ", fmt_num(self.scale));
+        let hi = format!(" +{}", fmt_num(self.scale));
+        let fixed = lo.chars().count() + hi.chars().count();
+        let w = area.width as usize;
+        let y = area.y;
+        if w < fixed + 3 {
+            buf.set_stringn(
+                area.x,
+                y,
+                format!("±{}", fmt_num(self.scale)),
+                w,
+                self.theme.base,
+            );
+            return;
+        }
+        let bar = w - fixed;
+        buf.set_string(area.x, y, &lo, self.theme.base);
+        let x0 = area.x + lo.chars().count() as u16;
+        for i in 0..bar {
+            let t = if bar == 1 {
+                0.0
+            } else {
+                -1.0 + 2.0 * i as f64 / (bar - 1) as f64
+            };
+            if let Some(cell) = buf.cell_mut((x0 + i as u16, y)) {
+                match self.theme.diverging(t) {
+                    Some(c) => {
+                        cell.set_symbol(" ");
+                        cell.set_bg(c);
+                    }
+                    None => {
+                        cell.set_symbol(Theme::ramp(t));
+                    }
+                }
+            }
+        }
+        // The centre mark: 0.
+        let mid = x0 + (bar / 2) as u16;
+        if let Some(cell) = buf.cell_mut((mid, y)) {
+            cell.set_symbol("0");
+            cell.set_fg(Color::Black);
+        }
+        buf.set_string(x0 + bar as u16, y, &hi, self.theme.base);
+    }
+}
+
+/// The strongest off-diagonal entries by |value| (upper triangle for symmetric matrices).
+pub fn strongest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
+    let (nr, nc) = m.dim();
+    let symmetric = nr == nc
+        && (0..nr).all(|i| {
+            (0..i).all(|j| (m[[i, j]] - m[[j, i]]).abs() <= 1e-9 * (1.0 + m[[i, j]].abs()))
+        });
+    let mut all: Vec<(usize, usize, f64)> = Vec::new();
+    for i in 0..nr {
+        for j in 0..nc {
+            if i == j || (symmetric && j < i) || !m[[i, j]].is_finite() {
+                continue;
+            }
+            all.push((i, j, m[[i, j]]));
+        }
+    }
+    all.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()));
+    all.truncate(k);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::theme::ColorMode;
+    use ndarray::array;
+
+    #[test]
+    fn half_blocks_carry_two_rows() {
+        let m = array![[1.0, -1.0], [-1.0, 1.0]];
+        let theme = Theme::new(ColorMode::TrueColor);
+        let area = Rect::new(0, 0, 2, 1);
+        let mut buf = Buffer::empty(area);
+        Heatmap {
+            matrix: &m,
+            zoom: 1,
+            cursor: None,
+            origin: (0, 0),
+            theme: &theme,
+        }
+        .render(area, &mut buf);
+        let c = &buf[(0, 0)];
+        assert_eq!(c.symbol(), "▀");
+        assert_eq!(Some(c.fg), theme.diverging(1.0));
+        assert_eq!(Some(c.bg), theme.diverging(-1.0));
+    }
+
+    #[test]
+    fn strongest_skips_diagonal_and_mirror() {
+        let m = array![[5.0, 0.2, -0.9], [0.2, 5.0, 0.1], [-0.9, 0.1, 5.0]];
+        let s = strongest(&m, 2);
+        assert_eq!(s, vec![(0, 2, -0.9), (0, 1, 0.2)]);
+    }
+
+    #[test]
+    fn offset_keeps_cursor_visible() {
+        assert_eq!(offset(0, 5, 20), 0);
+        assert_eq!(offset(7, 5, 20), 3);
+        assert_eq!(offset(19, 5, 20), 15);
+        assert_eq!(offset(3, 0, 20), 0);
+    }
+}

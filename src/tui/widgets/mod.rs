@@ -1,0 +1,48 @@
+//! Drawing pieces the panes share: the half-block heatmap with its legend, charts with log
+//! axes, and the phase gauge.
+
+pub mod gauge;
+pub mod heatmap;
+pub mod log_chart;
+
+/// A number in at most ~9 characters: `0.1234`, `12.35`, `1.2e-5`, `3.4e+7`.
+pub fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{x:.2e}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// A duration in seconds as `1.2 s`, `3 m 05 s`.
+pub fn fmt_secs(s: f64) -> String {
+    if !s.is_finite() || s < 0.0 {
+        "—".into()
+    } else if s < 60.0 {
+        format!("{s:.1} s")
+    } else {
+        let m = (s / 60.0).floor();
+        format!("{m:.0} m {:02.0} s", s - 60.0 * m)
+    }
+}
+
+/// Clip `s` to `w` characters (by char, never mid-codepoint), marking a cut with `…`.
+pub fn clip(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else if w == 0 {
+        String::new()
+    } else {
+        let mut out: String = s.chars().take(w - 1).collect();
+        out.push('…');
+        out
+    }
+}
