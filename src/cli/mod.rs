@@ -23,6 +23,7 @@ use crate::{OvkError, Result};
 #[command(
     name = "ovk",
     version,
+    args_conflicts_with_subcommands = true,
     about = "A terminal workbench for learning with operator-valued (matrix-valued) kernels",
     after_help = "Headless: `ovk run --help` lists every option of every method."
 )]
@@ -30,6 +31,9 @@ struct Cli {
     /// Session store (default: $OVK_SESSIONS, else the per-user data directory)
     #[arg(long, global = true, value_name = "DIR")]
     sessions: Option<PathBuf>,
+    /// Open the workbench on this file or folder (default: the bundled datasets/)
+    #[arg(value_name = "PATH")]
+    path: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -269,10 +273,7 @@ pub fn main() -> i32 {
         }
         Some(Cmd::Gen(g)) => generate(g),
         Some(Cmd::Docs { topic }) => docs(topic),
-        None => {
-            let _ = command().print_help();
-            Ok(0)
-        }
+        None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
     };
     match result {
         Ok(code) => code,

@@ -15,8 +15,12 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
         true => Path::new(arg).to_path_buf(),
         false => Store::open(sessions)?.resolve(arg)?,
     };
+    if !print && !verify {
+        crate::tui::run_replay(dir)?;
+        return Ok(0);
+    }
     let loaded = session::load(&dir)?;
-    if print || !verify {
+    if print {
         print!("{}", session::summary_text(&loaded.record));
     }
     if !verify {
