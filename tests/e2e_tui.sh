@@ -4,7 +4,7 @@
 # checks a key is answered while the fit runs, waits for "finished", saves the session under
 # a name, quits, and checks the session directory and `ovk replay --print` on it.
 #
-#   tests/e2e_tui.sh            (uses $CARGO_TARGET_DIR or ./target; builds in release)
+#   tests/e2e_tui.sh            (uses $OVK_BIN, else builds in release under $CARGO_TARGET_DIR)
 #
 # Exits 0 with a message when tmux is not installed.
 set -euo pipefail
@@ -16,9 +16,14 @@ fi
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-cargo build --release --quiet --bin ovk
-BIN=$TARGET/release/ovk
+# `cargo test` passes the binary it built (tests/e2e_tui.rs); run by hand, build it here.
+if [ -n "${OVK_BIN:-}" ]; then
+    BIN=$OVK_BIN
+else
+    TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+    cargo build --release --quiet --bin ovk
+    BIN=$TARGET/release/ovk
+fi
 [ -x "$BIN" ] || { echo "e2e_tui: no binary at $BIN"; exit 1; }
 
 if [ -f datasets/digits.csv ]; then

@@ -145,7 +145,12 @@ impl ParamSpec {
                 let low_ok = if min_open { x > min } else { x >= min };
                 if !x.is_finite() || !low_ok || x > max {
                     let lo = if min_open { "(" } else { "[" };
-                    return bad(format!("{x} is outside {lo}{min}, {max}]"));
+                    let hi = if max >= 1e12 {
+                        "∞)".to_string()
+                    } else {
+                        format!("{max}]")
+                    };
+                    return bad(format!("{x} is outside {lo}{min}, {hi}"));
                 }
                 Ok(())
             }

@@ -14,6 +14,13 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let list = methods::registry();
     let [left, right] =
         Layout::vertical([Constraint::Percentage(45), Constraint::Fill(1)]).areas(area);
+    // Names padded to the longest, so methods added later line up without layout changes.
+    let width = list
+        .iter()
+        .map(|m| m.name().chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
     let items: Vec<ListItem> = list
         .iter()
         .enumerate()
@@ -21,7 +28,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             let mark = if i == s.method.chosen { "● " } else { "  " };
             ListItem::new(Line::from(vec![
                 Span::styled(mark, s.theme.ok),
-                Span::styled(format!("{:<10}", m.name()), s.theme.key),
+                Span::styled(format!("{:<width$}", m.name()), s.theme.key),
                 Span::raw(m.summary()),
             ]))
         })
