@@ -206,10 +206,28 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
     let total = configs.len();
     let mut done = 0;
+    let start = std::time::Instant::now();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let result = run_sweep(&configs, folds, jobs, cancel, |row| {
         done += 1;
         println!("{}", serde_json::to_string(row).unwrap_or_default());
-        eprintln!("[{done}/{total}] configuration {} finished", row.index);
+        let elapsed = start.elapsed().as_secs_f64();
+        let eta = elapsed / done as f64 * (total - done) as f64;
+        let width = 30;
+        let filled = width * done / total;
+        let line = format!(
+            "[{}{}] {done}/{total} configurations · {elapsed:.1}s elapsed · ETA {eta:.0}s",
+            "#".repeat(filled),
+            "-".repeat(width - filled)
+        );
+        if tty {
+            eprint!("\r\x1b[2K{line}");
+            if done == total {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{line}");
+        }
     })?;
     finish(&configs, result, &store)
 }

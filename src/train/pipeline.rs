@@ -120,6 +120,17 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         test: score(prepared.y_test.view(), pred_test.view()),
         unlabeled: None,
     };
+    // Structured outputs (KDE) are also scored by the RBF loss of their output kernel.
+    if let Some(sigma) = fit.details.get("output_sigma").and_then(|v| v.as_f64()) {
+        for (map, y, yhat) in [
+            (&mut scores.train, y_lab.view(), pred_train.view()),
+            (&mut scores.test, prepared.y_test.view(), pred_test.view()),
+        ] {
+            if y.nrows() > 0 {
+                map.insert("rbf_loss".into(), metrics::rbf_loss(y, yhat, sigma));
+            }
+        }
+    }
     let unlabeled_rows: Vec<usize> = (0..prepared.labeled.len())
         .filter(|&i| !prepared.labeled[i])
         .collect();
