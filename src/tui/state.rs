@@ -390,9 +390,12 @@ pub struct KernelState {
 
 impl KernelState {
     pub fn for_method(method: &dyn Method, previous: Option<&KernelState>) -> KernelState {
+        // Carry over what the user typed, not the old method's defaults: methods differ in
+        // them (tol 1e-8 vs 1e-4; λ absent means a λ path for low-rank OKL).
         let keep = |key: &str, default: String| -> String {
             previous
                 .and_then(|p| p.fields.iter().find(|f| f.key() == key))
+                .filter(|f| f.text != f.default_text())
                 .map(|f| f.text.clone())
                 .unwrap_or(default)
         };

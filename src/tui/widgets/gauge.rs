@@ -79,19 +79,22 @@ impl Widget for PhaseGauge<'_> {
         if area.height < 2 {
             return;
         }
-        let steps = match self.total {
-            Some(t) => format!("{}/{}", self.done.min(t), t),
-            None => format!("{}", self.done),
+        // Step counts mean something only in the iterating phase.
+        let steps = match (self.total, self.done) {
+            (_, 0) => String::new(),
+            (Some(t), d) => format!(" {}/{}", d.min(t), t),
+            (None, d) => format!(" {d}"),
         };
         let eta = self
             .eta()
             .map(|e| format!(" · ETA {}", fmt_secs(e)))
             .unwrap_or_default();
-        let label = format!(
-            "{} {steps} · elapsed {}{eta}",
-            self.phase.map_or("waiting", |p| p.label()),
-            fmt_secs(self.elapsed)
-        );
+        let phase = if self.finished {
+            "done"
+        } else {
+            self.phase.map_or("waiting", |p| p.label())
+        };
+        let label = format!("{phase}{steps} · elapsed {}{eta}", fmt_secs(self.elapsed));
         let ratio = self.ratio().unwrap_or(0.0);
         Gauge::default()
             .gauge_style(self.theme.gauge)
