@@ -7,7 +7,10 @@ use std::process::Command;
 use ovk::session::{self, Listing, Store};
 
 fn examples() -> Vec<std::path::PathBuf> {
-    let store = Store::open(Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions"))).unwrap();
+    let store = Store::open(Some(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions"),
+    ))
+    .unwrap();
     store
         .list()
         .into_iter()
@@ -21,7 +24,11 @@ fn examples() -> Vec<std::path::PathBuf> {
 #[test]
 fn every_example_loads_with_its_matrices() {
     let dirs = examples();
-    assert!(dirs.len() >= 6, "expected the shipped examples, found {}", dirs.len());
+    assert!(
+        dirs.len() >= 6,
+        "expected the shipped examples, found {}",
+        dirs.len()
+    );
     let methods: Vec<String> = dirs
         .iter()
         .map(|d| session::load(d).unwrap().record.method)

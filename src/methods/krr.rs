@@ -79,3 +79,90 @@ pub fn objective_identity(
     let reg = (&c * &kc).sum() / 2.0;
     fit + reg + y.ncols() as f64 / 2.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Task;
+    use crate::kernels::{cross_gram, Kernel, KernelSpec};
+    use crate::methods::{Collect, Value};
+    use ndarray::Array2;
+
+    /// Gauss–Jordan inverse, independent of the Cholesky path under test.
+    fn inverse(a: &Array2<f64>) -> Array2<f64> {
+        let n = a.nrows();
+        let mut m = a.clone();
+        let mut inv = Array2::<f64>::eye(n);
+        for c in 0..n {
+            let p = (c..n)
+                .max_by(|&i, &j| m[[i, c]].abs().total_cmp(&m[[j, c]].abs()))
+                .unwrap();
+            for j in 0..n {
+                m.swap([c, j], [p, j]);
+                inv.swap([c, j], [p, j]);
+            }
+            let d = m[[c, c]];
+            for j in 0..n {
+                m[[c, j]] /= d;
+                inv[[c, j]] /= d;
+            }
+            for i in 0..n {
+                if i != c {
+                    let f = m[[i, c]];
+                    for j in 0..n {
+                        m[[i, j]] -= f * m[[c, j]];
+                        inv[[i, j]] -= f * inv[[c, j]];
+                    }
+                }
+            }
+        }
+        inv
+    }
+
+    #[test]
+    fn krr_equals_the_closed_form() {
+        let x = Array2::from_shape_fn((12, 2), |(i, j)| ((i * 5 + j * 7) % 13) as f64 / 6.0 - 1.0);
+        let y = Array2::from_shape_fn((12, 3), |(i, j)| ((i * 3 + j) % 5) as f64 - 2.0);
+        let xt = Array2::from_shape_fn((4, 2), |(i, j)| (i as f64 - j as f64) / 3.0);
+        let kernel = Kernel::Gaussian { sigma: 0.8 };
+        let lambda = 0.3;
+        let p = Problem {
+            x: x.clone(),
+            y: y.clone(),
+            labeled: vec![true; 12],
+            x_test: xt.clone(),
+            y_test: Array2::zeros((4, 3)),
+            kernel,
+            kernel_spec: KernelSpec::default(),
+            task: Task::Regression,
+            feature_names: vec!["a".into(), "b".into()],
+            output_names: vec!["u".into(), "v".into(), "w".into()],
+            views: vec![],
+            seed: 0,
+        };
+        let fit = Krr
+            .fit(
+                &p,
+                &Params::new().with("lambda", Value::Float(lambda)),
+                &mut Collect::default(),
+            )
+            .unwrap();
+        // Ŷ = K_test (K + λI)⁻¹ Y
+        let mut k = gram(&kernel, x.view()).unwrap();
+        k.diag_mut().mapv_inplace(|v| v + lambda);
+        let expected = cross_gram(&kernel, xt.view(), x.view())
+            .unwrap()
+            .dot(&inverse(&k))
+            .dot(&y);
+        let got = fit.model.predict(xt.view()).unwrap();
+        let err = (&got - &expected)
+            .iter()
+            .fold(0.0f64, |a, v| a.max(v.abs()));
+        assert!(err < 1e-10, "max error {err}");
+        // The reported objective is OKL's eq. (3) at L = I.
+        let c = inverse(&k).dot(&y);
+        let kc = gram(&kernel, x.view()).unwrap().dot(&c);
+        let q = (&y - &kc).mapv(|v| v * v).sum() / (2.0 * lambda) + (&c * &kc).sum() / 2.0 + 1.5;
+        assert!((fit.objective - q).abs() < 1e-9 * q.abs());
+    }
+}
