@@ -28,6 +28,7 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
     }
     let rerun = train::run(&loaded.record.config, &mut Silent)?;
     let mut mismatches = Vec::new();
+    let mut exact = true;
     let saved = &loaded.record.metrics;
     let new = &rerun.record.metrics;
     for (part, a, b) in [
@@ -36,7 +37,7 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
     ] {
         for (k, v) in a {
             match b.get(k) {
-                Some(w) if close(*v, *w) => {}
+                Some(w) if close(*v, *w) => exact &= v.to_bits() == w.to_bits(),
                 other => mismatches.push(format!("metric {part}.{k}: saved {v}, re-run {other:?}")),
             }
         }
@@ -53,6 +54,10 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
                 if diff > VERIFY_RTOL * scale {
                     mismatches.push(format!("matrix {name}: max |difference| {diff:.3e}"));
                 }
+                exact &= saved_m
+                    .iter()
+                    .zip(m.iter())
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
             }
             Some(m) => mismatches.push(format!(
                 "matrix {name}: saved shape {:?}, re-run {:?}",
@@ -64,10 +69,15 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
     }
     if mismatches.is_empty() {
         println!(
-            "verified: re-running {} reproduces {} metrics and {} matrices",
+            "verified: re-running {} reproduces {} metrics and {} matrices {}",
             dir.display(),
             saved.train.len() + saved.test.len(),
-            loaded.record.matrices.len()
+            loaded.record.matrices.len(),
+            if exact {
+                "bit for bit".to_string()
+            } else {
+                format!("to a relative {VERIFY_RTOL:e} (not bit for bit: another CPU's SIMD path?)")
+            }
         );
         Ok(0)
     } else {

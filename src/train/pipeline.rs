@@ -145,6 +145,38 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         }
     }
 
+    let mut details = fit.details;
+    if prepared.task == crate::data::Task::Multilabel {
+        // Per-label AUC, by label name, for each part that has labels (JSON null: one class only).
+        let mid = metrics::coding_midpoint(config.data.class_coding);
+        let mut per_label = serde_json::Map::new();
+        let mut add = |part: &str, y: ArrayView2<f64>, yhat: ArrayView2<f64>| {
+            if y.nrows() > 0 {
+                let aucs = metrics::per_label_auc(y, yhat, mid);
+                let named: serde_json::Map<String, serde_json::Value> = prepared
+                    .output_names
+                    .iter()
+                    .zip(aucs)
+                    .map(|(n, a)| (n.clone(), serde_json::json!(a.is_finite().then_some(a))))
+                    .collect();
+                per_label.insert(part.to_string(), serde_json::Value::Object(named));
+            }
+        };
+        add("train", y_lab.view(), pred_train.view());
+        add("test", prepared.y_test.view(), pred_test.view());
+        if let Some((_, p)) = fit
+            .matrices
+            .iter()
+            .find(|(n, _)| n == "predictions_unlabeled")
+        {
+            let truth = prepared.y_train_true.select(Axis(0), &unlabeled_rows);
+            if p.nrows() == truth.nrows() {
+                add("unlabeled", truth.view(), p.view());
+            }
+        }
+        details.insert("per_label_auc".into(), serde_json::Value::Object(per_label));
+    }
+
     let baseline = if method.name() != "krr" {
         baseline_scores(config, &problem, &prepared)?
     } else {
@@ -221,7 +253,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             .iter()
             .map(|(n, _)| (n.clone(), format!("{n}.npy")))
             .collect::<BTreeMap<_, _>>(),
-        details: fit.details,
+        details,
         notes,
         config: config.clone(),
     };
