@@ -22,13 +22,21 @@ use crate::{methods, OvkError, Result};
 
 const FRAME: Duration = Duration::from_millis(50);
 
-/// Open the workbench on a folder of tables (default `datasets/`, else the current folder) or
+/// Open the workbench on a folder of tables (default `datasets/`, else the bundled datasets,
+/// else the current folder) or
 /// on one file (its folder is listed and the file opened). `sessions_dir` overrides the store.
 pub fn run_app(start: Option<PathBuf>, sessions_dir: Option<PathBuf>) -> Result<()> {
     let (dir, select) = match start {
         None => {
-            let d = PathBuf::from("datasets");
-            (if d.is_dir() { d } else { PathBuf::from(".") }, None)
+            // `datasets/` here, else the bundled one of the source tree this binary was built
+            // from (an installed `ovk` run elsewhere), else the current folder.
+            let here = PathBuf::from("datasets");
+            let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets");
+            let dir = [here, bundled]
+                .into_iter()
+                .find(|d| d.is_dir())
+                .unwrap_or_else(|| PathBuf::from("."));
+            (dir, None)
         }
         Some(p) if p.is_dir() => (p, None),
         Some(p) if p.is_file() => {
