@@ -95,7 +95,19 @@ pub type RawOptions = BTreeMap<String, String>;
 pub fn read_config(path: &Path) -> Result<RawOptions> {
     let text = std::fs::read_to_string(path).map_err(|e| OvkError::io_path(path, e))?;
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        OvkError::input(format!("{}: {}", path.display(), e.message()))
+        // Say where: the message alone ("unclosed table") does not.
+        let at = e.span().map(|span| {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            format!("line {line}, column {column}: ")
+        });
+        OvkError::input(format!(
+            "{}: {}{}",
+            path.display(),
+            at.unwrap_or_default(),
+            e.message().trim()
+        ))
     })?;
     let keys = all_keys();
     let mut out = RawOptions::new();

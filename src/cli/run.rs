@@ -7,7 +7,7 @@ use serde_json::json;
 use super::options::{build_run_config, read_config, RawOptions};
 use super::progress::CliProgress;
 use crate::session::Store;
-use crate::{train, Result};
+use crate::{train, OvkError, Result};
 
 pub fn run(
     config: Option<&Path>,
@@ -19,8 +19,13 @@ pub fn run(
         Some(path) => read_config(path)?,
         None => RawOptions::new(),
     };
+    let from_file: Vec<String> = raw
+        .keys()
+        .filter(|k| !flags.contains_key(*k))
+        .cloned()
+        .collect();
     raw.extend(flags);
-    let cfg = build_run_config(&raw)?;
+    let cfg = build_run_config(&raw).map_err(|e| blame_config(e, config, &from_file))?;
     let store = Store::open(sessions)?;
 
     let mut progress = CliProgress::new();
@@ -61,4 +66,21 @@ pub fn run(
         println!("fit       {:.3}s", r.timings.fit_s);
     }
     Ok(0)
+}
+
+/// A bad value that came from the config file names the file, as flags name themselves.
+fn blame_config(e: OvkError, config: Option<&Path>, from_file: &[String]) -> OvkError {
+    let (OvkError::Input(msg), Some(path)) = (&e, config) else {
+        return e;
+    };
+    let names_key = |k: &String| {
+        let flag = format!("--{}", k.replace('_', "-"));
+        [format!("{k}:"), format!("{flag}:"), format!("{flag} ")]
+            .iter()
+            .any(|p| msg.starts_with(p.as_str()))
+    };
+    match from_file.iter().find(|k| names_key(k)) {
+        Some(_) => OvkError::input(format!("{}: {msg}", path.display())),
+        None => e,
+    }
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+use super::csv_shape::check_csv_shape;
 use super::raw::{Cells, RawColumn, RawTable};
 use crate::error::input_at;
 use crate::Result;
@@ -83,6 +84,20 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
         .iter()
         .map(|c| raw_column(c).map_err(|e| polars_failure(path, format, e)))
         .collect::<Result<Vec<_>>>()?;
+    // Names are trimmed, so ` a` and `a` would collide (a CSV header is checked earlier).
+    let mut seen = std::collections::HashMap::new();
+    for (i, c) in columns.iter().enumerate() {
+        if let Some(first) = seen.insert(c.name.as_str(), i + 1) {
+            return Err(input_at(
+                path,
+                format!(
+                    "two columns are named `{}` (columns {first} and {}); rename one of them",
+                    c.name,
+                    i + 1
+                ),
+            ));
+        }
+    }
     Ok(RawTable {
         path: path.to_path_buf(),
         n_rows: df.height(),
@@ -95,9 +110,12 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
     let pl_path = PlRefPath::try_from_path(path).map_err(fail)?;
     let lazy = match format {
         Format::Csv { separator } => {
-            if is_blank(path)? {
+            let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
+            // A text file holding only whitespace counts as empty.
+            if bytes.iter().all(|b| b.is_ascii_whitespace()) {
                 return Err(input_at(path, "the file is empty"));
             }
+            check_csv_shape(path, &bytes, separator)?;
             LazyCsvReader::new(pl_path)
                 .with_separator(separator)
                 .with_has_header(true)
@@ -117,12 +135,6 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
         }
     };
     lazy.collect().map_err(fail)
-}
-
-/// A text file holding only whitespace counts as empty.
-fn is_blank(path: &Path) -> Result<bool> {
-    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
-    Ok(bytes.iter().all(|b| b.is_ascii_whitespace()))
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {

@@ -1,6 +1,7 @@
 //! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
+mod csv_shape;
 mod encode;
 pub mod gpmix;
 mod load;

@@ -1,0 +1,186 @@
+//! One pass over a CSV/TSV file's bytes before polars parses it, so that the mistakes polars
+//! reports vaguely (or silently repairs) get a row and a column: bytes that are not UTF-8, rows
+//! with fewer or more cells than the header, a header naming a column twice (polars would
+//! rename the second `a` to `a_duplicated_0`), an unclosed quote, and a header too wide to load.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::input_at;
+use crate::Result;
+
+/// More columns than this is a mistake (a transposed file, a data row used as header), not a
+/// dataset: polars spends about 2 KB per column, so 10⁶ columns would take gigabytes and many
+/// seconds before any other check could run.
+pub(crate) const MAX_COLUMNS: usize = 100_000;
+
+/// Check the shape of delimited text; `bytes` is the whole file.
+pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Result<()> {
+    let bad_utf8 = std::str::from_utf8(bytes).err().map(|e| e.valid_up_to());
+    let mut scan = Scan {
+        path,
+        header: Vec::new(),
+        positions: HashMap::new(),
+        name: Vec::new(),
+        record: 0,
+        cells: 1,
+        blank: true,
+        line: 1,
+        record_line: 1,
+    };
+    let mut in_quotes = false;
+    let mut quote_line = 0;
+    for (pos, &b) in bytes.iter().enumerate() {
+        if Some(pos) == bad_utf8 {
+            return Err(scan.not_utf8(b));
+        }
+        if b == b'"' {
+            // A doubled quote inside a quoted field toggles twice: the escape needs no case.
+            in_quotes = !in_quotes;
+            quote_line = scan.line;
+            scan.blank = false;
+            scan.push(b);
+            continue;
+        }
+        if b == b'\n' {
+            scan.line += 1;
+        }
+        if in_quotes {
+            scan.blank = false;
+            scan.push(b);
+        } else if b == separator {
+            scan.blank = false;
+            scan.end_cell()?;
+        } else if b == b'\n' {
+            scan.end_record()?;
+        } else {
+            if !b.is_ascii_whitespace() {
+                scan.blank = false;
+            }
+            scan.push(b);
+        }
+    }
+    if in_quotes {
+        return Err(input_at(
+            path,
+            format!("a quote opened on line {quote_line} is never closed"),
+        ));
+    }
+    scan.end_record()
+}
+
+struct Scan<'a> {
+    path: &'a Path,
+    header: Vec<String>,
+    positions: HashMap<String, usize>,
+    /// The header cell being read (only the header's cells are kept).
+    name: Vec<u8>,
+    /// 0 while reading the header, then the 1-based data row.
+    record: usize,
+    cells: usize,
+    blank: bool,
+    line: usize,
+    record_line: usize,
+}
+
+impl Scan<'_> {
+    fn push(&mut self, b: u8) {
+        if self.record == 0 {
+            self.name.push(b);
+        }
+    }
+
+    fn end_cell(&mut self) -> Result<()> {
+        if self.record == 0 {
+            self.end_name()?;
+        }
+        self.cells += 1;
+        Ok(())
+    }
+
+    fn end_name(&mut self) -> Result<()> {
+        let name = unquote(&String::from_utf8_lossy(&self.name));
+        self.name.clear();
+        let column = self.header.len() + 1;
+        if column > MAX_COLUMNS {
+            return Err(input_at(
+                self.path,
+                format!(
+                    "the header names more than {MAX_COLUMNS} columns; ovk does not load \
+                     tables this wide (is the file transposed?)"
+                ),
+            ));
+        }
+        if let Some(first) = self.positions.insert(name.clone(), column) {
+            return Err(input_at(
+                self.path,
+                format!(
+                    "the header names column `{name}` twice (columns {first} and {column}); \
+                     rename one of them"
+                ),
+            ));
+        }
+        self.header.push(name);
+        Ok(())
+    }
+
+    fn end_record(&mut self) -> Result<()> {
+        if self.blank {
+            // Whitespace-only lines are skipped by the reader too.
+            self.name.clear();
+        } else if self.record == 0 {
+            self.end_name()?;
+            self.record = 1;
+        } else {
+            if self.cells != self.header.len() {
+                return Err(input_at(
+                    self.path,
+                    format!(
+                        "data row {} (line {}) has {} cells but the header names {} columns",
+                        self.record,
+                        self.record_line,
+                        self.cells,
+                        self.header.len()
+                    ),
+                ));
+            }
+            self.record += 1;
+        }
+        self.cells = 1;
+        self.blank = true;
+        self.record_line = self.line;
+        Ok(())
+    }
+
+    fn not_utf8(&self, byte: u8) -> crate::OvkError {
+        let place = if self.record == 0 {
+            format!("the header, column {}", self.cells)
+        } else {
+            let name = self
+                .header
+                .get(self.cells - 1)
+                .map(|n| format!(" `{n}`"))
+                .unwrap_or_default();
+            format!(
+                "data row {} (line {}), column {}{name}",
+                self.record, self.line, self.cells
+            )
+        };
+        input_at(
+            self.path,
+            format!(
+                "is not UTF-8 text: byte 0x{byte:02X} in {place} (Latin-1 or Windows-1252?); \
+                 save the file as UTF-8"
+            ),
+        )
+    }
+}
+
+/// A header cell as the reader names the column: trimmed, surrounding quotes removed.
+fn unquote(cell: &str) -> String {
+    let t = cell.trim();
+    match t.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\"").trim().to_string(),
+        None => t.to_string(),
+    }
+}

@@ -1,0 +1,360 @@
+//! Nasty inputs to the real `ovk` binary: each must exit with status 2 and a message naming the
+//! file (and its row and column where that applies), never panic, and write no session.
+//! The fixtures are in tests/data/bad/ (see its README.md); large or derived ones are made here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BAD: &str = "tests/data/bad";
+
+fn ovk(args: &[&str], store: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ovk"))
+        .args(args)
+        .arg("--sessions")
+        .arg(store)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("running ovk")
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ovk-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                files_under(&p)
+            } else {
+                vec![p]
+            }
+        })
+        .collect()
+}
+
+/// Run `args`; assert exit 2, every `needles` on stderr, no panic, an untouched store.
+/// Returns the message for a closer look.
+fn rejects(name: &str, args: &[&str], needles: &[&str]) -> String {
+    let store = scratch(&format!("{name}-store"));
+    let out = ovk(args, &store);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{name}: exit status; stderr:\n{err}"
+    );
+    for needle in needles {
+        assert!(
+            err.contains(needle),
+            "{name}: stderr lacks `{needle}`:\n{err}"
+        );
+    }
+    for bad in ["panicked", "RUST_BACKTRACE"] {
+        assert!(!err.contains(bad), "{name}: panic text on stderr:\n{err}");
+    }
+    assert!(
+        files_under(&store).is_empty(),
+        "{name}: wrote {:?}",
+        files_under(&store)
+    );
+    err.lines()
+        .find(|l| l.starts_with("ovk: "))
+        .unwrap_or_else(|| panic!("{name}: no `ovk: ` error line:\n{err}"))
+        .to_string()
+}
+
+fn run_on(data: &str, targets: &str) -> Vec<String> {
+    [
+        "run",
+        "--data",
+        data,
+        "--targets",
+        targets,
+        "--method",
+        "krr",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn rejects_data(name: &str, file: &str, needles: &[&str]) -> String {
+    let path = format!("{BAD}/{file}");
+    let args = run_on(&path, "y");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let mut all = vec![path.as_str()];
+    all.extend_from_slice(needles);
+    rejects(name, &args, &all)
+}
+
+#[test]
+fn empty_file() {
+    rejects_data("empty", "empty.csv", &["the file is empty"]);
+}
+
+#[test]
+fn header_only() {
+    rejects_data(
+        "header",
+        "header_only.csv",
+        &["has a header (3 columns) but no data rows"],
+    );
+}
+
+#[test]
+fn ragged_rows_name_their_row() {
+    rejects_data(
+        "short",
+        "ragged_short.csv",
+        &["data row 2 (line 3) has 2 cells but the header names 3 columns"],
+    );
+    rejects_data(
+        "long",
+        "ragged_long.csv",
+        &["data row 3 (line 4) has 4 cells but the header names 3 columns"],
+    );
+}
+
+#[test]
+fn unclosed_quote() {
+    rejects_data(
+        "quote",
+        "unclosed_quote.csv",
+        &["a quote opened on line 6 is never closed"],
+    );
+}
+
+#[test]
+fn latin1_bytes_name_row_and_column() {
+    rejects_data(
+        "latin1",
+        "latin1.csv",
+        &[
+            "is not UTF-8 text",
+            "byte 0xE9",
+            "data row 2 (line 3), column 3 `y`",
+        ],
+    );
+}
+
+#[test]
+fn nan_and_inf_cells_name_row_and_column() {
+    rejects_data(
+        "nan",
+        "nan.csv",
+        &["column `b` has a missing value (empty or NaN) in data row 2"],
+    );
+    rejects_data(
+        "inf",
+        "inf.csv",
+        &["column `b` holds an infinite value `inf` in data row 2"],
+    );
+}
+
+#[test]
+fn duplicate_column_names() {
+    rejects_data(
+        "dup",
+        "duplicate_columns.csv",
+        &["the header names column `a` twice (columns 1 and 3)"],
+    );
+    // Names are trimmed, so a padded repeat is a repeat too.
+    rejects_data(
+        "dup-padded",
+        "duplicate_padded.csv",
+        &["column `a` twice (columns 1 and 3)"],
+    );
+}
+
+/// Decision: a quoted field may hold a newline (RFC 4180); the file loads, and the row count
+/// and line numbers in later messages follow records, not lines.
+#[test]
+fn quoted_newline_loads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(BAD)
+        .join("quoted_newline.csv");
+    let table = ovk::data::load_table(&path, 5).expect("quoted newlines load");
+    assert_eq!(table.n_rows, 5);
+    assert_eq!(table.head[0][1], "two\nlines");
+
+    let store = scratch("quoted-store");
+    let data = format!("{BAD}/quoted_newline.csv");
+    let mut args = run_on(&data, "y");
+    args.extend(["--features", "a"].map(String::from));
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let out = ovk(&args, &store);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!files_under(&store).is_empty(), "a session was saved");
+
+    // The text column itself is refused, naming the record (not the line) it sits in.
+    let mut args = run_on(&data, "y");
+    args.extend(["--features", "a,note"].map(String::from));
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "quoted-text",
+        &args,
+        &[&data, "column `note` is not numeric: data row 1"],
+    );
+}
+
+/// 10⁶ columns: refused from the header alone, before polars spends gigabytes on it.
+#[test]
+fn a_million_columns_is_refused_quickly() {
+    let dir = scratch("wide");
+    let path = dir.join("wide.csv");
+    let n = 1_000_000;
+    let header: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+    let row = vec!["1"; n].join(",");
+    std::fs::write(&path, format!("{}\n{row}\n{row}\n", header.join(","))).unwrap();
+    let data = path.display().to_string();
+    let args = run_on(&data, "missing");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "wide",
+        &args,
+        &[&data, "the header names more than 100000 columns"],
+    );
+}
+
+#[test]
+fn truncated_parquet() {
+    let dir = scratch("parquet");
+    let whole = dir.join("whole.parquet");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/linnerud.csv");
+    ovk::data::write_parquet(&src, &whole).unwrap();
+    let bytes = std::fs::read(&whole).unwrap();
+    let cut = dir.join("cut.parquet");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let data = cut.display().to_string();
+    let args = run_on(&data, "target_*");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects("parquet", &args, &[&data, "cannot be read as Parquet"]);
+}
+
+/// A real session of okl on linnerud (3 outputs → a 3×3 output kernel), copied to `name`.
+fn session_copy(name: &str) -> PathBuf {
+    let setup = scratch(&format!("{name}-setup"));
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            "datasets/linnerud.csv",
+            "--method",
+            "okl",
+            "--json",
+        ],
+        &setup,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let made = PathBuf::from(v["session"].as_str().unwrap());
+    let dir = scratch(name).join("session");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in std::fs::read_dir(&made).unwrap().flatten() {
+        std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
+    }
+    dir
+}
+
+fn rejects_export(name: &str, session: &Path, needles: &[&str]) -> String {
+    let csv = session.parent().unwrap().join("out.csv");
+    let (s, c) = (session.display().to_string(), csv.display().to_string());
+    let msg = rejects(
+        name,
+        &["export", &s, "--matrix", "output_kernel", &c],
+        needles,
+    );
+    assert!(!csv.exists(), "{name}: wrote {c}");
+    msg
+}
+
+#[test]
+fn session_missing_npy() {
+    let dir = session_copy("missing-npy");
+    let npy = dir.join("output_kernel.npy");
+    std::fs::remove_file(&npy).unwrap();
+    rejects_export(
+        "missing-npy",
+        &dir,
+        &[&npy.display().to_string(), "missing"],
+    );
+}
+
+#[test]
+fn session_npy_of_wrong_shape() {
+    let dir = session_copy("wrong-shape");
+    let npy = dir.join("output_kernel.npy");
+    std::fs::copy(dir.join("predictions_test.npy"), &npy).unwrap();
+    rejects_export(
+        "wrong-shape",
+        &dir,
+        &[&npy.display().to_string(), "expected 3×3"],
+    );
+}
+
+#[test]
+fn session_json_corrupt() {
+    let dir = session_copy("corrupt-json");
+    let json = dir.join("session.json");
+    let text = std::fs::read(&json).unwrap();
+    std::fs::write(&json, &text[..text.len() / 2]).unwrap();
+    let shown = json.display().to_string();
+    rejects_export("corrupt-json", &dir, &[&shown, "invalid JSON", "line "]);
+    let s = dir.display().to_string();
+    rejects(
+        "corrupt-replay",
+        &["replay", &s, "--print"],
+        &[&shown, "invalid JSON"],
+    );
+}
+
+fn run_with_config(file: &str) -> Vec<String> {
+    [
+        "run",
+        "--config",
+        &format!("{BAD}/{file}"),
+        "--data",
+        "datasets/linnerud.csv",
+        "--method",
+        "krr",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn toml_syntax_error_names_line_and_column() {
+    let args = run_with_config("syntax_error.toml");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "toml-syntax",
+        &args,
+        &["syntax_error.toml: line 3, column 8: unclosed table"],
+    );
+}
+
+#[test]
+fn toml_wrong_type_names_the_file() {
+    let args = run_with_config("wrong_type.toml");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "toml-type",
+        &args,
+        &["wrong_type.toml: lambda: 'abc' is not a number"],
+    );
+}
