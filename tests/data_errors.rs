@@ -82,7 +82,8 @@ fn garbled_csv_names_the_file() {
     let p = temp("ragged.csv", "a,b\n1,2\n3,4,5,6\n");
     let e = load_table(&p, 5).unwrap_err().to_string();
     assert!(
-        e.contains("ragged.csv") && e.contains("cannot be read as CSV"),
+        e.contains("ragged.csv")
+            && e.contains("data row 2 (line 3) has 4 cells but the header names 2 columns"),
         "{e}"
     );
     let p = temp("garbled.parquet", "this is not parquet at all");
