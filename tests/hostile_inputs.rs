@@ -68,6 +68,7 @@ fn rejects(name: &str, args: &[&str], needles: &[&str]) -> String {
         "{name}: wrote {:?}",
         files_under(&store)
     );
+    let _ = std::fs::remove_dir_all(&store);
     err.lines()
         .find(|l| l.starts_with("ovk: "))
         .unwrap_or_else(|| panic!("{name}: no `ovk: ` error line:\n{err}"))
@@ -225,6 +226,7 @@ fn a_million_columns_is_refused_quickly() {
         &args,
         &[&data, "the header names more than 100000 columns"],
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
