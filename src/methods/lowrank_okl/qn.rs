@@ -23,7 +23,16 @@ pub fn value_and_gradient(
     let a = red.a_step(&Factor::Reduced(bhat.clone()), lambda)?;
     let ka = matmul(a.e.view(), a.u_y.t()); // Uᵀ K A, ℓ×p
     let resid = &red.rt - &matmul(ka.view(), bhat.t()); // Uᵀ (Y − K A Bᵀ) Q_m, ℓ×r
-    let (value, _) = red.objective(&a, bhat, lambda);
+                                                        // Eq. (4) from the residual already formed (as `Reduced::objective`, one product fewer).
+    let fit_sq: f64 = resid.iter().map(|v| v * v).sum();
+    let reg: f64 =
+        a.v.rows()
+            .into_iter()
+            .zip(red.s.iter())
+            .map(|(row, &si)| si * row.iter().map(|x| x * x).sum::<f64>())
+            .sum();
+    let b_sq: f64 = bhat.iter().map(|x| x * x).sum();
+    let value = fit_sq / (2.0 * lambda) + reg / 2.0 + b_sq / 2.0;
     let grad = bhat - &(matmul(resid.t(), ka.view()) / lambda);
     Ok((value, grad))
 }
