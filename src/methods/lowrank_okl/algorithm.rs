@@ -6,13 +6,25 @@ use std::collections::BTreeMap;
 use ndarray::Array2;
 
 use super::certificate::{certify, escape_saddle, Certificate};
+use super::qn;
 use super::reduced::{frob, Factor, Reduced, Solution};
 use crate::methods::{check_cancel, ensure_finite, Clock, Observer, TraceRecord};
 use crate::Result;
 
+/// How B is found at one λ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Solver {
+    /// L-BFGS on `g(B) = min_A Q(A, B)` in the row space (methods.md §1 end).
+    Qn,
+    /// The paper's Algorithm 1 (block coordinate descent).
+    Bcd,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
-    /// Stop when `‖B − B_p‖_F < tol · max(1, ‖B‖_F)`.
+    pub solver: Solver,
+    /// bcd: stop when `‖B − B_p‖_F < tol · max(1, ‖B‖_F)`; qn: when
+    /// `‖∇g(B)‖_F = ‖(CᵀKC)B − B‖_F < tol · max(1, ‖B‖_F)`.
     pub tol: f64,
     /// Iterations per λ.
     pub max_iter: usize,
@@ -25,6 +37,7 @@ pub struct Settings {
 impl Settings {
     pub fn new(tol: f64, max_iter: usize) -> Self {
         Settings {
+            solver: Solver::Qn,
             tol,
             max_iter,
             certificate_tol: tol.sqrt().clamp(1e-6, 1e-3),
@@ -111,19 +124,39 @@ pub fn solve(
     let mut escapes = 0;
     loop {
         let mut converged = zero_is_optimal;
-        while !converged && iterations < settings.max_iter {
-            check_cancel(prog.obs)?;
-            let a = red.a_step(&f, lambda)?;
-            let b = red.b_step(&a, lambda)?;
-            let step = red.step_norm(&f, &b);
-            let (objective, _) = red.objective(&a, &b, lambda);
-            ensure_finite("objective", objective)?;
-            iterations += 1;
-            prog.iter += 1;
-            prog.push(record(prog, p, lambda, objective, step));
-            let delta = settings.tol * frob(&b).max(1.0);
-            f = Factor::Reduced(b);
-            converged = step < delta;
+        match settings.solver {
+            Solver::Bcd => {
+                while !converged && iterations < settings.max_iter {
+                    let (b, done) = bcd_step(red, &f, lambda, settings, p, prog)?;
+                    iterations += 1;
+                    f = Factor::Reduced(b);
+                    converged = done;
+                }
+            }
+            Solver::Qn if !converged && iterations < settings.max_iter => {
+                // From the paper's start I_{m×p}, its first update lands B in the row space.
+                let b0 = match f {
+                    Factor::Reduced(b) => b,
+                    Factor::Identity(_) => {
+                        iterations += 1;
+                        bcd_step(red, &f, lambda, settings, p, prog)?.0
+                    }
+                };
+                let budget = settings.max_iter.saturating_sub(iterations).max(1);
+                let mut on_iter = |objective: f64, grad_norm: f64| -> Result<()> {
+                    check_cancel(prog.obs)?;
+                    ensure_finite("objective", objective)?;
+                    prog.iter += 1;
+                    let rec = record(prog, p, lambda, objective, grad_norm);
+                    prog.push(rec);
+                    Ok(())
+                };
+                let d = qn::descend(red, &b0, lambda, settings.tol, budget, &mut on_iter)?;
+                iterations += d.iterations;
+                f = Factor::Reduced(d.bhat);
+                converged = d.converged;
+            }
+            Solver::Qn => {}
         }
         let bhat = match f {
             Factor::Reduced(b) => b,
@@ -163,6 +196,28 @@ pub fn solve(
             certificate,
         });
     }
+}
+
+/// One iteration of Algorithm 1 from `f`: the new B̂ and whether `‖B − B_p‖_F < δ`.
+fn bcd_step(
+    red: &Reduced,
+    f: &Factor,
+    lambda: f64,
+    settings: &Settings,
+    p: usize,
+    prog: &mut Progress<'_>,
+) -> Result<(Array2<f64>, bool)> {
+    check_cancel(prog.obs)?;
+    let a = red.a_step(f, lambda)?;
+    let b = red.b_step(&a, lambda)?;
+    let step = red.step_norm(f, &b);
+    let (objective, _) = red.objective(&a, &b, lambda);
+    ensure_finite("objective", objective)?;
+    prog.iter += 1;
+    let rec = record(prog, p, lambda, objective, step);
+    prog.push(rec);
+    let delta = settings.tol * frob(&b).max(1.0);
+    Ok((b, step < delta))
 }
 
 fn record(prog: &Progress<'_>, p: usize, lambda: f64, objective: f64, step: f64) -> TraceRecord {
