@@ -110,17 +110,9 @@ pub const MAX_ITER: ParamSpec = ParamSpec {
     default: Def::Int(50),
 };
 pub const TOL: ParamSpec = ParamSpec {
-    key: "tol",
-    label: "tolerance",
     help: "stop when the relative change of the objective of (7) falls below δ",
-    unit: "δ",
-    kind: ParamKind::Float {
-        min: 0.0,
-        max: 1.0,
-        min_open: true,
-        log: true,
-    },
     default: Def::Float(1e-4),
+    ..common::TOL
 };
 pub const VIEW_SIGMA: ParamSpec = ParamSpec {
     key: "view_sigma",
