@@ -1,32 +1,16 @@
 //! The headless face end to end: the real binary, real datasets, a temporary session store.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod binary;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use binary::{ovk, stderr, stdout};
 use ndarray::Array2;
 use ndarray_npy::read_npy;
 
-fn ovk(args: &[&str], store: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ovk"))
-        .args(args)
-        .arg("--sessions")
-        .arg(store)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("running ovk")
-}
-
 fn temp_store(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ovk-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    binary::temp_dir("cli", name, false)
 }
 
 fn json(o: &Output) -> serde_json::Value {

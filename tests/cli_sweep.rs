@@ -1,30 +1,14 @@
 //! Sweeps, cross-validation, plans, collection and exports through the real binary.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod binary;
 
-fn ovk(args: &[&str], store: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ovk"))
-        .args(args)
-        .arg("--sessions")
-        .arg(store)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("running ovk")
-}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use binary::{ovk, stderr as err, stdout as out};
 
 fn fresh(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ovk-sweep-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    binary::temp_dir("sweep", name, true)
 }
 
 const SWEEP: &str = "data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\nlambda = [0.1, 1.0, 10.0]\nkernel = [\"gaussian\", \"laplacian\"]\nmax_iter = 500\n";
