@@ -155,6 +155,19 @@ fn outcome(name: &str) -> RunOutcome {
     }
 }
 
+/// The answer of a table load the state asked for (answers it did not ask for are dropped).
+fn open_table(s: &mut State, path: &str, table: Result<Table, String>, sidecar: Option<String>) {
+    s.data.loading = Some(path.into());
+    update(
+        s,
+        Action::TableLoaded {
+            path: path.into(),
+            table,
+            sidecar,
+        },
+    );
+}
+
 fn state() -> State {
     State::new(PathBuf::from("toy"))
 }
@@ -162,14 +175,7 @@ fn state() -> State {
 /// A state with the toy table open and `digit` as the class.
 fn loaded() -> State {
     let mut s = state();
-    update(
-        &mut s,
-        Action::TableLoaded {
-            path: "toy/digits.csv".into(),
-            table: Ok(table()),
-            sidecar: None,
-        },
-    );
+    open_table(&mut s, "toy/digits.csv", Ok(table()), None);
     s.data.col_cursor = 3;
     update(&mut s, Action::SetRole(Role::Class));
     s.data.col_cursor = 2;
@@ -651,26 +657,17 @@ fn role_keys_need_a_column_and_class_is_unique() {
     // target_* was guessed a target by the naming convention before we ignored it.
     let fresh = {
         let mut f = state();
-        update(
-            &mut f,
-            Action::TableLoaded {
-                path: "t.csv".into(),
-                table: Ok(table()),
-                sidecar: None,
-            },
-        );
+        open_table(&mut f, "t.csv", Ok(table()), None);
         f
     };
     assert_eq!(fresh.data.roles[2], Role::Target);
     // A sidecar wins.
     let mut f = state();
-    update(
+    open_table(
         &mut f,
-        Action::TableLoaded {
-            path: "t.csv".into(),
-            table: Ok(table()),
-            sidecar: Some("class = \"digit\"\n".into()),
-        },
+        "t.csv",
+        Ok(table()),
+        Some("class = \"digit\"\n".into()),
     );
     assert_eq!(f.data.class().as_deref(), Some("digit"));
 }
@@ -824,4 +821,29 @@ fn replay_steps_plays_and_is_read_only() {
     let out = screen(&on(s, Pane::Kernel), 140, 40);
     assert!(out.contains("0.1") && out.contains("read-only"), "{out}");
     let _ = Instant::now();
+}
+
+#[test]
+fn a_table_being_read_shows_in_the_preview_and_late_answers_are_dropped() {
+    let mut s = state();
+    s.data.loading = Some("toy/wide.csv".into());
+    let text = screen(&s, 100, 30);
+    assert!(text.contains("reading wide.csv…"), "{text}");
+    // The answer for a file the user has since moved away from does not replace the choice.
+    update(
+        &mut s,
+        Action::TableLoaded {
+            path: "toy/digits.csv".into(),
+            table: Ok(table()),
+            sidecar: None,
+        },
+    );
+    assert!(s.data.table.is_none());
+    assert_eq!(
+        s.data.loading.as_deref(),
+        Some(std::path::Path::new("toy/wide.csv"))
+    );
+    open_table(&mut s, "toy/wide.csv", Ok(table()), None);
+    assert!(s.data.table.is_some() && s.data.loading.is_none());
+    assert!(!screen(&s, 100, 30).contains("reading"));
 }

@@ -1,9 +1,10 @@
 //! Carries out `update`'s effects — list a folder, load a table, start or cancel a fit, save,
 //! list, open, rename, delete sessions — and turns their answers into actions. Slow work
-//! (the fit, the median σ) runs on threads; this side only polls channels.
+//! (the fit, the median σ, reading a table or a session) runs on threads; this side only
+//! polls channels, so a large file never freezes the screen.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 
 use crate::data::{self, DataConfig, PrepareOptions};
 use crate::kernels::median_distance;
@@ -24,12 +25,18 @@ pub struct Driver {
     median_rx: Option<Receiver<(u64, std::result::Result<f64, String>)>>,
     /// Only the latest median request waits while one is computing (older ones are stale).
     median_pending: Option<(u64, DataConfig)>,
+    /// Answers of background reads (tables, sessions), each one finished action.
+    jobs_tx: Sender<Action>,
+    jobs_rx: Receiver<Action>,
     queue: Vec<Action>,
 }
 
 impl Driver {
     pub fn new(sessions_dir: Option<&Path>) -> Driver {
+        let (jobs_tx, jobs_rx) = channel();
         Driver {
+            jobs_tx,
+            jobs_rx,
             run: None,
             store: Store::open(sessions_dir).map_err(|e| e.to_string()),
             median_rx: None,
@@ -59,15 +66,15 @@ impl Driver {
                     select,
                 });
             }
-            Effect::LoadTable(path) => {
+            Effect::LoadTable(path) => self.in_background("ovk-load", move || {
                 let table = data::load_table(&path, HEAD_ROWS).map_err(|e| e.to_string());
                 let sidecar = std::fs::read_to_string(path.with_extension("toml")).ok();
-                self.queue.push(Action::TableLoaded {
+                Action::TableLoaded {
                     path,
                     table,
                     sidecar,
-                });
-            }
+                }
+            }),
             Effect::ComputeMedian { generation, config } => {
                 if self.median_rx.is_some() {
                     self.median_pending = Some((generation, config));
@@ -99,18 +106,18 @@ impl Driver {
                 };
                 self.queue.push(Action::SessionsListed { root, list });
             }
-            Effect::OpenSession(path) => {
+            Effect::OpenSession(path) => self.in_background("ovk-open", move || {
                 let r = open_session(&path)
                     .map(|o| Box::new((path, o)))
                     .map_err(|e| e.to_string());
-                self.queue.push(Action::SessionOpened(r));
-            }
-            Effect::LoadCompare(a, b) => {
+                Action::SessionOpened(r)
+            }),
+            Effect::LoadCompare(a, b) => self.in_background("ovk-compare", move || {
                 let r = session::load(&a)
                     .and_then(|la| session::load(&b).map(|lb| Box::new((la.record, lb.record))))
                     .map_err(|e| e.to_string());
-                self.queue.push(Action::CompareLoaded(r));
-            }
+                Action::CompareLoaded(r)
+            }),
             Effect::RenameSession { id, name } => {
                 let r = self.store().and_then(|st| {
                     st.rename(&id, &name)
@@ -126,6 +133,28 @@ impl Driver {
                         .map_err(|e| e.to_string())
                 });
                 self.queue.push(Action::SessionChanged(r));
+            }
+        }
+    }
+
+    /// Run a read on its own thread; its action arrives through `poll`. Where no thread can
+    /// be started, the read runs here instead (slower screen, same answer).
+    fn in_background(&mut self, name: &str, job: impl FnOnce() -> Action + Send + 'static) {
+        let tx = self.jobs_tx.clone();
+        let job = std::sync::Arc::new(std::sync::Mutex::new(Some(job)));
+        let shared = job.clone();
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let job = shared.lock().ok().and_then(|mut j| j.take());
+                if let Some(job) = job {
+                    let _ = tx.send(job());
+                }
+            });
+        if spawned.is_err() {
+            let job = job.lock().ok().and_then(|mut j| j.take());
+            if let Some(job) = job {
+                self.queue.push(job());
             }
         }
     }
@@ -159,6 +188,7 @@ impl Driver {
     /// messages (drained, so a fast fit cannot flood the frame loop), the median.
     pub fn poll(&mut self) -> Vec<Action> {
         let mut out = std::mem::take(&mut self.queue);
+        out.extend(self.jobs_rx.try_iter());
         if let Some(h) = &self.run {
             let mut done = false;
             loop {

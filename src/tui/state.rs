@@ -113,6 +113,8 @@ pub struct DataState {
     pub focus: DataFocus,
     pub table: Option<Table>,
     pub load_error: Option<String>,
+    /// The table being read on a background thread; an answer for any other path is stale.
+    pub loading: Option<PathBuf>,
     pub roles: Vec<Role>,
     pub col_cursor: usize,
     /// Where the pre-filled roles came from (sidecar file or naming convention).
@@ -134,6 +136,7 @@ impl DataState {
             focus: DataFocus::Files,
             table: None,
             load_error: None,
+            loading: None,
             roles: Vec::new(),
             col_cursor: 0,
             roles_source: None,

@@ -227,6 +227,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
                 if let Some(want) = select {
                     if let Some(i) = s.data.entries.iter().position(|e| e.path == want) {
                         s.data.file_cursor = i;
+                        s.data.loading = Some(want.clone());
                         return vec![Effect::LoadTable(want)];
                     }
                 }
@@ -237,36 +238,40 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
                 vec![]
             }
         },
+        Action::TableLoaded { path, .. } if s.data.loading.as_ref() != Some(&path) => vec![],
         Action::TableLoaded {
             path,
             table,
             sidecar,
-        } => match table {
-            Ok(t) => {
-                let names: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
-                let (roles, source) = roles::prefill(&names, sidecar.as_deref());
-                s.data.roles = roles;
-                s.data.roles_source = source;
-                s.status = format!(
-                    "{}: {} rows × {} columns — set roles with f t c v x",
-                    path.display(),
-                    t.n_rows,
-                    t.columns.len()
-                );
-                s.data.table = Some(t);
-                s.data.load_error = None;
-                s.data.focus = DataFocus::Columns;
-                s.data.col_cursor = 0;
-                data_changed(s)
+        } => {
+            s.data.loading = None;
+            match table {
+                Ok(t) => {
+                    let names: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
+                    let (roles, source) = roles::prefill(&names, sidecar.as_deref());
+                    s.data.roles = roles;
+                    s.data.roles_source = source;
+                    s.status = format!(
+                        "{}: {} rows × {} columns — set roles with f t c v x",
+                        path.display(),
+                        t.n_rows,
+                        t.columns.len()
+                    );
+                    s.data.table = Some(t);
+                    s.data.load_error = None;
+                    s.data.focus = DataFocus::Columns;
+                    s.data.col_cursor = 0;
+                    data_changed(s)
+                }
+                Err(e) => {
+                    s.data.table = None;
+                    s.data.roles.clear();
+                    s.data.load_error = Some(e.clone());
+                    s.status = e;
+                    data_changed(s)
+                }
             }
-            Err(e) => {
-                s.data.table = None;
-                s.data.roles.clear();
-                s.data.load_error = Some(e.clone());
-                s.status = e;
-                data_changed(s)
-            }
-        },
+        }
         Action::MedianComputed { generation, result } => {
             if generation == s.data.generation {
                 s.data.median = match result {
@@ -456,6 +461,7 @@ fn enter(s: &mut State) -> Vec<Effect> {
                 }],
                 Some(e) => {
                     s.status = format!("loading {}…", e.name);
+                    s.data.loading = Some(e.path.clone());
                     vec![Effect::LoadTable(e.path.clone())]
                 }
                 None => vec![],

@@ -53,6 +53,15 @@ fn role_style(s: &State, r: Role) -> ratatui::style::Style {
 
 fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     let d = &s.data;
+    if let Some(p) = &d.loading {
+        let name = p.file_name().unwrap_or(p.as_os_str()).to_string_lossy();
+        frame.render_widget(
+            Paragraph::new(Line::styled(format!("reading {name}…"), s.theme.dim))
+                .block(block("Preview", &s.theme, false)),
+            area,
+        );
+        return;
+    }
     let Some(t) = &d.table else {
         let msg = match &d.load_error {
             Some(e) => Line::styled(e.clone(), s.theme.error),
