@@ -847,3 +847,35 @@ fn a_table_being_read_shows_in_the_preview_and_late_answers_are_dropped() {
     assert!(s.data.table.is_some() && s.data.loading.is_none());
     assert!(!screen(&s, 100, 30).contains("reading"));
 }
+
+#[test]
+fn results_show_a_lambda_path_as_a_table_with_the_kept_row_marked() {
+    let mut s = finished();
+    let details = &mut s.result.as_mut().unwrap().outcome.record.details;
+    details.insert("lambda".into(), serde_json::json!(0.25));
+    let path: Vec<serde_json::Value> = (0..30)
+        .map(|i| {
+            serde_json::json!({
+                "lambda": 0.25 * 2f64.powi(10 - i),
+                "iterations": 3 * i,
+                "validation_mse": 1.0 + (i as f64 - 10.0).abs() / 10.0,
+                "certificate": {"certified": i < 12},
+            })
+        })
+        .collect();
+    details.insert("path".into(), serde_json::Value::Array(path));
+    let out = screen(&on(s, Pane::Results), 150, 40);
+    assert!(out.contains("λ path — 30 fits, ★ kept"), "{out}");
+    assert!(
+        out.contains("validation_mse") && out.contains("certified"),
+        "{out}"
+    );
+    // Row 10 (λ = 0.25) is kept: it is marked and scrolled into view.
+    let kept = out
+        .lines()
+        .find(|l| l.contains('★') && !l.contains("kept"))
+        .expect("a kept row");
+    assert!(kept.contains("0.2500") && kept.contains("1.0000"), "{kept}");
+    // The path is no longer squeezed into the details list as "[30 values]".
+    assert!(!out.contains("[30 values]"), "{out}");
+}

@@ -1,9 +1,10 @@
 //! Drawing pieces the panes share: the half-block heatmap with its legend, charts with log
-//! axes, and the phase gauge.
+//! axes, the phase gauge, and tables of a method's per-step records.
 
 pub mod gauge;
 pub mod heatmap;
 pub mod log_chart;
+pub mod record_table;
 
 /// A number in at most ~9 characters: `0.1234`, `12.35`, `1.2e-5`, `3.4e+7`.
 pub fn fmt_num(x: f64) -> String {
