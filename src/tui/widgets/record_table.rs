@@ -196,7 +196,11 @@ fn scalar(v: &Json) -> String {
             None => n.as_f64().map_or_else(|| n.to_string(), fmt_num),
         },
         Json::Bool(b) => if *b { "yes" } else { "no" }.into(),
-        Json::String(s) => s.clone(),
+        // Sweep values are kept as typed; a long decimal (a log-range point) reads better short.
+        Json::String(s) => match s.parse::<f64>() {
+            Ok(x) if s.len() > 9 && s.parse::<i64>().is_err() => fmt_num(x),
+            _ => s.clone(),
+        },
         Json::Null => "—".into(),
         other => other.to_string(),
     }
@@ -254,7 +258,7 @@ mod tests {
                  "mean": 3.0, "sd": 0.1, "fold_scores": [3.0], "seconds": 1.0},
                 {"index": 1, "values": {"lambda": "0.1"}, "metric": "mse", "higher_is_better": false,
                  "mean": null, "sd": null, "fold_scores": [], "seconds": 0.5, "error": "diverged"},
-                {"index": 2, "values": {"lambda": "0.01"}, "metric": "mse", "higher_is_better": false,
+                {"index": 2, "values": {"lambda": "0.010000000000000002"}, "metric": "mse", "higher_is_better": false,
                  "mean": 2.0, "sd": 0.2, "fold_scores": [2.0], "seconds": 2.0},
             ]}}),
         );
@@ -265,7 +269,7 @@ mod tests {
             .contains("3 configurations by mse (lower is better), 3-fold CV"));
         assert_eq!(t.headers, ["lambda", "mean", "sd", "seconds", "error"]);
         let lambdas: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
-        assert_eq!(lambdas, ["0.01", "1", "0.1"]);
+        assert_eq!(lambdas, ["0.0100", "1", "0.1"]);
         assert_eq!(t.chosen, Some(0));
         assert_eq!(t.rows[2][4], "diverged");
     }
