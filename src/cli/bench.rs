@@ -47,8 +47,8 @@ struct ScalingArgs {
     outputs: Vec<usize>,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Per-configuration time cap: the child is killed and the cell reads "> S s"; larger n for
-    /// the same method and m are then skipped
+    /// Per-configuration time cap: the child is killed and the cell reads "> S s"; larger n or m
+    /// of the same method are then skipped
     #[arg(long, default_value_t = 120.0, value_name = "S")]
     max_seconds: f64,
     /// Per-configuration resident-memory cap in GiB (default: 85% of the memory available)
@@ -245,24 +245,30 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
             save(&floor, &rows)?;
         }
     }
+    let mut outputs = a.outputs.clone();
+    outputs.sort_unstable();
+    outputs.dedup();
     for method in &methods {
-        for &m in &a.outputs {
-            let mut capped: Option<usize> = None;
-            for &n in &ns {
-                let mut row = match capped {
-                    Some(at) => Row {
+        // (n, m) that hit a cap: a larger n or m of the same method would too (time and memory
+        // grow with both), so it is reported as skipped instead of run to the cap again.
+        let mut capped: Vec<(usize, usize)> = Vec::new();
+        for &n in &ns {
+            for &m in &outputs {
+                let below = capped.iter().find(|&&(cn, cm)| cn <= n && cm <= m).copied();
+                let mut row = match below {
+                    Some((cn, cm)) => Row {
                         method: method.clone(),
                         n,
                         outputs: m,
                         status: Status::Skipped,
-                        message: Some(format!("n = {at} already hit the cap")),
+                        message: Some(format!("n = {cn}, m = {cm} already hit a cap")),
                         wall_s: 0.0,
                         result: None,
                     },
                     None => run_child(&exe, method, n, m, a.seed, a.floor_each, &cap),
                 };
-                if matches!(row.status, Status::Timeout | Status::Memory) && capped.is_none() {
-                    capped = Some(n);
+                if matches!(row.status, Status::Timeout | Status::Memory) {
+                    capped.push((n, m));
                 }
                 if let (Some(r), Some(f)) = (
                     row.result.as_mut(),
@@ -285,7 +291,7 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
     }
     print!(
         "{}",
-        markdown(&machine, &settings, &floor, &rows, &methods, &a.outputs)
+        markdown(&machine, &settings, &floor, &rows, &methods, &outputs)
     );
     Ok(0)
 }
@@ -501,7 +507,8 @@ fn markdown(
         "Measured {} on {} ({} cores, {gib}), load average at the start {}; ovk {}, \
          OVK_THREADS {}. Synthetic data: d = {} inputs, smooth multi-output targets + noise \
          (seed {}); Gaussian kernel at the median σ, λ = {} fixed (no path, no search), each \
-         method's other defaults. One child process per configuration; peak = its VmHWM; cap {} s.\n\n",
+         method's other defaults. One child process per configuration; peak = its VmHWM; cap {} s \
+         (\"skipped\": a smaller n or m of the same method already hit a cap).\n\n",
         machine.started,
         machine.cpu,
         machine.cores,
@@ -585,7 +592,7 @@ fn cell_failure(row: &Row, s: &Settings) -> String {
     match row.status {
         Status::Timeout => format!("> {} s", s.max_seconds),
         Status::Memory => format!("> {} memory", format_bytes(s.max_memory_bytes)),
-        Status::Skipped => "skipped (a smaller n hit a cap)".into(),
+        Status::Skipped => "skipped".into(),
         _ => format!(
             "error: {}",
             row.message
