@@ -4,9 +4,10 @@
 //! the table comes out as Markdown ready to paste. `bench data` writes the same synthetic
 //! problem as CSV for the Python peers (bench/peers.sh).
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -54,9 +55,10 @@ struct ScalingArgs {
     /// Per-configuration resident-memory cap in GiB (default: 85% of the memory available)
     #[arg(long, value_name = "GIB")]
     max_memory: Option<f64>,
-    /// Time the floor (eigh of K) in every configuration's own process instead of once per n
+    /// Divide by the floor measured once per n (in its own process) instead of by the eigh each
+    /// configuration's process runs right after its fit (the default, robust to a changing load)
     #[arg(long)]
-    floor_each: bool,
+    floor_once: bool,
     /// Also write every measurement as JSON
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -175,6 +177,7 @@ struct Settings {
     max_seconds: f64,
     max_memory_bytes: u64,
     floor: &'static str,
+    floor_once: bool,
 }
 
 fn scaling(a: &ScalingArgs) -> Result<i32> {
@@ -207,11 +210,12 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
         seed: a.seed,
         max_seconds: a.max_seconds,
         max_memory_bytes: max_memory,
-        floor: if a.floor_each {
-            "in each configuration's process"
-        } else {
+        floor: if a.floor_once {
             "once per n, in its own process"
+        } else {
+            "in each configuration's process, right after its fit"
         },
+        floor_once: a.floor_once,
     };
     let cap = Caps {
         seconds: a.max_seconds,
@@ -237,13 +241,11 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
         }
         Ok(())
     };
-    if !a.floor_each {
-        for &n in &ns {
-            let row = run_child(&exe, "eigh", n, 1, a.seed, false, &cap);
-            progress(&row);
-            floor.push(row);
-            save(&floor, &rows)?;
-        }
+    for &n in &ns {
+        let row = run_child(&exe, "eigh", n, 1, a.seed, false, &cap);
+        progress(&row);
+        floor.push(row);
+        save(&floor, &rows)?;
     }
     let mut outputs = a.outputs.clone();
     outputs.sort_unstable();
@@ -265,7 +267,7 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
                         wall_s: 0.0,
                         result: None,
                     },
-                    None => run_child(&exe, method, n, m, a.seed, a.floor_each, &cap),
+                    None => run_child(&exe, method, n, m, a.seed, !a.floor_once, &cap),
                 };
                 if matches!(row.status, Status::Timeout | Status::Memory) {
                     capped.push((n, m));
@@ -301,7 +303,8 @@ struct Caps {
     memory: u64,
 }
 
-/// Run `ovk bench one …` and watch it: kill it at the time or memory cap.
+/// Run `ovk bench one …` and watch it: kill it at the time or memory cap. The time cap applies
+/// to the fit; once the child reports the fit done, its floor gets a cap of its own.
 fn run_child(
     exe: &Path,
     method: &str,
@@ -335,8 +338,36 @@ fn run_child(
             return row;
         }
     };
+    // Read both pipes on their own threads (a full pipe would stall the child); stderr line by
+    // line, to see the fit-done marker as it comes.
+    let out_reader = child.stdout.take().map(|mut s| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = s.read_to_string(&mut text);
+            text
+        })
+    });
+    let (tx, rx) = mpsc::channel::<String>();
+    let err_reader = child.stderr.take().map(|s| {
+        std::thread::spawn(move || {
+            for line in BufReader::new(s).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        })
+    });
     let status_file = format!("/proc/{}/status", child.id());
+    let mut err_lines: Vec<String> = Vec::new();
+    let mut fit_done: Option<Instant> = None;
     let killed = loop {
+        for line in rx.try_iter() {
+            if line == engine::FIT_DONE {
+                fit_done = Some(Instant::now());
+            } else {
+                err_lines.push(line);
+            }
+        }
         match child.try_wait() {
             Ok(Some(_)) => break None,
             Ok(None) => {}
@@ -345,7 +376,14 @@ fn run_child(
                 break Some(Status::Error);
             }
         }
-        if start.elapsed().as_secs_f64() > cap.seconds {
+        let over = match fit_done {
+            None => start.elapsed().as_secs_f64() > cap.seconds,
+            Some(t) => t.elapsed().as_secs_f64() > cap.seconds,
+        };
+        if over {
+            if fit_done.is_some() {
+                row.message = Some(format!("the floor (eigh of K) ran over {} s", cap.seconds));
+            }
             break Some(Status::Timeout);
         }
         let rss = engine::status_kib(&status_file, "VmRSS:").map(|k| k * 1024);
@@ -354,10 +392,17 @@ fn run_child(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    if let Some(status) = killed {
+    if killed.is_some() {
         let _ = child.kill();
-        let _ = child.wait();
-        row.wall_s = start.elapsed().as_secs_f64();
+    }
+    let _ = child.wait();
+    row.wall_s = start.elapsed().as_secs_f64();
+    let out = out_reader.and_then(|h| h.join().ok()).unwrap_or_default();
+    if let Some(h) = err_reader {
+        let _ = h.join();
+    }
+    err_lines.extend(rx.try_iter().filter(|l| l != engine::FIT_DONE));
+    if let Some(status) = killed {
         row.message.get_or_insert_with(|| match status {
             Status::Timeout => format!("killed at the {} s cap", cap.seconds),
             _ => format!("killed above {} resident", format_bytes(cap.memory)),
@@ -365,41 +410,30 @@ fn run_child(
         row.status = status;
         return row;
     }
-    row.wall_s = start.elapsed().as_secs_f64();
-    let (out, err) = drain(&mut child);
-    let code = child.wait().ok().and_then(|s| s.code());
     match serde_json::from_str::<BenchResult>(out.trim()) {
-        Ok(r) if code == Some(0) => {
+        Ok(r) => {
             row.status = Status::Ok;
             row.result = Some(r);
         }
-        _ => {
-            let msg = err.trim().trim_start_matches("ovk: ").to_string();
+        Err(_) => {
+            let msg = err_lines
+                .join(" ")
+                .trim()
+                .trim_start_matches("ovk: ")
+                .to_string();
             row.status = if msg.contains("memory") {
                 Status::Memory
             } else {
                 Status::Error
             };
             row.message = Some(if msg.is_empty() {
-                format!("exit status {code:?}")
+                "no result from the child".to_string()
             } else {
                 msg
             });
         }
     }
     row
-}
-
-fn drain(child: &mut Child) -> (String, String) {
-    let mut out = String::new();
-    let mut err = String::new();
-    if let Some(s) = child.stdout.as_mut() {
-        let _ = s.read_to_string(&mut out);
-    }
-    if let Some(s) = child.stderr.as_mut() {
-        let _ = s.read_to_string(&mut err);
-    }
-    (out, err)
 }
 
 fn progress(row: &Row) {
@@ -521,19 +555,47 @@ fn markdown(
         s.max_seconds
     ));
     if !floor.is_empty() {
-        o.push_str("**Floor**: one `eigh` of the n×n Gram matrix K (its Gram not included)\n\n");
-        o.push_str("| n | Gram of K | eigh of K | peak memory |\n|---:|---:|---:|---:|\n");
+        let per_config = !s.floor_once;
+        o.push_str(if per_config {
+            "**Floor**: one `eigh` of the n×n Gram matrix K, alone in its own process; each \
+             ratio below divides by the eigh its own process ran right after the fit (their \
+             median in the last column)\n\n"
+        } else {
+            "**Floor**: one `eigh` of the n×n Gram matrix K, alone in its own process; every \
+             ratio below divides by it\n\n"
+        });
+        o.push_str("| n | Gram of K | eigh of K | peak memory |");
+        o.push_str(if per_config {
+            " eigh beside the fits (median) |\n|---:|---:|---:|---:|---:|\n"
+        } else {
+            "\n|---:|---:|---:|---:|\n"
+        });
         for f in floor {
             match &f.result {
                 Some(r) => o.push_str(&format!(
-                    "| {} | {} | {} | {} |\n",
+                    "| {} | {} | {} | {} |",
                     f.n,
                     secs(r.gram_s.unwrap_or(f64::NAN)),
                     secs(r.eigh_s.unwrap_or(f64::NAN)),
                     r.peak_rss_bytes.map_or("—".into(), mem)
                 )),
-                None => o.push_str(&format!("| {} | | {} | |\n", f.n, cell_failure(f, s))),
+                None => o.push_str(&format!("| {} | | {} | |", f.n, cell_failure(f, s))),
             }
+            if per_config {
+                let mut e: Vec<f64> = rows
+                    .iter()
+                    .filter(|r| r.n == f.n)
+                    .filter_map(|r| r.result.as_ref().and_then(|x| x.eigh_s))
+                    .collect();
+                e.sort_by(f64::total_cmp);
+                let med = if e.is_empty() {
+                    "—".to_string()
+                } else {
+                    secs(e[e.len() / 2])
+                };
+                o.push_str(&format!(" {med} |"));
+            }
+            o.push('\n');
         }
         o.push('\n');
     }

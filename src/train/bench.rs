@@ -28,6 +28,8 @@ const TEST_ROWS: usize = 100;
 const VVMR_LABELED: f64 = 0.5;
 /// MVML's Nyström fraction in the ledger (the middle one of `cargo bench --bench mvml`).
 const MVML_NYSTROM: f64 = 0.12;
+/// Written to stderr by `ovk bench one` once the fit is over (the parent's time cap is the fit's).
+pub const FIT_DONE: &str = "ovk bench: fit done";
 /// The fixed regularisation every λ-taking method gets (no path, no search).
 pub const LAMBDA: f64 = 0.1;
 
@@ -262,6 +264,8 @@ pub fn run_one(
         out.converged = fit.converged;
         out.objective = fit.objective.is_finite().then_some(fit.objective);
         out.peak_rss_bytes = peak_rss_bytes();
+        drop(fit);
+        eprintln!("{FIT_DONE}");
     }
     if floor || method == "eigh" {
         let (g, e) = time_floor(&problem)?;
