@@ -24,7 +24,16 @@ logging.disable(logging.WARNING)
 bench_dir = os.environ.get("MVML_BENCH_DIR", "/tmp/ovk_mvml_bench")
 max_exact = int(os.environ.get("PEER_MAX_EXACT_N", "500"))
 max_nystrom = int(os.environ.get("PEER_MAX_NYSTROM_N", "1000"))
-only = os.environ.get("PEER_ONLY", "")  # run only the tasks whose name contains this
+# run only the tasks whose name contains one of these comma-separated substrings
+only = [o for o in os.environ.get("PEER_ONLY", "").split(",") if o] or [""]
+# PEER_VARIANTS=exact,12%: run only these variants (labels as printed)
+variants_only = [v for v in os.environ.get("PEER_VARIANTS", "").split(",") if v]
+results = []  # written to $MVML_BENCH_DIR/peer_results.json for bench/peers.py
+
+
+def save_results():
+    json.dump(results, open(os.path.join(bench_dir, "peer_results.json"), "w"), indent=1)
+
 setup_path = os.path.join(bench_dir, "setup.json")
 if not os.path.exists(setup_path):
     sys.exit(f"{setup_path} is missing: run `cargo bench --bench mvml` first")
@@ -57,12 +66,13 @@ def fit_score(task, x, y, xt, yt, fraction):
     return score, secs
 
 
+save_results()
 print(f"scikit-multimodallearn MVML: λ = {setup['lambda']}, η = {setup['eta']}, "
       f"{setup['n_loops']} loops, learn_A=1, learn_w=0, OPENBLAS_NUM_THREADS="
       f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
 print(f"{'task':<22} {'variant':>8} {'p':>6} {'score':>10} {'fit (s)':>10}")
 for task in setup["tasks"]:
-    if only not in task["name"]:
+    if not any(o in task["name"] for o in only):
         continue
     x, y, xt, yt = load(task)
     n = x.shape[0]
@@ -72,8 +82,15 @@ for task in setup["tasks"]:
     for f in variants:
         label = "exact" if f is None else f"{f * 100:.0f}%"
         p = n if f is None else int(np.floor(f * n))
+        if variants_only and label not in variants_only:
+            continue
+        row = {"task": task["name"], "variant": label, "p": p, "metric": metric}
         if (f is None and n > max_exact) or (f is not None and n > max_nystrom):
             print(f"{task['name']:<22} {label:>8} {p:>6}    skipped (n > limit)")
+            results.append(dict(row, score=None, fit_s=None, note=f"skipped (n = {n} > limit)"))
+            save_results()
             continue
         score, secs = fit_score(task, x, y, xt, yt, 1.0 if f is None else f)
         print(f"{task['name']:<22} {label:>8} {p:>6} {metric:>4} {score:.4f} {secs:>10.3f}", flush=True)
+        results.append(dict(row, score=float(score), fit_s=secs))
+        save_results()

@@ -3,7 +3,8 @@
 # 1. `cargo bench --bench mvml` writes the splits/hyperparameters to $MVML_BENCH_DIR.
 # 2. This script makes a throw-away venv, installs the reference, and runs bench/mvml_peer.py
 #    single-threaded. PEER_MAX_EXACT_N (default 500) and PEER_MAX_NYSTROM_N (1000) skip slow
-#    reference fits; PEER_ONLY=<substring> runs only matching tasks (e.g. mfeat-time).
+#    reference fits; PEER_ONLY=<substrings,…> runs only matching tasks (e.g. mfeat-time),
+#    PEER_VARIANTS=exact,12% only those variants. bench/peers.sh runs this too, inside its table.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export MVML_BENCH_DIR="${MVML_BENCH_DIR:-/tmp/ovk_mvml_bench}"

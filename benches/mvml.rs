@@ -275,6 +275,13 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("bench dir");
     let quick = std::env::var("MVML_BENCH_QUICK").is_ok();
     let mut tasks_json = Vec::new();
+    // ovk's figures for bench/peers.py: {task, variant, p, score, fit_s}
+    let mut results_json: Vec<String> = Vec::new();
+    let mut result = |task: &str, variant: String, p: usize, score: f64, secs: f64| {
+        results_json.push(format!(
+            "{{\"task\":\"{task}\",\"variant\":\"{variant}\",\"p\":{p},\"score\":{score},\"fit_s\":{secs}}}"
+        ));
+    };
 
     println!("mvml: λ = {LAMBDA}, η = {ETA}, μ = {MU}, {LOOPS} rounds, Gaussian kernels, σ = per-view median");
     println!(
@@ -285,6 +292,7 @@ fn main() {
         tasks_json.push(export(&t, &dir));
         let n = t.x_train.nrows();
         let (s_exact, t_exact, _) = fit_once(&t, None);
+        result(&t.name, "exact".into(), n, s_exact, t_exact);
         let metric = if t.regression { "R²" } else { "acc" };
         println!(
             "{:<22} {:>8} {:>6} {:>6} {:.4} {:>10.3} {:>8}",
@@ -293,6 +301,7 @@ fn main() {
         for f in FRACTIONS {
             let (sc, secs, _) = fit_once(&t, Some(f));
             let p = ((f * n as f64).floor() as usize).clamp(1, n);
+            result(&t.name, format!("{:.0}%", f * 100.0), p, sc, secs);
             println!(
                 "{:<22} {:>7.0}% {:>6} {:>6} {:.4} {:>10.3} {:>8.3}",
                 t.name,
@@ -321,8 +330,17 @@ fn main() {
         let mut t = mfeat_binary(Some(rows * 4 / 3));
         t.name = format!("mfeat-time-n{rows}");
         tasks_json.push(export(&t, &dir));
-        let (_, te, _) = fit_once(&t, None);
-        let (_, tn, _) = fit_once(&t, Some(0.12));
+        let n = t.x_train.nrows();
+        let (se, te, _) = fit_once(&t, None);
+        let (sn, tn, _) = fit_once(&t, Some(0.12));
+        result(&t.name, "exact".into(), n, se, te);
+        result(
+            &t.name,
+            "12%".into(),
+            (0.12 * n as f64).floor() as usize,
+            sn,
+            tn,
+        );
         println!(
             "{:>6} {:>12.3} {:>14.3} {:>8.3}",
             t.x_train.nrows(),
@@ -337,6 +355,11 @@ fn main() {
         tasks_json.join(",")
     );
     std::fs::write(dir.join("setup.json"), setup).expect("write setup");
+    std::fs::write(
+        dir.join("results.json"),
+        format!("[{}]", results_json.join(",")),
+    )
+    .expect("write results");
     println!(
         "\nsplits and hyperparameters for bench/mvml_peer.sh written to {}",
         dir.display()

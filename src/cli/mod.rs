@@ -1,6 +1,7 @@
 //! Headless commands — the second face of the engine: `ovk run`, `ovk sessions`,
 //! `ovk replay`. Exit status: 0 success, 2 bad input, 1 internal failure, 130 cancelled.
 
+mod bench;
 mod export;
 mod options;
 mod progress;
@@ -52,6 +53,8 @@ enum Cmd {
     Export(ExportCmd),
     /// Generate synthetic data: `ovk gen gp-mix --outputs M --seed S --out FILE`
     Gen(GenCmd),
+    /// Benchmarks: `ovk bench scaling` times every method against one eigendecomposition of K
+    Bench(bench::BenchCmd),
     /// Print generated documentation (`ovk docs config` writes docs/config.md)
     #[command(hide = true)]
     Docs { topic: String },
@@ -272,6 +275,7 @@ pub fn main() -> i32 {
             })
         }
         Some(Cmd::Gen(g)) => generate(g),
+        Some(Cmd::Bench(b)) => bench::bench(b),
         Some(Cmd::Docs { topic }) => docs(topic),
         None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
     };

@@ -1,6 +1,7 @@
 //! From a run configuration to a finished fit: the pipeline (load → split → scale → kernel →
 //! fit → predict → metrics) and the background runner that talks to the TUI over channels.
 
+pub mod bench;
 mod config;
 mod messages;
 mod pipeline;
