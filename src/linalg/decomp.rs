@@ -4,7 +4,7 @@ use faer::linalg::solvers::{Solve, SolveCore};
 use faer::{Accum, Mat, Side};
 use ndarray::{Array1, Array2, ArrayView2};
 
-use super::convert::{faer_to_array, view};
+use super::convert::{faer_to_array, leave_avx_state, view};
 use crate::{OvkError, Result};
 
 /// `A = U diag(values) Uᵀ`, eigenvalues in nondecreasing order.
@@ -35,7 +35,9 @@ pub struct Cholesky(faer::linalg::solvers::Llt<f64>);
 pub fn cholesky(a: ArrayView2<f64>) -> Result<Cholesky> {
     check_square(&a, "Cholesky factorisation")?;
     check_finite(&a, "Cholesky factorisation")?;
-    view(&a).llt(Side::Lower).map(Cholesky).map_err(|_| {
+    let llt = view(&a).llt(Side::Lower);
+    leave_avx_state();
+    llt.map(Cholesky).map_err(|_| {
         OvkError::numerical(
             "matrix is not positive definite (Cholesky failed); increase the regularisation λ",
         )
@@ -58,7 +60,9 @@ pub struct Lu(faer::linalg::solvers::PartialPivLu<f64>);
 pub fn lu(a: ArrayView2<f64>) -> Result<Lu> {
     check_square(&a, "LU factorisation")?;
     check_finite(&a, "LU factorisation")?;
-    Ok(Lu(view(&a).partial_piv_lu()))
+    let lu = view(&a).partial_piv_lu();
+    leave_avx_state();
+    Ok(Lu(lu))
 }
 
 impl Lu {
