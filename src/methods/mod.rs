@@ -72,8 +72,9 @@ pub struct Fit {
     pub model: Box<dyn Model>,
     pub iterations: usize,
     pub converged: bool,
-    /// The paper's objective at the returned solution.
-    pub objective: f64,
+    /// The paper's objective at the returned solution; `None` when the method does not compute
+    /// it (a note says why). A non-finite `Some` is a diverged fit: the pipeline refuses it.
+    pub objective: Option<f64>,
     /// Learned matrices to save, as `<name>.npy` (e.g. `output_kernel`, `coefficients`).
     pub matrices: Vec<(String, Array2<f64>)>,
     /// Method-specific results for session.json (`path`, `certificate`, block norms …).
@@ -88,7 +89,7 @@ impl Fit {
             model,
             iterations: 0,
             converged: true,
-            objective: f64::NAN,
+            objective: None,
             matrices: Vec::new(),
             details: serde_json::Map::new(),
             notes: Vec::new(),
@@ -150,9 +151,8 @@ pub fn ensure_finite(what: &str, value: f64) -> Result<()> {
         Ok(())
     } else {
         Err(OvkError::numerical(format!(
-            "the {what} became {value} — the fit diverged; likely causes: λ too small for an \
-             ill-conditioned Gram matrix, or a step size too large. Increase --lambda or reduce \
-             the step"
+            "the {what} became {value} — the fit diverged (likely causes: λ too small for an \
+             ill-conditioned Gram matrix, or a step size too large)"
         )))
     }
 }

@@ -272,7 +272,7 @@ impl Method for Vvmr {
             coef,
         }));
         fit.iterations = 1;
-        fit.objective = objective;
+        fit.objective = Some(objective);
         fit.details = details;
         fit.matrices.push(("coefficients".into(), a));
         fit.matrices.push(("output_q".into(), q));

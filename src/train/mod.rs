@@ -2,6 +2,7 @@
 //! fit → predict → metrics) and the background runner that talks to the TUI over channels.
 
 mod config;
+mod faults;
 mod messages;
 mod pipeline;
 mod runner;

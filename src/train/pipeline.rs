@@ -6,12 +6,11 @@ use std::time::Instant;
 
 use ndarray::{Array2, ArrayView2, Axis};
 
+use super::faults::{fit_watched, Watched};
 use super::RunConfig;
 use crate::data::{self, PrepareOptions, Prepared};
 use crate::kernels::{check_fits, dense_bytes};
-use crate::methods::{
-    self, check_cancel, Method, Observer, Params, Phase, Problem, Silent, TraceRecord,
-};
+use crate::methods::{self, check_cancel, Method, Observer, Params, Phase, Problem, Silent};
 use crate::metrics;
 use crate::session::{self, KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings};
 use crate::{OvkError, Result};
@@ -81,23 +80,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     };
 
     let t_fit = Instant::now();
-    let mut tap = Tap {
-        inner: obs,
-        records: Vec::new(),
-        notes: Vec::new(),
-    };
-    let fit = method.fit(&problem, &config.params, &mut tap)?;
-    let Tap {
-        inner: obs,
-        records: trace,
+    // A non-finite objective stops the fit there with a message naming cause and fix; a
+    // `None` objective is one the method cannot afford (KDE's low-rank solve; a note says so).
+    let Watched {
+        fit,
+        trace,
         notes: observed_notes,
-    } = tap;
+    } = fit_watched(method, &problem, &config.params, obs)?;
     let fit_s = t_fit.elapsed().as_secs_f64();
-    // A method that cannot afford its objective (KDE's low-rank solve) reports NaN with a
-    // note saying so; anything else non-finite is a diverged fit.
-    if !fit.objective.is_nan() || fit.notes.is_empty() {
-        methods::ensure_finite("objective", fit.objective)?;
-    }
 
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
@@ -258,30 +248,6 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         config: config.clone(),
     };
     Ok(RunOutcome { record, matrices })
-}
-
-/// Forwards everything to the face's observer and keeps the trace and notes for the session.
-struct Tap<'a> {
-    inner: &'a mut dyn Observer,
-    records: Vec<TraceRecord>,
-    notes: Vec<String>,
-}
-
-impl Observer for Tap<'_> {
-    fn phase(&mut self, phase: Phase, total: Option<usize>) {
-        self.inner.phase(phase, total);
-    }
-    fn record(&mut self, rec: &TraceRecord) {
-        self.records.push(rec.clone());
-        self.inner.record(rec);
-    }
-    fn note(&mut self, msg: &str) {
-        self.notes.push(msg.to_string());
-        self.inner.note(msg);
-    }
-    fn is_cancelled(&self) -> bool {
-        self.inner.is_cancelled()
-    }
 }
 
 fn predict_or_empty(model: &dyn methods::Model, p: &Problem) -> Result<Array2<f64>> {

@@ -206,7 +206,7 @@ impl Method for Kde {
                         left: w,
                         right: None,
                     },
-                    objective,
+                    Some(objective),
                     json!({ "solver": "exact-sylvester" }),
                 )
             }
@@ -217,13 +217,7 @@ impl Method for Kde {
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let op = lowrank::solve_low_rank(cfg.ovk, a.view(), b.view(), cfg.lambda)?;
-                obs.record(&TraceRecord {
-                    iter: 1,
-                    objective: f64::NAN,
-                    lambda: Some(cfg.lambda),
-                    elapsed_ms: clock.ms(),
-                    ..Default::default()
-                });
+                // No trace record: its objective would be a made-up number.
                 notes.push(
                     "low-rank solve: the objective is not evaluated (it would need n×n matrices)"
                         .to_string(),
@@ -234,7 +228,7 @@ impl Method for Kde {
                 }
                 (
                     op,
-                    f64::NAN,
+                    None,
                     json!({
                         "solver": "incomplete-cholesky",
                         "rank_input": a.ncols(),

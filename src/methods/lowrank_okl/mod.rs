@@ -330,7 +330,7 @@ impl Method for LowRankOkl {
         fit.matrices.push(("coefficients".into(), a));
         fit.iterations = total_iterations;
         fit.converged = chosen.converged;
-        fit.objective = chosen.objective;
+        fit.objective = Some(chosen.objective);
 
         let d = &mut fit.details;
         d.insert("lambda".into(), json!(chosen.lambda));

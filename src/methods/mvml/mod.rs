@@ -341,7 +341,7 @@ impl Method for Mvml {
         let mut fit = Fit::new(Box::new(MvmlModel { views: predictors }));
         fit.iterations = iterations;
         fit.converged = converged;
-        fit.objective = objective;
+        fit.objective = Some(objective);
 
         // Matrices: the metric (A, or Ã = Uᵀ A U with Nyström), weights, block norms.
         let mut weights = Array2::zeros((v, n_out));

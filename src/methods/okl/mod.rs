@@ -208,7 +208,7 @@ fn assemble(
     }));
     fit.iterations = iterations;
     fit.converged = converged;
-    fit.objective = objective;
+    fit.objective = Some(objective);
     fit.matrices.push(("output_kernel".into(), l));
     fit.matrices.push(("coefficients".into(), c));
     fit.details = details;
