@@ -44,6 +44,7 @@ pub fn run(
             "objective": r.objective,
             "metrics": r.metrics,
             "fit_seconds": r.timings.fit_s,
+            "memory": r.details.get("memory"),
         });
         println!("{obj}");
     } else {

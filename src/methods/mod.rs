@@ -4,6 +4,7 @@
 mod expansion;
 mod observer;
 pub mod params;
+mod shape;
 
 pub mod kde;
 pub mod krr;
@@ -17,6 +18,7 @@ use ndarray::{Array2, ArrayView2};
 pub use expansion::KernelExpansion;
 pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
 pub use params::{ParamKind, ParamSpec, Params, Value};
+pub use shape::{mats, ProblemShape};
 
 use crate::data::{Task, View};
 use crate::kernels::{Kernel, KernelSpec};
@@ -115,6 +117,16 @@ pub trait Method: Sync {
         false
     }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
+    /// Peak bytes the fit (and the prediction on the training and test rows after it)
+    /// allocates, from the shapes alone: the pipeline refuses, before any work, a run that
+    /// would not fit in memory. Default: a Gram matrix, its factor and a temporary (ℓ×ℓ each).
+    fn peak_bytes(&self, shape: &ProblemShape, _params: &Params) -> Result<u64> {
+        Ok(mats(3, shape.n_labeled, shape.n_labeled))
+    }
+    /// The way out when `peak_bytes` exceeds the memory available (flags to change).
+    fn memory_advice(&self) -> &'static str {
+        "use fewer training points (--test-fraction, or subsample the file)"
+    }
 }
 
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
