@@ -159,7 +159,7 @@ fn main() {
         t_qn / floor,
         qn.iterations,
         qn.converged,
-        qn.objective,
+        qn.objective.unwrap_or(f64::NAN),
         qn.details["fixed_point_residual"]
             .as_f64()
             .unwrap_or(f64::NAN)
@@ -171,14 +171,18 @@ fn main() {
             ("tol", Value::Float(tol)),
             ("max_iter", Value::Int(100_000)),
         ]);
-        let rel = (bcd.objective - qn.objective).abs() / qn.objective.abs();
+        let (q_bcd, q_qn) = (
+            bcd.objective.unwrap_or(f64::NAN),
+            qn.objective.unwrap_or(f64::NAN),
+        );
+        let rel = (q_bcd - q_qn).abs() / q_qn.abs();
         println!(
             "bcd fit (tol {tol:.0e}):       {:8.3} s   {} sweeps, converged {}, Q = {:.12e}, \
              |ΔQ|/Q vs qn = {:.1e} ({} to 6 digits)",
             t_bcd,
             bcd.iterations,
             bcd.converged,
-            bcd.objective,
+            q_bcd,
             rel,
             if rel < 5e-7 { "matches" } else { "DIFFERS" }
         );

@@ -74,7 +74,7 @@ fn details_and_trace_are_recorded() {
     assert!(d["mse_test"].as_f64().unwrap() >= 0.0);
     assert_eq!(obs.records.len(), 1);
     assert!(obs.records[0].residual.unwrap() < 1e-10);
-    assert!(f.objective.is_finite());
+    assert!(f.objective.unwrap().is_finite());
     let (name, alpha) = &f.matrices[0];
     assert_eq!(name, "coefficients");
     assert_eq!(alpha.dim(), (30, 30));

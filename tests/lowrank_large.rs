@@ -50,7 +50,7 @@ fn twenty_thousand_outputs_without_an_m_by_m_matrix() {
         .1;
     assert_eq!(b.dim(), (m, p));
     assert!(b.iter().all(|v| v.is_finite()) && b.iter().any(|v| *v != 0.0));
-    assert!(fit.objective.is_finite());
+    assert!(fit.objective.unwrap().is_finite());
     let pred = fit.model.predict(problem.x_test.view()).unwrap();
     assert_eq!(pred.dim(), (10, m));
     assert!(pred.iter().all(|v| v.is_finite()));

@@ -141,7 +141,7 @@ fn qn_and_bcd_reach_the_same_optimum() {
     for (lambda, rank) in [(Some(0.1 * alpha), 3), (Some(0.01 * alpha), 6), (None, 2)] {
         let qn = fit(&p, "qn", lambda, rank, &mut Collect::default());
         let bcd = fit(&p, "bcd", lambda, rank, &mut Collect::default());
-        let (fq, fb) = (qn.objective, bcd.objective);
+        let (fq, fb) = (qn.objective.unwrap(), bcd.objective.unwrap());
         assert!(
             (fq - fb).abs() < 1e-6 * fb.abs(),
             "objective qn {fq} vs bcd {fb}"

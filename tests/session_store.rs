@@ -94,14 +94,14 @@ fn save_list_load_round_trip() {
 fn nan_numbers_survive_the_json_round_trip() {
     let (root, store) = temp_store("nan");
     let mut rec = record("nan", "2026-11-21T06:00:00Z", 2);
-    rec.objective = f64::NAN;
+    rec.objective = None;
     rec.trace[1].objective = f64::NAN;
     rec.metrics.test.insert("r2".into(), f64::NAN);
     let dir = store.save(&rec, &[]).unwrap();
     let text = fs::read_to_string(dir.join("session.json")).unwrap();
     assert!(text.contains("\"objective\": null"), "{text}");
     let back = load(&dir).unwrap().record;
-    assert!(back.objective.is_nan());
+    assert!(back.objective.is_none());
     assert!(back.trace[1].objective.is_nan());
     assert_eq!(back.trace[0].objective, 10.0);
     assert!(back.metrics.test["r2"].is_nan());

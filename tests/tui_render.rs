@@ -115,7 +115,7 @@ fn record(name: &str) -> SessionRecord {
         trace: trace(8),
         iterations: 8,
         converged: true,
-        objective: 1e-7,
+        objective: Some(1e-7),
         metrics: Metrics {
             train,
             test,

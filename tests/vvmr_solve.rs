@@ -396,7 +396,7 @@ fn fit_saves_consistent_matrices_and_a_stationary_objective() {
         )
     };
     let f0 = obj(&a);
-    assert!((f0 - fit.objective).abs() <= 1e-10 * f0.abs());
+    assert!((f0 - fit.objective.unwrap()).abs() <= 1e-10 * f0.abs());
     let mut rng = Rng::new(3);
     for _ in 0..5 {
         let da = normal(30, 4, &mut rng) * 1e-3;

@@ -44,16 +44,18 @@ pub fn run(
             "objective": r.objective,
             "metrics": r.metrics,
             "fit_seconds": r.timings.fit_s,
+            "memory": r.details.get("memory"),
         });
         println!("{obj}");
     } else {
         println!("session   {}", dir.display());
         println!(
-            "method    {} ({} iterations, {}converged, objective {:.10e})",
+            "method    {} ({} iterations, {}converged, objective {})",
             r.method,
             r.iterations,
             if r.converged { "" } else { "NOT " },
             r.objective
+                .map_or_else(|| "not computed".to_string(), |q| format!("{q:.10e}"))
         );
         for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
             let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();

@@ -22,18 +22,35 @@ pub fn available_memory_bytes() -> Option<u64> {
 
 /// Error if `bytes` exceed 80% of the available memory.
 pub fn check_fits(bytes: u64, what: &str) -> Result<()> {
+    check_fits_or(
+        bytes,
+        what,
+        "use fewer training points (--test-fraction, or subsample the file), a Nyström \
+         approximation, or a low-rank method",
+    )
+}
+
+/// Error if `bytes` exceed 80% of the available memory; the message ends with `advice`.
+pub fn check_fits_or(bytes: u64, what: &str, advice: &str) -> Result<()> {
     let Some(avail) = available_memory_bytes() else {
         return Ok(());
     };
     if bytes as f64 > 0.8 * avail as f64 {
         return Err(OvkError::Resources(format!(
-            "{what} needs {} but only {} of memory is available; use fewer training points \
-             (--test-fraction, or subsample the file), a Nyström approximation, or a low-rank method",
+            "{what} needs about {} but only {} of memory is available; {advice}",
             format_bytes(bytes),
             format_bytes(avail)
         )));
     }
     Ok(())
+}
+
+/// This process's peak resident memory so far (VmHWM in /proc/self/status), where readable.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// 1536 → "1.5 KiB".

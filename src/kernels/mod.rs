@@ -14,6 +14,8 @@ pub use graph::{
     LaplacianKind,
 };
 pub use heuristics::{mean_distance, median_distance};
-pub use memory::{available_memory_bytes, check_fits, dense_bytes, format_bytes};
+pub use memory::{
+    available_memory_bytes, check_fits, check_fits_or, dense_bytes, format_bytes, peak_rss_bytes,
+};
 pub use nystrom::{nystrom, NystromFactor};
 pub use spec::{Kernel, KernelName, KernelSpec, Sigma};

@@ -4,7 +4,8 @@
 use super::expansion::KernelExpansion;
 use super::params::{common, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
+    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape, TraceRecord,
 };
 use crate::kernels::gram;
 use crate::linalg::cholesky;
@@ -27,6 +28,17 @@ impl Method for Krr {
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
+    }
+
+    fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        let l = s.n_labeled;
+        // K, K + λI, its Cholesky factor and the prediction's cross-Gram on the training rows
+        // (measured: see tests/resource_limits.rs); the ℓ×m blocks; the test cross-Gram.
+        Ok(mats(4, l, l) + mats(4, l, s.m) + mats(1, s.n_test, l))
+    }
+    fn memory_advice(&self) -> &'static str {
+        "use fewer training points (--test-fraction, or subsample the file), or the \
+         low-rank method lowrank-okl"
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -54,7 +66,7 @@ impl Method for Krr {
             coef: c.clone(),
         }));
         fit.iterations = 1;
-        fit.objective = objective;
+        fit.objective = Some(objective);
         fit.matrices.push(("coefficients".into(), c));
         Ok(fit)
     }
@@ -163,6 +175,6 @@ mod tests {
         let c = inverse(&k).dot(&y);
         let kc = gram(&kernel, x.view()).unwrap().dot(&c);
         let q = (&y - &kc).mapv(|v| v * v).sum() / (2.0 * lambda) + (&c * &kc).sum() / 2.0 + 1.5;
-        assert!((fit.objective - q).abs() < 1e-9 * q.abs());
+        assert!((fit.objective.unwrap() - q).abs() < 1e-9 * q.abs());
     }
 }

@@ -4,6 +4,7 @@
 mod expansion;
 mod observer;
 pub mod params;
+mod shape;
 
 pub mod kde;
 pub mod krr;
@@ -17,6 +18,7 @@ use ndarray::{Array2, ArrayView2};
 pub use expansion::KernelExpansion;
 pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
 pub use params::{ParamKind, ParamSpec, Params, Value};
+pub use shape::{mats, ProblemShape};
 
 use crate::data::{Task, View};
 use crate::kernels::{Kernel, KernelSpec};
@@ -72,8 +74,9 @@ pub struct Fit {
     pub model: Box<dyn Model>,
     pub iterations: usize,
     pub converged: bool,
-    /// The paper's objective at the returned solution.
-    pub objective: f64,
+    /// The paper's objective at the returned solution; `None` when the method does not compute
+    /// it (a note says why). A non-finite `Some` is a diverged fit: the pipeline refuses it.
+    pub objective: Option<f64>,
     /// Learned matrices to save, as `<name>.npy` (e.g. `output_kernel`, `coefficients`).
     pub matrices: Vec<(String, Array2<f64>)>,
     /// Method-specific results for session.json (`path`, `certificate`, block norms …).
@@ -88,7 +91,7 @@ impl Fit {
             model,
             iterations: 0,
             converged: true,
-            objective: f64::NAN,
+            objective: None,
             matrices: Vec::new(),
             details: serde_json::Map::new(),
             notes: Vec::new(),
@@ -114,6 +117,16 @@ pub trait Method: Sync {
         false
     }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
+    /// Peak bytes the fit (and the prediction on the training and test rows after it)
+    /// allocates, from the shapes alone: the pipeline refuses, before any work, a run that
+    /// would not fit in memory. Default: a Gram matrix, its factor and a temporary (ℓ×ℓ each).
+    fn peak_bytes(&self, shape: &ProblemShape, _params: &Params) -> Result<u64> {
+        Ok(mats(3, shape.n_labeled, shape.n_labeled))
+    }
+    /// The way out when `peak_bytes` exceeds the memory available (flags to change).
+    fn memory_advice(&self) -> &'static str {
+        "use fewer training points (--test-fraction, or subsample the file)"
+    }
 }
 
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
@@ -150,9 +163,8 @@ pub fn ensure_finite(what: &str, value: f64) -> Result<()> {
         Ok(())
     } else {
         Err(OvkError::numerical(format!(
-            "the {what} became {value} — the fit diverged; likely causes: λ too small for an \
-             ill-conditioned Gram matrix, or a step size too large. Increase --lambda or reduce \
-             the step"
+            "the {what} became {value} — the fit diverged (likely causes: λ too small for an \
+             ill-conditioned Gram matrix, or a step size too large)"
         )))
     }
 }

@@ -8,7 +8,8 @@ use serde_json::{json, Map, Value as Json};
 use super::expansion::KernelExpansion;
 use super::params::{Default, ParamKind, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
+    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape, TraceRecord,
 };
 use crate::kernels::{
     check_fits, dense_bytes, gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights,
@@ -146,6 +147,16 @@ impl Method for Vvmr {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        let n = s.n_train;
+        // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries (measured:
+        // about 9 N×N, tests/resource_limits.rs).
+        Ok(mats(N_BY_N_MATRICES + 3, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
+    }
+    fn memory_advice(&self) -> &'static str {
+        "use fewer unlabeled points (--labeled keeps labels, but every training row enters the \
+         N×N graph: raise --test-fraction or subsample the file)"
+    }
     fn semi_supervised(&self) -> bool {
         true
     }
@@ -272,7 +283,7 @@ impl Method for Vvmr {
             coef,
         }));
         fit.iterations = 1;
-        fit.objective = objective;
+        fit.objective = Some(objective);
         fit.details = details;
         fit.matrices.push(("coefficients".into(), a));
         fit.matrices.push(("output_q".into(), q));

@@ -87,9 +87,9 @@ pub struct SessionRecord {
     pub trace: Vec<TraceRecord>,
     pub iterations: usize,
     pub converged: bool,
-    /// NaN (written as `null`) when the method reports none.
-    #[serde(deserialize_with = "super::nan::f64")]
-    pub objective: f64,
+    /// `None` (written as `null`) when the method does not compute it (a note says why).
+    #[serde(default)]
+    pub objective: Option<f64>,
     pub metrics: Metrics,
     /// The identity-output-kernel baseline (krr) at the same λ and kernel, for comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -97,6 +97,7 @@ impl Store {
                 )));
             }
         }
+        self.remove_stale_work_dirs();
         let base = if is_safe_id(&record.id) {
             record.id.clone()
         } else {
@@ -308,6 +309,32 @@ fn to_json(record: &SessionRecord) -> Result<String> {
         .map_err(|e| OvkError::internal(format!("serializing the session record: {e}")))?;
     text.push('\n');
     Ok(text)
+}
+
+impl Store {
+    /// Remove work directories left by a process killed mid-save or mid-delete (their pid, the
+    /// name's last field, no longer runs). Listing never shows them; this reclaims the space.
+    fn remove_stale_work_dirs(&self) {
+        let proc = Path::new("/proc");
+        if !proc.join("self").exists() {
+            return; // no way to tell a live writer from a dead one
+        }
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix(TMP_PREFIX) else {
+                continue;
+            };
+            let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid != std::process::id() && !proc.join(pid.to_string()).exists() {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+    }
 }
 
 /// Fill a fresh work directory with `session.json` and one `.npy` per matrix, all synced.

@@ -123,7 +123,7 @@ fn fit(out: &mut String, r: &SessionRecord) {
         "Fit       {state} after {} iteration{}, objective {}",
         r.iterations,
         if r.iterations == 1 { "" } else { "s" },
-        num(r.objective)
+        r.objective.map_or_else(|| "not computed".to_string(), num)
     );
     if !r.details.is_empty() {
         let keys: Vec<&str> = r.details.keys().map(String::as_str).collect();

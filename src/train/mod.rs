@@ -3,6 +3,7 @@
 
 pub mod bench;
 mod config;
+mod faults;
 mod messages;
 mod pipeline;
 mod runner;

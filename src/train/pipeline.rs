@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use ndarray::{Array2, ArrayView2, Axis};
 
+use super::faults::{fit_watched, Watched};
 use super::RunConfig;
 use crate::data::{self, PrepareOptions, Prepared};
-use crate::kernels::{check_fits, dense_bytes};
+use crate::kernels::{check_fits_or, format_bytes, peak_rss_bytes};
 use crate::methods::{
-    self, check_cancel, Method, Observer, Params, Phase, Problem, Silent, TraceRecord,
+    self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Silent,
 };
 use crate::metrics;
 use crate::session::{self, KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings};
@@ -33,8 +34,14 @@ impl RunOutcome {
     }
 }
 
-/// Dense ℓ×ℓ matrices a kernel method holds at its peak (Gram, eigenvectors, one temporary).
-const PEAK_DENSE_MATRICES: u64 = 4;
+/// The method's own peak plus the pipeline's copies of the data (prepared rows, the problem,
+/// predictions).
+fn peak_estimate(method: &dyn Method, s: &ProblemShape, params: &Params) -> Result<u64> {
+    let rows = s.n_train + s.n_test;
+    Ok(method
+        .peak_bytes(s, params)?
+        .saturating_add(mats(3, rows, s.d + 2 * s.m)))
+}
 
 /// Run `config` to completion, reporting progress to `obs`.
 pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
@@ -56,10 +63,25 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             prepared.task.as_str()
         )));
     }
-    let n = prepared.x_train.nrows() as u64;
-    check_fits(
-        dense_bytes(n as usize, n as usize).saturating_mul(PEAK_DENSE_MATRICES),
-        &format!("a fit on {n} training points"),
+    let shape = ProblemShape {
+        n_train: prepared.x_train.nrows(),
+        n_labeled: prepared.labeled.iter().filter(|&&b| b).count(),
+        n_test: prepared.x_test.nrows(),
+        d: prepared.x_train.ncols(),
+        m: prepared.y_train.ncols(),
+        views: prepared.views.len(),
+    };
+    let estimate = peak_estimate(method, &shape, &config.params)?;
+    check_fits_or(
+        estimate,
+        &format!(
+            "{} on {} training rows ({} labeled, {} outputs)",
+            method.name(),
+            shape.n_train,
+            shape.n_labeled,
+            shape.m
+        ),
+        method.memory_advice(),
     )?;
     let kernel = config.kernel.resolve(prepared.x_train.view())?;
     let load_s = t_start.elapsed().as_secs_f64();
@@ -81,23 +103,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     };
 
     let t_fit = Instant::now();
-    let mut tap = Tap {
-        inner: obs,
-        records: Vec::new(),
-        notes: Vec::new(),
-    };
-    let fit = method.fit(&problem, &config.params, &mut tap)?;
-    let Tap {
-        inner: obs,
-        records: trace,
+    // A non-finite objective stops the fit there with a message naming cause and fix; a
+    // `None` objective is one the method cannot afford (KDE's low-rank solve; a note says so).
+    let Watched {
+        fit,
+        trace,
         notes: observed_notes,
-    } = tap;
+    } = fit_watched(method, &problem, &config.params, obs)?;
     let fit_s = t_fit.elapsed().as_secs_f64();
-    // A method that cannot afford its objective (KDE's low-rank solve) reports NaN with a
-    // note saying so; anything else non-finite is a diverged fit.
-    if !fit.objective.is_nan() || fit.notes.is_empty() {
-        methods::ensure_finite("objective", fit.objective)?;
-    }
 
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
@@ -177,11 +190,27 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         details.insert("per_label_auc".into(), serde_json::Value::Object(per_label));
     }
 
-    let baseline = if method.name() != "krr" {
-        baseline_scores(config, &problem, &prepared)?
-    } else {
+    // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
+    let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())?;
+    let mut skipped = None;
+    let baseline = if method.name() == "krr" {
         None
+    } else if let Err(e) = check_fits_or(krr_need, "the krr baseline", "skipped") {
+        skipped = Some(e.to_string());
+        None
+    } else {
+        baseline_scores(config, &problem, &prepared)?
     };
+    // Measured at the end of the run: the process's peak so far, for comparison with the
+    // estimate the run was admitted on.
+    details.insert(
+        "memory".into(),
+        serde_json::json!({
+            "estimated_peak_bytes": estimate,
+            "estimated_peak": format_bytes(estimate),
+            "process_peak_rss_bytes": peak_rss_bytes(),
+        }),
+    );
 
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));
@@ -196,6 +225,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     }
 
     let mut notes = observed_notes;
+    notes.extend(skipped);
     for n in fit.notes {
         if !notes.contains(&n) {
             notes.push(n);
@@ -258,30 +288,6 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         config: config.clone(),
     };
     Ok(RunOutcome { record, matrices })
-}
-
-/// Forwards everything to the face's observer and keeps the trace and notes for the session.
-struct Tap<'a> {
-    inner: &'a mut dyn Observer,
-    records: Vec<TraceRecord>,
-    notes: Vec<String>,
-}
-
-impl Observer for Tap<'_> {
-    fn phase(&mut self, phase: Phase, total: Option<usize>) {
-        self.inner.phase(phase, total);
-    }
-    fn record(&mut self, rec: &TraceRecord) {
-        self.records.push(rec.clone());
-        self.inner.record(rec);
-    }
-    fn note(&mut self, msg: &str) {
-        self.notes.push(msg.to_string());
-        self.inner.note(msg);
-    }
-    fn is_cancelled(&self) -> bool {
-        self.inner.is_cancelled()
-    }
 }
 
 fn predict_or_empty(model: &dyn methods::Model, p: &Problem) -> Result<Array2<f64>> {

@@ -32,6 +32,14 @@ impl RunHandle {
     pub fn is_done(&self) -> bool {
         self.thread.as_ref().is_none_or(|t| t.is_finished())
     }
+
+    /// Wait for the fit's thread to end (after its last message); everything it allocated is
+    /// freed by then.
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Drop for RunHandle {

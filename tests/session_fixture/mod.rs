@@ -76,7 +76,7 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
         trace,
         iterations: trace_len,
         converged: true,
-        objective: 1.5,
+        objective: Some(1.5),
         metrics: Metrics {
             train: metric(&[("mean_auc", 0.95), ("hamming", 0.1), ("mse", 0.2)]),
             test: metric(&[("mean_auc", 0.8), ("hamming", 0.25), ("mse", 0.4)]),

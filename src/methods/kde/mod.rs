@@ -17,7 +17,8 @@ use serde_json::json;
 
 use super::params::{common, Default as Def, ParamKind, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
+    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape, TraceRecord,
 };
 use crate::data::Task;
 use crate::kernels::{check_fits, cross_gram, dense_bytes, gram, median_distance, Kernel, Sigma};
@@ -132,6 +133,21 @@ impl Method for Kde {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
+        let n = s.n_labeled;
+        // Pre-images are scored 512 rows at a time against the n training outputs.
+        let predict = mats(3, 512, n) + mats(4, n, s.m);
+        Ok(match KdeConfig::from_params(params)?.low_rank {
+            // K, L, K's eigenvectors (with the solver's copies), α, T and products: measured
+            // about 13 n×n (tests/resource_limits.rs).
+            None => mats(13, n, n) + predict,
+            // The incomplete Cholesky factors and the score operator built from them.
+            Some((m1, m2)) => mats(6, n, m1.min(n) + m2.min(n)) + predict,
+        })
+    }
+    fn memory_advice(&self) -> &'static str {
+        "use the low-rank solve (--low-rank M1,M2, e.g. 200,200), or fewer training points"
+    }
     fn supports(&self, task: Task) -> bool {
         task == Task::Regression
     }
@@ -206,7 +222,7 @@ impl Method for Kde {
                         left: w,
                         right: None,
                     },
-                    objective,
+                    Some(objective),
                     json!({ "solver": "exact-sylvester" }),
                 )
             }
@@ -217,13 +233,7 @@ impl Method for Kde {
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let op = lowrank::solve_low_rank(cfg.ovk, a.view(), b.view(), cfg.lambda)?;
-                obs.record(&TraceRecord {
-                    iter: 1,
-                    objective: f64::NAN,
-                    lambda: Some(cfg.lambda),
-                    elapsed_ms: clock.ms(),
-                    ..Default::default()
-                });
+                // No trace record: its objective would be a made-up number.
                 notes.push(
                     "low-rank solve: the objective is not evaluated (it would need n×n matrices)"
                         .to_string(),
@@ -234,7 +244,7 @@ impl Method for Kde {
                 }
                 (
                     op,
-                    f64::NAN,
+                    None,
                     json!({
                         "solver": "incomplete-cholesky",
                         "rank_input": a.ncols(),

@@ -21,6 +21,7 @@ use super::params::{common, Default as ParamDefault, ParamKind, ParamSpec};
 use super::{Fit, KernelExpansion, Method, Observer, Params, Phase, Problem};
 use crate::kernels::{check_fits, dense_bytes, gram};
 use crate::linalg::matmul;
+use crate::methods::{mats, ProblemShape};
 use crate::{OvkError, Result};
 
 pub struct LowRankOkl;
@@ -115,6 +116,29 @@ impl Method for LowRankOkl {
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
+    }
+
+    fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
+        let r = params.resolve(PARAMS);
+        let (l, m) = (s.n_labeled, s.m);
+        let p = match r.opt_str("rank_sweep")? {
+            Some(text) => parse_ranks(&text)?.into_iter().max().unwrap_or(1),
+            None => r.opt_usize("rank")?.unwrap_or(10),
+        }
+        .min(m);
+        let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
+        // K and its eigendecomposition with the solver's copies and workspace (measured: about
+        // 9 ℓ×ℓ, see tests/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
+        // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
+        Ok(mats(9, l, l)
+            + mats(8, l, m)
+            + mats(24, m.max(l), p)
+            + mats(1, saved_l, saved_l)
+            + mats(1, s.n_test, l))
+    }
+    fn memory_advice(&self) -> &'static str {
+        "use fewer training points (--test-fraction, or subsample the file): lowrank-okl \
+         already avoids m×m matrices, its cost is the ℓ×ℓ Gram matrix"
     }
 
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -330,7 +354,7 @@ impl Method for LowRankOkl {
         fit.matrices.push(("coefficients".into(), a));
         fit.iterations = total_iterations;
         fit.converged = chosen.converged;
-        fit.objective = chosen.objective;
+        fit.objective = Some(chosen.objective);
 
         let d = &mut fit.details;
         d.insert("lambda".into(), json!(chosen.lambda));

@@ -17,7 +17,8 @@ use serde_json::{json, Value as Json};
 
 use super::params::{common, Default as Def, ParamKind, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem, TraceRecord,
+    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape, TraceRecord,
 };
 use crate::data::rng::Rng;
 use crate::kernels::{check_fits, dense_bytes, gram, nystrom, Kernel};
@@ -149,6 +150,35 @@ impl Method for Mvml {
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
+    }
+
+    fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
+        let r = params.resolve(PARAMS);
+        let (n, v) = (s.n_labeled, s.views.max(1));
+        let pairs = r.str("init")? == "covariance";
+        let products = if pairs { v * (v + 1) / 2 } else { v } as u64;
+        // The products K_l K_m, the dual matrix, its Cholesky factor and temporaries (measured:
+        // about 9 beyond the products, tests/resource_limits.rs) are n×n even with Nyström,
+        // which replaces the v view Grams by n×p factors.
+        let grams = match r.opt_f64("nystrom")? {
+            None => mats(v as u64, n, n),
+            Some(f) => mats(3 * v as u64, n, ((f * n as f64) as usize).max(1)),
+        };
+        // Each output's metric keeps U_l and K_l U_l (n×t per view, t ≤ iterations) and C.
+        let t = if r.bool("fixed_metric")? {
+            1
+        } else {
+            r.usize("max_iter")?.saturating_add(1)
+        };
+        let metric = mats(2 * v as u64, n, t) + mats(1, v * t, v * t);
+        Ok(grams
+            + mats(products + 9, n, n)
+            + metric.saturating_mul(s.m as u64)
+            + mats(1, s.n_test, n))
+    }
+    fn memory_advice(&self) -> &'static str {
+        "use fewer training points (--test-fraction, or subsample the file), --init identity \
+         (fewer n×n products), or --nystrom F (n×p factors instead of the view Gram matrices)"
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -341,7 +371,7 @@ impl Method for Mvml {
         let mut fit = Fit::new(Box::new(MvmlModel { views: predictors }));
         fit.iterations = iterations;
         fit.converged = converged;
-        fit.objective = objective;
+        fit.objective = Some(objective);
 
         // Matrices: the metric (A, or Ã = Uᵀ A U with Nyström), weights, block norms.
         let mut weights = Array2::zeros((v, n_out));

@@ -144,7 +144,8 @@ pub fn cap_condition(metric: &mut Metric, cap: f64) -> Result<bool> {
     let (lo, hi) = metric.spectrum_bounds()?;
     if hi.is_nan() || hi <= 0.0 {
         return Err(OvkError::numerical(
-            "mvml: the metric A collapsed to zero; decrease η (the metric penalty) or the step μ",
+            "mvml: the metric A collapsed to zero; decrease the metric penalty --eta or the \
+             step --mu",
         ));
     }
     if lo * cap >= hi {
@@ -289,12 +290,19 @@ impl OutputFit {
                 .collect();
             let mut mu = self.mu;
             loop {
-                let (trial, capped) = a_step(&self.metric, &self.prof.h, &kh, mu, s)?;
-                let accepted = match profile(grams, &trial, &self.w, y, s) {
-                    Ok(p) if p.objective.is_finite() && p.objective <= prev => Some(p),
-                    _ => None,
-                };
-                if let Some(p) = accepted {
+                // A step so long that A collapses (or the g-step fails) is rejected like one
+                // that increases the objective: μ is halved.
+                let accepted = a_step(&self.metric, &self.prof.h, &kh, mu, s)
+                    .ok()
+                    .and_then(
+                        |(trial, capped)| match profile(grams, &trial, &self.w, y, s) {
+                            Ok(p) if p.objective.is_finite() && p.objective <= prev => {
+                                Some((trial, capped, p))
+                            }
+                            _ => None,
+                        },
+                    );
+                if let Some((trial, capped, p)) = accepted {
                     self.metric = trial;
                     self.prof = p;
                     self.caps += usize::from(capped);

@@ -15,7 +15,10 @@ use ndarray::{Array2, Axis};
 
 use super::expansion::KernelExpansion;
 use super::params::{common, Default as Fallback, ParamKind, ParamSpec};
-use super::{check_cancel, ensure_finite, Clock, Fit, Method, Observer, Params, Phase, Problem};
+use super::{
+    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape,
+};
 use crate::kernels::gram;
 use crate::linalg::{eigh, matmul, symmetrize};
 use crate::{OvkError, Result};
@@ -78,6 +81,19 @@ impl Method for Okl {
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
+    }
+
+    fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        let (l, m) = (s.n_labeled, s.m);
+        // During K's eigendecomposition: K, the solver's copy, its eigenvectors and their
+        // ndarray copy; then the ℓ×m iterates (Uᵀ Y, C, gradients, L-BFGS pairs) and m×m
+        // matrices (L, its eigenvectors, products). Faer's workspace and the allocator's slack
+        // add about three more ℓ×ℓ (measured: see tests/resource_limits.rs).
+        Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
+    }
+    fn memory_advice(&self) -> &'static str {
+        "use fewer training points (--test-fraction, or subsample the file), or lowrank-okl \
+         (a rank-p output kernel: no m×m matrices)"
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -208,7 +224,7 @@ fn assemble(
     }));
     fit.iterations = iterations;
     fit.converged = converged;
-    fit.objective = objective;
+    fit.objective = Some(objective);
     fit.matrices.push(("output_kernel".into(), l));
     fit.matrices.push(("coefficients".into(), c));
     fit.details = details;

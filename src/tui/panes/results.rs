@@ -101,7 +101,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 }
             ),
         ),
-        kv("objective", fmt_num(r.objective)),
+        kv(
+            "objective",
+            r.objective.map_or_else(|| "not computed".into(), fmt_num),
+        ),
         kv(
             "timings",
             format!(

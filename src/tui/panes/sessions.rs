@@ -116,7 +116,11 @@ fn draw_compare(frame: &mut Frame, area: Rect, s: &State, a: &SessionRecord, b: 
             a.iterations.to_string(),
             b.iterations.to_string(),
         ),
-        ("objective", fmt_num(a.objective), fmt_num(b.objective)),
+        (
+            "objective",
+            a.objective.map_or_else(|| "—".into(), fmt_num),
+            b.objective.map_or_else(|| "—".into(), fmt_num),
+        ),
         (
             "fit time",
             format!("{:.2} s", a.timings.fit_s),
