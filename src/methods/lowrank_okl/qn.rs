@@ -109,6 +109,8 @@ struct Precond {
     /// Hessian, whose B-block is M), so the in-range model is capped by it where its
     /// assumption `sᵢσ² ≫ λ` fails (small σ).
     m_diag: Vec<f64>,
+    /// `pair_factors()`, for T and T⁻¹.
+    factors: [Array2<f64>; 2],
 }
 
 impl Precond {
@@ -140,13 +142,38 @@ impl Precond {
                 col *= -1.0;
             }
         }
-        Ok(Precond {
+        let mut pre = Precond {
             m_pow: [scaled(-0.5), scaled(0.5)],
             u,
             v,
             sigma,
             m_diag,
-        })
+            factors: [Array2::zeros((0, 0)), Array2::zeros((0, 0))],
+        };
+        pre.factors = pre.pair_factors();
+        Ok(pre)
+    }
+
+    /// Per pair j < k of B̂'s singular directions, `[T, T⁻¹]` scale factors `c^{∓1/2}` of the
+    /// curvature c along v̂ = (σ_k, σ_j)/|v| (entry [j, k]), and of the diagonal curvature
+    /// (entry [j, j]); computed once per restart, not per product.
+    fn pair_factors(&self) -> [Array2<f64>; 2] {
+        let q = self.sigma.len();
+        let mut along = Array2::from_elem((q, q), FLAT_CURVATURE);
+        for j in 0..q {
+            // Diagonal: dL_jj = 2 σ_j Z_jj, weight σ_j⁻²: curvature 4.
+            along[[j, j]] = (4.0 + FLAT_CURVATURE).min(self.m_diag[j]);
+            for k in j + 1..q {
+                let (sj, sk) = (self.sigma[j], self.sigma[k]);
+                let nv2 = sj * sj + sk * sk;
+                if sj > 0.0 && sk > 0.0 {
+                    let cap = (sk * sk * self.m_diag[k] + sj * sj * self.m_diag[j]) / nv2;
+                    along[[j, k]] =
+                        ((1.0 / (sj * sj) + 1.0 / (sk * sk)) * nv2 + FLAT_CURVATURE).min(cap);
+                }
+            }
+        }
+        [along.mapv(|c| c.powf(-0.5)), along.mapv(|c| c.powf(0.5))]
     }
 
     /// `T(D)` (`inverse = false`) or `T⁻¹(D)`.
@@ -155,25 +182,21 @@ impl Precond {
         let out = d - &matmul(self.u.view(), x.view());
         let mut res = matmul(out.view(), self.m_pow[usize::from(inverse)].view());
         let mut z = matmul(x.view(), self.v.view());
-        let pw = if inverse { 0.5 } else { -0.5 };
+        let factor = &self.factors[usize::from(inverse)];
+        let cf = FLAT_CURVATURE.powf(if inverse { 0.5 } else { -0.5 });
         let q = z.nrows();
         for j in 0..q {
-            // Diagonal: dL_jj = 2 σ_j Z_jj, weight σ_j⁻²: curvature 4.
-            z[[j, j]] *= (4.0 + FLAT_CURVATURE).min(self.m_diag[j]).powf(pw);
+            z[[j, j]] *= factor[[j, j]];
             for k in j + 1..q {
                 let (sj, sk) = (self.sigma[j], self.sigma[k]);
-                let nv2 = sj * sj + sk * sk;
-                if nv2 <= 0.0 || sj <= 0.0 || sk <= 0.0 {
-                    let c = FLAT_CURVATURE.powf(pw);
-                    z[[j, k]] *= c;
-                    z[[k, j]] *= c;
-                    continue;
-                }
-                // (a, b) = (Z_jk, Z_kj), v̂ = (σ_k, σ_j)/|v|: curvature w|v|² + flat along v̂.
-                let (vk, vj) = (sk / nv2.sqrt(), sj / nv2.sqrt());
-                let cap = (sk * sk * self.m_diag[k] + sj * sj * self.m_diag[j]) / nv2;
-                let along = ((1.0 / (sj * sj) + 1.0 / (sk * sk)) * nv2 + FLAT_CURVATURE).min(cap);
-                let (ca, cf) = (along.powf(pw), FLAT_CURVATURE.powf(pw));
+                let nv = (sj * sj + sk * sk).sqrt();
+                // (a, b) = (Z_jk, Z_kj): factor ca along v̂ = (σ_k, σ_j)/|v|, cf across it.
+                let (vk, vj) = if nv > 0.0 {
+                    (sk / nv, sj / nv)
+                } else {
+                    (1.0, 0.0)
+                };
+                let ca = factor[[j, k]];
                 let (a, b) = (z[[j, k]], z[[k, j]]);
                 let proj = vk * a + vj * b;
                 let (pa, pb) = (proj * vk, proj * vj);
