@@ -179,3 +179,74 @@ fn qn_records_a_nonincreasing_objective_every_iteration() {
     }
     assert!(checked > 0);
 }
+
+/// K's null space is decoupled (methods.md §2, `reduced.rs`): on a linear kernel of rank 3 over
+/// 14 points the fit iterates on the 3 range rows only, yet (i) its objective is eq. (4)
+/// evaluated at full size on the returned A and B, (ii) A is a minimiser of Q(·, B) — the
+/// stationarity `K A BᵀB + λA = Y B` holds on every row, null rows included, which pins A's
+/// null component to `A₀ = Ỹ₀B/λ` (the limit sᵢ → 0, `A = C B`) — and (iii) ∇g = B − (CᵀKC)B
+/// vanishes at full size (Lemma 8), with C = (Y − K A Bᵀ)/λ.
+#[test]
+fn null_space_reduction_is_exact_on_a_singular_kernel() {
+    let (ell, d, m) = (14, 3, 6);
+    let mut rng = Rng::new(21);
+    let x = random(ell, d, &mut rng);
+    let y = x.dot(&random(d, m, &mut rng)) + random(ell, m, &mut rng) * 0.3;
+    let mut p = smooth_problem(ell, m, 1);
+    p.x = x;
+    p.y = y;
+    p.kernel = Kernel::Linear;
+    let k = gram(&p.kernel, p.x.view()).unwrap();
+    let red = Reduced::new(k.view(), p.y.view()).unwrap();
+    assert_eq!(
+        red.rank_k, d,
+        "a linear kernel on {d} features has rank {d}"
+    );
+    assert_eq!(red.r(), d, "the loop runs on the range rows only");
+    for rank in [2, 3] {
+        let lambda = 0.05 * red.alpha;
+        let f = fit(&p, "qn", Some(lambda), rank, &mut Collect::default());
+        let get = |name: &str| {
+            f.matrices
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, a)| a.clone())
+                .unwrap()
+        };
+        let (a, b) = (get("coefficients"), get("factor_b"));
+        let q = q_full(&k, &p.y, &a, &b, lambda);
+        assert!(
+            (q - f.objective).abs() < 1e-10 * q.abs(),
+            "rank {rank}: objective {} vs eq. (4) at full size {q}",
+            f.objective
+        );
+        // (ii) K A BᵀB + λA = Y B, all ℓ rows.
+        let stat = k.dot(&a).dot(&b.t().dot(&b)) + &a * lambda - p.y.dot(&b);
+        let worst = stat.iter().fold(0.0f64, |w, v| w.max(v.abs()));
+        let scale = p.y.dot(&b).iter().fold(0.0f64, |w, v| w.max(v.abs()));
+        assert!(
+            worst < 1e-8 * scale,
+            "rank {rank}: A-stationarity off by {worst}"
+        );
+        // (iii) (CᵀKC)B = B at full size (the rank is free here: 3 = rank K).
+        let c = (&p.y - &k.dot(&a).dot(&b.t())) / lambda;
+        let grad = &b - &c.t().dot(&k).dot(&c).dot(&b);
+        let g = grad.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let bn = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+        assert!(
+            g < 1e-7 * bn.max(1.0),
+            "rank {rank}: ‖∇g‖ = {g}, ‖B‖ = {bn}"
+        );
+        // Predictions are K(x, X) A Bᵀ: the model agrees with the formula on new points.
+        let x_new = random(4, d, &mut rng);
+        let k_new = ovk::kernels::cross_gram(&p.kernel, x_new.view(), p.x.view()).unwrap();
+        let want = k_new.dot(&a).dot(&b.t());
+        let got = f.model.predict(x_new.view()).unwrap();
+        let diff = (&got - &want).iter().fold(0.0f64, |w, v| w.max(v.abs()));
+        let s = want.iter().fold(0.0f64, |w, v| w.max(v.abs()));
+        assert!(
+            diff < 1e-9 * s.max(1.0),
+            "rank {rank}: predictions off by {diff}"
+        );
+    }
+}

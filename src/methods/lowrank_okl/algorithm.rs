@@ -151,10 +151,17 @@ pub fn solve(
                     prog.push(rec);
                     Ok(())
                 };
-                let d = qn::descend(red, &b0, lambda, settings.tol, budget, &mut on_iter)?;
-                iterations += d.iterations;
-                f = Factor::Reduced(d.bhat);
-                converged = d.converged;
+                // Only B's live columns move (see `qn::live_columns`); B = 0 is stationary.
+                let live = qn::live_columns(&b0)?;
+                if live.ncols() == 0 {
+                    f = Factor::Reduced(b0);
+                    converged = true;
+                } else {
+                    let d = qn::descend(red, &live, lambda, settings.tol, budget, &mut on_iter)?;
+                    iterations += d.iterations;
+                    f = Factor::Reduced(qn::pad_columns(&d.bhat, p));
+                    converged = d.converged;
+                }
             }
             Solver::Qn => {}
         }

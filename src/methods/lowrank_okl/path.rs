@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{s, Array2, ArrayView2};
 use serde::Serialize;
 
 use super::algorithm::{solve, Fitted, Progress, Settings};
@@ -23,11 +23,13 @@ pub fn lambda_grid(alpha: f64, n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// What the validation MSE needs, precomputed once per fit: `K_val U` (t×ℓ), `Y_val Q_m`
-/// (t×r) and `‖Y_val‖²_F`. Predictions are `Z Q_mᵀ` with `Z` t×r, so the MSE
+/// What the validation MSE needs, precomputed once per fit: `K_val U₊` (t×ℓ₊),
+/// `K_val U₀ Ỹ₀ Q_m` (t×r, the null rows' share `K_val U₀ V₀ = K_val U₀ Ỹ₀ Q_m B̂ U_Y / λ`),
+/// `Y_val Q_m` (t×r) and `‖Y_val‖²_F`. Predictions are `Z Q_mᵀ` with `Z` t×r, so the MSE
 /// `(‖Y_val‖² − 2⟨Y_val Q_m, Z⟩ + ‖Z‖²)/(t m)` never forms the t×m prediction.
 pub struct Validation {
     k_u: Array2<f64>,
+    k_null: Array2<f64>,
     y_q: Array2<f64>,
     y_sq: f64,
     count: f64,
@@ -51,8 +53,11 @@ impl Validation {
             )));
         }
         let k_val = cross_gram(kernel, x_val, x_train)?;
+        let ell0 = red.rt_null.nrows();
+        let k_u0 = matmul(k_val.view(), red.u.slice(s![.., ..ell0]));
         Ok(Validation {
-            k_u: matmul(k_val.view(), red.u.view()),
+            k_u: matmul(k_val.view(), red.u.slice(s![.., ell0..])),
+            k_null: matmul(k_u0.view(), red.rt_null.view()),
             y_q: matmul(y_val, red.q_m.view()),
             y_sq: y_val.iter().map(|v| v * v).sum(),
             count: (y_val.nrows() * y_val.ncols()) as f64,
@@ -62,7 +67,16 @@ impl Validation {
     /// Mean squared error of `K_val A Bᵀ` against the validation targets.
     pub fn mse(&self, sol: &Solution) -> f64 {
         let w = matmul(sol.a.u_y.t(), sol.bhat.t()); // U_Yᵀ B̂ᵀ, p×r
-        let z = matmul(matmul(self.k_u.view(), sol.a.v.view()).view(), w.view()); // t×r
+                                                     // K_val A U_Y = K_val U₊ V + K_val U₀ Ỹ₀ Q_m B̂ U_Y / λ (t×p).
+        let mut kau = matmul(self.k_u.view(), sol.a.v.view());
+        kau.scaled_add(
+            1.0 / sol.a.lambda,
+            &matmul(
+                matmul(self.k_null.view(), sol.bhat.view()).view(),
+                sol.a.u_y.view(),
+            ),
+        );
+        let z = matmul(kau.view(), w.view()); // t×r
         let cross: f64 = self.y_q.iter().zip(z.iter()).map(|(a, b)| a * b).sum();
         let zz: f64 = z.iter().map(|v| v * v).sum();
         ((self.y_sq - 2.0 * cross + zz) / self.count).max(0.0)

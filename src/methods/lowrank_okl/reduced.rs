@@ -1,8 +1,17 @@
 //! The low-rank OKL problem in the eigenbasis of K and the row space of Ỹ (methods.md §2).
 //!
-//! `K = U diag(s) Uᵀ` once; thin QR `Ỹᵀ = Yᵀ U = Q_m R` once. After the first update every
-//! iterate is `B = Q_m B̂`, so `BᵀB = B̂ᵀB̂` and `Ỹ B = Rᵀ B̂`: the loop works on r×p matrices
-//! (r = min(ℓ, m)) and never touches the m outputs.
+//! `K = U diag(s) Uᵀ` once; thin QR `Ỹ₊ᵀ = Yᵀ U₊ = Q_m R` once, where `U₊` holds the
+//! eigenvectors of K's numerically nonzero eigenvalues (ℓ₊ = rank K of them). After the first
+//! update every iterate is `B = Q_m B̂`, so `BᵀB = B̂ᵀB̂` and `Ỹ₊ B = Rᵀ B̂`: the loop works on
+//! ℓ₊×r and r×p matrices (r = min(ℓ₊, m)) and never touches the m outputs.
+//!
+//! K's null space is decoupled. With `Ỹ = [Ỹ₀; Ỹ₊]` split by eigenvalue (s₀ = 0), eq. (4)'s
+//! fit term splits into `‖Ỹ₀‖²` (K A has no null component) plus the range part, and
+//! `⟨A, K A⟩` ignores A's null rows; so `g(B) = ‖Ỹ₀‖²/(2λ) + g₊(B)` with `g₊` built from the
+//! ℓ₊ range rows only. The gradient `B − (CᵀKC)B` only sees `CᵀKC = Σ_{sᵢ>0} sᵢ cᵢcᵢᵀ`, so the
+//! iterates stay in the row space of `Ỹ₊` (dimension ≤ ℓ₊; projecting B onto it never raises g,
+//! by a Schur-complement argument), and `A₀ = Ỹ₀ B / λ` (the limit sᵢ → 0 of the A-step, and
+//! `A = C B` with `C = (Y − K A Bᵀ)/λ`) is only needed for the model.
 
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
@@ -17,13 +26,15 @@ pub enum Factor {
 }
 
 /// Result of the A-step (the exact minimiser of eq. (4) over A for fixed B), in the eigenbases:
-/// `A = U V U_Yᵀ` and `K A = U E U_Yᵀ`.
+/// `A = U [V₀; V] U_Yᵀ` and `K A = U₊ E U_Yᵀ`; `V`, `E` are the range rows (ℓ₊×p), the null
+/// rows `V₀ = Ỹ₀ B U_Y / λ` are formed on demand (`Reduced::v_full`).
 #[derive(Debug, Clone)]
 pub struct AStep {
     pub u_y: Array2<f64>,
     pub lam_y: Array1<f64>,
     pub v: Array2<f64>,
     pub e: Array2<f64>,
+    pub lambda: f64,
 }
 
 /// A fitted point: `B = Q_m B̂` with its optimal A.
@@ -34,15 +45,20 @@ pub struct Solution {
 }
 
 pub struct Reduced {
-    /// `U_X`, eigenvectors of K (ℓ×ℓ).
+    /// `U_X = [U₀ U₊]`, eigenvectors of K (ℓ×ℓ), eigenvalues ascending: the first ℓ₀ = ℓ − ℓ₊
+    /// columns span K's numerical null space.
     pub u: Array2<f64>,
-    /// `λ_X`, eigenvalues of K clamped at 0.
+    /// `λ_X` of the range: the ℓ₊ eigenvalues of K above `ℓ·ε·max λ_X` (the rest count as 0).
     pub s: Array1<f64>,
-    /// Orthonormal basis of the row space of Ỹ (m×r).
+    /// Orthonormal basis of the row space of Ỹ₊ (m×r).
     pub q_m: Array2<f64>,
-    /// `Rᵀ` (ℓ×r): `Ỹ = Rᵀ Q_mᵀ`.
+    /// `Rᵀ` (ℓ₊×r): `Ỹ₊ = Rᵀ Q_mᵀ`.
     pub rt: Array2<f64>,
-    /// Numerical rank of K (eigenvalues above `ℓ·ε·max λ_X`).
+    /// `Ỹ₀ Q_m` (ℓ₀×r): the null rows seen from the row space, for `A₀ = Ỹ₀ B / λ`.
+    pub rt_null: Array2<f64>,
+    /// `‖Ỹ₀‖²_F`: the part of `‖Y − K A Bᵀ‖²_F` no A reaches.
+    pub null_fit_sq: f64,
+    /// Numerical rank of K (eigenvalues above `ℓ·ε·max λ_X`), ℓ₊.
     pub rank_k: usize,
     pub m: usize,
     /// `α = √‖YᵀKY‖₂`: for λ ≥ α the optimum is L = 0.
@@ -53,21 +69,44 @@ impl Reduced {
     /// Eigendecompose K and factor the outputs — the only O(ℓ³) and O(ℓ m r) work of a fit.
     pub fn new(k: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Self> {
         let ell = k.nrows();
+        let m = y.ncols();
         let e = eigh(k)?;
-        let s = e.values.mapv(|v| v.max(0.0));
-        let s_max = s.iter().copied().fold(0.0, f64::max);
+        let s_max = e.values.iter().copied().fold(0.0, f64::max);
         let threshold = s_max * ell as f64 * f64::EPSILON;
-        let rank_k = s.iter().filter(|&&v| v > threshold).count();
-        // Yᵀ = Q₀ R₀ gives Ỹᵀ = Yᵀ U = Q₀ (R₀ U): no ℓ×m copy of Ỹ is ever made.
-        let qr = qr_thin(y.t())?;
-        let rt = matmul_tn(e.vectors.view(), qr.r.t()); // Rᵀ = Uᵀ R₀ᵀ
+        let rank_k = e.values.iter().filter(|&&v| v > threshold).count();
+        let ell0 = ell - rank_k; // eigenvalues ascending: the null space comes first
+        let s = e.values.slice(s![ell0..]).to_owned();
+        let u_plus = e.vectors.slice(s![.., ell0..]);
+        let y_sq: f64 = y.iter().map(|v| v * v).sum();
+        let (q_m, rt, rt_null) = if rank_k == 0 || m == 0 {
+            let r = rank_k.min(m);
+            (
+                Array2::zeros((m, r)),
+                Array2::zeros((rank_k, r)),
+                Array2::zeros((ell0, r)),
+            )
+        } else {
+            // Ỹ₊ᵀ = Yᵀ U₊ (m×ℓ₊) = Q_m R: the QR runs on ℓ₊ columns, not ℓ.
+            let qr = qr_thin(matmul_tn(y, u_plus).view())?;
+            let rt_null = if ell0 > 0 {
+                let yq = matmul(y, qr.q.view()); // Y Q_m, ℓ×r
+                matmul_tn(e.vectors.slice(s![.., ..ell0]), yq.view())
+            } else {
+                Array2::zeros((0, qr.q.ncols()))
+            };
+            (qr.q, qr.r.t().to_owned(), rt_null)
+        };
+        // ‖Ỹ₀‖² = ‖Y‖² − ‖Ỹ₊‖² (U orthogonal), ‖Ỹ₊‖² = ‖R‖².
+        let plus_sq: f64 = rt.iter().map(|v| v * v).sum();
         let mut red = Reduced {
             u: e.vectors,
             s,
-            q_m: qr.q,
+            q_m,
             rt,
+            rt_null,
+            null_fit_sq: (y_sq - plus_sq).max(0.0),
             rank_k,
-            m: y.ncols(),
+            m,
             alpha: 0.0,
         };
         red.alpha = red.compute_alpha()?;
@@ -76,6 +115,21 @@ impl Reduced {
 
     pub fn ell(&self) -> usize {
         self.u.nrows()
+    }
+
+    /// ℓ₀ = ℓ − ℓ₊, the dimension of K's numerical null space.
+    fn ell0(&self) -> usize {
+        self.u.ncols() - self.s.len()
+    }
+
+    /// All rows of V, `[V₀; V]` (ℓ×p), with `V₀ = Ỹ₀ B U_Y / λ`.
+    pub fn v_full(&self, sol: &Solution) -> Array2<f64> {
+        let a = &sol.a;
+        let v0 = matmul(
+            matmul(self.rt_null.view(), sol.bhat.view()).view(),
+            a.u_y.view(),
+        ) / a.lambda;
+        ndarray::concatenate(Axis(0), &[v0.view(), a.v.view()]).unwrap_or_else(|_| a.v.clone())
     }
 
     pub fn r(&self) -> usize {
@@ -114,11 +168,17 @@ impl Reduced {
         for (mut row, &si) in e.axis_iter_mut(Axis(0)).zip(self.s.iter()) {
             row *= si;
         }
-        Ok(AStep { u_y, lam_y, v, e })
+        Ok(AStep {
+            u_y,
+            lam_y,
+            v,
+            e,
+            lambda,
+        })
     }
 
     /// Algorithm 1, second half: `B ← Ỹᵀ E (EᵀE + λI)⁻¹ U_Yᵀ`, i.e.
-    /// `B̂ ← R E (EᵀE + λI)⁻¹ U_Yᵀ` in the row space.
+    /// `B̂ ← R E (EᵀE + λI)⁻¹ U_Yᵀ` in the row space (E's null rows are 0).
     pub fn b_step(&self, a: &AStep, lambda: f64) -> Result<Array2<f64>> {
         let mut m = matmul_tn(a.e.view(), a.e.view());
         m.diag_mut().mapv_inplace(|d| d + lambda);
@@ -129,16 +189,17 @@ impl Reduced {
 
     /// Eq. (4), `Q(A, B) = ‖Y − K A Bᵀ‖²/(2λ) + ⟨A, K A⟩/2 + ‖B‖²/2`, at `A` of `a` and
     /// `B = Q_m B̂`. Returns `(Q, ‖Y − K A Bᵀ‖²_F)`; exact because `Y − K A Bᵀ = U (Rᵀ − E U_Yᵀ
-    /// B̂ᵀ) Q_mᵀ` with U orthogonal and Q_m orthonormal.
+    /// B̂ᵀ) Q_mᵀ` on the range rows with U orthogonal and Q_m orthonormal, plus `‖Ỹ₀‖²`.
     pub fn objective(&self, a: &AStep, bhat: &Array2<f64>, lambda: f64) -> (f64, f64) {
         let w = matmul(a.u_y.t(), bhat.t()); // U_Yᵀ B̂ᵀ, p×r
         let fitted = matmul(a.e.view(), w.view()); // ℓ×r
-        let fit_sq: f64 = self
-            .rt
-            .iter()
-            .zip(fitted.iter())
-            .map(|(y, f)| (y - f) * (y - f))
-            .sum();
+        let fit_sq: f64 = self.null_fit_sq
+            + self
+                .rt
+                .iter()
+                .zip(fitted.iter())
+                .map(|(y, f)| (y - f) * (y - f))
+                .sum::<f64>();
         // ⟨A, K A⟩ = Σᵢⱼ sᵢ Vᵢⱼ² (U, U_Y orthogonal).
         let reg: f64 =
             a.v.axis_iter(Axis(0))
@@ -168,14 +229,16 @@ impl Reduced {
         }
     }
 
-    /// `A = U V U_Yᵀ` (ℓ×p).
+    /// `A = U [V₀; V] U_Yᵀ` (ℓ×p).
     pub fn coefficients(&self, sol: &Solution) -> Array2<f64> {
-        matmul(matmul(self.u.view(), sol.a.v.view()).view(), sol.a.u_y.t())
+        let v = self.v_full(sol);
+        matmul(matmul(self.u.view(), v.view()).view(), sol.a.u_y.t())
     }
 
-    /// `K A = U E U_Yᵀ` (ℓ×p): the rows are the embedding of the training points.
+    /// `K A = U₊ E U_Yᵀ` (ℓ×p): the rows are the embedding of the training points.
     pub fn embedding(&self, sol: &Solution) -> Array2<f64> {
-        matmul(matmul(self.u.view(), sol.a.e.view()).view(), sol.a.u_y.t())
+        let u_plus = self.u.slice(s![.., self.ell0()..]);
+        matmul(matmul(u_plus, sol.a.e.view()).view(), sol.a.u_y.t())
     }
 
     /// `B = Q_m B̂` (m×p).
@@ -190,7 +253,7 @@ impl Reduced {
     }
 
     /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (methods.md §2). `‖YᵀKY‖₂ =
-    /// ‖diag(√s) Rᵀ R diag(√s)‖₂`, an ℓ×ℓ matrix, since `Ỹ Ỹᵀ = Rᵀ R`.
+    /// ‖diag(√s) Rᵀ R diag(√s)‖₂`, an ℓ₊×ℓ₊ matrix, since `Ỹ₊ Ỹ₊ᵀ = Rᵀ R` (null rows add 0).
     fn compute_alpha(&self) -> Result<f64> {
         let mut srt = self.rt.clone();
         for (mut row, &si) in srt.axis_iter_mut(Axis(0)).zip(self.s.iter()) {
