@@ -262,7 +262,7 @@ pub fn run_one(
         out.fit_s = Some(fit_s);
         out.iterations = fit.iterations;
         out.converged = fit.converged;
-        out.objective = fit.objective.is_finite().then_some(fit.objective);
+        out.objective = fit.objective.filter(|q| q.is_finite());
         out.peak_rss_bytes = peak_rss_bytes();
         drop(fit);
         eprintln!("{FIT_DONE}");
