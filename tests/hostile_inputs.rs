@@ -434,3 +434,17 @@ fn sweep_grids_too_large_are_refused_from_the_file() {
         &["the sweep would run 2 configurations × 1000000000000000000 folds"],
     );
 }
+
+/// Found by the `load_csv` fuzzer: a Parquet footer whose thrift statistics field has the
+/// wrong type made polars panic (`expect("thrift bool field")`), and `ovk run` exit 101.
+#[test]
+fn corrupt_parquet_footer_is_refused_not_a_panic() {
+    let path = format!("{BAD}/bad_thrift.parquet");
+    let args = run_on(&path, "y");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "bad-thrift",
+        &args,
+        &[&path, "cannot be read as Parquet: the file is corrupt"],
+    );
+}

@@ -147,7 +147,17 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             LazyFrame::scan_parquet(pl_path, args).map_err(fail)?
         }
     };
-    lazy.collect().map_err(fail)
+    super::guard::guarded(|| lazy.collect())
+        .map_err(|panic| {
+            input_at(
+                path,
+                format!(
+                    "cannot be read as {}: the file is corrupt (the reader failed: {panic})",
+                    format.name()
+                ),
+            )
+        })?
+        .map_err(fail)
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {
