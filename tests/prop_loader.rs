@@ -256,3 +256,22 @@ fn whole_numbers_beyond_i64_load_as_numbers() {
     let dtypes: Vec<&str> = t.columns.iter().map(|c| c.dtype.as_str()).collect();
     assert_eq!(dtypes, ["i64", "f64", "str"]);
 }
+
+/// Found by the `load_csv` fuzzer: two corrupt Parquet files on which polars panics, once on
+/// the calling thread (`thrift bool field`) and once on its async executor's threads
+/// (`Invalid argument`). Both are refused as corrupt, naming the file.
+#[test]
+fn parquet_files_that_make_polars_panic_are_refused() {
+    for name in ["bad_thrift.parquet", "bad_pages.parquet"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/bad")
+            .join(name);
+        let e = load_table(&path, 5).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains(name) && msg.contains("cannot be read as Parquet: the file is corrupt"),
+            "{msg}"
+        );
+    }
+}
