@@ -360,3 +360,91 @@ fn toml_wrong_type_names_the_file() {
         &["wrong_type.toml: lambda: 'abc' is not a number"],
     );
 }
+
+// Found by the property tests and fuzzers (fuzz/README.md).
+
+#[test]
+fn npy_header_claiming_terabytes_is_refused_before_allocating() {
+    let dir = session_copy("huge-shape");
+    let npy = dir.join("output_kernel.npy");
+    std::fs::copy(format!("{BAD}/huge_shape.npy"), &npy).unwrap();
+    rejects_export(
+        "huge-shape",
+        &dir,
+        &[
+            &npy.display().to_string(),
+            "claims shape (1000000, 1000000)",
+            "truncated or corrupt",
+        ],
+    );
+}
+
+#[test]
+fn config_not_utf8_is_input_error() {
+    let args = run_with_config("latin1.toml");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "toml-latin1",
+        &args,
+        &["latin1.toml: is not UTF-8 text: byte 0xE9 on line 2"],
+    );
+    let path = format!("{BAD}/latin1.toml");
+    rejects(
+        "sweep-latin1",
+        &["sweep", "--config", &path, "--plan"],
+        &["latin1.toml: is not UTF-8 text"],
+    );
+}
+
+#[test]
+fn sweep_grids_too_large_are_refused_from_the_file() {
+    let path = format!("{BAD}/huge_grid.toml");
+    rejects(
+        "huge-grid",
+        &["sweep", "--config", &path, "--plan"],
+        &[
+            "huge_grid.toml: the grid has more than",
+            "100000 coef0 × 100000 lambda",
+            "at most 100000",
+        ],
+    );
+    let path = format!("{BAD}/huge_cv.toml");
+    rejects(
+        "huge-cv",
+        &["sweep", "--config", &path, "--plan"],
+        &["huge_cv.toml: 'cv' = 1000000000000000000 folds"],
+    );
+    let small = scratch("small-grid").join("grid.toml");
+    std::fs::write(
+        &small,
+        "data = \"datasets/linnerud.csv\"\nmethod = \"krr\"\nlambda = [0.1, 1]\n",
+    )
+    .unwrap();
+    let small = small.display().to_string();
+    rejects(
+        "huge-cv-flag",
+        &[
+            "sweep",
+            "--config",
+            &small,
+            "--cv",
+            "1000000000000000000",
+            "--plan",
+        ],
+        &["the sweep would run 2 configurations × 1000000000000000000 folds"],
+    );
+}
+
+/// Found by the `load_csv` fuzzer: a Parquet footer whose thrift statistics field has the
+/// wrong type made polars panic (`expect("thrift bool field")`), and `ovk run` exit 101.
+#[test]
+fn corrupt_parquet_footer_is_refused_not_a_panic() {
+    let path = format!("{BAD}/bad_thrift.parquet");
+    let args = run_on(&path, "y");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "bad-thrift",
+        &args,
+        &[&path, "cannot be read as Parquet: the file is corrupt"],
+    );
+}

@@ -17,6 +17,7 @@ use clap::{
 };
 
 pub use options::{build_run_config, config_reference, read_config, RawOptions};
+pub use sweep::{expand, read_grid, Grid};
 
 use crate::{OvkError, Result};
 

@@ -93,7 +93,7 @@ pub type RawOptions = BTreeMap<String, String>;
 
 /// Read a flat TOML config (`method = "okl"`, `lambda = 0.1`, `targets = ["a", "b"]` …).
 pub fn read_config(path: &Path) -> Result<RawOptions> {
-    let text = std::fs::read_to_string(path).map_err(|e| OvkError::io_path(path, e))?;
+    let text = read_text(path)?;
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         // Say where: the message alone ("unclosed table") does not.
         let at = e.span().map(|span| {
@@ -134,6 +134,28 @@ pub fn read_config(path: &Path) -> Result<RawOptions> {
         }
     }
     Ok(out)
+}
+
+/// A config file's text. A directory, or bytes that are not UTF-8, are the user's mistake (exit
+/// 2), named with the line of the first bad byte.
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    if path.is_dir() {
+        return Err(OvkError::input(format!(
+            "{}: is a directory, not a config file",
+            path.display()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| OvkError::io_path(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let (b, at) = (e.as_bytes(), e.utf8_error().valid_up_to());
+        let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+        OvkError::input(format!(
+            "{}: is not UTF-8 text: byte 0x{:02X} on line {line} (Latin-1 or Windows-1252?); \
+             save the file as UTF-8",
+            path.display(),
+            b[at]
+        ))
+    })
 }
 
 fn toml_to_text(key: &str, v: &toml::Value, path: &Path) -> Result<String> {

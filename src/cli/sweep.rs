@@ -6,10 +6,14 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use super::options::{all_keys, build_run_config, method_params, unknown_option, RawOptions};
+use super::options::{
+    all_keys, build_run_config, method_params, read_text, unknown_option, RawOptions,
+};
 use super::progress::CliProgress;
 use crate::session::{self, Store};
-use crate::train::sweep::{collect, run_sweep, SweepResult};
+use crate::train::sweep::{
+    check_size, collect, run_sweep, SweepResult, MAX_CONFIGURATIONS, MAX_FITS,
+};
 use crate::train::{self, RunConfig};
 use crate::{OvkError, Result};
 
@@ -28,7 +32,7 @@ pub struct Grid {
 }
 
 pub fn read_grid(path: &Path) -> Result<Grid> {
-    let text = std::fs::read_to_string(path).map_err(|e| OvkError::io_path(path, e))?;
+    let text = read_text(path)?;
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         OvkError::input(format!("{}: {}", path.display(), e.message()))
     })?;
@@ -52,6 +56,11 @@ pub fn read_grid(path: &Path) -> Result<Grid> {
                 .ok_or_else(|| at(format!("'{k}' must be a whole number ≥ 1")))?
                 as usize;
             if k == "cv" {
+                if n > MAX_FITS {
+                    return Err(at(format!(
+                        "'cv' = {n} folds is more than a sweep runs (at most {MAX_FITS} fits)"
+                    )));
+                }
                 grid.cv = Some(n);
             } else {
                 grid.jobs = Some(n);
@@ -81,6 +90,7 @@ pub fn read_grid(path: &Path) -> Result<Grid> {
             }
         }
     }
+    check_grid_size(&grid).map_err(at)?;
     if let Some(d) = grid.fixed.get_mut("data") {
         let p = std::path::PathBuf::from(&*d);
         if p.is_relative() && !p.exists() {
@@ -92,6 +102,31 @@ pub fn read_grid(path: &Path) -> Result<Grid> {
         }
     }
     Ok(grid)
+}
+
+/// Refuse a grid too large to run before `expand` builds it: a few ranges with a large `n`
+/// multiply to more configurations than memory holds.
+fn check_grid_size(grid: &Grid) -> std::result::Result<(), String> {
+    let size = grid
+        .axes
+        .iter()
+        .try_fold(1usize, |acc, (_, v)| acc.checked_mul(v.len()));
+    match size {
+        Some(n) if n <= MAX_CONFIGURATIONS => Ok(()),
+        _ => {
+            let factors: Vec<String> = grid
+                .axes
+                .iter()
+                .map(|(k, v)| format!("{} {k}", v.len()))
+                .collect();
+            let total = size.map_or_else(|| format!("more than {}", usize::MAX), |n| n.to_string());
+            Err(format!(
+                "the grid has {total} configurations ({}); a sweep runs at most \
+                 {MAX_CONFIGURATIONS} — use fewer values",
+                factors.join(" × ")
+            ))
+        }
+    }
 }
 
 fn scalar(key: &str, v: &toml::Value) -> std::result::Result<String, String> {
@@ -147,12 +182,17 @@ fn range(key: &str, t: &toml::Table) -> std::result::Result<Vec<String>, String>
     Ok((0..n)
         .map(|i| {
             let f = i as f64 / (n - 1) as f64;
-            let v = if kind == "log" {
+            // The ends are the user's numbers, not exp(ln a) or a + 1·(b − a) rounded.
+            let v = if i == 0 {
+                lo
+            } else if i == n - 1 {
+                hi
+            } else if kind == "log" {
                 (lo.ln() + f * (hi.ln() - lo.ln())).exp()
             } else {
                 lo + f * (hi - lo)
             };
-            format!("{v}")
+            format!("{}", v.clamp(lo.min(hi), lo.max(hi)))
         })
         .collect())
 }
@@ -196,6 +236,7 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
     let raws = expand(&grid);
     let configs: Vec<RunConfig> = raws.iter().map(build_run_config).collect::<Result<_>>()?;
     let folds = a.cv.or(grid.cv);
+    check_size(configs.len(), folds)?;
     if a.plan {
         print_plan(&raws, folds, &store);
         return Ok(0);

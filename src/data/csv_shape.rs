@@ -14,8 +14,10 @@ use crate::Result;
 /// seconds before any other check could run.
 pub(crate) const MAX_COLUMNS: usize = 100_000;
 
-/// Check the shape of delimited text; `bytes` is the whole file.
-pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Result<()> {
+/// Check the shape of delimited text; `bytes` is the whole file. Returns the names of the
+/// columns holding a whole number beyond i64 (polars infers i64 for any run of digits, then
+/// fails on such a cell; the loader reads these columns as f64).
+pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Result<Vec<String>> {
     let bad_utf8 = std::str::from_utf8(bytes).err().map(|e| e.valid_up_to());
     let mut scan = Scan {
         path,
@@ -27,8 +29,10 @@ pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Resul
         blank: true,
         line: 1,
         record_line: 1,
+        wide: Vec::new(),
     };
     let mut in_quotes = false;
+    let mut cell_start = 0;
     let mut quote_line = 0;
     for (pos, &b) in bytes.iter().enumerate() {
         if Some(pos) == bad_utf8 {
@@ -50,9 +54,13 @@ pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Resul
             scan.push(b);
         } else if b == separator {
             scan.blank = false;
+            scan.note_cell(&bytes[cell_start..pos]);
             scan.end_cell()?;
+            cell_start = pos + 1;
         } else if b == b'\n' {
+            scan.note_cell(&bytes[cell_start..pos]);
             scan.end_record()?;
+            cell_start = pos + 1;
         } else {
             if !b.is_ascii_whitespace() {
                 scan.blank = false;
@@ -66,7 +74,24 @@ pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Resul
             format!("a quote opened on line {quote_line} is never closed"),
         ));
     }
-    scan.end_record()
+    scan.note_cell(&bytes[cell_start.min(bytes.len())..]);
+    scan.end_record()?;
+    let mut wide = scan.wide;
+    wide.sort_unstable();
+    wide.dedup();
+    Ok(wide
+        .into_iter()
+        .filter_map(|c| scan.header.get(c).cloned())
+        .collect())
+}
+
+/// A cell spelling a whole number that i64 cannot hold (`99999999999999999999`).
+fn is_wide_integer(cell: &[u8]) -> bool {
+    let t = cell.trim_ascii();
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    digits.len() >= 19
+        && digits.iter().all(u8::is_ascii_digit)
+        && std::str::from_utf8(t).is_ok_and(|t| t.parse::<i64>().is_err())
 }
 
 struct Scan<'a> {
@@ -81,12 +106,20 @@ struct Scan<'a> {
     blank: bool,
     line: usize,
     record_line: usize,
+    /// 0-based columns with a whole number beyond i64 in some data row.
+    wide: Vec<usize>,
 }
 
 impl Scan<'_> {
     fn push(&mut self, b: u8) {
         if self.record == 0 {
             self.name.push(b);
+        }
+    }
+
+    fn note_cell(&mut self, cell: &[u8]) {
+        if self.record > 0 && is_wide_integer(cell) {
+            self.wide.push(self.cells - 1);
         }
     }
 

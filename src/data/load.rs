@@ -115,16 +115,29 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             if bytes.iter().all(|b| b.is_ascii_whitespace()) {
                 return Err(input_at(path, "the file is empty"));
             }
-            check_csv_shape(path, &bytes, separator)?;
-            LazyCsvReader::new(pl_path)
+            let wide = check_csv_shape(path, &bytes, separator)?;
+            let mut reader = LazyCsvReader::new(pl_path)
                 .with_separator(separator)
                 .with_has_header(true)
                 // Scan every row for the schema, so a stray text cell deep in the file makes
                 // its column text (reported with its row) instead of a parse failure.
                 .with_infer_schema_length(None)
-                .with_glob(false)
-                .finish()
-                .map_err(fail)?
+                .with_glob(false);
+            if !wide.is_empty() {
+                // polars infers i64 for any run of digits and then fails on one beyond i64;
+                // a number is still a number, so such a column is read as f64.
+                reader = reader
+                    .with_schema_modify(|mut schema: Schema| {
+                        for (name, dtype) in schema.iter_mut() {
+                            if *dtype == DataType::Int64 && wide.iter().any(|w| w == name.trim()) {
+                                *dtype = DataType::Float64;
+                            }
+                        }
+                        Ok(schema)
+                    })
+                    .map_err(fail)?;
+            }
+            reader.finish().map_err(fail)?
         }
         Format::Parquet => {
             let args = ScanArgsParquet {
@@ -134,7 +147,17 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             LazyFrame::scan_parquet(pl_path, args).map_err(fail)?
         }
     };
-    lazy.collect().map_err(fail)
+    super::guard::guarded(|| lazy.collect())
+        .map_err(|panic| {
+            input_at(
+                path,
+                format!(
+                    "cannot be read as {}: the file is corrupt (the reader failed: {panic})",
+                    format.name()
+                ),
+            )
+        })?
+        .map_err(fail)
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {

@@ -4,6 +4,7 @@
 mod csv_shape;
 mod encode;
 pub mod gpmix;
+mod guard;
 mod load;
 mod prepare;
 mod raw;

@@ -58,6 +58,12 @@ pub fn sidecar_for(data_path: &Path) -> Result<Option<Sidecar>> {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(input_at(
+                &path,
+                "malformed dataset sidecar: not UTF-8 text; save the file as UTF-8",
+            ))
+        }
         Err(e) => return Err(crate::OvkError::io_path(&path, e)),
     };
     let sidecar: Sidecar = toml::from_str(&text)

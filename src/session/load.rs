@@ -141,6 +141,12 @@ impl Loaded {
                 path.display()
             )));
         }
+        super::npy_claims::check(&path).map_err(|why| {
+            OvkError::input(format!(
+                "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {why}",
+                path.display()
+            ))
+        })?;
         let a: Array2<f64> = read_npy(&path).map_err(|e| {
             OvkError::input(format!(
                 "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {e}",

@@ -5,6 +5,7 @@ mod durable;
 mod load;
 mod naming;
 pub(crate) mod nan;
+mod npy_claims;
 mod record;
 mod store;
 mod summary;

@@ -16,6 +16,25 @@ use crate::methods::Observer;
 use crate::metrics;
 use crate::{OvkError, Result};
 
+/// More configurations than this is a slip in a range (`n = 100000` on several keys), not a
+/// plan: the grid alone would take gigabytes before the first fit.
+pub const MAX_CONFIGURATIONS: usize = 100_000;
+
+/// At most this many fits (configurations × folds) in one sweep.
+pub const MAX_FITS: usize = 1_000_000;
+
+/// Refuse a sweep of more than `MAX_FITS` fits before allocating its task list.
+pub fn check_size(configurations: usize, folds: Option<usize>) -> Result<()> {
+    let k = folds.unwrap_or(1);
+    match configurations.checked_mul(k) {
+        Some(n) if n <= MAX_FITS => Ok(()),
+        _ => Err(OvkError::input(format!(
+            "the sweep would run {configurations} configurations × {k} folds; at most {MAX_FITS} \
+             fits — use fewer values or fewer folds"
+        ))),
+    }
+}
+
 /// One configuration's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
@@ -152,6 +171,7 @@ pub fn run_sweep(
             )));
         }
     }
+    check_size(configs.len(), folds)?;
     for c in configs {
         c.validate()?;
     }

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Seed corpus/<target>/ from the repository (run from fuzz/). For Parquet seeds, also write a
+# few of the CSVs with `ovk::data::write_parquet` into corpus/load_csv/ (we used linnerud, iris
+# and slump, through a throwaway example binary).
+set -e
+R=..
+C=corpus
+mkdir -p $C/load_csv $C/config $C/session
+cp $R/tests/data/bad/*.csv $C/load_csv/
+for f in linnerud iris slump wine; do cp $R/datasets/$f.csv $C/load_csv/; done
+printf 'a\tb\tc\n1\t2\t3\n' > $C/load_csv/tab.tsv
+printf '\001a\tb\n1\t2\n' > $C/load_csv/tab_prefixed
+cp $R/tests/data/bad/*.toml $R/datasets/*.toml $C/config/
+printf 'data = "datasets/linnerud.csv"\nmethod = "okl"\ntargets = ["target_weight"]\nlambda = 0.1\ncv_folds = 5\ncv_fold = 1\n' > $C/config/run.toml
+printf 'data = "d.csv"\nmethod = ["krr", "okl"]\nlambda = { log = [1e-4, 1e1], n = 6 }\nsigma = { lin = [0.5, 2], n = 3 }\ncv = 3\njobs = 2\n' > $C/config/sweep.toml
+for d in $R/sessions/*/; do
+  n=$(basename "$d")
+  for m in output_kernel predictions_test; do
+    [ -f "$d/$m.npy" ] && cat "$d/session.json" "$d/$m.npy" > "$C/session/$n-$m"
+  done
+done
+cat $R/sessions/20261121-080316-linnerud-okl/session.json $R/tests/data/bad/huge_shape.npy > $C/session/huge_shape
