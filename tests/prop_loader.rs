@@ -281,9 +281,9 @@ fn parquet_files_that_make_polars_panic_are_refused() {
 /// allocation failure cannot be caught; the fix needs a bound on the sizes the footer claims
 /// before polars reads the pages. Run with `--ignored` once that exists.
 #[test]
-#[ignore = "polars aborts on this file; needs a footer size check before reading"]
 fn parquet_claiming_88_gb_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad/huge_alloc.parquet");
     let e = load_table(&path, 5).unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e:?}");
+    assert!(e.to_string().contains("its footer claims a"), "{e}");
 }

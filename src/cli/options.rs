@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 
 use crate::data::{ClassCoding, DataConfig, Scale, Task};
 use crate::kernels::{KernelName, KernelSpec, Sigma};
-use crate::methods::{self, params::nearest, ParamKind, ParamSpec, Params};
+use crate::methods::{
+    self,
+    params::{nearest, upper_bound},
+    ParamKind, ParamSpec, Params,
+};
 use crate::train::RunConfig;
 use crate::{OvkError, Result};
 
@@ -355,11 +359,7 @@ pub fn describe_kind(spec: &ParamSpec) -> String {
             min, max, min_open, ..
         } => {
             let lo = if min_open { "(" } else { "[" };
-            if max >= 1e12 {
-                format!("number in {lo}{min}, ∞)")
-            } else {
-                format!("number in {lo}{min}, {max}]")
-            }
+            format!("number in {lo}{min}, {}", upper_bound(max))
         }
         ParamKind::Int { min, max } => format!("whole number in [{min}, {max}]"),
         ParamKind::Choice(c) => c.join(" | "),

@@ -140,6 +140,7 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             reader.finish().map_err(fail)?
         }
         Format::Parquet => {
+            super::parquet_footer::check_parquet_footer(path)?;
             let args = ScanArgsParquet {
                 glob: false,
                 ..Default::default()

@@ -6,6 +6,7 @@ mod encode;
 pub mod gpmix;
 mod guard;
 mod load;
+mod parquet_footer;
 mod prepare;
 mod raw;
 pub mod rng;

@@ -145,11 +145,7 @@ impl ParamSpec {
                 let low_ok = if min_open { x > min } else { x >= min };
                 if !x.is_finite() || !low_ok || x > max {
                     let lo = if min_open { "(" } else { "[" };
-                    let hi = if max >= 1e12 {
-                        "∞)".to_string()
-                    } else {
-                        format!("{max}]")
-                    };
+                    let hi = upper_bound(max);
                     return bad(format!("{x} is outside {lo}{min}, {hi}"));
                 }
                 Ok(())
@@ -422,5 +418,16 @@ mod tests {
         let r = p.resolve(SPECS);
         assert_eq!(r.f64("lambda").unwrap(), 0.1);
         assert_eq!(r.usize("max_iter").unwrap(), 1000);
+    }
+}
+
+/// The closing end of a float range as help and errors print it: `∞)`, `1e12]`, `0.5]`.
+pub fn upper_bound(max: f64) -> String {
+    if max.is_infinite() {
+        "∞)".into()
+    } else if max.abs() >= 1e6 {
+        format!("{max:e}]")
+    } else {
+        format!("{max}]")
     }
 }
