@@ -387,6 +387,17 @@ pub mod common {
     };
 }
 
+/// The closing end of a float range as help and errors print it: `∞)`, `1e12]`, `0.5]`.
+pub fn upper_bound(max: f64) -> String {
+    if max.is_infinite() {
+        "∞)".into()
+    } else if max.abs() >= 1e6 {
+        format!("{max:e}]")
+    } else {
+        format!("{max}]")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,16 +429,5 @@ mod tests {
         let r = p.resolve(SPECS);
         assert_eq!(r.f64("lambda").unwrap(), 0.1);
         assert_eq!(r.usize("max_iter").unwrap(), 1000);
-    }
-}
-
-/// The closing end of a float range as help and errors print it: `∞)`, `1e12]`, `0.5]`.
-pub fn upper_bound(max: f64) -> String {
-    if max.is_infinite() {
-        "∞)".into()
-    } else if max.abs() >= 1e6 {
-        format!("{max:e}]")
-    } else {
-        format!("{max}]")
     }
 }
