@@ -4,7 +4,7 @@
 //! polls channels, so a large file never freezes the screen.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, SendError, Sender, TryRecvError};
 
 use crate::data::{self, DataConfig, PrepareOptions};
 use crate::kernels::median_distance;
@@ -19,24 +19,38 @@ use super::state::FileEntry;
 /// Rows of the table kept for the preview.
 const HEAD_ROWS: usize = 12;
 
+/// A slow read, run off the UI thread; its answer is an action.
+type Read = Box<dyn FnOnce() -> Action + Send>;
+
 pub struct Driver {
     run: Option<RunHandle>,
     store: std::result::Result<Store, String>,
     median_rx: Option<Receiver<(u64, std::result::Result<f64, String>)>>,
     /// Only the latest median request waits while one is computing (older ones are stale).
     median_pending: Option<(u64, DataConfig)>,
-    /// Answers of background reads (tables, sessions), each one finished action.
-    jobs_tx: Sender<Action>,
-    jobs_rx: Receiver<Action>,
+    /// Reads (tables, sessions) for the reader thread; `None` if it could not be started.
+    reads: Option<Sender<Read>>,
+    /// The reader thread's answers, each one finished action.
+    answers: Receiver<Action>,
     queue: Vec<Action>,
 }
 
 impl Driver {
     pub fn new(sessions_dir: Option<&Path>) -> Driver {
-        let (jobs_tx, jobs_rx) = channel();
+        let (reads, read_rx) = channel::<Read>();
+        let (answer_tx, answers) = channel();
+        let reader = std::thread::Builder::new()
+            .name("ovk-reader".into())
+            .spawn(move || {
+                for read in read_rx {
+                    if answer_tx.send(read()).is_err() {
+                        break;
+                    }
+                }
+            });
         Driver {
-            jobs_tx,
-            jobs_rx,
+            reads: reader.ok().map(|_| reads),
+            answers,
             run: None,
             store: Store::open(sessions_dir).map_err(|e| e.to_string()),
             median_rx: None,
@@ -66,7 +80,7 @@ impl Driver {
                     select,
                 });
             }
-            Effect::LoadTable(path) => self.in_background("ovk-load", move || {
+            Effect::LoadTable(path) => self.in_background(move || {
                 let table = data::load_table(&path, HEAD_ROWS).map_err(|e| e.to_string());
                 let sidecar = std::fs::read_to_string(path.with_extension("toml")).ok();
                 Action::TableLoaded {
@@ -106,13 +120,13 @@ impl Driver {
                 };
                 self.queue.push(Action::SessionsListed { root, list });
             }
-            Effect::OpenSession(path) => self.in_background("ovk-open", move || {
+            Effect::OpenSession(path) => self.in_background(move || {
                 let r = open_session(&path)
                     .map(|o| Box::new((path, o)))
                     .map_err(|e| e.to_string());
                 Action::SessionOpened(r)
             }),
-            Effect::LoadCompare(a, b) => self.in_background("ovk-compare", move || {
+            Effect::LoadCompare(a, b) => self.in_background(move || {
                 let r = session::load(&a)
                     .and_then(|la| session::load(&b).map(|lb| Box::new((la.record, lb.record))))
                     .map_err(|e| e.to_string());
@@ -137,25 +151,16 @@ impl Driver {
         }
     }
 
-    /// Run a read on its own thread; its action arrives through `poll`. Where no thread can
-    /// be started, the read runs here instead (slower screen, same answer).
-    fn in_background(&mut self, name: &str, job: impl FnOnce() -> Action + Send + 'static) {
-        let tx = self.jobs_tx.clone();
-        let job = std::sync::Arc::new(std::sync::Mutex::new(Some(job)));
-        let shared = job.clone();
-        let spawned = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                let job = shared.lock().ok().and_then(|mut j| j.take());
-                if let Some(job) = job {
-                    let _ = tx.send(job());
-                }
-            });
-        if spawned.is_err() {
-            let job = job.lock().ok().and_then(|mut j| j.take());
-            if let Some(job) = job {
-                self.queue.push(job());
-            }
+    /// Hand a read to the reader thread; its action arrives through `poll`. Without a reader
+    /// (it could not start, or it died) the read runs here: a slower screen, the same answer.
+    fn in_background(&mut self, read: impl FnOnce() -> Action + Send + 'static) {
+        let read: Read = Box::new(read);
+        let unsent = match &self.reads {
+            Some(tx) => tx.send(read).err().map(|SendError(r)| r),
+            None => Some(read),
+        };
+        if let Some(read) = unsent {
+            self.queue.push(read());
         }
     }
 
@@ -188,7 +193,7 @@ impl Driver {
     /// messages (drained, so a fast fit cannot flood the frame loop), the median.
     pub fn poll(&mut self) -> Vec<Action> {
         let mut out = std::mem::take(&mut self.queue);
-        out.extend(self.jobs_rx.try_iter());
+        out.extend(self.answers.try_iter());
         if let Some(h) = &self.run {
             let mut done = false;
             loop {
