@@ -448,3 +448,30 @@ fn corrupt_parquet_footer_is_refused_not_a_panic() {
         &[&path, "cannot be read as Parquet: the file is corrupt"],
     );
 }
+
+/// Found by the `load_csv` fuzzer: column chunks the footer places before the file's first byte.
+/// polars sliced the file there without a bounds check and panicked on its own executor threads
+/// (stderr full of `panicked at`, once exit 101); the footer walk refuses them before it reads.
+#[test]
+fn parquet_chunks_outside_the_file_are_refused_before_polars_reads() {
+    for (name, chunk) in [
+        (
+            "executor_panic",
+            "row group 0, column 2 at bytes -832..-472",
+        ),
+        ("bad_pages", "row group 0, column 3 at bytes -758..-448"),
+    ] {
+        let path = format!("{BAD}/{name}.parquet");
+        let args = run_on(&path, "y");
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        rejects(
+            name,
+            &args,
+            &[
+                &path,
+                "the file is corrupt (its footer places the column chunk of",
+                chunk,
+            ],
+        );
+    }
+}

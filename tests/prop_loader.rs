@@ -258,8 +258,9 @@ fn whole_numbers_beyond_i64_load_as_numbers() {
 }
 
 /// Found by the `load_csv` fuzzer: two corrupt Parquet files on which polars panics, once on
-/// the calling thread (`thrift bool field`) and once on its async executor's threads
-/// (`Invalid argument`). Both are refused as corrupt, naming the file.
+/// the calling thread (`thrift bool field`, caught) and once on its async executor's threads
+/// (`Invalid argument` from an `madvise` of a column chunk at a negative offset — now refused by
+/// the footer walk before polars reads). Both are refused as corrupt, naming the file.
 #[test]
 fn parquet_files_that_make_polars_panic_are_refused() {
     for name in ["bad_thrift.parquet", "bad_pages.parquet"] {
@@ -276,10 +277,9 @@ fn parquet_files_that_make_polars_panic_are_refused() {
     }
 }
 
-/// NOT FIXED (found by the `load_csv` fuzzer): a 7.9 KB Parquet file on which polars asks for
-/// 88 847 737 728 bytes and the process aborts (`memory allocation … failed`, exit 134). An
-/// allocation failure cannot be caught; the fix needs a bound on the sizes the footer claims
-/// before polars reads the pages. Run with `--ignored` once that exists.
+/// Found by the `load_csv` fuzzer: a 7.9 KB Parquet file on which polars asked for
+/// 88 847 737 728 bytes and the process aborted (`memory allocation … failed`, exit 134). An
+/// allocation failure cannot be caught, so the footer walk bounds every length it claims first.
 #[test]
 fn parquet_claiming_88_gb_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad/huge_alloc.parquet");
@@ -288,12 +288,10 @@ fn parquet_claiming_88_gb_is_refused() {
     assert!(e.to_string().contains("its footer claims a"), "{e}");
 }
 
-/// Found by the load_csv fuzzer after the footer check went in: polars panics on its own
-/// executor threads (an `madvise` on a range the file does not have) and the process exits
-/// with status 101 instead of a message. Not fixed yet: the footer's column-chunk offsets
-/// need checking against the file size before polars reads.
+/// Found by the load_csv fuzzer after the footer check went in: a column chunk at byte −832.
+/// polars slices the file there unchecked and `madvise`s it, which panicked on its own executor
+/// threads (and sometimes exited 101). The footer walk now locates every chunk first.
 #[test]
-#[ignore = "polars panics on its executor threads on this file; see tests/data/bad/README.md"]
 fn parquet_whose_chunks_lie_outside_the_file_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad/executor_panic.parquet");
     let e = load_table(&path, 5).unwrap_err();

@@ -2,7 +2,14 @@
 //! protocol); polars sizes its buffers from the list and string lengths the footer claims, so a
 //! 8 KB file claiming a list of 10¹⁰ entries made it ask for 88 GB and abort — an allocation
 //! failure cannot be caught. Every length is checked here against the bytes that remain; no
-//! schema is needed because the compact protocol tags every field with its type.
+//! schema is needed for that because the compact protocol tags every field with its type.
+//!
+//! polars also slices the file at each column chunk's byte range without a bounds check
+//! (`get_unchecked` in polars-stream's row-group fetcher) and `madvise`s the result, so a chunk
+//! claimed outside the file panicked on polars' own executor threads. The walk therefore follows
+//! the few fields that locate chunks — FileMetaData.row_groups → RowGroup.columns →
+//! ColumnChunk.meta_data → ColumnMetaData's offsets and size (parquet.thrift) — and refuses a
+//! chunk that does not lie between the leading magic and the footer.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -50,9 +57,27 @@ pub(crate) fn check_parquet_footer(path: &Path) -> Result<()> {
         buf: &footer,
         pos: 0,
     };
-    r.skip_struct(0)
+    // Column chunks live after the leading `PAR1` and before the footer.
+    let data = 4..size - 8 - footer_len;
+    r.file_metadata(&data)
+        .map(|_chunks| ())
         .map_err(|why| corrupt(format!("its footer {why}")))
 }
+
+/// Field ids in parquet.thrift that locate column chunks.
+mod field {
+    pub const FILE_ROW_GROUPS: i64 = 4;
+    pub const ROW_GROUP_COLUMNS: i64 = 1;
+    pub const CHUNK_META_DATA: i64 = 3;
+    pub const META_TOTAL_COMPRESSED_SIZE: i64 = 7;
+    pub const META_DATA_PAGE_OFFSET: i64 = 9;
+    pub const META_DICTIONARY_PAGE_OFFSET: i64 = 11;
+}
+
+/// Compact-protocol type codes this walk interprets.
+const T_I64: u8 = 6;
+const T_LIST: u8 = 9;
+const T_STRUCT: u8 = 12;
 
 /// A reader of Thrift's compact protocol that only walks and checks.
 struct Compact<'a> {
@@ -107,20 +132,136 @@ impl Compact<'_> {
         Ok(())
     }
 
+    /// A zigzag-encoded signed varint (i16, i32, i64 and long-form field ids).
+    fn zigzag(&mut self) -> std::result::Result<i64, String> {
+        let n = self.varint()?;
+        Ok((n >> 1) as i64 ^ -((n & 1) as i64))
+    }
+
+    /// The next field header of a struct as (id, type); `None` at the stop field. The short
+    /// form stores the id as a delta from the previous field's.
+    fn field(&mut self, last_id: &mut i64) -> std::result::Result<Option<(i64, u8)>, String> {
+        let header = self.byte()?;
+        let kind = header & 0x0f;
+        if kind == 0 {
+            return Ok(None);
+        }
+        *last_id = match header >> 4 {
+            0 => self.zigzag()?,
+            delta => *last_id + i64::from(delta),
+        };
+        Ok(Some((*last_id, kind)))
+    }
+
+    /// A list header as (element type, length), its length checked against the bytes left.
+    fn list_header(&mut self) -> std::result::Result<(u8, u64), String> {
+        let h = self.byte()?;
+        let n = match h >> 4 {
+            15 => self.varint()?,
+            short => u64::from(short),
+        };
+        self.claim(n, "a list of length")?;
+        Ok((h & 0x0f, n))
+    }
+
     fn skip_struct(&mut self, depth: usize) -> Walk {
+        self.walk_struct(depth, |r, _id, kind| r.skip_value(kind, depth))
+    }
+
+    /// Walk one struct, handing each field to `on_field(reader, id, type)`, which must consume
+    /// the field's value.
+    fn walk_struct(
+        &mut self,
+        depth: usize,
+        mut on_field: impl FnMut(&mut Self, i64, u8) -> Walk,
+    ) -> Walk {
         if depth > MAX_DEPTH {
             return Err("is nested too deeply".into());
         }
-        loop {
-            let header = self.byte()?;
-            let kind = header & 0x0f;
-            if kind == 0 {
-                return Ok(()); // stop field
+        let mut last_id = 0;
+        while let Some((id, kind)) = self.field(&mut last_id)? {
+            on_field(self, id, kind)?;
+        }
+        Ok(())
+    }
+
+    /// Walk a list of structs with `each`, or skip the value if it has another shape.
+    fn walk_struct_list(
+        &mut self,
+        kind: u8,
+        depth: usize,
+        mut each: impl FnMut(&mut Self, u64) -> Walk,
+    ) -> Walk {
+        if kind != T_LIST {
+            return self.skip_value(kind, depth);
+        }
+        let (elem, n) = self.list_header()?;
+        for i in 0..n {
+            if elem == T_STRUCT {
+                each(self, i)?;
+            } else {
+                self.skip_value(if elem == 1 || elem == 2 { 3 } else { elem }, depth + 1)?;
             }
-            if header >> 4 == 0 {
-                self.varint()?; // long-form field id
+        }
+        Ok(())
+    }
+
+    /// FileMetaData: every length checked, every column chunk located inside `data`.
+    /// Returns how many column chunks were located.
+    fn file_metadata(&mut self, data: &std::ops::Range<u64>) -> std::result::Result<usize, String> {
+        let mut chunks = 0;
+        self.walk_struct(0, |r, id, kind| match id {
+            field::FILE_ROW_GROUPS => r.walk_struct_list(kind, 1, |r, g| {
+                r.walk_struct(2, |r, id, kind| match id {
+                    field::ROW_GROUP_COLUMNS => r.walk_struct_list(kind, 3, |r, c| {
+                        r.walk_struct(4, |r, id, kind| match (id, kind) {
+                            (field::CHUNK_META_DATA, T_STRUCT) => {
+                                chunks += 1;
+                                let at = format!("row group {g}, column {c}");
+                                r.column_chunk_range(data, &at)
+                            }
+                            _ => r.skip_value(kind, 4),
+                        })
+                    }),
+                    _ => r.skip_value(kind, 2),
+                })
+            }),
+            _ => r.skip_value(kind, 0),
+        })?;
+        Ok(chunks)
+    }
+
+    /// ColumnMetaData: the chunk's bytes, located as polars locates them (the dictionary page
+    /// if there is one, else the first data page, for `total_compressed_size` bytes), must lie
+    /// inside `data`.
+    fn column_chunk_range(&mut self, data: &std::ops::Range<u64>, at: &str) -> Walk {
+        let (mut size, mut data_page, mut dictionary_page) = (None, None, None);
+        self.walk_struct(5, |r, id, kind| {
+            let slot = match id {
+                field::META_TOTAL_COMPRESSED_SIZE => &mut size,
+                field::META_DATA_PAGE_OFFSET => &mut data_page,
+                field::META_DICTIONARY_PAGE_OFFSET => &mut dictionary_page,
+                _ => return r.skip_value(kind, 5),
+            };
+            if kind != T_I64 {
+                return r.skip_value(kind, 5);
             }
-            self.skip_value(kind, depth)?;
+            *slot = Some(r.zigzag()?);
+            Ok(())
+        })?;
+        // A missing field is polars' to report; only a present range is checked here.
+        let (Some(start), Some(len)) = (dictionary_page.or(data_page), size) else {
+            return Ok(());
+        };
+        let end = start.checked_add(len);
+        match end {
+            Some(end) if start >= 0 && len >= 0 && data.contains(&(start as u64)) && end as u64 <= data.end => Ok(()),
+            _ => Err(format!(
+                "places the column chunk of {at} at bytes {start}..{} but the data pages lie in {}..{}",
+                end.map_or_else(|| "overflow".to_string(), |e| e.to_string()),
+                data.start,
+                data.end
+            )),
         }
     }
 
@@ -136,13 +277,7 @@ impl Compact<'_> {
                 self.skip(n)
             }
             9 | 10 => {
-                let h = self.byte()?; // list / set
-                let elem = h & 0x0f;
-                let n = match h >> 4 {
-                    15 => self.varint()?,
-                    short => u64::from(short),
-                };
-                self.claim(n, "a list of length")?;
+                let (elem, n) = self.list_header()?; // list / set
                 for _ in 0..n {
                     // A bool list element is one byte (type 1 or 2 in the list header).
                     let k = if elem == 1 || elem == 2 { 3 } else { elem };
@@ -178,6 +313,95 @@ mod tests {
 
     fn walk(bytes: &[u8]) -> Walk {
         Compact { buf: bytes, pos: 0 }.skip_struct(0)
+    }
+
+    fn zigzag_varint(v: i64, out: &mut Vec<u8>) {
+        let mut n = ((v << 1) ^ (v >> 63)) as u64;
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+
+    /// FileMetaData { row_groups: [RowGroup { columns: [ColumnChunk { meta_data: ColumnMetaData
+    /// { total_compressed_size, data_page_offset, dictionary_page_offset? } }] }] }.
+    fn footer_with_chunk(size: i64, data_page: i64, dictionary_page: Option<i64>) -> Vec<u8> {
+        let mut b = vec![0x49, 0x1c, 0x19, 0x1c, 0x3c]; // field 4 list<struct>, field 1 list<struct>, field 3 struct
+        b.push(0x76); // field 7: i64
+        zigzag_varint(size, &mut b);
+        b.push(0x26); // field 9 (delta 2): i64
+        zigzag_varint(data_page, &mut b);
+        if let Some(offset) = dictionary_page {
+            b.push(0x26); // field 11 (delta 2): i64
+            zigzag_varint(offset, &mut b);
+        }
+        b.extend([0x00, 0x00, 0x00, 0x00]); // ends ColumnMetaData, ColumnChunk, RowGroup, FileMetaData
+        b
+    }
+
+    fn locate(footer: &[u8], data: std::ops::Range<u64>) -> std::result::Result<usize, String> {
+        Compact {
+            buf: footer,
+            pos: 0,
+        }
+        .file_metadata(&data)
+    }
+
+    #[test]
+    fn a_column_chunk_inside_the_data_pages_is_located() {
+        assert_eq!(locate(&footer_with_chunk(100, 4, None), 4..104), Ok(1));
+        assert_eq!(locate(&footer_with_chunk(60, 50, Some(4)), 4..104), Ok(1));
+    }
+
+    #[test]
+    fn a_column_chunk_outside_the_data_pages_is_refused() {
+        for (size, data_page, dictionary_page) in [
+            (360, -832, None),    // before the file (the fuzzer's executor_panic.parquet)
+            (100, 5, None),       // one byte into the footer
+            (10, 200, None),      // inside the footer
+            (-5, 10, None),       // a negative size
+            (i64::MAX, 10, None), // an end past i64
+            (10, 10, Some(500)),  // the dictionary page is where polars starts reading
+            (10, 10, Some(0)),    // over the leading magic
+        ] {
+            let e = locate(&footer_with_chunk(size, data_page, dictionary_page), 4..104)
+                .expect_err(&format!(
+                    "{size} bytes at {data_page} / {dictionary_page:?}"
+                ));
+            assert!(
+                e.contains("places the column chunk of row group 0, column 0"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_chunk_of_a_polars_file_with_row_groups_and_a_dictionary_is_located() {
+        use polars::prelude::*;
+        let n = 50;
+        let mut df = df!(
+            "x" => (0..n).map(|i| i as f64 * 0.5).collect::<Vec<_>>(),
+            "s" => (0..n).map(|i| ["a", "bb", "ccc"][i % 3]).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let path = std::env::temp_dir().join(format!("ovk-footer-{}.parquet", std::process::id()));
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .with_row_group_size(Some(10))
+            .finish(&mut df)
+            .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        check_parquet_footer(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let footer_len =
+            u32::from_le_bytes(bytes[bytes.len() - 8..][..4].try_into().unwrap()) as usize;
+        let footer = &bytes[bytes.len() - 8 - footer_len..bytes.len() - 8];
+        let data = 4..(bytes.len() - 8 - footer_len) as u64;
+        assert_eq!(
+            locate(footer, data),
+            Ok(2 * n / 10),
+            "two columns in five row groups"
+        );
     }
 
     #[test]
