@@ -144,18 +144,19 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             }
         }
     }
+    // Semi-supervised methods also predict their unlabeled training rows, whose labels the
+    // data had but the fit did not see (transductive scores).
     let unlabeled_rows: Vec<usize> = (0..prepared.labeled.len())
         .filter(|&i| !prepared.labeled[i])
         .collect();
-    if let Some((_, p)) = fit
+    let unlabeled = fit
         .matrices
         .iter()
         .find(|(n, _)| n == "predictions_unlabeled")
-    {
-        let truth = prepared.y_train_true.select(Axis(0), &unlabeled_rows);
-        if p.nrows() == truth.nrows() {
-            scores.unlabeled = Some(score(truth.view(), p.view()));
-        }
+        .map(|(_, p)| (prepared.y_train_true.select(Axis(0), &unlabeled_rows), p))
+        .filter(|(truth, p)| p.nrows() == truth.nrows());
+    if let Some((truth, p)) = &unlabeled {
+        scores.unlabeled = Some(score(truth.view(), p.view()));
     }
 
     let mut details = fit.details;
@@ -177,15 +178,8 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         };
         add("train", y_lab.view(), pred_train.view());
         add("test", prepared.y_test.view(), pred_test.view());
-        if let Some((_, p)) = fit
-            .matrices
-            .iter()
-            .find(|(n, _)| n == "predictions_unlabeled")
-        {
-            let truth = prepared.y_train_true.select(Axis(0), &unlabeled_rows);
-            if p.nrows() == truth.nrows() {
-                add("unlabeled", truth.view(), p.view());
-            }
+        if let Some((truth, p)) = &unlabeled {
+            add("unlabeled", truth.view(), p.view());
         }
         details.insert("per_label_auc".into(), serde_json::Value::Object(per_label));
     }
