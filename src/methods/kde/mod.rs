@@ -22,7 +22,7 @@ use super::{
 };
 use crate::data::Task;
 use crate::kernels::{check_fits, cross_gram, dense_bytes, gram, median_distance, Kernel, Sigma};
-use crate::linalg::{matmul, pivoted_cholesky};
+use crate::linalg::pivoted_cholesky;
 use crate::{OvkError, Result};
 use preimage::{KdeModel, Preimage};
 use score::ScoreOperator;
@@ -200,30 +200,33 @@ impl Method for Kde {
                 obs.phase(Phase::Decomposition, None);
                 let ke = solve::input_eigen(k.view())?;
                 check_cancel(obs)?;
-                let alpha = solve::solve_alpha(cfg.ovk, &ke, lg.view(), cfg.lambda)?;
-                let t = solve::t_matrix(cfg.ovk, &ke, lg.view());
-                let objective =
-                    solve::objective(t.view(), k.view(), lg.view(), alpha.view(), cfg.lambda);
-                let residual = solve::residual(t.view(), k.view(), alpha.view(), cfg.lambda);
-                ensure_finite("objective", objective)?;
+                let sol = solve::solve_exact(cfg.ovk, &ke, lg.view(), cfg.lambda)?;
+                ensure_finite("objective", sol.objective)?;
                 obs.record(&TraceRecord {
                     iter: 1,
-                    objective,
-                    residual: Some(residual),
+                    objective: sol.objective,
+                    residual: Some(sol.residual),
                     lambda: Some(cfg.lambda),
                     elapsed_ms: clock.ms(),
                     ..Default::default()
                 });
-                let w = matmul(t.view(), alpha.view()).mapv(|v| v / n as f64);
-                fit_matrices.push(("coefficients".to_string(), alpha));
+                fit_matrices.push(("coefficients".to_string(), sol.alpha));
+                let route = match sol.route {
+                    solve::Route::Symmetric => "symmetric",
+                    solve::Route::Schur => "schur",
+                };
                 (
                     ScoreOperator {
                         c0: 0.0,
-                        left: w,
+                        left: sol.w,
                         right: None,
                     },
-                    Some(objective),
-                    json!({ "solver": "exact-sylvester" }),
+                    Some(sol.objective),
+                    json!({
+                        "solver": "exact-sylvester",
+                        "route": route,
+                        "backward_error": sol.backward_error,
+                    }),
                 )
             }
             Some((m1, m2)) => {
