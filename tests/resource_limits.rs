@@ -190,9 +190,9 @@ fn estimates_are_within_a_small_factor_of_the_measured_peak() {
         ("krr", &[]),
         ("okl", &[]),
         ("lowrank-okl", &["--lambda", "0.1", "--rank", "2"]),
-        // The conditional covariance solve is slow at this size (minutes); identity holds the
-        // same n×n matrices.
         ("kde", &["--ovk", "identity"]),
+        ("kde", &["--ovk", "covariance"]),
+        ("kde", &["--ovk", "conditional"]),
         ("vvmr", &[]),
         ("mvml", &["--max-iter", "3"]),
     ];
@@ -204,7 +204,8 @@ fn estimates_are_within_a_small_factor_of_the_measured_peak() {
         let used = (peak - base).max(1.0);
         let ratio = est / used;
         report.push(format!(
-            "{method}: estimate {:.1} MiB, measured {:.1} MiB (peak {:.1} − base {:.1}), ratio {ratio:.2}",
+            "{method} {}: estimate {:.1} MiB, measured {:.1} MiB (peak {:.1} − base {:.1}), ratio {ratio:.2}",
+            extra.join(" "),
             est / 1048576.0,
             used / 1048576.0,
             peak / 1048576.0,

@@ -115,6 +115,17 @@ const PARAMS: &[ParamSpec] = &[
     LOW_RANK,
 ];
 
+/// n×n matrices alive at the exact solve's peak (measured: `tests/resource_limits.rs`, and
+/// `ovk bench scaling`'s VmHWM at n = 2000 and 4000): Lg, K's eigenvectors and the eigensolver's
+/// workspace, then `G = UᵀLgU`, α̃ and T̃α̃ and their products; the covariance and conditional
+/// kernels add a second eigendecomposition and its operands.
+fn exact_matrices(ovk: Ovk) -> u64 {
+    match ovk {
+        Ovk::Identity => 9,
+        Ovk::Covariance => 15,
+        Ovk::Conditional { .. } => 16,
+    }
+}
 /// Incomplete Cholesky stops once the residual diagonal is this fraction of the trace.
 const CHOLESKY_TOL: f64 = 1e-12;
 
@@ -137,10 +148,9 @@ impl Method for Kde {
         let n = s.n_labeled;
         // Pre-images are scored 512 rows at a time against the n training outputs.
         let predict = mats(3, 512, n) + mats(4, n, s.m);
-        Ok(match KdeConfig::from_params(params)?.low_rank {
-            // K, L, K's eigenvectors (with the solver's copies), α, T and products: measured
-            // about 13 n×n (tests/resource_limits.rs).
-            None => mats(13, n, n) + predict,
+        let cfg = KdeConfig::from_params(params)?;
+        Ok(match cfg.low_rank {
+            None => mats(exact_matrices(cfg.ovk), n, n) + predict,
             // The incomplete Cholesky factors and the score operator built from them.
             Some((m1, m2)) => mats(6, n, m1.min(n) + m2.min(n)) + predict,
         })
@@ -186,10 +196,11 @@ impl Method for Kde {
         let mut notes = Vec::new();
         let (op, objective, solver) = match cfg.low_rank {
             None => {
+                let count = exact_matrices(cfg.ovk);
                 check_fits(
-                    dense_bytes(n, n).saturating_mul(8),
+                    dense_bytes(n, n).saturating_mul(count),
                     &format!(
-                        "the exact KDE solve on {n} training rows (about 8 n×n matrices); \
+                        "the exact KDE solve on {n} training rows (about {count} n×n matrices); \
                          use --low-rank M1,M2"
                     ),
                 )?;
@@ -199,6 +210,7 @@ impl Method for Kde {
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let ke = solve::input_eigen(k.view())?;
+                drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
                 check_cancel(obs)?;
                 let sol = solve::solve_exact(cfg.ovk, &ke, lg.view(), cfg.lambda)?;
                 ensure_finite("objective", sol.objective)?;
