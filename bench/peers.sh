@@ -6,7 +6,7 @@
 # only with 2019-era numpy/scipy/scikit-learn). Prints a Markdown table of times, ratios
 # (peer / ovk) and agreement.
 #
-#   bash bench/peers.sh            # the full ledger (about 15–20 minutes on 2 cores)
+#   bash bench/peers.sh            # the full ledger (11 minutes on a quiet 2-core machine)
 #   PEERS_QUICK=1 bash bench/peers.sh   # small sizes only, no MVML (a smoke test)
 #
 # Everything runs single-threaded: BLAS pinned to one thread (the faster setting on these

@@ -1,12 +1,13 @@
 #!/bin/sh
 # Seed corpus/<target>/ from the repository (run from fuzz/). For Parquet seeds, also write a
-# few of the CSVs with `ovk::data::write_parquet` into corpus/load_csv/ (we used linnerud, iris
-# and slump, through a throwaway example binary).
+# few of the CSVs as Parquet into corpus/load_csv/ (the first runs used linnerud, iris and slump
+# through `ovk::data::write_parquet` in a throwaway example binary; the final runs used pyarrow,
+# see README.md). The corrupt Parquet files of tests/data/bad/ are copied here.
 set -e
 R=..
 C=corpus
 mkdir -p $C/load_csv $C/config $C/session
-cp $R/tests/data/bad/*.csv $C/load_csv/
+cp $R/tests/data/bad/*.csv $R/tests/data/bad/*.parquet $C/load_csv/
 for f in linnerud iris slump wine; do cp $R/datasets/$f.csv $C/load_csv/; done
 printf 'a\tb\tc\n1\t2\t3\n' > $C/load_csv/tab.tsv
 printf '\001a\tb\n1\t2\n' > $C/load_csv/tab_prefixed
