@@ -23,8 +23,8 @@
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
 use crate::linalg::{
-    divide_by_spectrum, eigh, generalized_schur, matmul, matmul_tn, solve_shifted_quasi_triangular,
-    symmetrize, SymEigen,
+    divide_by_spectrum, eigh, frobenius, generalized_schur, inner, matmul, matmul_tn,
+    solve_shifted_quasi_triangular, symmetrize, SymEigen,
 };
 
 /// Largest normwise backward error of the Sylvester equation the symmetric route of the
@@ -170,65 +170,107 @@ pub fn solve_exact_by(
         Some(d) => frobenius_scaled_rows(&g, d.view()),
         None => frobenius(&g),
     };
-    let symmetric = |g: &Array2<f64>| -> Result<_> {
-        let (a, ta) = symmetric_in_eigenbasis(g, d.as_ref(), s, lambda)?;
-        Ok((a, ta, Route::Symmetric))
+    let symmetric = || -> Result<Candidate> {
+        let (a, ta) = symmetric_in_eigenbasis(&g, d.as_ref(), s, lambda)?;
+        Ok(Candidate::assess(
+            a,
+            ta,
+            Route::Symmetric,
+            s,
+            lambda,
+            t_norm,
+        ))
     };
-    let schur = |g: &Array2<f64>, d: &Array1<f64>| -> Result<_> {
-        let a = conditional_in_eigenbasis(g, d, s, lambda)?;
+    let schur = |d: &Array1<f64>| -> Result<Candidate> {
+        let a = conditional_in_eigenbasis(&g, d, s, lambda)?;
         let mut ta = matmul(g.view(), a.view());
         scale_rows(&mut ta, d.view());
-        Ok((a, ta, Route::Schur))
+        Ok(Candidate::assess(a, ta, Route::Schur, s, lambda, t_norm))
     };
-    let (alpha_t, t_alpha_t, route) = match (&d, choice) {
-        (None, _) | (Some(_), RouteChoice::Only(Route::Symmetric)) => symmetric(&g)?,
-        (Some(d), RouteChoice::Only(Route::Schur)) => schur(&g, d)?,
+    let best = match (&d, choice) {
+        (None, _) | (Some(_), RouteChoice::Only(Route::Symmetric)) => symmetric()?,
+        (Some(d), RouteChoice::Only(Route::Schur)) => schur(d)?,
         (Some(d), RouteChoice::Auto { limit }) => {
-            let sym = symmetric(&g)?;
-            let eta_sym = backward_error(&sym.0, &sym.1, s, lambda, t_norm);
-            if eta_sym > limit {
-                let sch = schur(&g, d)?;
-                if backward_error(&sch.0, &sch.1, s, lambda, t_norm) < eta_sym {
+            let sym = symmetric()?;
+            if sym.backward_error <= limit {
+                sym
+            } else {
+                let sch = schur(d)?;
+                if sch.backward_error < sym.backward_error {
                     sch
                 } else {
                     sym
                 }
-            } else {
-                sym
             }
         }
     };
-    // R₀ = (1/n) T̃ α̃ S − I, the fit residual; R₀ + λ α̃ is the equation's.
-    let mut r0 = t_alpha_t.clone();
-    for (j, mut col) in r0.columns_mut().into_iter().enumerate() {
-        col *= s[j] / nf;
-    }
+    // fit = tr(R₀ᵀ G R₀) with R₀ = (1/n) T̃α̃ S − I; reg = tr(S α̃ᵀ G T̃α̃): the objective's two
+    // terms in the eigenbasis.
+    let mut r0 = best.t_alpha_t.clone();
+    scale_columns(&mut r0, s.mapv(|v| v / nf).view());
     r0.diag_mut().mapv_inplace(|v| v - 1.0);
-    let residual = {
-        let mut sq = 0.0;
-        Zip::from(&r0)
-            .and(&alpha_t)
-            .for_each(|r, a| sq += (r + lambda * a).powi(2));
-        sq.sqrt() / nf.sqrt()
-    };
-    // fit = tr(R₀ᵀ G R₀); reg = tr(S α̃ᵀ G T̃α̃) (the objective's two terms in the eigenbasis).
     let fit = inner(&r0, &matmul(g.view(), r0.view()));
-    let g_ta = matmul(g.view(), t_alpha_t.view());
+    let g_ta = matmul(g.view(), best.t_alpha_t.view());
     let mut reg = 0.0;
-    Zip::indexed(&alpha_t)
+    Zip::indexed(&best.alpha_t)
         .and(&g_ta)
         .for_each(|(_, j), a, m| reg += s[j] * a * m);
-    let backward_error = backward_error(&alpha_t, &t_alpha_t, s, lambda, t_norm);
-    let alpha = back_to_input_basis(u, &alpha_t);
-    let w = back_to_input_basis(u, &t_alpha_t.mapv(|v| v / nf));
+    drop(g_ta);
+    let alpha = back_to_input_basis(u, &best.alpha_t);
+    let w = back_to_input_basis(u, &best.t_alpha_t.mapv(|v| v / nf));
     Ok(ExactSolve {
         alpha,
         w,
         objective: fit + lambda / nf * reg,
-        residual,
-        backward_error,
-        route,
+        residual: best.residual,
+        backward_error: best.backward_error,
+        route: best.route,
     })
+}
+
+/// One route's `α̃` and `T̃ α̃`, with how well they solve the Sylvester equation.
+struct Candidate {
+    alpha_t: Array2<f64>,
+    t_alpha_t: Array2<f64>,
+    route: Route,
+    /// `‖R‖_F / √n`, `R = (1/n) T̃ α̃ S + λ α̃ − I` (= [`residual`], U being orthogonal).
+    residual: f64,
+    backward_error: f64,
+}
+
+impl Candidate {
+    fn assess(
+        alpha_t: Array2<f64>,
+        t_alpha_t: Array2<f64>,
+        route: Route,
+        s: &Array1<f64>,
+        lambda: f64,
+        t_norm: f64,
+    ) -> Self {
+        let nf = s.len() as f64;
+        let mut sq = 0.0;
+        Zip::indexed(&t_alpha_t)
+            .and(&alpha_t)
+            .for_each(|(i, j), ta, a| {
+                let r = ta * s[j] / nf + lambda * a - if i == j { 1.0 } else { 0.0 };
+                sq += r * r;
+            });
+        let r_norm = sq.sqrt();
+        let scale = backward_scale(t_norm, frobenius(&alpha_t), frobenius(s), lambda, nf);
+        Candidate {
+            alpha_t,
+            t_alpha_t,
+            route,
+            residual: r_norm / nf.sqrt(),
+            backward_error: r_norm / scale,
+        }
+    }
+}
+
+/// The normwise backward error's denominator for `(1/n) T̃ α̃ S + λ α̃ = I`:
+/// `‖T̃‖_F ‖α̃‖_F ‖s‖/n + λ‖α̃‖_F + ‖I‖_F`.
+fn backward_scale(t_norm: f64, a_norm: f64, s_norm: f64, lambda: f64, nf: f64) -> f64 {
+    t_norm * a_norm * s_norm / nf + lambda * a_norm + nf.sqrt()
 }
 
 /// The identity kernel: `α̃ = diag(n/(s + nλ))` and `T̃ α̃ = α̃`, so only the diagonal of
@@ -256,8 +298,7 @@ fn identity_in_eigenbasis(
         res += (r + lambda * a[i]).powi(2);
         sq_a += a[i] * a[i];
     }
-    let t_norm = nf.sqrt(); // ‖I‖_F
-    let scale = t_norm * sq_a.sqrt() * frobenius_vec(s) / nf + lambda * sq_a.sqrt() + nf.sqrt();
+    let scale = backward_scale(nf.sqrt(), sq_a.sqrt(), frobenius(s), lambda, nf); // ‖T̃‖_F = ‖I‖_F
     let mut ua = u.clone();
     scale_columns(&mut ua, a.view());
     let alpha = matmul(ua.view(), u.t());
@@ -312,26 +353,6 @@ fn symmetric_in_eigenbasis(
     Ok((alpha_t, t_alpha_t))
 }
 
-/// `‖R‖_F / (‖T̃‖_F ‖α̃‖_F ‖s‖/n + λ‖α̃‖_F + √n)`, R the Sylvester residual in the eigenbasis.
-fn backward_error(
-    alpha_t: &Array2<f64>,
-    t_alpha_t: &Array2<f64>,
-    s: &Array1<f64>,
-    lambda: f64,
-    t_norm: f64,
-) -> f64 {
-    let nf = s.len() as f64;
-    let mut sq = 0.0;
-    Zip::indexed(t_alpha_t)
-        .and(alpha_t)
-        .for_each(|(i, j), ta, a| {
-            let r = ta * s[j] / nf + lambda * a - if i == j { 1.0 } else { 0.0 };
-            sq += r * r;
-        });
-    let a_norm = frobenius(alpha_t);
-    sq.sqrt() / (t_norm * a_norm * frobenius_vec(s) / nf + lambda * a_norm + nf.sqrt())
-}
-
 fn back_to_input_basis(u: &Array2<f64>, m: &Array2<f64>) -> Array2<f64> {
     matmul(matmul(u.view(), m.view()).view(), u.t())
 }
@@ -346,20 +367,6 @@ fn scale_columns(m: &mut Array2<f64>, f: ArrayView1<f64>) {
     for (mut col, fj) in m.columns_mut().into_iter().zip(f) {
         col *= *fj;
     }
-}
-
-fn inner(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
-    let mut acc = 0.0;
-    Zip::from(a).and(b).for_each(|x, y| acc += x * y);
-    acc
-}
-
-fn frobenius(a: &Array2<f64>) -> f64 {
-    a.iter().map(|v| v * v).sum::<f64>().sqrt()
-}
-
-fn frobenius_vec(a: &Array1<f64>) -> f64 {
-    a.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
 /// `‖diag(d) G‖_F` without forming it.

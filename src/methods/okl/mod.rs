@@ -20,7 +20,7 @@ use super::{
     ProblemShape,
 };
 use crate::kernels::gram;
-use crate::linalg::{eigh, matmul, symmetrize};
+use crate::linalg::{eigh, frobenius, matmul, symmetrize};
 use crate::{OvkError, Result};
 
 pub use bcd::LUpdate;
@@ -180,16 +180,16 @@ fn assemble(
     } = out;
     let objective = sp.objective(&l, &ct);
     ensure_finite("objective", objective)?;
-    let l_norm = objective::frobenius_sq(&l).sqrt();
+    let l_norm = frobenius(&l);
     // At the optimum L = CᵀKC/2 (stationarity of eq. 3 in L).
-    let fp = objective::frobenius_sq(&(&l - &(sp.ctkc(&ct) * 0.5))).sqrt();
+    let fp = frobenius(&(&l - &(sp.ctkc(&ct) * 0.5)));
     let fixed_point_residual = if l_norm > 0.0 { fp / l_norm } else { fp };
     let min_eig = eigh(symmetrize(&l).view())?
         .values
         .first()
         .copied()
         .unwrap_or(0.0);
-    let asymmetry = objective::frobenius_sq(&(&l - &l.t())).sqrt();
+    let asymmetry = frobenius(&(&l - &l.t()));
     if asymmetry > 0.0 {
         notes.push(format!(
             "the literal Lemma 4.1 update left L non-symmetric (‖L − Lᵀ‖_F/‖L‖_F = {:.3e}); \

@@ -7,7 +7,9 @@
 
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
 
-use crate::linalg::{divide_by_spectrum, eigh, lu, matmul, matmul_tn, symmetrize};
+use crate::linalg::{
+    divide_by_spectrum, eigh, frobenius, frobenius_sq, lu, matmul, matmul_tn, symmetrize,
+};
 use crate::{OvkError, Result};
 
 /// K's eigendecomposition with the targets rotated into its eigenbasis.
@@ -62,7 +64,7 @@ impl Spectral {
             s,
             yt,
             lambda,
-            y_norm: frobenius(y),
+            y_norm: frobenius(&y),
             clamped,
         })
     }
@@ -194,12 +196,4 @@ fn singular_sylvester() -> OvkError {
         "okl: the output kernel L became so indefinite that the Sylvester equation K C L + λC = Y \
          is singular; use --l-update symmetric (the default) or a larger --lambda",
     )
-}
-
-pub fn frobenius_sq(a: &Array2<f64>) -> f64 {
-    a.iter().map(|v| v * v).sum()
-}
-
-pub fn frobenius(a: ArrayView2<f64>) -> f64 {
-    a.iter().map(|v| v * v).sum::<f64>().sqrt()
 }

@@ -10,9 +10,11 @@ use std::cell::RefCell;
 
 use ndarray::Array2;
 
-use super::objective::{frobenius_sq, Reduced, Spectral};
+use super::objective::{Reduced, Spectral};
 use super::Outcome;
-use crate::linalg::{lbfgs, matmul, symmetrize, Control, LbfgsOptions, LbfgsStatus, Progress};
+use crate::linalg::{
+    frobenius_sq, lbfgs, matmul, symmetrize, Control, LbfgsOptions, LbfgsStatus, Progress,
+};
 use crate::methods::{check_cancel, ensure_finite, Clock, Observer, TraceRecord};
 use crate::{OvkError, Result};
 
