@@ -241,6 +241,16 @@ fn honest_npy(r: usize, c: usize, values: &[f64], fortran: bool) -> Vec<u8> {
     npy_bytes(&spec, &data)
 }
 
+/// Overwrite the byte at each index with its value (indices scaled to the current length).
+fn flip(bytes: &mut [u8], flips: &[(prop::sample::Index, u8)]) {
+    for (at, b) in flips {
+        if !bytes.is_empty() {
+            let i = at.index(bytes.len());
+            bytes[i] = *b;
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(support::config(64))]
 
@@ -270,12 +280,7 @@ proptest! {
         if truncate {
             bytes.truncate(cut.index(bytes.len()));
         }
-        for (at, b) in flips {
-            if !bytes.is_empty() {
-                let i = at.index(bytes.len());
-                bytes[i] = b;
-            }
-        }
+        flip(&mut bytes, &flips);
         std::fs::write(&path, &bytes).unwrap();
         load_all(&dir)?;
     }
@@ -299,12 +304,7 @@ proptest! {
         let path = dir.join("output_kernel.npy");
         let mut bytes = std::fs::read(&path).unwrap();
         bytes.truncate(cut.index(bytes.len() + 1));
-        for (at, b) in flips {
-            if !bytes.is_empty() {
-                let i = at.index(bytes.len());
-                bytes[i] = b;
-            }
-        }
+        flip(&mut bytes, &flips);
         std::fs::write(&path, &bytes).unwrap();
         load_all(&dir)?;
     }
