@@ -79,6 +79,16 @@ const T_I64: u8 = 6;
 const T_LIST: u8 = 9;
 const T_STRUCT: u8 = 12;
 
+/// The type to skip a list element as: a bool element is one byte (type 1 or 2 in the list
+/// header), unlike a bool field, whose value sits in its header.
+fn element_kind(elem: u8) -> u8 {
+    if elem == 1 || elem == 2 {
+        3
+    } else {
+        elem
+    }
+}
+
 /// A reader of Thrift's compact protocol that only walks and checks.
 struct Compact<'a> {
     buf: &'a [u8],
@@ -200,7 +210,7 @@ impl Compact<'_> {
             if elem == T_STRUCT {
                 each(self, i)?;
             } else {
-                self.skip_value(if elem == 1 || elem == 2 { 3 } else { elem }, depth + 1)?;
+                self.skip_value(element_kind(elem), depth + 1)?;
             }
         }
         Ok(())
@@ -279,9 +289,7 @@ impl Compact<'_> {
             9 | 10 => {
                 let (elem, n) = self.list_header()?; // list / set
                 for _ in 0..n {
-                    // A bool list element is one byte (type 1 or 2 in the list header).
-                    let k = if elem == 1 || elem == 2 { 3 } else { elem };
-                    self.skip_value(k, depth + 1)?;
+                    self.skip_value(element_kind(elem), depth + 1)?;
                 }
                 Ok(())
             }
