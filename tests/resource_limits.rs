@@ -118,6 +118,7 @@ fn the_suggested_way_out_is_admitted_where_the_exact_fit_is_not() {
         d: 4,
         m: 3,
         views: 2,
+        ..Default::default()
     };
     let kde = find("kde").unwrap();
     let exact = kde.peak_bytes(&shape, &Params::new()).unwrap();
@@ -147,6 +148,7 @@ fn lowrank_okl_estimate_does_not_grow_with_m_squared() {
         d: 10,
         m: outputs,
         views: 0,
+        ..Default::default()
     };
     let p = Params::new().with("rank", Value::Int(5));
     let small = m.peak_bytes(&shape(10_000), &p).unwrap();

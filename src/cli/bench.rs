@@ -32,6 +32,9 @@ enum BenchWhat {
     One(OneArgs),
     /// Write the synthetic problem of the ledger as CSV (x_0 … x_9, y_0 …; n rows + 100 held out)
     Data(DataArgs),
+    /// The low-rank input kernel at real sizes: end-to-end runs on tmc2007, usps, delicious and
+    /// synthetic data, wall time and peak memory beside the exact route; Markdown out
+    Lowrank(super::bench_lowrank::LowrankArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -118,6 +121,7 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
             Ok(0)
         }
         BenchWhat::Scaling(a) => scaling(a),
+        BenchWhat::Lowrank(a) => super::bench_lowrank::bench_lowrank(a),
     }
 }
 

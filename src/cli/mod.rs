@@ -2,6 +2,7 @@
 //! `ovk replay`. Exit status: 0 success, 2 bad input, 1 internal failure, 130 cancelled.
 
 mod bench;
+mod bench_lowrank;
 mod export;
 mod options;
 mod progress;

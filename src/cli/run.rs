@@ -29,9 +29,12 @@ pub fn run(
     let store = Store::open(sessions)?;
 
     let mut progress = CliProgress::new();
+    progress.exit_when_cancelled();
     let outcome = train::run(&cfg, &mut progress);
     progress.finish();
     let outcome = outcome?;
+    // A signal that arrived after the fit's last check still means: do not save.
+    crate::methods::check_cancel(&progress)?;
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     let r = &outcome.record;
 

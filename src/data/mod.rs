@@ -93,6 +93,10 @@ pub struct DataConfig {
     pub views: Option<Vec<String>>,
     #[serde(default = "default_test_fraction")]
     pub test_fraction: f64,
+    /// A column marking the test rows (nonzero = test), e.g. a dataset's official split
+    /// (`is_test`); it replaces the random split and is never a feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_column: Option<String>,
     #[serde(default)]
     pub seed: u64,
     #[serde(default)]
@@ -134,6 +138,7 @@ impl DataConfig {
             task: None,
             views: None,
             test_fraction: default_test_fraction(),
+            test_column: None,
             seed: 0,
             scale: Scale::Standard,
             class_coding: ClassCoding::Pm1,

@@ -8,7 +8,7 @@ use super::encode::{encode, RawOutputs};
 use super::load::read_raw;
 use super::roles::{resolve_roles, SidecarCache};
 use super::rows::usable_rows;
-use super::split::{cv_fold, keep_labels, split};
+use super::split::{cv_fold, keep_labels, split, split_by_column};
 use super::views::resolve_views;
 use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
 use crate::Result;
@@ -42,13 +42,16 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
 
-    let mut parts = split(
-        path,
-        &rows.labeled,
-        &rows.unlabeled,
-        cfg.test_fraction,
-        cfg.seed,
-    )?;
+    let mut parts = match roles.test_column {
+        Some(c) => split_by_column(path, &raw.numeric(c)?, names[c], &rows)?,
+        None => split(
+            path,
+            &rows.labeled,
+            &rows.unlabeled,
+            cfg.test_fraction,
+            cfg.seed,
+        )?,
+    };
     if let Some(cv) = cfg.cv {
         parts = cv_fold(path, &parts, &rows.labeled, cv, cfg.seed)?;
     }

@@ -32,6 +32,8 @@ pub(crate) struct Roles {
     pub outputs: OutputColumns,
     /// The task the user (or sidecar) asked for; `None` means infer it from the values.
     pub task: Option<Task>,
+    /// The column marking test rows (`--test-column`), never a feature.
+    pub test_column: Option<usize>,
 }
 
 /// The sidecar, read at most once and only when a default is needed.
@@ -117,7 +119,21 @@ pub(crate) fn resolve_roles(
         }
         (o, _) => o,
     };
-    let out_idx = outputs.indices();
+    let mut out_idx = outputs.indices();
+    let test_column = match &cfg.test_column {
+        Some(name) => {
+            let c = super::select::exact(path, columns, name.trim())?;
+            if out_idx.contains(&c) {
+                return Err(input_at(
+                    path,
+                    format!("column `{name}` is chosen both as the test column and as an output"),
+                ));
+            }
+            out_idx.push(c);
+            Some(c)
+        }
+        None => None,
+    };
     let features = match features {
         Some(sel) => {
             let f = resolve(path, columns, &sel)?;
@@ -125,7 +141,8 @@ pub(crate) fn resolve_roles(
                 return Err(input_at(
                     path,
                     format!(
-                        "column `{}` is chosen both as a feature and as an output",
+                        "column `{}` is chosen both as a feature and as an output (or the test \
+                         column)",
                         columns[both]
                     ),
                 ));
@@ -146,6 +163,7 @@ pub(crate) fn resolve_roles(
         features,
         outputs,
         task,
+        test_column,
     })
 }
 

@@ -39,6 +39,42 @@ pub(crate) fn split(
     Ok(Split { train, test })
 }
 
+/// The split a column gives (`--test-column`): labeled rows whose value is nonzero are the test
+/// part, every other usable row trains. A missing value in that column is refused.
+pub(crate) fn split_by_column(
+    path: &Path,
+    values: &[f64],
+    name: &str,
+    rows: &super::rows::RowUse,
+) -> Result<Split> {
+    if let Some(&bad) = rows
+        .labeled
+        .iter()
+        .chain(&rows.unlabeled)
+        .find(|&&i| !values[i].is_finite())
+    {
+        return Err(input_at(
+            path,
+            format!(
+                "row {}: the test column `{name}` is missing or not a number (it must be 0 for \
+                 training rows and nonzero for test rows)",
+                bad + 1
+            ),
+        ));
+    }
+    let (test, mut train): (Vec<usize>, Vec<usize>) =
+        rows.labeled.iter().partition(|&&i| values[i] != 0.0);
+    if train.is_empty() {
+        return Err(input_at(
+            path,
+            format!("the test column `{name}` marks every labeled row as a test row"),
+        ));
+    }
+    train.extend(&rows.unlabeled);
+    train.sort_unstable();
+    Ok(Split { train, test })
+}
+
 /// Cross-validation inside the training part: shuffle its labeled rows with `seed`, cut them
 /// into `folds` nearly equal folds, and make fold `fold` the held-out part. The original test
 /// part is left out entirely, so a sweep never looks at it.

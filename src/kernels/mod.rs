@@ -1,9 +1,11 @@
 //! Scalar kernels k(x, z), their Gram matrices, the median heuristic, memory estimates, and
-//! (for the methods that need them) Nyström factors and graph Laplacians.
+//! (for the methods that need them) Nyström factors, the shared low-rank input factor
+//! `K ≈ ZZᵀ`, and graph Laplacians.
 
 mod gram;
 mod graph;
 mod heuristics;
+mod lowrank;
 mod memory;
 mod nystrom;
 mod spec;
@@ -14,8 +16,9 @@ pub use graph::{
     LaplacianKind,
 };
 pub use heuristics::{mean_distance, median_distance};
+pub use lowrank::{input_factor, kernel_diagonal, FeatureMap, InputFactor, Landmarks};
 pub use memory::{
     available_memory_bytes, check_fits, check_fits_or, dense_bytes, format_bytes, peak_rss_bytes,
 };
 pub use nystrom::{nystrom, NystromFactor};
-pub use spec::{Kernel, KernelName, KernelSpec, Sigma};
+pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};

@@ -90,6 +90,27 @@ pub fn matmul(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     faer_to_array(c.as_ref())
 }
 
+/// `L⁻¹ B` for a lower-triangular `L` (only its lower triangle is read).
+pub fn solve_lower(l: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>> {
+    check_square(&l, "triangular solve")?;
+    if l.nrows() != b.nrows() {
+        return Err(OvkError::internal(format!(
+            "triangular solve of a {}×{} system with {} right-hand rows",
+            l.nrows(),
+            l.ncols(),
+            b.nrows()
+        )));
+    }
+    let mut x = Mat::<f64>::zeros(b.nrows(), b.ncols());
+    x.copy_from(view(&b));
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+        view(&l),
+        x.as_mut(),
+        faer::get_global_parallelism(),
+    );
+    Ok(faer_to_array(x.as_ref()))
+}
+
 /// `Aᵀ B` without materialising the transpose.
 pub fn matmul_tn(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     matmul(a.t(), b)

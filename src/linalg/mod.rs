@@ -14,7 +14,7 @@ mod qz;
 mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
-pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, Cholesky, Lu, SymEigen};
+pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, solve_lower, Cholesky, Lu, SymEigen};
 pub use hessenberg::{hessenberg, Hessenberg};
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use norm::{frobenius, frobenius_sq, inner};

@@ -2,6 +2,7 @@
 //! with a progress observer (which may cancel), and return a model that predicts.
 
 mod expansion;
+pub mod input;
 mod observer;
 pub mod params;
 mod shape;
@@ -15,7 +16,8 @@ pub mod vvmr;
 
 use ndarray::{Array2, ArrayView2};
 
-pub use expansion::KernelExpansion;
+pub use expansion::{FeatureExpansion, KernelExpansion};
+pub use input::{InputSpectrum, Route};
 pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
 pub use params::{ParamKind, ParamSpec, Params, Value};
 pub use shape::{mats, ProblemShape};
@@ -117,11 +119,28 @@ pub trait Method: Sync {
         false
     }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
+    /// How the input kernel enters the fit (`methods::input`): methods that can solve on a
+    /// low-rank factor resolve `--input-rank` here; the others are always exact.
+    fn input_route(&self, shape: &ProblemShape) -> Result<Route> {
+        if let crate::kernels::InputRank::Rank(_) = shape.input_rank {
+            return Err(OvkError::input(format!(
+                "--input-rank: {} has no low-rank input-kernel route yet (use exact, or a \
+                 method that has one: krr, okl, lowrank-okl)",
+                self.name()
+            )));
+        }
+        Ok(Route::Exact)
+    }
     /// Peak bytes the fit (and the prediction on the training and test rows after it)
     /// allocates, from the shapes alone: the pipeline refuses, before any work, a run that
     /// would not fit in memory. Default: a Gram matrix, its factor and a temporary (ℓ×ℓ each).
     fn peak_bytes(&self, shape: &ProblemShape, _params: &Params) -> Result<u64> {
         Ok(mats(3, shape.n_labeled, shape.n_labeled))
+    }
+    /// Floor cost of an exact fit in units of one n×n symmetric eigendecomposition (the time
+    /// estimate `train::estimate` scales it by this machine's measured rate).
+    fn exact_eighs(&self) -> f64 {
+        1.0
     }
     /// The way out when `peak_bytes` exceeds the memory available (flags to change).
     fn memory_advice(&self) -> &'static str {

@@ -3,6 +3,7 @@
 
 pub mod bench;
 mod config;
+pub mod estimate;
 mod faults;
 mod messages;
 mod pipeline;

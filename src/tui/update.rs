@@ -703,6 +703,10 @@ fn run_message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.trace.push(r);
             s.run.phase_done += 1;
         }
+        RunMessage::Step { done, total } => {
+            s.run.phase_done = done;
+            s.run.phase_total = Some(total);
+        }
         RunMessage::Note(n) => {
             s.status = n.clone();
             s.run.notes.push(n);

@@ -3,13 +3,13 @@
 
 use std::time::Instant;
 
-use ndarray::{s, Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 
 use super::algorithm::{solve, Fitted, Progress, Settings};
 use super::certificate::Certificate;
 use super::reduced::{Factor, Reduced, Solution};
-use crate::kernels::{cross_gram, Kernel};
+use crate::kernels::Kernel;
 use crate::linalg::matmul;
 use crate::{OvkError, Result};
 
@@ -52,11 +52,9 @@ impl Validation {
                 red.m
             )));
         }
-        let k_val = cross_gram(kernel, x_val, x_train)?;
-        let ell0 = red.rt_null.nrows();
-        let k_u0 = matmul(k_val.view(), red.u.slice(s![.., ..ell0]));
+        let (k_u0, k_u) = red.cross(kernel, x_train, x_val)?;
         Ok(Validation {
-            k_u: matmul(k_val.view(), red.u.slice(s![.., ell0..])),
+            k_u,
             k_null: matmul(k_u0.view(), red.rt_null.view()),
             y_q: matmul(y_val, red.q_m.view()),
             y_sq: y_val.iter().map(|v| v * v).sum(),
