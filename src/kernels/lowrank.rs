@@ -534,6 +534,28 @@ mod tests {
     }
 
     #[test]
+    fn a_numerically_rank_one_kernel_gives_a_finite_factor_not_nan() {
+        // σ far above the data's spread: K ≈ 11ᵀ up to 1e-10, numerically rank one or two.
+        let x = points(200, 3, 12) * 1e-4;
+        for how in Landmarks::ALL {
+            let f = input_factor(
+                &Kernel::Gaussian { sigma: 10.0 },
+                x.view(),
+                50,
+                how,
+                1,
+                &mut |_| Ok(()),
+            )
+            .unwrap();
+            assert!(f.rank() < 10, "{how:?}: rank {}", f.rank());
+            assert!(f.z.iter().all(|v| v.is_finite()), "{how:?}");
+            let zx = f.map.features(x.view()).unwrap();
+            assert!(zx.iter().all(|v| v.is_finite()), "{how:?}");
+            assert!(f.trace_error < 1e-9, "{how:?}: {}", f.trace_error);
+        }
+    }
+
+    #[test]
     fn progress_can_cancel_and_rank_zero_is_refused() {
         let x = points(300, 2, 8);
         let kern = Kernel::Gaussian { sigma: 1.0 };

@@ -6,6 +6,7 @@
 mod convert;
 mod decomp;
 mod hessenberg;
+mod interruptible;
 mod lbfgs;
 mod norm;
 mod pivoted_cholesky;
@@ -16,6 +17,7 @@ mod sylvester;
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
 pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, solve_lower, Cholesky, Lu, SymEigen};
 pub use hessenberg::{hessenberg, Hessenberg};
+pub use interruptible::interruptible;
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use norm::{frobenius, frobenius_sq, inner};
 pub use pivoted_cholesky::pivoted_cholesky;

@@ -13,9 +13,10 @@ use super::{
     ProblemShape, TraceRecord,
 };
 use crate::kernels::gram;
-use crate::linalg::cholesky;
+use crate::linalg::{cholesky, interruptible};
 use crate::Result;
 use ndarray::{Array2, ArrayView2, Zip};
+use std::sync::Arc;
 
 pub struct Krr;
 
@@ -52,8 +53,7 @@ impl Method for Krr {
         Ok(mats(4, l, l) + mats(4, l, s.m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use a low-rank input kernel (--input-rank R, e.g. 1000), or fewer training points \
-         (--test-fraction, or subsample the file)"
+        "use fewer training points (--test-fraction, or subsample the file)"
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -70,7 +70,11 @@ impl Method for Krr {
         let k = gram(&p.kernel, x.view())?;
         check_cancel(obs)?;
         obs.phase(Phase::Decomposition, None);
-        let c = solve_ridge(k.view(), y.view(), lambda)?;
+        let (k, y) = (Arc::new(k), Arc::new(y));
+        let (kw, yw) = (k.clone(), y.clone());
+        let c = interruptible(&|| obs.is_cancelled(), move || {
+            solve_ridge(kw.view(), yw.view(), lambda)
+        })?;
         let objective = objective_identity(k.view(), y.view(), c.view(), lambda);
         ensure_finite("objective", objective)?;
         obs.record(&TraceRecord {

@@ -143,8 +143,8 @@ impl Method for LowRankOkl {
         Ok(kernel_part + mats(8, l, m) + mats(24, m.max(l), p) + mats(1, saved_l, saved_l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use a low-rank input kernel (--input-rank R, e.g. 1000) or fewer training points: \
-         lowrank-okl already avoids m×m matrices, its cost is the ℓ×ℓ Gram matrix"
+        "use fewer training points (--test-fraction, or subsample the file): lowrank-okl \
+         already avoids m×m matrices"
     }
 
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {

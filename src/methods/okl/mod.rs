@@ -97,8 +97,8 @@ impl Method for Okl {
         Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use a low-rank input kernel (--input-rank R, e.g. 1000), fewer training points, or \
-         lowrank-okl (a rank-p output kernel: no m×m matrices)"
+        "use fewer training points (--test-fraction, or subsample the file), or lowrank-okl \
+         (a rank-p output kernel: no m×m matrices)"
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
