@@ -1,4 +1,4 @@
-//! OKL on digits (methods.md §1): the fit against its floor (Gram + eigendecomposition of K),
+//! OKL on digits (docs/methods.md §1): the fit against its floor (Gram + eigendecomposition of K),
 //! the two solvers against each other, test accuracy, and faer's eigh with and without threads.
 //! Prints figures; asserts nothing. Run: `cargo bench --bench okl`.
 

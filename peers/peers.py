@@ -10,7 +10,7 @@ Peers:
   * operalib OVKRidge with the decomposable Gaussian kernel K ⊗ I (same model; run in a
     Python 3.8 venv through peers/operalib_peer.py, when peers/peers.sh could build one);
   * output kernel learning (ovk `okl`): the paper's block coordinate descent written here with
-    scipy.linalg.solve_sylvester for the C-step and the symmetric L-update of methods.md §1;
+    scipy.linalg.solve_sylvester for the C-step and the symmetric L-update of docs/methods.md §1;
   * scikit-multimodallearn MVML: peers/mvml_peer.py on the splits `cargo bench --bench mvml`
     writes (peers/peers.sh runs both and this script joins their JSON).
 """
@@ -94,7 +94,7 @@ def okl_c_step(K, Y, L, lam):
 
 
 def okl_bcd(K, Y, lam, tol, max_seconds):
-    """Algorithm 1 of Dinuzzo et al. with the symmetric L-step of methods.md §1: from L = 0,
+    """Algorithm 1 of Dinuzzo et al. with the symmetric L-step of docs/methods.md §1: from L = 0,
     C-step by solve_sylvester; L solving (R + λI) L + L (R + λI) = R L_p + L_p R + λ CᵀKC with
     R = EᵀE, E = KC; stop when ‖E L + λC − Y‖_F / ‖Y‖_F < tol."""
     m = Y.shape[1]

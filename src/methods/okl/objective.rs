@@ -1,4 +1,4 @@
-//! OKL's objective and its pieces in the eigenbasis of K (methods.md §1).
+//! OKL's objective and its pieces in the eigenbasis of K (docs/methods.md §1).
 //!
 //! With `K = U diag(s) Uᵀ`, `C̃ = UᵀC` and `Ỹ = UᵀY`, every quantity the solvers need costs
 //! O(ℓm² + m³): `E = KC` becomes `diag(s) C̃`, `EᵀE = C̃ᵀ diag(s²) C̃`, `CᵀKC = C̃ᵀ diag(s) C̃`, and
@@ -144,7 +144,7 @@ impl Spectral {
         frobenius_sq(&r).sqrt()
     }
 
-    /// The reduced objective with C eliminated (the paper's Appendix; methods.md §1):
+    /// The reduced objective with C eliminated (the paper's Appendix; docs/methods.md §1):
     /// `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F`, `∇f = L − ½ V [Wᵀ diag(s) W] Vᵀ`,
     /// `W = (ỸV) ⊘ (s tᵀ + λ)`, for a symmetric PSD L = V diag(t) Vᵀ.
     pub fn reduced(&self, l: &Array2<f64>) -> Result<Reduced> {
