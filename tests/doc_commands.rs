@@ -9,8 +9,6 @@
 //! paragraph wraps them). `<placeholders>`, ALL-CAPS words (`PATH`, `M1,M2`) and `…` stand for
 //! a value the reader chooses: they become `1`, and such a command runs in `--help` form only.
 
-mod binary;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -32,6 +30,14 @@ const AS_IS_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An empty temporary folder unique to this test process.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ovk-doc-commands-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("creating a temp dir");
+    d
 }
 
 fn documents() -> Vec<PathBuf> {
@@ -375,7 +381,7 @@ fn every_quoted_command_runs() {
     let quoted = all_quoted();
     // The README alone quotes the tour, the sweep and the dataset commands.
     assert!(quoted.len() >= 15, "only {} commands found", quoted.len());
-    let store = binary::temp_dir("doc-commands", "store", true);
+    let store = temp_dir("store");
     let mut failures = Vec::new();
     let mut ran = 0;
     for (n, q) in quoted.iter().enumerate() {
@@ -383,7 +389,18 @@ fn every_quoted_command_runs() {
             failures.push(format!("{}: {e}", q.origin));
             continue;
         }
-        if runs_as_is(q) {
+        let as_is = runs_as_is(q);
+        println!(
+            "{}: ovk {} ({})",
+            q.origin,
+            q.args.join(" "),
+            if as_is {
+                "--help form, then as written"
+            } else {
+                "--help form"
+            }
+        );
+        if as_is {
             ran += 1;
             if let Err(e) = check_as_is(q, &store, n) {
                 failures.push(format!("{}: {e}", q.origin));
@@ -397,7 +414,7 @@ fn every_quoted_command_runs() {
 
 #[test]
 fn the_checks_catch_an_unknown_subcommand_or_flag() {
-    let store = binary::temp_dir("doc-commands", "bad", true);
+    let store = temp_dir("bad");
     let bad = [
         "ovk frobnicate",
         "ovk frobnicate --data datasets/iris.csv",
