@@ -1,5 +1,5 @@
 //! The baseline: independent kernel ridge regression, OKL with the output kernel fixed to I.
-//! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (docs/methods.md §0).
+//! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (methods.md, "the baseline").
 
 use super::expansion::KernelExpansion;
 use super::params::{common, ParamSpec};
