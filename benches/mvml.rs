@@ -1,7 +1,7 @@
 //! MVML speed and accuracy: exact vs block Nyström (6%, 12%, 24%) on mfeat (binary digits 0–4
 //! vs 5–9, six views) and enb (heating load, two views), and fit time versus n. Writes the very
 //! same standardised splits and hyperparameters to `$MVML_BENCH_DIR` (default
-//! /tmp/ovk_mvml_bench) for `bench/mvml_peer.sh`, which runs scikit-multimodallearn's MVML on
+//! /tmp/ovk_mvml_bench) for `peers/mvml_peer.sh`, which runs scikit-multimodallearn's MVML on
 //! them. Ratios are against the exact fit measured in the same run.
 //!
 //! `cargo bench --bench mvml` (set MVML_BENCH_QUICK=1 to skip n = 2000).
@@ -47,13 +47,20 @@ fn read_csv(path: &Path) -> (Vec<String>, Array2<f64>) {
     (header, a)
 }
 
+/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
+/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
 fn dataset(name: &str) -> PathBuf {
-    let local = PathBuf::from("datasets").join(name);
-    if local.exists() {
-        local
-    } else {
-        PathBuf::from("/work/shared/datasets").join(name)
-    }
+    let dirs = [
+        Some(PathBuf::from("datasets")),
+        std::env::var_os("OVK_SHARED_DATA").map(PathBuf::from),
+        Some(PathBuf::from("../shared/datasets")),
+    ];
+    let candidates: Vec<PathBuf> = dirs.into_iter().flatten().map(|d| d.join(name)).collect();
+    candidates
+        .iter()
+        .find(|p| p.exists())
+        .cloned()
+        .unwrap_or_else(|| candidates[0].clone())
 }
 
 /// A split: standardised features (training statistics), views, target (one column).
@@ -275,7 +282,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("bench dir");
     let quick = std::env::var("MVML_BENCH_QUICK").is_ok();
     let mut tasks_json = Vec::new();
-    // ovk's figures for bench/peers.py: {task, variant, p, score, fit_s}
+    // ovk's figures for peers/peers.py: {task, variant, p, score, fit_s}
     let mut results_json: Vec<String> = Vec::new();
     let mut result = |task: &str, variant: String, p: usize, score: f64, secs: f64| {
         results_json.push(format!(
@@ -361,7 +368,7 @@ fn main() {
     )
     .expect("write results");
     println!(
-        "\nsplits and hyperparameters for bench/mvml_peer.sh written to {}",
+        "\nsplits and hyperparameters for peers/mvml_peer.sh written to {}",
         dir.display()
     );
 }

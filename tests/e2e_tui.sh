@@ -26,13 +26,12 @@ else
 fi
 [ -x "$BIN" ] || { echo "e2e_tui: no binary at $BIN"; exit 1; }
 
-if [ -f datasets/digits.csv ]; then
-    DATA=datasets
-elif [ -f /work/shared/datasets/digits.csv ]; then
-    DATA=/work/shared/datasets
-else
-    echo "e2e_tui: digits.csv not found (datasets/)"; exit 1
-fi
+# The bundled datasets/, else $OVK_SHARED_DATA, else ../shared/datasets (beside the clone).
+DATA=
+for d in datasets "${OVK_SHARED_DATA:-}" ../shared/datasets; do
+    if [ -n "$d" ] && [ -f "$d/digits.csv" ]; then DATA=$d; break; fi
+done
+[ -n "$DATA" ] || { echo "e2e_tui: digits.csv not found (datasets/, \$OVK_SHARED_DATA, ../shared/datasets)"; exit 1; }
 
 SESS=$(mktemp -d)
 SOCK="ovk-e2e-$$"

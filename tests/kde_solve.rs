@@ -1,5 +1,5 @@
 //! The exact KDE solve against the n²×n² Kronecker system, the kernel-ridge identities of
-//! methods.md §3, the objective's optimality, the tiny-nελ regime and the low-rank variant.
+//! docs/methods.md §3, the objective's optimality, the tiny-nελ regime and the low-rank variant.
 
 use ndarray::{Array2, Axis};
 use ovk::data::rng::Rng;
@@ -196,7 +196,7 @@ fn solution_minimises_the_objective() {
 
 #[test]
 fn tiny_n_epsilon_lambda_regime_is_accurate() {
-    // ε = 1e-6, λ = 1e-4 (methods.md §3): the symmetrising route loses digits here.
+    // ε = 1e-6, λ = 1e-4 (docs/methods.md §3): the symmetrising route loses digits here.
     let c = case(30, 8, false);
     let (eps, lambda) = (1e-6, 1e-4);
     let ovk = Ovk::Conditional { epsilon: eps };
@@ -222,7 +222,7 @@ fn tiny_n_epsilon_lambda_regime_is_accurate() {
     assert!(e < 1e-9, "relative error against the Kronecker solve {e:e}");
 }
 
-/// The route methods.md warns about, transcribed independently of the library's:
+/// The route docs/methods.md §3 warns about, transcribed independently of the library's:
 /// `S = D^{1/2} G D^{1/2} = P diag(t) Pᵀ`, `α̃ = D^{1/2} P [(Pᵀ D^{-1/2}) ⊘ (t sᵀ/n + λ)]`.
 fn symmetrised_route(
     ke: &ovk::linalg::SymEigen,
@@ -322,7 +322,7 @@ fn eigenbasis_objective_residual_and_score_operator_equal_the_original_basis_for
 }
 
 /// The symmetric route of the conditional kernel against the Schur route over the regimes
-/// methods.md §3 worries about (ε down to 1e-14, λ down to 1e-10, narrow and wide kernels):
+/// docs/methods.md §3 worries about (ε down to 1e-14, λ down to 1e-10, narrow and wide kernels):
 /// the symmetric route is backward stable (η ≤ 1e-13 measured; the Schur route's reached
 /// 5e-12 at n = 120), no further from the Kronecker solve than the Schur route, chosen by
 /// default, and the automatic choice keeps the smaller backward error when asked to compare.

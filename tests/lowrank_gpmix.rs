@@ -1,4 +1,4 @@
-//! The gp-mix generator of the low-rank OKL benchmark (methods.md §2).
+//! The gp-mix generator of the low-rank OKL benchmark (docs/methods.md §2).
 
 use ovk::data::gpmix::{gp_mix, gp_mix_parts, write_csv, GRID};
 

@@ -2,7 +2,7 @@
 //! process of itself (`bench one`, hidden), so each configuration's peak memory is its own, a
 //! configuration over the time or memory cap is killed and reported rather than waited for, and
 //! the table comes out as Markdown ready to paste. `bench data` writes the same synthetic
-//! problem as CSV for the Python peers (bench/peers.sh).
+//! problem as CSV for the Python peers (peers/peers.sh).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

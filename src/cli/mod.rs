@@ -1,5 +1,9 @@
-//! Headless commands — the second face of the engine: `ovk run`, `ovk sessions`,
-//! `ovk replay`. Exit status: 0 success, 2 bad input, 1 internal failure, 130 cancelled.
+//! Headless commands — the second face of the engine: `ovk run` (one fit), `ovk sessions`
+//! (the store), `ovk replay` (print, verify, or open a session in the workbench), `ovk sweep`
+//! (grids and cross-validation), `ovk export` (CSV out of a session), `ovk gen` (synthetic
+//! data), `ovk bench` (the scaling ledger) and the hidden `ovk docs` (generated references);
+//! with no subcommand, `ovk [PATH]` opens the workbench. Exit status: 0 success, 2 bad input,
+//! 1 internal failure, 130 cancelled.
 
 mod bench;
 mod bench_lowrank;

@@ -1,4 +1,4 @@
-//! The synthetic benchmark of Dinuzzo & Fukumizu (ACML 2011, §6; methods.md §2): m outputs,
+//! The synthetic benchmark of Dinuzzo & Fukumizu (ACML 2011, §6; docs/methods.md §2): m outputs,
 //! each a U(0, 1)-weighted mix of 50 latent Gaussian-process paths with covariance
 //! `exp(−10|x − x'|)` on 200 grid points in [−1, 1], plus Gaussian noise at SNR 1:1.
 

@@ -1,5 +1,6 @@
-//! File → columns: the only place that talks to polars. CSV/TSV through `LazyCsvReader`,
-//! Parquet through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
+//! File → columns: where data tables meet polars (the one other polars reader is kde's
+//! candidate file, `methods/kde/candidates.rs`). CSV/TSV through `LazyCsvReader`, Parquet
+//! through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
 
 use std::path::Path;
 

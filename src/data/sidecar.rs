@@ -1,5 +1,5 @@
 //! Sidecars: `<stem>.toml` next to a data file says what the file is, where it came from, and
-//! which columns play which role, so `ovk train --data datasets/digits.csv` needs no flags.
+//! which columns play which role, so `ovk run --data datasets/digits.csv --method okl` needs no role flags.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

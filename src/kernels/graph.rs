@@ -1,4 +1,4 @@
-//! Neighbourhood graphs and their Laplacians, for manifold regularisation (methods.md §4):
+//! Neighbourhood graphs and their Laplacians, for manifold regularisation (docs/methods.md §4):
 //! a k-nearest-neighbour graph symmetrised by OR, binary or heat-kernel weights, the
 //! normalised or unnormalised Laplacian, its powers, and the pseudo-inverse of a PSD matrix.
 

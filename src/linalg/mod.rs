@@ -25,9 +25,9 @@ pub use qr::{qr_thin, ThinQr};
 pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
 pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
 
-/// Choose faer's thread count. Measured on the 2-core machines this runs on (see README
-/// "Performance"): sequential kernels win for the matrix sizes ovk meets, so that is the default;
-/// `OVK_THREADS=n` overrides it.
+/// Choose faer's thread count. Measured on the 2-core machines this runs on (see
+/// docs/performance.md): sequential kernels win for the matrix sizes ovk meets, so that is the
+/// default; `OVK_THREADS=n` overrides it.
 pub fn configure_parallelism() {
     let threads = std::env::var("OVK_THREADS")
         .ok()

@@ -1,5 +1,7 @@
-//! The learning methods, one file each, behind one small trait: declare hyperparameters, fit
-//! with a progress observer (which may cancel), and return a model that predicts.
+//! The learning methods, one module each (a file, or a folder when the method has several
+//! parts), behind one small trait: declare hyperparameters, fit with a progress observer (which
+//! may cancel), and return a model that predicts. The mathematics of each is in
+//! docs/methods.md.
 
 mod expansion;
 pub mod input;

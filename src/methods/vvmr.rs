@@ -1,4 +1,4 @@
-//! Vector-valued manifold regularisation (Minh & Sindhwani, ICML 2011), methods.md §4:
+//! Vector-valued manifold regularisation (Minh & Sindhwani, ICML 2011), docs/methods.md §4:
 //! semi-supervised multi-output learning with the matrix-valued kernel `k(x, z) Q`,
 //! `Q = γ_O L_out† + (1 − γ_O) I_n`, and a graph Laplacian over all N = ℓ + u training inputs.
 

@@ -1,5 +1,6 @@
 //! Saved sessions: a directory `<store>/<id>/` with `session.json` and numpy-readable `.npy`
-//! matrices, written atomically; listing, loading and replay.
+//! matrices, written atomically; listing, loading, and the printed summary of
+//! `ovk replay --print` (re-running a session for `--verify` is `cli::replay`, through `train`).
 
 mod durable;
 mod load;

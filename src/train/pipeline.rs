@@ -1,5 +1,6 @@
 //! load → split → scale → kernel → fit → predict → metrics: one run, start to finish, with
-//! no terminal in sight. Both faces call `run`.
+//! no terminal in sight. Both faces call `run` (the workbench through `runner`, on a thread of
+//! its own), and so do sweeps and `ovk replay --verify`.
 
 use std::collections::BTreeMap;
 use std::time::Instant;

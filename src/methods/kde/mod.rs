@@ -2,7 +2,7 @@
 //! operator-valued kernel ridge from the inputs into the feature space of an output kernel l,
 //! then a pre-image. The n²×n² system of their Proposition 1 is solved exactly in O(n³) as a
 //! Sylvester equation (`solve`), or through incomplete Cholesky factors for large n
-//! (`lowrank`). See methods.md §3.
+//! (`lowrank`). See docs/methods.md §3.
 
 pub mod candidates;
 pub mod lowrank;

@@ -7,7 +7,7 @@
 //! * covariance (`T = Lg`): `T̃ = G = Uᵀ Lg U` is symmetric, one more eigendecomposition;
 //! * conditional (`T = Lg − M⁻¹ k Lg = nε M⁻¹ Lg`, `M = k + nεI`): `T̃ = D G` with
 //!   `D = diag(nε/(s+nε))` (so `M⁻¹` is never formed), non-symmetric but similar to the
-//!   symmetric `D^{1/2} G D^{1/2}`, solved through that one eigendecomposition. methods.md §3
+//!   symmetric `D^{1/2} G D^{1/2}`, solved through that one eigendecomposition. docs/methods.md §3
 //!   warns that the similarity can lose digits when nελ is tiny, so its backward error is
 //!   measured and, above [`BACKWARD_ERROR_LIMIT`], the Schur route is tried too and the better
 //!   kept: a real Schur form of `T̃` (QZ of the pencil `(T̃, I)`) and a quasi-triangular back

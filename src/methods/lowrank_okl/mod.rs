@@ -1,6 +1,6 @@
 //! Low-rank output kernel learning (Dinuzzo & Fukumizu, ACML 2011): learns `L = B Bᵀ` of rank
 //! ≤ p with the coefficients, by their Algorithm 1 on eq. (4), run in the row space of the
-//! outputs so that m = 10⁵ outputs fit (methods.md §2).
+//! outputs so that m = 10⁵ outputs fit (docs/methods.md §2).
 
 mod algorithm;
 mod certificate;
@@ -317,7 +317,7 @@ impl Method for LowRankOkl {
             notes.push(format!(
                 "{escapes} saddle escape(s) on the path at p = {p}: a warm start stopped at a \
                  stationary point with ‖CᵀKC‖₂ > 1 and B rank-deficient; B ← B + τ u vᵀ moved \
-                 it off (methods.md §2)"
+                 it off (docs/methods.md §2)"
             ));
         }
         let unconverged = run.points.iter().filter(|pt| !pt.converged).count();

@@ -1,4 +1,4 @@
-//! The λ path (methods.md §2): 25 log-spaced λ from α = √‖YᵀKY‖₂ (above which L = 0) down to
+//! The λ path (docs/methods.md §2): 25 log-spaced λ from α = √‖YᵀKY‖₂ (above which L = 0) down to
 //! 10⁻⁵ α, warm-starting B, each λ scored on the validation part; and the sweep over ranks p.
 
 use std::time::Instant;

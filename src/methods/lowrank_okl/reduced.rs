@@ -1,4 +1,4 @@
-//! The low-rank OKL problem in the eigenbasis of K and the row space of Ỹ (methods.md §2).
+//! The low-rank OKL problem in the eigenbasis of K and the row space of Ỹ (docs/methods.md §2).
 //!
 //! `K = U diag(s) Uᵀ` once; thin QR `Ỹ₊ᵀ = Yᵀ U₊ = Q_m R` once, where `U₊` holds the
 //! eigenvectors of K's numerically nonzero eigenvalues (ℓ₊ = rank K of them). After the first
@@ -279,7 +279,7 @@ impl Reduced {
         matmul(abt.view(), self.q_m.t())
     }
 
-    /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (methods.md §2). `‖YᵀKY‖₂ =
+    /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (docs/methods.md §2). `‖YᵀKY‖₂ =
     /// ‖diag(√s) Rᵀ R diag(√s)‖₂`, an ℓ₊×ℓ₊ matrix, since `Ỹ₊ Ỹ₊ᵀ = Rᵀ R` (null rows add 0).
     fn compute_alpha(&self) -> Result<f64> {
         let mut srt = self.rt.clone();

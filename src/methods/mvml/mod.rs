@@ -30,7 +30,7 @@ use solver::{OutputFit, Settings};
 
 pub struct Mvml;
 
-/// A's condition number is kept below this (methods.md §5: A drifts towards rank one).
+/// A's condition number is kept below this (docs/methods.md §5: A drifts towards rank one).
 pub const COND_CAP: f64 = 1e8;
 /// Metrics larger than this many entries are not saved densely (nv×nv at n = 1000, v = 6 is
 /// 288 MB); their block norms always are.

@@ -4,7 +4,7 @@
 //!
 //! K is eigendecomposed once; both solvers then work in its eigenbasis (`objective`):
 //! `qn` (default) minimises the reduced problem with C eliminated by L-BFGS, `bcd` is the
-//! paper's Algorithm 1 with the symmetric L-step of methods.md §1 (or, on request, the paper's
+//! paper's Algorithm 1 with the symmetric L-step of docs/methods.md §1 (or, on request, the paper's
 //! literal Lemma 4.1 update, which loses symmetry).
 
 pub mod bcd;
@@ -161,7 +161,7 @@ impl Method for Okl {
     }
 }
 
-/// The Fit: model `Ŷ = K_test (C L)`, the matrices, and the diagnostics of methods.md §1.
+/// The Fit: model `Ŷ = K_test (C L)`, the matrices, and the diagnostics of docs/methods.md §1.
 fn assemble(
     p: &Problem,
     x: Array2<f64>,
@@ -194,7 +194,7 @@ fn assemble(
     if asymmetry > 0.0 {
         notes.push(format!(
             "the literal Lemma 4.1 update left L non-symmetric (‖L − Lᵀ‖_F/‖L‖_F = {:.3e}); \
-             the paper's update is flawed here (methods.md §1) — use --l-update symmetric",
+             the paper's update is flawed here (docs/methods.md §1) — use --l-update symmetric",
             asymmetry / l_norm.max(f64::MIN_POSITIVE)
         ));
     }

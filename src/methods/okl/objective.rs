@@ -158,7 +158,7 @@ impl Spectral {
         frobenius_sq(&r).sqrt()
     }
 
-    /// The reduced objective with C eliminated (the paper's Appendix; methods.md §1):
+    /// The reduced objective with C eliminated (the paper's Appendix; docs/methods.md §1):
     /// `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F`, `∇f = L − ½ V [Wᵀ diag(s) W] Vᵀ`,
     /// `W = (ỸV) ⊘ (s tᵀ + λ)`, for a symmetric PSD L = V diag(t) Vᵀ.
     pub fn reduced(&self, l: &Array2<f64>) -> Result<Reduced> {

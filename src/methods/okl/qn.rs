@@ -1,5 +1,5 @@
 //! The fast solver: eliminate C and minimise the reduced convex objective
-//! `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F` (the paper's Appendix; methods.md §1) over
+//! `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F` (the paper's Appendix; docs/methods.md §1) over
 //! `L = M Mᵀ ⪰ 0` with L-BFGS on the square factor M: `g(M) = f(MMᵀ)`, `∇g = 2 ∇f(L) M`.
 //! A square factor has no spurious local minima, and each evaluation costs O(ℓm² + m³).
 //!

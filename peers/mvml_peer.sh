@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Compare ovk's mvml with scikit-multimodallearn 0.1.0 (PyPI) on the same splits.
 # 1. `cargo bench --bench mvml` writes the splits/hyperparameters to $MVML_BENCH_DIR.
-# 2. This script makes a throw-away venv, installs the reference, and runs bench/mvml_peer.py
+# 2. This script makes a throw-away venv, installs the reference, and runs peers/mvml_peer.py
 #    single-threaded. PEER_MAX_EXACT_N (default 500) and PEER_MAX_NYSTROM_N (1000) skip slow
 #    reference fits; PEER_ONLY=<substrings,…> runs only matching tasks (e.g. mfeat-time),
-#    PEER_VARIANTS=exact,12% only those variants. bench/peers.sh runs this too, inside its table.
+#    PEER_VARIANTS=exact,12% only those variants. peers/peers.sh runs this too, inside its table.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export MVML_BENCH_DIR="${MVML_BENCH_DIR:-/tmp/ovk_mvml_bench}"

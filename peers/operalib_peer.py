@@ -1,4 +1,4 @@
-"""operalib's OVKRidge on the cases bench/peers.py hands it (Python 3.8 venv: operalib needs
+"""operalib's OVKRidge on the cases peers/peers.py hands it (Python 3.8 venv: operalib needs
 2019-era numpy/scipy/scikit-learn). The decomposable Gaussian kernel k(x, z)·A with A = I is the
 model of ovk's `krr`: operalib minimises ‖Gc − y‖²/(2np) + λ cᵀGc/(2np) with L-BFGS-B, whose
 minimiser is c = (G + λI)⁻¹ y, as in ovk.

@@ -1,4 +1,4 @@
-"""ovk against its Python peers, in one run on one machine (driven by bench/peers.sh).
+"""ovk against its Python peers, in one run on one machine (driven by peers/peers.sh).
 
 Every comparison uses the very data ovk fitted: `ovk run --json` is run on a CSV written by
 `ovk bench data`, and its session (train/test rows, resolved σ, predictions) is read back, so
@@ -8,11 +8,11 @@ the peer sees the same standardised rows, kernel width and λ. Times are of the 
 Peers:
   * scikit-learn KernelRidge (the identity output kernel baseline, ovk `krr`);
   * operalib OVKRidge with the decomposable Gaussian kernel K ⊗ I (same model; run in a
-    Python 3.8 venv through bench/operalib_peer.py, when bench/peers.sh could build one);
+    Python 3.8 venv through peers/operalib_peer.py, when peers/peers.sh could build one);
   * output kernel learning (ovk `okl`): the paper's block coordinate descent written here with
-    scipy.linalg.solve_sylvester for the C-step and the symmetric L-update of methods.md §1;
-  * scikit-multimodallearn MVML: bench/mvml_peer.py on the splits `cargo bench --bench mvml`
-    writes (bench/peers.sh runs both and this script joins their JSON).
+    scipy.linalg.solve_sylvester for the C-step and the symmetric L-update of docs/methods.md §1;
+  * scikit-multimodallearn MVML: peers/mvml_peer.py on the splits `cargo bench --bench mvml`
+    writes (peers/peers.sh runs both and this script joins their JSON).
 """
 
 import argparse
@@ -94,7 +94,7 @@ def okl_c_step(K, Y, L, lam):
 
 
 def okl_bcd(K, Y, lam, tol, max_seconds):
-    """Algorithm 1 of Dinuzzo et al. with the symmetric L-step of methods.md §1: from L = 0,
+    """Algorithm 1 of Dinuzzo et al. with the symmetric L-step of docs/methods.md §1: from L = 0,
     C-step by solve_sylvester; L solving (R + λI) L + L (R + λI) = R L_p + L_p R + λ CᵀKC with
     R = EᵀE, E = KC; stop when ‖E L + λC − Y‖_F / ‖Y‖_F < tol."""
     m = Y.shape[1]
@@ -196,7 +196,7 @@ def run_operalib(python, jobs, work, rows, max_seconds):
 
 
 def mvml_rows(bench_dir, rows):
-    """Join `cargo bench --bench mvml`'s ovk figures with bench/mvml_peer.py's."""
+    """Join `cargo bench --bench mvml`'s ovk figures with peers/mvml_peer.py's."""
     ours = os.path.join(bench_dir, "results.json")
     theirs = os.path.join(bench_dir, "peer_results.json")
     if not (os.path.exists(ours) and os.path.exists(theirs)):

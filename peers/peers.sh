@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # ovk against its Python peers, in one run on this machine: scikit-learn KernelRidge (krr),
 # an OKL reference (the paper's block coordinate descent with scipy's solve_sylvester, written
-# in bench/peers.py), scikit-multimodallearn MVML (bench/mvml_peer.py on `cargo bench --bench
+# in peers/peers.py), scikit-multimodallearn MVML (peers/mvml_peer.py on `cargo bench --bench
 # mvml`'s splits), and operalib's OVKRidge when a Python 3.8 can be found (operalib installs
 # only with 2019-era numpy/scipy/scikit-learn). Prints a Markdown table of times, ratios
 # (peer / ovk) and agreement.
 #
-#   bash bench/peers.sh            # the full ledger (11 minutes on a quiet 2-core machine)
-#   PEERS_QUICK=1 bash bench/peers.sh   # small sizes only, no MVML (a smoke test)
+#   bash peers/peers.sh            # the full ledger (11 minutes on a quiet 2-core machine)
+#   PEERS_QUICK=1 bash peers/peers.sh   # small sizes only, no MVML (a smoke test)
 #
 # Everything runs single-threaded: BLAS pinned to one thread (the faster setting on these
 # 2-core machines), faer sequential, and ovk's Gram on one rayon thread.
@@ -46,7 +46,7 @@ fi
 echo "== operalib (needs Python 3.8)" >&2
 operalib_python=""
 py38=""
-for c in "${OPERALIB_PYTHON38:-}" "$(command -v python3.8 || true)" /root/.pyenv/versions/3.8*/bin/python3.8 \
+for c in "${OPERALIB_PYTHON38:-}" "$(command -v python3.8 || true)" \
          "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.8*/bin/python3.8; do
   if [ -n "$c" ] && [ -x "$c" ] && "$c" -c 'import venv' 2>/dev/null; then py38="$c"; break; fi
 done

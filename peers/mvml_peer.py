@@ -28,7 +28,7 @@ max_nystrom = int(os.environ.get("PEER_MAX_NYSTROM_N", "1000"))
 only = [o for o in os.environ.get("PEER_ONLY", "").split(",") if o] or [""]
 # PEER_VARIANTS=exact,12%: run only these variants (labels as printed)
 variants_only = [v for v in os.environ.get("PEER_VARIANTS", "").split(",") if v]
-results = []  # written to $MVML_BENCH_DIR/peer_results.json for bench/peers.py
+results = []  # written to $MVML_BENCH_DIR/peer_results.json for peers/peers.py
 
 
 def save_results():
