@@ -1,6 +1,5 @@
 //! One low-rank factor of the input kernel, `K ≈ Z Zᵀ` with Z n×r, built without ever forming
-//! K — the route every method takes past a few thousand training rows (docs/methods.md,
-//! "Low-rank input kernel").
+//! K — the route every method takes past a few thousand training rows (docs/methods.md §6).
 //!
 //! Landmarks S are chosen by randomly pivoted Cholesky (Chen, Epperly, Tropp, Webber,
 //! "Randomly pivoted Cholesky", 2022) in its blocked form with rejection (Epperly, Tropp,

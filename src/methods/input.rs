@@ -1,6 +1,6 @@
 //! Which input kernel a method solves on, and K's spectrum on that route.
 //!
-//! Three routes (docs/methods.md, "Low-rank input kernel"):
+//! Three routes (docs/methods.md §6):
 //! - **exact**: the n×n Gram matrix, eigendecomposed once (O(n³), several n×n in memory);
 //! - **primal**: a linear kernel with d ≤ n features is `K = XXᵀ` exactly, so `Z = X`;
 //! - **low rank**: a Nyström factor `K ≈ ZZᵀ` (Z n×r, `kernels::input_factor`).

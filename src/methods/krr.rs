@@ -1,5 +1,5 @@
 //! The baseline: independent kernel ridge regression, OKL with the output kernel fixed to I.
-//! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (docs/methods.md, "the baseline").
+//! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (docs/methods.md §0).
 //!
 //! Exact route: one Cholesky factorisation of K + λI. On a low-rank or primal factor
 //! `K̃ = U diag(s) Uᵀ` (`methods::input`) the same solve is diagonal: `C̃ = Ỹ ⊘ (s + λ)`, the

@@ -1,4 +1,4 @@
-//! OKL's objective and its pieces in the eigenbasis of K (docs/methods.md, OKL).
+//! OKL's objective and its pieces in the eigenbasis of K (docs/methods.md §1).
 //!
 //! With `K = U diag(s) Uᵀ`, `C̃ = UᵀC` and `Ỹ = UᵀY`, every quantity the solvers need costs
 //! O(ℓm² + m³): `E = KC` becomes `diag(s) C̃`, `EᵀE = C̃ᵀ diag(s²) C̃`, `CᵀKC = C̃ᵀ diag(s) C̃`, and
