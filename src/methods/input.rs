@@ -124,14 +124,18 @@ pub enum Basis {
     /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`.
     Eigen(Array2<f64>),
     /// A factor `K̃ = ZZᵀ`, Z itself dropped after the rotation.
-    Factor {
-        /// `ZᵀU = V diag(√s)` (r_z×r): `ZᵀC = V diag(√s) C̃`.
-        vs: Array2<f64>,
-        /// `V diag(s)^{-½}` (r_z×r): `U = Z V diag(s)^{-½}` when U itself is needed.
-        v_inv_sqrt: Array2<f64>,
-        map: FeatureMap,
-        summary: FactorSummary,
-    },
+    Factor(Box<FactorBasis>),
+}
+
+/// What a factor keeps once Z is gone.
+#[derive(Debug, Clone)]
+pub struct FactorBasis {
+    /// `ZᵀU = V diag(√s)` (r_z×r): `ZᵀC = V diag(√s) C̃`.
+    pub vs: Array2<f64>,
+    /// `V diag(s)^{-½}` (r_z×r): `U = Z V diag(s)^{-½}` when U itself is needed.
+    pub v_inv_sqrt: Array2<f64>,
+    pub map: FeatureMap,
+    pub summary: FactorSummary,
 }
 
 impl Basis {
@@ -139,7 +143,7 @@ impl Basis {
     pub fn factor_summary(&self) -> Option<&FactorSummary> {
         match self {
             Basis::Eigen(_) => None,
-            Basis::Factor { summary, .. } => Some(summary),
+            Basis::Factor(f) => Some(&f.summary),
         }
     }
 
@@ -148,7 +152,7 @@ impl Basis {
     pub fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
         match self {
             Basis::Eigen(u) => matmul(u.view(), ct),
-            Basis::Factor { vs, .. } => matmul(vs.view(), ct),
+            Basis::Factor(f) => matmul(f.vs.view(), ct),
         }
     }
 
@@ -160,8 +164,8 @@ impl Basis {
                 x_train,
                 coef,
             }),
-            Basis::Factor { map, .. } => Box::new(FeatureExpansion {
-                map: map.clone(),
+            Basis::Factor(f) => Box::new(FeatureExpansion {
+                map: f.map.clone(),
                 coef,
             }),
         }
@@ -176,7 +180,7 @@ impl Basis {
     ) -> Result<Array2<f64>> {
         match self {
             Basis::Eigen(u) => Ok(matmul(cross_gram(kernel, x_new, x_train)?.view(), u.view())),
-            Basis::Factor { vs, map, .. } => Ok(matmul(map.features(x_new)?.view(), vs.view())),
+            Basis::Factor(f) => Ok(matmul(f.map.features(x_new)?.view(), f.vs.view())),
         }
     }
 
@@ -184,9 +188,7 @@ impl Basis {
     pub fn vectors(&self, x_train: ArrayView2<f64>) -> Result<Array2<f64>> {
         match self {
             Basis::Eigen(u) => Ok(u.clone()),
-            Basis::Factor {
-                v_inv_sqrt, map, ..
-            } => Ok(matmul(map.features(x_train)?.view(), v_inv_sqrt.view())),
+            Basis::Factor(f) => Ok(matmul(f.map.features(x_train)?.view(), f.v_inv_sqrt.view())),
         }
     }
 }
@@ -353,12 +355,12 @@ impl InputSpectrum {
             clamped: 0.0,
             yt,
             null_sq: (y_sq - yt_sq).max(0.0),
-            basis: Basis::Factor {
+            basis: Basis::Factor(Box::new(FactorBasis {
                 vs,
                 v_inv_sqrt,
                 map: f.map,
                 summary,
-            },
+            })),
             n,
         })
     }

@@ -356,7 +356,7 @@ impl Method for LowRankOkl {
         };
         let coef_name = match red.basis {
             Basis::Eigen(_) => "coefficients",
-            Basis::Factor { .. } => "feature_coefficients",
+            Basis::Factor(_) => "feature_coefficients",
         };
         let mut fit = Fit::new(red.basis.model(problem.kernel, x, red.expansion(sol)));
         if m <= MAX_SAVED_OUTPUT_KERNEL {

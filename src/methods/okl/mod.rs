@@ -223,7 +223,7 @@ fn assemble(
 
     let coef_name = match sp.basis {
         Basis::Eigen(_) => "coefficients",
-        Basis::Factor { .. } => "feature_coefficients",
+        Basis::Factor(_) => "feature_coefficients",
     };
     let mut fit = Fit::new(sp.basis.model(p.kernel, x, coef));
     fit.iterations = iterations;
