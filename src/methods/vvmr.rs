@@ -365,18 +365,22 @@ const FACTOR_ROWS: usize = 4096;
 /// Peak bytes on a factor with r columns: the sparse graph (≤ 2kN edges) and its Laplacian
 /// throughout; then the largest of the neighbour search (one B×N distance block per thread),
 /// the factor's construction and the solve (Z, `L^{⌊p/2⌋} Z` when p ≥ 2, per-thread r×r
-/// accumulators and row blocks, `ZᵀMZ` and its eigenvectors, the N×m blocks).
+/// accumulators and row blocks, `Z_J`, `ZᵀMZ` and its eigenvectors, the N×m blocks).
 fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64 {
     let (n, m) = (s.n_train, s.m);
     let threads = rayon::current_num_threads().max(1) as u64;
+    // Row blocks of the ZᵀLZ product run in parallel, one accumulator per busy thread.
+    let busy = threads.min(n.div_ceil(FACTOR_ROWS).max(1) as u64);
     let edges = 2 * k.min(n.saturating_sub(1)) * n;
     let graph = SparseGraph::bytes(n, edges) + (edges as u64 + n as u64) * 8;
     let search = threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48;
     let build = factor_peak_bytes(n, r, m, s.n_test);
     let block = FACTOR_ROWS.min(n);
+    // p odd multiplies a block of L·V per task; p ≥ 2 holds V = L^{⌊p/2⌋} Z whole.
     let solve = mats(1, n, r)
+        + mats(1, s.n_labeled, r) // Z_J, the labeled rows
         + if power >= 2 { mats(1, n, r) } else { 0 }
-        + threads * (mats(2, r, r) + mats(1, block, r))
+        + busy * (mats(2, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
         + mats(4, r, r)
         + mats(8, n, m)
         + mats(1, s.n_test.min(4096), r);

@@ -150,10 +150,12 @@ impl FactorPlan {
 /// Which solve a fit takes: `--low-rank M1,M2` or a factor route from `--input-rank`
 /// (M1 = R, M2 = R unless `--low-rank` gives it) select the factored solve; an explicit
 /// `--input-rank R` that disagrees with M1 is refused. None: the exact solve.
+/// `strict` false (memory estimates of a hypothetical `--input-rank`): the explicit rank wins.
 fn factor_plan(
     route: Route,
     low_rank: Option<(usize, usize)>,
     s: &ProblemShape,
+    strict: bool,
 ) -> Result<Option<FactorPlan>> {
     let explicit = matches!(s.input_rank, InputRank::Rank(_));
     Ok(match (route, low_rank) {
@@ -175,6 +177,7 @@ fn factor_plan(
             lr,
         ) => {
             let m1 = match lr {
+                Some(_) if explicit && !strict => rank,
                 Some((m1, _)) if explicit && m1 != rank => {
                     return Err(OvkError::input(format!(
                         "--input-rank {rank} and --low-rank {m1},… ask for different input \
@@ -232,19 +235,27 @@ impl Method for Kde {
         // Pre-images are scored 512 rows at a time against the n training outputs.
         let predict = mats(3, 512, n) + mats(4, n, s.m);
         let cfg = KdeConfig::from_params(params)?;
-        Ok(match factor_plan(self.input_route(s)?, cfg.low_rank, s)? {
-            None => mats(exact_matrices(cfg.ovk), n, n) + predict,
-            Some(plan) => {
-                let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
-                // Both factors while they are built, then the factored score operator (B, B̃,
-                // H and their products) and its folded feature-side copy with the candidates'
-                // outer factor (c = n rows by default).
-                factor_peak_bytes(n, m1.max(m2), s.m, s.n_test)
-                    + mats(6, n, m1 + m2)
-                    + mats(2, n, m1 + m2)
-                    + predict
-            }
-        })
+        Ok(
+            match factor_plan(self.input_route(s)?, cfg.low_rank, s, false)? {
+                None => mats(exact_matrices(cfg.ovk), n, n) + predict,
+                Some(plan) => {
+                    let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
+                    // Measured (tests/resource_limits.rs): at the solve's and the model's peak, A
+                    // and, for the covariance kernels, B with B̃, H's temporaries, the operator,
+                    // its saved copies and the candidates' folded factor (c = n rows by default);
+                    // the identity kernel's operator [−A/nλ | A] is twice A's width instead.
+                    let held = match cfg.ovk {
+                        Ovk::Identity => mats(11, n, m1),
+                        _ => mats(1, n, m1) + mats(13, n, m2) / 2,
+                    };
+                    let r = m1.max(m2);
+                    let build = factor_peak_bytes(n, m1, s.m, s.n_test) + mats(1, n, m2);
+                    // The median heuristic's pair distances (σ_l), on at most 2000 rows.
+                    let pairs = mats(1, n.min(2000), n.min(2000)) / 2;
+                    build.max(held + mats(8, r, r)) + pairs + mats(1, 512, n) + mats(4, n, s.m)
+                }
+            },
+        )
     }
     fn memory_advice(&self) -> &'static str {
         "use the low-rank solve (--low-rank M1,M2, e.g. 200,200, or --input-rank R), or fewer \
@@ -290,6 +301,7 @@ impl Method for Kde {
             self.input_route(&ProblemShape::of(p))?,
             cfg.low_rank,
             &ProblemShape::of(p),
+            true,
         )?;
         let mut features = None;
         let (op, objective, solver) = match plan {
@@ -358,21 +370,25 @@ impl Method for Kde {
                     }
                 };
                 let landmarks = a.how.unwrap_or_default();
-                obs.phase(Phase::Gram, Some(plan.m2));
-                let b = {
+                // The identity kernel's operator needs no output factor.
+                let b = if cfg.ovk == Ovk::Identity {
+                    None
+                } else {
+                    obs.phase(Phase::Gram, Some(plan.m2));
                     let mut tick = |done: usize| -> Result<()> {
                         obs.step(done, plan.m2);
                         check_cancel(obs)
                     };
-                    input_factor(
+                    Some(input_factor(
                         &out_kernel,
                         y.view(),
                         plan.m2,
                         landmarks,
                         p.seed ^ OUTPUT_SEED,
                         &mut tick,
-                    )?
+                    )?)
                 };
+                let b_z = b.map_or_else(|| Array2::zeros((n, 0)), |f| f.z);
                 let summary = FactorSummary {
                     route: if plan.input == Route::Primal {
                         "primal"
@@ -387,7 +403,7 @@ impl Method for Kde {
                 };
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
-                let op = lowrank::solve_low_rank(cfg.ovk, a.z.view(), b.z.view(), cfg.lambda)?;
+                let op = lowrank::solve_low_rank(cfg.ovk, a.z.view(), b_z.view(), cfg.lambda)?;
                 check_cancel(obs)?;
                 // No trace record: its objective would be a made-up number.
                 notes.push(
@@ -399,12 +415,11 @@ impl Method for Kde {
                     fit_matrices.push(("score_right".to_string(), r.clone()));
                 }
                 let solver = json!({
-                    "solver": "nystrom-factors",
+                    "solver": "incomplete-cholesky",
                     "rank_input": a.rank(),
-                    "rank_output": b.rank(),
+                    "rank_output": (cfg.ovk != Ovk::Identity).then_some(b_z.ncols()),
                     "rank_input_requested": a.requested,
-                    "rank_output_requested": plan.m2,
-                    "output_trace_error": b.trace_error,
+                    "rank_output_requested": (cfg.ovk != Ovk::Identity).then_some(plan.m2),
                     "input_factor": summary.to_json(),
                 });
                 features = Some((a.map, a.z));

@@ -112,22 +112,29 @@ impl KdeModel {
         candidates: Array2<f64>,
     ) -> Result<Self> {
         let r = z.ncols();
-        let (left, right) = match op.right {
+        let ScoreOperator {
+            c0,
+            left: op_left,
+            right: op_right,
+        } = op;
+        let (left, right) = match op_right {
             None => {
-                let mut wz = matmul(op.left.view(), z);
-                if op.c0 != 0.0 {
-                    wz.scaled_add(op.c0, &z);
+                let mut wz = matmul(op_left.view(), z);
+                if c0 != 0.0 {
+                    wz.scaled_add(c0, &z);
                 }
                 (wz, None)
             }
             Some(rt) => {
                 let rz = matmul(rt.view(), z);
-                if op.c0 == 0.0 {
-                    (op.left, Some(rz))
+                drop(rt);
+                if c0 == 0.0 {
+                    (op_left, Some(rz))
                 } else {
-                    let q = op.left.ncols();
+                    let q = op_left.ncols();
                     let mut left = Array2::<f64>::zeros((z.nrows(), q + r));
-                    left.slice_mut(s![.., ..q]).assign(&op.left);
+                    left.slice_mut(s![.., ..q]).assign(&op_left);
+                    drop(op_left);
                     left.slice_mut(s![.., q..]).assign(&z);
                     let mut right = Array2::<f64>::zeros((q + r, r));
                     right.slice_mut(s![..q, ..]).assign(&rz);
