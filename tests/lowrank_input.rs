@@ -308,7 +308,7 @@ fn every_method_resolves_an_explicit_rank_or_refuses_it_naming_the_option() {
             }
         }
     }
-    for name in ["krr", "okl", "lowrank-okl"] {
+    for name in ["krr", "okl", "lowrank-okl", "kde", "vvmr"] {
         assert!(
             methods::find(name).unwrap().input_route(&shape).is_ok(),
             "{name}"

@@ -5,6 +5,7 @@
 mod gram;
 mod graph;
 mod heuristics;
+mod knn;
 mod lowrank;
 mod memory;
 mod nystrom;
@@ -13,9 +14,10 @@ mod spec;
 pub use gram::{cross_gram, gram, sq_dists};
 pub use graph::{
     knn_graph, knn_graph_from_sq_dists, laplacian, laplacian_power, pinv_psd, GraphWeights,
-    LaplacianKind,
+    LaplacianKind, SparseLaplacian,
 };
 pub use heuristics::{mean_distance, median_distance};
+pub use knn::{knn_sparse, nearest_neighbours, SparseGraph, KNN_BLOCK};
 pub use lowrank::{input_factor, kernel_diagonal, FeatureMap, InputFactor, Landmarks};
 pub use memory::{
     available_memory_bytes, check_fits, check_fits_or, dense_bytes, format_bytes, peak_rss_bytes,

@@ -285,11 +285,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     }
 
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
-    let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())?;
+    // A semi-supervised method's --input-rank may exceed the labeled rows krr would fit on.
+    let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())
+        .map_err(|e| OvkError::input(format!("the krr baseline was skipped: {e}")))
+        .and_then(|b| check_fits_or(b, "the krr baseline", "skipped"));
     let mut skipped = None;
     let baseline = if method.name() == "krr" {
         None
-    } else if let Err(e) = check_fits_or(krr_need, "the krr baseline", "skipped") {
+    } else if let Err(e) = krr_need {
         skipped = Some(e.to_string());
         None
     } else {
