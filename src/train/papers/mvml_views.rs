@@ -14,11 +14,34 @@ use crate::Result;
 const VIEWS: [&str; 6] = ["fou", "fac", "kar", "pix", "zer", "mor"];
 const LAMBDA: f64 = 0.1;
 
-const MODELS: [(&str, &[(&str, bool)], &str); 4] = [
-    ("MVML", &[], "identity"),
-    ("MVML-sparse", &[("sparse", true)], "identity"),
-    ("MVML_Cov", &[("fixed_metric", true)], "covariance"),
-    ("MVML_I", &[("fixed_metric", true)], "identity"),
+/// A configuration: its name, the boolean options it sets, and A₀.
+struct Model {
+    label: &'static str,
+    flags: &'static [&'static str],
+    init: &'static str,
+}
+
+const MODELS: [Model; 4] = [
+    Model {
+        label: "MVML",
+        flags: &[],
+        init: "identity",
+    },
+    Model {
+        label: "MVML-sparse",
+        flags: &["sparse"],
+        init: "identity",
+    },
+    Model {
+        label: "MVML_Cov",
+        flags: &["fixed_metric"],
+        init: "covariance",
+    },
+    Model {
+        label: "MVML_I",
+        flags: &["fixed_metric"],
+        init: "identity",
+    },
 ];
 
 pub fn run(ctx: &mut Ctx) -> Result<Table> {
@@ -72,7 +95,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     }
     let mut rows = Vec::new();
     for &f in fractions {
-        for (label, flags, init) in MODELS {
+        for Model { label, flags, init } in MODELS {
             let mut acc = Vec::new();
             for seed in 0..samples {
                 let mut p = params(&[
@@ -81,8 +104,8 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                     ("init", Value::Text(init.into())),
                     ("max_iter", Value::Int(max_iter)),
                 ]);
-                for (k, v) in flags {
-                    p.set(k, Value::Bool(*v));
+                for k in flags {
+                    p.set(k, Value::Bool(true));
                 }
                 let c = base(
                     "mvml",
