@@ -140,3 +140,32 @@ fn bad_name_and_data_are_input_errors() {
         );
     }
 }
+
+/// Ctrl-C during a full experiment: exit status 130, the sessions already saved are whole, and
+/// no half-written session (a `.tmp-` folder) is left in the store.
+#[test]
+fn sigint_stops_an_experiment_cleanly() {
+    let dir = store_dir("sigint");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ovk"))
+        .args(["paper", "okl-sim", "--sessions"])
+        .arg(&dir)
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.starts_with(".tmp-"), "half-written {name}");
+        assert!(
+            p.join("session.json").is_file(),
+            "{name} has no session.json"
+        );
+    }
+}

@@ -67,11 +67,28 @@ pub fn paper(a: &PaperArgs, sessions: Option<&Path>) -> Result<i32> {
     let cancel = Arc::new(AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+    watchdog(cancel.clone());
     let mut obs = Progress { cancel };
     eprintln!("{} — {}", exp.name, exp.source);
     let table = papers::run(exp, a.quick, a.data.clone(), &store, &mut obs)?;
     print!("{}", render(&table));
     Ok(0)
+}
+
+/// A fit that does not notice Ctrl-C within a second (inside one long decomposition) is ended
+/// with status 130, as `ovk run` does: a cancelled fit saves nothing and a save in progress is
+/// atomic, so nothing is left half-written.
+fn watchdog(flag: Arc<AtomicBool>) {
+    let _ = std::thread::Builder::new()
+        .name("ovk-paper-watchdog".into())
+        .spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(800));
+            eprintln!("\ncancelled");
+            std::process::exit(130);
+        });
 }
 
 fn cell(s: Option<Stat>) -> String {
