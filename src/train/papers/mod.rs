@@ -224,8 +224,11 @@ pub fn run(
     store: &Store,
     obs: &mut dyn Observer,
 ) -> Result<Table> {
-    let root = store.root();
-    let parent = root.parent().unwrap_or(root);
+    // Absolute, so that a relative store ("--sessions s") does not put the tables in the
+    // working directory.
+    let root = std::fs::canonicalize(store.root())
+        .map_err(|e| OvkError::io(format!("reading {}", store.root().display()), e))?;
+    let parent = root.parent().unwrap_or(&root);
     let work = parent.join("paper-data").join(exp.name);
     let t0 = Instant::now();
     let mut ctx = Ctx {
