@@ -5,6 +5,9 @@
 //! them. Ratios are against the exact fit measured in the same run.
 //!
 //! `cargo bench --bench mvml` (set MVML_BENCH_QUICK=1 to skip n = 2000).
+//!
+//! The paper's Table 1 protocol (MVML, MVML-sparse, MVML_Cov, MVML_I and single views, four
+//! samples) runs through the product's own path as `ovk paper mvml-views` (docs/papers.md).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

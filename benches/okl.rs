@@ -1,6 +1,9 @@
 //! OKL on digits (docs/methods.md §1): the fit against its floor (Gram + eigendecomposition of K),
 //! the two solvers against each other, test accuracy, and faer's eigh with and without threads.
 //! Prints figures; asserts nothing. Run: `cargo bench --bench okl`.
+//!
+//! The paper's experiments (§5.1 simulations, §5.2.1 USPS) run through the product's own path as
+//! `ovk paper okl-sim` and `ovk paper okl-usps` (docs/papers.md).
 
 use std::time::Instant;
 

@@ -1,6 +1,9 @@
 //! Vector-valued manifold regularisation: does each ingredient help on emotions (input graph
 //! γ_I, output graph γ_O), and how the Hessenberg Sylvester solve scales against the dense
 //! (Nn)×(Nn) system. Run: `cargo bench --bench vvmr`.
+//!
+//! The paper's protocol (10 labeled draws, transductive and inductive AUC, γ_I = 0 / γ_O = 0)
+//! runs through the product's own path as `ovk paper vvmr-multilabel` (docs/papers.md).
 
 use std::time::Instant;
 

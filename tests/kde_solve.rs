@@ -78,28 +78,55 @@ fn blocked_back_substitution_matches_on_larger_n() {
     assert!(r < 1e-11, "residual {r:e}");
 }
 
+/// Eq. (3) of Kadri et al. by brute force: `Ψ = (K + λI)⁻¹Φ_l`, so
+/// `score(x, y) = l_yᵀ (K + λI)⁻¹ k_x` — ridge λ, not nλ (the n of Proposition 1 belongs to the
+/// covariance operators' 1/n), the KDE of Cortes et al. (2005). The low-rank route at full rank
+/// and the objective's minimiser must agree with it too.
 #[test]
-fn identity_kernel_is_cortes_kernel_ridge_kde() {
-    // T = I: W = α/n = (k + nλI)⁻¹, so score(x, y) = l_yᵀ (k + nλI)⁻¹ k_x (Cortes et al. 2005).
-    let c = case(15, 3, false);
-    let n = 15.0;
+fn identity_kernel_is_eq3_ridge_with_lambda() {
+    let nn = 15;
+    let c = case(nn, 3, false);
     let lambda = 0.03;
     let ke = input_eigen(c.k.view()).unwrap();
-    let alpha = solve_alpha(Ovk::Identity, &ke, c.lg.view(), lambda).unwrap();
-    let w = alpha.mapv(|v| v / n);
+    let sol = solve_exact(Ovk::Identity, &ke, c.lg.view(), lambda).unwrap();
+    // (K + λI)⁻¹ by LU, as printed
     let mut reg = c.k.clone();
-    reg.diag_mut().mapv_inplace(|v| v + n * lambda);
+    reg.diag_mut().mapv_inplace(|v| v + lambda);
     let ridge = ovk::linalg::lu(reg.view())
         .unwrap()
-        .solve(Array2::<f64>::eye(15).view());
-    assert!(rel(&w, &ridge) < 1e-10);
-    // and the scores on new points agree
+        .solve(Array2::<f64>::eye(nn).view());
+    let e = rel(&sol.w, &ridge);
+    assert!(e < 1e-10, "W vs (K + λI)⁻¹: {e:e}");
+    // the scores on new points: Φ_lᵀ Ψ-form l_yᵀ (K + λI)⁻¹ k_x
     let xt = random(4, 3, 99);
     let kx =
         ovk::kernels::cross_gram(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), xt.view()).unwrap();
-    let s1 = c.lg.dot(&w).dot(&kx);
+    let s1 = c.lg.dot(&sol.w).dot(&kx);
     let s2 = c.lg.dot(&ridge.dot(&kx));
-    assert!(rel(&s1, &s2) < 1e-10);
+    let e = rel(&s1, &s2);
+    assert!(e < 1e-10, "scores: {e:e}");
+    // the old behaviour, ridge nλ, is far from it
+    let mut reg_n = c.k.clone();
+    reg_n.diag_mut().mapv_inplace(|v| v + nn as f64 * lambda);
+    let ridge_n = ovk::linalg::lu(reg_n.view())
+        .unwrap()
+        .solve(Array2::<f64>::eye(nn).view());
+    assert!(rel(&sol.w, &ridge_n) > 0.1);
+    // the low-rank route at full rank
+    let a = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), nn).unwrap();
+    let b = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.0 }, c.y.view(), nn).unwrap();
+    let op = solve_low_rank(Ovk::Identity, a.view(), b.view(), lambda).unwrap();
+    let e = rel(&op.dense(), &ridge);
+    assert!(e < 1e-8, "low rank at full rank: {e:e}");
+    // J(g) = Σ‖g(xᵢ) − Φ(yᵢ)‖² + λ‖g‖² with W = Ψ-coefficients: tr((Wk−I)ᵀLg(Wk−I)) + λ tr(Wᵀ Lg W k)
+    let mut r = ridge.dot(&c.k);
+    r.diag_mut().mapv_inplace(|v| v - 1.0);
+    let j = (&r * &c.lg.dot(&r)).sum() + lambda * (&ridge.t().dot(&c.lg).dot(&ridge) * &c.k).sum();
+    assert!(
+        (sol.objective - j).abs() <= 1e-10 * j.abs(),
+        "objective {} vs brute force {j}",
+        sol.objective
+    );
 }
 
 #[test]

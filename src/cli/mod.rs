@@ -1,7 +1,7 @@
 //! Headless commands — the second face of the engine: `ovk run` (one fit), `ovk sessions`
 //! (the store), `ovk replay` (print, verify, or open a session in the workbench), `ovk sweep`
 //! (grids and cross-validation), `ovk export` (CSV out of a session), `ovk gen` (synthetic
-//! data), `ovk bench` (the scaling ledger) and the hidden `ovk docs` (generated references);
+//! data), `ovk bench` (the scaling ledger), `ovk paper` (the papers' experiments) and the hidden `ovk docs` (generated references);
 //! with no subcommand, `ovk [PATH]` opens the workbench. Exit status: 0 success, 2 bad input,
 //! 1 internal failure, 130 cancelled.
 
@@ -9,6 +9,7 @@ mod bench;
 mod bench_lowrank;
 mod export;
 mod options;
+mod paper;
 mod progress;
 mod replay;
 mod run;
@@ -61,6 +62,8 @@ enum Cmd {
     Gen(GenCmd),
     /// Benchmarks: `ovk bench scaling` times every method against one eigendecomposition of K
     Bench(bench::BenchCmd),
+    /// Reproduce a paper's experiment: `ovk paper NAME` (`--list` names them, `--quick` for tests)
+    Paper(paper::PaperArgs),
     /// Print generated documentation (`ovk docs config` writes docs/config.md)
     #[command(hide = true)]
     Docs { topic: String },
@@ -282,6 +285,7 @@ pub fn main() -> i32 {
         }
         Some(Cmd::Gen(g)) => generate(g),
         Some(Cmd::Bench(b)) => bench::bench(b),
+        Some(Cmd::Paper(a)) => paper::paper(a, cli.sessions.as_deref()),
         Some(Cmd::Docs { topic }) => docs(topic),
         None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
     };

@@ -7,6 +7,7 @@ mod config;
 pub mod estimate;
 mod faults;
 mod messages;
+pub mod papers;
 mod pipeline;
 mod runner;
 pub mod sweep;

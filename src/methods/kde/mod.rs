@@ -36,8 +36,8 @@ pub struct Kde;
 pub const OVK: ParamSpec = ParamSpec {
     key: "ovk",
     label: "operator kernel",
-    help: "operator-valued kernel k(x,x')·C: identity (C = I, Cortes et al.), covariance \
-           (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
+    help: "operator-valued kernel k(x,x')·C: identity (C = I: ridge (k + λI)⁻¹ of \
+           eq. 3, the KDE of Cortes et al.), covariance (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
     unit: "",
     kind: ParamKind::Choice(&["identity", "covariance", "conditional"]),
     default: Def::Text("conditional"),
