@@ -8,6 +8,7 @@ mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod sizes;
 mod sweep;
 
 use std::path::PathBuf;
@@ -114,9 +115,12 @@ struct GenCmd {
     outputs: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// The CSV file to write (column x, then y0 … y{m-1})
+    /// The CSV file to write (column x, then y0 … y{m-1}); `-` is standard output
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -132,6 +136,9 @@ struct ExportCmd {
     /// The convergence trace
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Replace output files that exist (never the session store or the session's data)
+    #[arg(long)]
+    force: bool,
 }
 
 /// `ovk run`'s flags for every option and every method parameter, from the declarations.
@@ -222,6 +229,7 @@ fn given_options(m: &ArgMatches) -> RawOptions {
 
 /// Parse the command line, run, and return the process exit status.
 pub fn main() -> i32 {
+    crate::kernels::fit_allocator_to_limits();
     crate::linalg::configure_parallelism();
     let matches = match command().try_get_matches() {
         Ok(m) => m,
@@ -273,6 +281,7 @@ pub fn main() -> i32 {
                 matrix,
                 trace: a.trace.as_deref(),
                 sessions: cli.sessions.as_deref(),
+                force: a.force,
             })
         }
         Some(Cmd::Gen(g)) => generate(g),
@@ -299,8 +308,16 @@ fn generate(g: &GenCmd) -> Result<i32> {
     if g.outputs == 0 {
         return Err(OvkError::input("--outputs must be at least 1"));
     }
+    // gp_mix holds the 50 latent paths' weights and three GRID×m matrices.
+    sizes::check_table(
+        "the grid",
+        crate::data::gpmix::GRID + crate::data::gpmix::LATENT,
+        "--outputs",
+        g.outputs,
+    )?;
+    let out = crate::session::output::plan(&g.out, &crate::session::OutputRules::new(g.force))?;
     let (x, y) = crate::data::gpmix::gp_mix(g.outputs, g.seed);
-    crate::data::gpmix::write_csv(&g.out, &x, &y)?;
+    out.write_with(|w| crate::data::gpmix::write_rows(w, &x, &y))?;
     eprintln!(
         "wrote {} ({} rows, {} outputs)",
         g.out.display(),

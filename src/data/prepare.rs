@@ -114,10 +114,22 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     })
 }
 
-/// SHA-256 of the file's bytes, lower-case hex.
+/// SHA-256 of the file's bytes, lower-case hex (streamed: the file is not held twice).
 pub fn sha256_hex(path: &std::path::Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
-    Ok(Sha256::digest(&bytes)
+    use std::io::Read;
+    let (mut f, _) = super::files::open_regular(path, "data")?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(crate::OvkError::io_path(path, e)),
+        }
+    }
+    Ok(hasher
+        .finalize()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())

@@ -162,7 +162,20 @@ impl KernelSpec {
                 Sigma::Value(v) => Ok(v),
                 Sigma::Median => {
                     let m = median_distance(x_train);
-                    if m > 0.0 && m.is_finite() {
+                    if x_train.nrows() < 2 {
+                        Err(OvkError::input(format!(
+                            "σ = median needs at least 2 training rows, and the training part \
+                             has {}; add rows, lower --test-fraction, or give --sigma a number",
+                            x_train.nrows()
+                        )))
+                    } else if m.is_infinite()
+                        || (m.is_nan() && x_train.iter().all(|v| v.is_finite()))
+                    {
+                        Err(OvkError::input(
+                            "the median distance between training rows overflows (features \
+                             near ±1e308?); rescale the features or give --sigma a number",
+                        ))
+                    } else if m > 0.0 && m.is_finite() {
                         Ok(m)
                     } else {
                         Err(OvkError::input(

@@ -149,14 +149,23 @@ impl Method for Kde {
         // Pre-images are scored 512 rows at a time against the n training outputs.
         let predict = mats(3, 512, n) + mats(4, n, s.m);
         let cfg = KdeConfig::from_params(params)?;
+        // The candidate pre-image keeps l(candidate, yᵢ) for every candidate and training
+        // output: c×n, and c = n unless a candidates file is given (its size is unknown here;
+        // `KdeModel::new` checks it again once read). The low-rank solve does not shrink it.
+        let candidates = match cfg.preimage {
+            Preimage::Candidates => mats(1, n, n),
+            Preimage::ClosedForm => 0,
+        };
         Ok(match cfg.low_rank {
-            None => mats(exact_matrices(cfg.ovk), n, n) + predict,
+            None => mats(exact_matrices(cfg.ovk), n, n) + predict + candidates,
             // The incomplete Cholesky factors and the score operator built from them.
-            Some((m1, m2)) => mats(6, n, m1.min(n) + m2.min(n)) + predict,
+            Some((m1, m2)) => mats(6, n, m1.min(n) + m2.min(n)) + predict + candidates,
         })
     }
     fn memory_advice(&self) -> &'static str {
-        "use the low-rank solve (--low-rank M1,M2, e.g. 200,200), or fewer training points"
+        "use the low-rank solve (--low-rank M1,M2, e.g. 200,200) with --output-kernel linear \
+         --preimage closed-form (the candidate pre-image keeps an n×n matrix), or fewer training \
+         points"
     }
     fn supports(&self, task: Task) -> bool {
         task == Task::Regression

@@ -54,6 +54,16 @@ impl KdeModel {
         let (cand_gram, cand_self) = match preimage {
             Preimage::ClosedForm => (Array2::zeros((0, 0)), Vec::new()),
             Preimage::Candidates => {
+                crate::kernels::check_fits_or(
+                    crate::kernels::dense_bytes(candidates.nrows(), y_train.nrows()),
+                    &format!(
+                        "the candidate pre-image ({} candidates × {} training outputs)",
+                        candidates.nrows(),
+                        y_train.nrows()
+                    ),
+                    "use --output-kernel linear --preimage closed-form, fewer candidates, or \
+                     fewer training points",
+                )?;
                 let g = cross_gram(&output_kernel, candidates.view(), y_train.view())?;
                 let d = candidates
                     .rows()
