@@ -81,7 +81,7 @@ fn a_small_machine_refuses_every_method_with_the_figure_and_its_way_out() {
     let data = write_table(&dir, 400, 3, 1);
     let store = dir.join("store");
     let cases: &[(&str, &[&str], &str)] = &[
-        ("krr", &[], "lowrank-okl"),
+        ("krr", &[], "fewer training points"),
         ("okl", &[], "lowrank-okl"),
         ("lowrank-okl", &["--lambda", "0.1"], "fewer training points"),
         ("kde", &[], "--low-rank"),

@@ -43,6 +43,12 @@ impl CliProgress {
         }
     }
 
+    /// Whether SIGINT or SIGTERM arrived: a run that saw one is not saved, even when its last
+    /// phase finished without looking.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+
     fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }

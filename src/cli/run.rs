@@ -32,6 +32,11 @@ pub fn run(
     let outcome = train::run(&cfg, &mut progress);
     progress.finish();
     let outcome = outcome?;
+    // A phase that does not poll for cancellation (one factorisation) may finish after Ctrl-C:
+    // the user asked to stop, so nothing is saved and the status is 130.
+    if progress.cancelled() {
+        return Err(OvkError::Cancelled);
+    }
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     let r = &outcome.record;
 

@@ -178,7 +178,9 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             input_at(
                 path,
                 format!(
-                    "cannot be read as {}: the file is corrupt (the reader failed: {panic})",
+                    "cannot be read as {}: the reader failed ({panic}); the file is corrupt, or \
+                     holds a column of a type ovk does not read (decimal, nested or binary \
+                     columns: convert them to float64 or text)",
                     format.name()
                 ),
             )

@@ -24,7 +24,8 @@ const USABLE: f64 = 0.8;
 /// `Ok(None)` where none of these can be read (then nothing is refused); an unreadable
 /// `OVK_MEMORY_LIMIT` is an error (exit 2), not silently ignored.
 pub fn memory_budget() -> Result<Option<MemoryBudget>> {
-    if let Ok(v) = std::env::var("OVK_MEMORY_LIMIT") {
+    if let Some(v) = std::env::var_os("OVK_MEMORY_LIMIT").filter(|v| !v.is_empty()) {
+        let v = v.to_string_lossy();
         let bytes = parse_size(&v).ok_or_else(|| {
             OvkError::input(format!(
                 "OVK_MEMORY_LIMIT={v}: not a size; give bytes (17000000000, 17e9) or a number \

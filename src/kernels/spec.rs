@@ -159,6 +159,15 @@ impl KernelSpec {
         }
         let sigma = || -> Result<f64> {
             match self.sigma {
+                // σ² must be a normal positive number: 1e-300² underflows to 0 and the kernel
+                // becomes 0/0 on the diagonal, which no λ repairs.
+                Sigma::Value(v) if !(1e-150..=1e150).contains(&v) => {
+                    Err(OvkError::input(format!(
+                    "--sigma {v:e} is outside [1e-150, 1e150]: σ² {} in double precision; give \
+                     σ on the scale of the distances between the (scaled) rows, or --sigma median",
+                    if v < 1e-150 { "underflows to 0" } else { "overflows" }
+                )))
+                }
                 Sigma::Value(v) => Ok(v),
                 Sigma::Median => {
                     let m = median_distance(x_train);

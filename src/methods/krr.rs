@@ -37,8 +37,7 @@ impl Method for Krr {
         Ok(mats(4, l, l) + mats(4, l, s.m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file), or the \
-         low-rank method lowrank-okl"
+        crate::large_n_advice!()
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {

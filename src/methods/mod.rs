@@ -125,8 +125,20 @@ pub trait Method: Sync {
     }
     /// The way out when `peak_bytes` exceeds the memory available (flags to change).
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file)"
+        crate::large_n_advice!()
     }
+}
+
+/// The advice when the ℓ×ℓ input Gram matrix is what does not fit. Every method forms it
+/// (lowrank-okl too), so no other method is the way out: only fewer rows. One definition, for
+/// every method's `memory_advice`, so a low-rank input kernel can be advised here once it
+/// exists. A macro so that methods can extend it with `concat!`.
+#[macro_export]
+macro_rules! large_n_advice {
+    () => {
+        "use fewer training points (--test-fraction above 0.25, or subsample the file): every \
+         method forms the ℓ×ℓ Gram matrix of the training rows"
+    };
 }
 
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
