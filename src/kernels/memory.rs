@@ -80,7 +80,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
         _ => return None,
     };
     let bytes = x * scale;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < 1.8e19).then_some(bytes as u64)
+    (0.0..1.8e19).contains(&bytes).then_some(bytes as u64)
 }
 
 fn meminfo_available() -> Option<u64> {
