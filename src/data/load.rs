@@ -168,6 +168,8 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             super::parquet_footer::check_parquet_footer(path)?;
             let args = ScanArgsParquet {
                 glob: false,
+                // Hive partitions come from directory paths; an in-memory buffer has none.
+                hive_options: HiveOptions::new_disabled(),
                 ..Default::default()
             };
             LazyFrame::scan_parquet_sources(in_memory(bytes), args).map_err(fail)?
