@@ -69,9 +69,10 @@ fn open_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata)> {
     files::open_regular(path, "data")
 }
 
-/// A table's memory in ovk is a few times its file's size (the bytes, polars' columns, the
-/// cells, the matrices): refused up front when that would not fit.
-const BYTES_PER_FILE_BYTE: u64 = 4;
+/// Reading holds the file's bytes and polars' columns at once (a numeric cell of two or more
+/// characters becomes an 8-byte f64): refused up front when that would not fit. The matrices
+/// built from them are counted by the run's own estimate.
+const BYTES_PER_FILE_BYTE: u64 = 2;
 
 /// The file's bytes, read once into memory (polars then parses the buffer: a memory-mapped
 /// file truncated while it is read would kill the process with SIGBUS).
