@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::kernels::{available_memory_bytes, format_bytes};
+use crate::session::OutputRules;
 use crate::train::bench::{self as engine, BenchResult};
 use crate::{OvkError, Result};
 
@@ -65,6 +66,9 @@ struct ScalingArgs {
     /// Also write every measurement as JSON
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Replace the --out file if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -92,6 +96,9 @@ struct DataArgs {
     seed: u64,
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn bench(cmd: &BenchCmd) -> Result<i32> {
@@ -109,8 +116,9 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
                     "--n must be at least 2 and --outputs at least 1",
                 ));
             }
-            std::fs::write(&a.out, engine::synthetic_csv(a.n, a.outputs, a.seed))
-                .map_err(|e| OvkError::input(format!("{}: {e}", a.out.display())))?;
+            super::sizes::check_table("--n", a.n, "--outputs", a.outputs + engine::INPUTS)?;
+            let out = crate::session::output::plan(&a.out, &OutputRules::new(a.force))?;
+            out.write(engine::synthetic_csv(a.n, a.outputs, a.seed).as_bytes())?;
             eprintln!(
                 "wrote {} ({} training + 100 held-out rows, {} inputs, {} outputs)",
                 a.out.display(),
@@ -196,6 +204,10 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
     }
     if !a.max_seconds.is_finite() || a.max_seconds <= 0.0 {
         return Err(OvkError::input("--max-seconds must be positive"));
+    }
+    if let Some(p) = &a.out {
+        // Checked before the first fit; later saves replace the ledger this run wrote.
+        crate::session::output::plan(p, &OutputRules::new(a.force))?;
     }
     let max_memory = match a.max_memory {
         Some(g) if g > 0.0 => (g * 1024f64.powi(3)) as u64,
@@ -469,7 +481,8 @@ fn progress(row: &Row) {
 fn write_json(path: &Path, ledger: &Ledger) -> Result<()> {
     let text = serde_json::to_string_pretty(ledger)
         .map_err(|e| OvkError::internal(format!("benchmark JSON: {e}")))?;
-    std::fs::write(path, text).map_err(|e| OvkError::input(format!("{}: {e}", path.display())))
+    // The ledger is rewritten as rows finish: replacing its own earlier version is expected.
+    crate::session::output::plan(path, &OutputRules::new(true))?.write(text.as_bytes())
 }
 
 fn machine() -> Machine {

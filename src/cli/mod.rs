@@ -14,6 +14,7 @@ mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod sizes;
 mod sweep;
 
 use std::path::PathBuf;
@@ -122,9 +123,12 @@ struct GenCmd {
     outputs: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// The CSV file to write (column x, then y0 … y{m-1})
+    /// The CSV file to write (column x, then y0 … y{m-1}); `-` is standard output
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -140,6 +144,9 @@ struct ExportCmd {
     /// The convergence trace
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Replace output files that exist (never the session store or the session's data)
+    #[arg(long)]
+    force: bool,
 }
 
 /// `ovk run`'s flags for every option and every method parameter, from the declarations.
@@ -230,6 +237,7 @@ fn given_options(m: &ArgMatches) -> RawOptions {
 
 /// Parse the command line, run, and return the process exit status.
 pub fn main() -> i32 {
+    crate::kernels::fit_allocator_to_limits();
     crate::linalg::configure_parallelism();
     let matches = match command().try_get_matches() {
         Ok(m) => m,
@@ -281,6 +289,7 @@ pub fn main() -> i32 {
                 matrix,
                 trace: a.trace.as_deref(),
                 sessions: cli.sessions.as_deref(),
+                force: a.force,
             })
         }
         Some(Cmd::Gen(g)) => generate(g),
@@ -308,8 +317,16 @@ fn generate(g: &GenCmd) -> Result<i32> {
     if g.outputs == 0 {
         return Err(OvkError::input("--outputs must be at least 1"));
     }
+    // gp_mix holds the 50 latent paths' weights and three GRID×m matrices.
+    sizes::check_table(
+        "the grid",
+        crate::data::gpmix::GRID + crate::data::gpmix::LATENT,
+        "--outputs",
+        g.outputs,
+    )?;
+    let out = crate::session::output::plan(&g.out, &crate::session::OutputRules::new(g.force))?;
     let (x, y) = crate::data::gpmix::gp_mix(g.outputs, g.seed);
-    crate::data::gpmix::write_csv(&g.out, &x, &y)?;
+    out.write_with(|w| crate::data::gpmix::write_rows(w, &x, &y))?;
     eprintln!(
         "wrote {} ({} rows, {} outputs)",
         g.out.display(),

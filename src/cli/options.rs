@@ -152,7 +152,8 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
             path.display()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| OvkError::io_path(path, e))?;
+    // A config or sweep file is a page of TOML; 16 MiB is far beyond any real one.
+    let bytes = crate::data::files::read_text_file(path, 16 << 20, "a config file")?;
     String::from_utf8(bytes).map_err(|e| {
         let (b, at) = (e.as_bytes(), e.utf8_error().valid_up_to());
         let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;

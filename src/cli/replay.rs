@@ -26,8 +26,22 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
     if !verify {
         return Ok(0);
     }
-    let rerun = train::run(&loaded.record.config, &mut Silent)?;
+    // A changed data file explains any difference below: say so first.
     let mut mismatches = Vec::new();
+    let data = &loaded.record.config.data.path;
+    let saved_hash = &loaded.record.dataset.sha256;
+    if let Ok(now) = crate::data::sha256_hex(data) {
+        if !saved_hash.is_empty() && &now != saved_hash {
+            mismatches.push(format!(
+                "data file {}: its SHA-256 is {} now but was {} when the session was saved (the \
+                 file changed; differences below follow from it)",
+                session::display_safe(&data.display().to_string()),
+                short(&now),
+                short(saved_hash)
+            ));
+        }
+    }
+    let rerun = train::run(&loaded.record.config, &mut Silent)?;
     let mut exact = true;
     let saved = &loaded.record.metrics;
     let new = &rerun.record.metrics;
@@ -38,7 +52,8 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
         for (k, v) in a {
             match b.get(k) {
                 Some(w) if close(*v, *w) => exact &= v.to_bits() == w.to_bits(),
-                other => mismatches.push(format!("metric {part}.{k}: saved {v}, re-run {other:?}")),
+                Some(w) => mismatches.push(format!("metric {part}.{k}: saved {v}, re-run {w}")),
+                None => mismatches.push(format!("metric {part}.{k}: saved {v}, not in the re-run")),
             }
         }
     }
@@ -50,8 +65,15 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
                     .iter()
                     .fold(0.0f64, |a, v| a.max(v.abs()))
                     .max(1e-300);
-                let diff = (&saved_m - m).iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                if diff > VERIFY_RTOL * scale {
+                // NaN-aware: f64::max would drop a NaN difference and pass the matrix.
+                let diff = (&saved_m - m).iter().fold(0.0f64, |a, v| {
+                    if v.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.max(v.abs())
+                    }
+                });
+                if diff.is_nan() || diff > VERIFY_RTOL * scale {
                     mismatches.push(format!("matrix {name}: max |difference| {diff:.3e}"));
                 }
                 exact &= saved_m
@@ -87,6 +109,11 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
         }
         Ok(1)
     }
+}
+
+/// The first 12 hex digits of a hash.
+fn short(hash: &str) -> String {
+    hash.chars().take(12).collect()
 }
 
 fn close(a: f64, b: f64) -> bool {

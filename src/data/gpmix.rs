@@ -88,32 +88,7 @@ pub fn write_csv(path: &Path, x: &Array2<f64>, y: &Array2<f64>) -> Result<()> {
     let result = (|| -> std::io::Result<()> {
         let file = std::fs::File::create(&tmp)?;
         let mut out = std::io::BufWriter::new(file);
-        let mut header = String::new();
-        for c in 0..x.ncols() {
-            header.push_str(
-                if x.ncols() == 1 {
-                    "x".to_string()
-                } else {
-                    format!("x{c}")
-                }
-                .as_str(),
-            );
-            header.push(',');
-        }
-        let ys: Vec<String> = (0..y.ncols()).map(|j| format!("y{j}")).collect();
-        header.push_str(&ys.join(","));
-        writeln!(out, "{header}")?;
-        let mut line = String::new();
-        for (xr, yr) in x.rows().into_iter().zip(y.rows()) {
-            line.clear();
-            for v in xr.iter().chain(yr.iter()) {
-                if !line.is_empty() {
-                    line.push(',');
-                }
-                line.push_str(&format!("{v}"));
-            }
-            writeln!(out, "{line}")?;
-        }
+        write_rows(&mut out, x, y)?;
         out.flush()?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(())
@@ -126,4 +101,35 @@ pub fn write_csv(path: &Path, x: &Array2<f64>, y: &Array2<f64>) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         OvkError::io_path(path, e)
     })
+}
+
+/// The CSV text of `write_csv` (header `x,y0,y1,…`, then one line per row), to any writer.
+pub fn write_rows(out: &mut dyn Write, x: &Array2<f64>, y: &Array2<f64>) -> std::io::Result<()> {
+    let mut header = String::new();
+    for c in 0..x.ncols() {
+        header.push_str(
+            if x.ncols() == 1 {
+                "x".to_string()
+            } else {
+                format!("x{c}")
+            }
+            .as_str(),
+        );
+        header.push(',');
+    }
+    let ys: Vec<String> = (0..y.ncols()).map(|j| format!("y{j}")).collect();
+    header.push_str(&ys.join(","));
+    writeln!(out, "{header}")?;
+    let mut line = String::new();
+    for (xr, yr) in x.rows().into_iter().zip(y.rows()) {
+        line.clear();
+        for v in xr.iter().chain(yr.iter()) {
+            if !line.is_empty() {
+                line.push(',');
+            }
+            line.push_str(&format!("{v}"));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }

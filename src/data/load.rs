@@ -7,6 +7,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::csv_shape::check_csv_shape;
+use super::files;
 use super::raw::{Cells, RawColumn, RawTable};
 use crate::error::input_at;
 use crate::Result;
@@ -48,23 +49,49 @@ pub(crate) fn format_of(path: &Path) -> Result<Format> {
     }
 }
 
-/// Check that `path` is a readable, non-empty file of a known format.
+/// Check that `path` is a readable, non-empty regular file of a known format.
 pub(crate) fn check_file(path: &Path) -> Result<Format> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(input_at(path, "no such file"))
-        }
-        Err(e) => return Err(crate::OvkError::io_path(path, e)),
-    };
-    if meta.is_dir() {
-        return Err(input_at(path, "is a directory, not a data file"));
-    }
+    let (_, meta) = open_file(path)?;
     let format = format_of(path)?;
     if meta.len() == 0 {
         return Err(input_at(path, "the file is empty"));
     }
     Ok(format)
+}
+
+fn open_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata)> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(input_at(path, "no such file"))
+        }
+        Ok(m) if m.is_dir() => return Err(input_at(path, "is a directory, not a data file")),
+        _ => {}
+    }
+    files::open_regular(path, "data")
+}
+
+/// Reading holds the file's bytes and polars' columns at once (a numeric cell of two or more
+/// characters becomes an 8-byte f64): refused up front when that would not fit. The matrices
+/// built from them are counted by the run's own estimate.
+const BYTES_PER_FILE_BYTE: u64 = 2;
+
+/// The file's bytes, read once into memory (polars then parses the buffer: a memory-mapped
+/// file truncated while it is read would kill the process with SIGBUS).
+fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
+    let (_, meta) = open_file(path)?;
+    crate::kernels::check_fits_or(
+        meta.len().saturating_mul(BYTES_PER_FILE_BYTE),
+        &format!(
+            "reading {} ({})",
+            path.display(),
+            crate::kernels::format_bytes(meta.len())
+        ),
+        "use a smaller file (subsample its rows or keep only the columns you need)",
+    )?;
+    match format {
+        Format::Csv { .. } => files::read_text_file(path, u64::MAX, format.name()),
+        Format::Parquet => files::read_regular(path, u64::MAX, "Parquet data"),
+    }
 }
 
 /// Read every column of a CSV/TSV/Parquet file.
@@ -108,16 +135,15 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
 
 fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
     let fail = |e: PolarsError| polars_failure(path, format, e);
-    let pl_path = PlRefPath::try_from_path(path).map_err(fail)?;
+    let bytes = read_bytes(path, format)?;
     let lazy = match format {
         Format::Csv { separator } => {
-            let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
             // A text file holding only whitespace counts as empty.
             if bytes.iter().all(|b| b.is_ascii_whitespace()) {
                 return Err(input_at(path, "the file is empty"));
             }
             let wide = check_csv_shape(path, &bytes, separator)?;
-            let mut reader = LazyCsvReader::new(pl_path)
+            let mut reader = LazyCsvReader::new_with_sources(in_memory(bytes))
                 .with_separator(separator)
                 .with_has_header(true)
                 // Scan every row for the schema, so a stray text cell deep in the file makes
@@ -144,9 +170,11 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             super::parquet_footer::check_parquet_footer(path)?;
             let args = ScanArgsParquet {
                 glob: false,
+                // Hive partitions come from directory paths; an in-memory buffer has none.
+                hive_options: HiveOptions::new_disabled(),
                 ..Default::default()
             };
-            LazyFrame::scan_parquet(pl_path, args).map_err(fail)?
+            LazyFrame::scan_parquet_sources(in_memory(bytes), args).map_err(fail)?
         }
     };
     super::guard::guarded(|| lazy.collect())
@@ -154,12 +182,24 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             input_at(
                 path,
                 format!(
-                    "cannot be read as {}: the file is corrupt (the reader failed: {panic})",
+                    "cannot be read as {}: the reader failed ({panic}); the file is corrupt, or \
+                     holds a column of a type ovk does not read (decimal, nested or binary \
+                     columns: convert them to float64 or text)",
                     format.name()
                 ),
             )
         })?
         .map_err(fail)
+}
+
+/// Bytes already in memory, as polars' scan source (it never maps the file itself).
+fn in_memory(bytes: Vec<u8>) -> ScanSources {
+    ScanSources::Buffers(one_buffer(bytes))
+}
+
+/// polars' buffer type is not re-exported; it is named here by inference alone.
+fn one_buffer<B: From<Vec<u8>>>(bytes: Vec<u8>) -> std::sync::Arc<[B]> {
+    std::sync::Arc::from(vec![B::from(bytes)])
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {

@@ -3,6 +3,7 @@
 
 mod csv_shape;
 mod encode;
+pub mod files;
 pub mod gpmix;
 mod guard;
 mod load;

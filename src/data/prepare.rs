@@ -41,6 +41,14 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         opts.allow_unlabeled,
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
+    let used: Vec<usize> = rows
+        .labeled
+        .iter()
+        .chain(&rows.unlabeled)
+        .copied()
+        .collect();
+    check_magnitude(path, &x_all, &feature_names, &used)?;
+    check_magnitude(path, &coded.y, &coded.output_names, &rows.labeled)?;
 
     let mut parts = match roles.test_column {
         Some(c) => split_by_column(path, &raw.numeric(c)?, names[c], &rows)?,
@@ -117,10 +125,53 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     })
 }
 
-/// SHA-256 of the file's bytes, lower-case hex.
+/// Values beyond this overflow double precision once squared (distances, variances, the
+/// objective): 1e154² is about the largest f64.
+const MAX_MAGNITUDE: f64 = 1e150;
+
+/// Refuse a finite value so large that the fit would overflow to NaN and then blame λ.
+fn check_magnitude(
+    path: &std::path::Path,
+    m: &Array2<f64>,
+    names: &[String],
+    rows: &[usize],
+) -> Result<()> {
+    for &i in rows {
+        for (j, v) in m.row(i).iter().enumerate() {
+            if v.is_finite() && v.abs() > MAX_MAGNITUDE {
+                return Err(crate::error::input_at(
+                    path,
+                    format!(
+                        "column `{}` holds {v:e} in {}; values beyond ±{MAX_MAGNITUDE:e} \
+                         overflow double precision once squared (distances, variances, the \
+                         objective) — rescale the column (divide it by a power of ten, or take \
+                         its logarithm)",
+                        names.get(j).map_or("?", String::as_str),
+                        super::raw::row_label(i)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SHA-256 of the file's bytes, lower-case hex (streamed: the file is not held twice).
 pub fn sha256_hex(path: &std::path::Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
-    Ok(Sha256::digest(&bytes)
+    use std::io::Read;
+    let (mut f, _) = super::files::open_regular(path, "data")?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(crate::OvkError::io_path(path, e)),
+        }
+    }
+    Ok(hasher
+        .finalize()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())

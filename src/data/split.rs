@@ -124,19 +124,26 @@ pub(crate) fn keep_labels(path: &Path, n: usize, labeled: f64, seed: u64) -> Res
             format!("--labeled must be a count (≥ 1) or a fraction in (0, 1), not {labeled}"),
         ));
     }
+    // Compared as numbers first: 1e300 as usize would be 18446744073709551615.
+    if labeled >= 1.0 && labeled.round() > n as f64 {
+        let shown = if labeled >= 1e9 {
+            format!("{labeled:e}")
+        } else {
+            format!("{}", labeled.round())
+        };
+        return Err(input_at(
+            path,
+            format!(
+                "--labeled {shown} asks for {shown} labels, but the training part has only {n} \
+                 labeled rows (give a count up to {n}, or a fraction in (0, 1))"
+            ),
+        ));
+    }
     let k = if labeled >= 1.0 {
         labeled.round() as usize
     } else {
         ((labeled * n as f64).round() as usize).max(1)
     };
-    if k > n {
-        return Err(input_at(
-            path,
-            format!(
-                "--labeled {labeled} asks for {k} labels, but the training part has only {n} labeled rows"
-            ),
-        ));
-    }
     let mut keep = vec![false; n];
     for i in Rng::new(seed ^ 0x5eed).sample(n, k) {
         keep[i] = true;

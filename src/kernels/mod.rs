@@ -20,7 +20,8 @@ pub use heuristics::{mean_distance, median_distance};
 pub use knn::{knn_sparse, nearest_neighbours, SparseGraph, KNN_BLOCK};
 pub use lowrank::{input_factor, kernel_diagonal, FeatureMap, InputFactor, Landmarks};
 pub use memory::{
-    available_memory_bytes, check_fits, check_fits_or, dense_bytes, format_bytes, peak_rss_bytes,
+    available_memory_bytes, check_fits, check_fits_or, dense_bytes, fit_allocator_to_limits,
+    format_bytes, memory_budget, parse_size, peak_rss_bytes, MemoryBudget,
 };
 pub use nystrom::{nystrom, NystromFactor};
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};

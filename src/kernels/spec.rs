@@ -241,10 +241,32 @@ impl KernelSpec {
         }
         let sigma = || -> Result<f64> {
             match self.sigma {
+                // σ² must be a normal positive number: 1e-300² underflows to 0 and the kernel
+                // becomes 0/0 on the diagonal, which no λ repairs.
+                Sigma::Value(v) if !(1e-150..=1e150).contains(&v) => {
+                    Err(OvkError::input(format!(
+                    "--sigma {v:e} is outside [1e-150, 1e150]: σ² {} in double precision; give \
+                     σ on the scale of the distances between the (scaled) rows, or --sigma median",
+                    if v < 1e-150 { "underflows to 0" } else { "overflows" }
+                )))
+                }
                 Sigma::Value(v) => Ok(v),
                 Sigma::Median => {
                     let m = median_distance(x_train);
-                    if m > 0.0 && m.is_finite() {
+                    if x_train.nrows() < 2 {
+                        Err(OvkError::input(format!(
+                            "σ = median needs at least 2 training rows, and the training part \
+                             has {}; add rows, lower --test-fraction, or give --sigma a number",
+                            x_train.nrows()
+                        )))
+                    } else if m.is_infinite()
+                        || (m.is_nan() && x_train.iter().all(|v| v.is_finite()))
+                    {
+                        Err(OvkError::input(
+                            "the median distance between training rows overflows (features \
+                             near ±1e308?); rescale the features or give --sigma a number",
+                        ))
+                    } else if m > 0.0 && m.is_finite() {
                         Ok(m)
                     } else {
                         Err(OvkError::input(

@@ -146,8 +146,19 @@ pub trait Method: Sync {
     }
     /// The way out when `peak_bytes` exceeds the memory available (flags to change).
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file)"
+        crate::large_n_advice!()
     }
+}
+
+/// The advice when the ℓ×ℓ input Gram matrix is what does not fit, besides a low-rank input
+/// kernel (which the pipeline proposes with its own estimate where the method has that route).
+/// One definition for every method's `memory_advice`; a macro so methods can extend it with
+/// `concat!`.
+#[macro_export]
+macro_rules! large_n_advice {
+    () => {
+        "use fewer training points (--test-fraction above 0.25, or subsample the file)"
+    };
 }
 
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the

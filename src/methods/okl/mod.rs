@@ -97,8 +97,11 @@ impl Method for Okl {
         Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file), or lowrank-okl \
-         (a rank-p output kernel: no m×m matrices)"
+        concat!(
+            crate::large_n_advice!(),
+            "; when the outputs are many (m×m matrices), lowrank-okl learns a rank-p output \
+             kernel without them"
+        )
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {

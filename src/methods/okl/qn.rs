@@ -101,10 +101,16 @@ pub fn run(
     }
     let l = gram_of_factor(&res.x, m)?;
     let red = sp.reduced(&l)?;
-    if res.status == LbfgsStatus::GradTol {
-        // The gradient in M vanished exactly (e.g. L = 0 is optimal when KY = 0).
+    if matches!(
+        res.status,
+        LbfgsStatus::GradTol | LbfgsStatus::LineSearchFailed
+    ) {
+        // The monitor never saw the final point when L-BFGS stopped before its first step:
+        // the gradient in M vanished exactly (L = 0 is optimal when KY = 0), or the start was
+        // already optimal so no step could decrease f (one output: M = √α* is the minimiser).
+        // Judge convergence at the point returned.
         rel = frobenius_sq(&red.grad).sqrt() / frobenius_sq(&l).sqrt().max(1.0);
-        converged = rel < tol;
+        converged |= rel < tol;
     }
     let mut notes = Vec::new();
     if !converged {
