@@ -165,7 +165,7 @@ fn event_loop(
             dirty = false;
         }
         if terminal::terminated(term_flag) {
-            dirty |= apply(state, driver, Action::Quit);
+            dirty |= apply(state, driver, Action::ForceQuit);
         }
         if event::poll(FRAME).map_err(io)? {
             loop {

@@ -154,6 +154,31 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &str) {
+    if let PromptKind::ConfirmQuit { why } = kind {
+        let r = centered(area, 64, 6);
+        frame.render_widget(Clear, r);
+        let body = Text::from(vec![
+            Line::styled(why.clone(), s.theme.warn),
+            Line::from("Quit anyway?"),
+            Line::from(vec![
+                Span::styled("y", s.theme.key),
+                Span::raw(" quits · "),
+                Span::styled("n", s.theme.key),
+                Span::raw(" or Esc stays · "),
+                Span::styled("s", s.theme.key),
+                Span::raw(" saves first"),
+            ]),
+        ]);
+        frame.render_widget(
+            Paragraph::new(body).wrap(Wrap { trim: true }).block(
+                Block::bordered()
+                    .title(Span::styled(" Quit ovk? ", s.theme.title))
+                    .border_style(s.theme.border_focus),
+            ),
+            r,
+        );
+        return;
+    }
     let (title, question) = match kind {
         PromptKind::SaveName => ("Save session", "Name:".to_string()),
         PromptKind::Rename { .. } => ("Rename session", "New name:".to_string()),
@@ -161,6 +186,7 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
             "Delete session",
             format!("Delete '{name}' for good? Type y and Enter:"),
         ),
+        PromptKind::ConfirmQuit { .. } => ("Quit", String::new()),
     };
     let r = centered(area, 60, 5);
     frame.render_widget(Clear, r);

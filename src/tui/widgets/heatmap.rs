@@ -195,6 +195,48 @@ pub fn strongest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
     all
 }
 
+/// The entries of largest |value| anywhere (diagonal included): for matrices whose rows and
+/// columns index different things, where "off-diagonal" means nothing.
+pub fn largest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
+    let mut all: Vec<(usize, usize, f64)> = m
+        .indexed_iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|((i, j), v)| (i, j, *v))
+        .collect();
+    all.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()));
+    all.truncate(k);
+    all
+}
+
+/// The zoom that shows the whole `nr`×`nc` matrix in `area` (largest up to 4), and the block
+/// size of an overview when even zoom 1 is too small (then drawn at zoom 1).
+pub fn fit_zoom(area: Rect, nr: usize, nc: usize) -> (u16, usize) {
+    for z in (1..=4u16).rev() {
+        let (r, c) = capacity(area, z);
+        if nr <= r && nc <= c {
+            return (z, 1);
+        }
+    }
+    let (r, c) = capacity(area, 1);
+    let k = nr.div_ceil(r.max(1)).max(nc.div_ceil(c.max(1))).max(2);
+    (1, k)
+}
+
+/// Each `k`×`k` block of `m` as its entry of largest |value| (sign kept), so an isolated
+/// strong entry stays visible in the overview.
+pub fn overview(m: &Array2<f64>, k: usize) -> Array2<f64> {
+    let k = k.max(1);
+    let (nr, nc) = m.dim();
+    let mut out: Array2<f64> = Array2::zeros((nr.div_ceil(k), nc.div_ceil(k)));
+    for ((i, j), v) in m.indexed_iter() {
+        let o = &mut out[[i / k, j / k]];
+        if v.is_finite() && v.abs() > o.abs() {
+            *o = *v;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +268,20 @@ mod tests {
         let m = array![[5.0, 0.2, -0.9], [0.2, 5.0, 0.1], [-0.9, 0.1, 5.0]];
         let s = strongest(&m, 2);
         assert_eq!(s, vec![(0, 2, -0.9), (0, 1, 0.2)]);
+    }
+
+    #[test]
+    fn overview_keeps_the_strongest_entry_of_each_block() {
+        let mut m = Array2::zeros((576, 576));
+        m[[300, 17]] = -3.0;
+        m[[301, 18]] = 1.0;
+        let (z, k) = fit_zoom(Rect::new(0, 0, 80, 20), 576, 576);
+        assert_eq!(z, 1);
+        assert!(k >= 15, "{k}");
+        let o = overview(&m, k);
+        assert!(o.nrows() * k >= 576 && o.nrows() <= 40);
+        assert_eq!(o[[300 / k, 17 / k]], -3.0);
+        assert_eq!(fit_zoom(Rect::new(0, 0, 80, 20), 10, 10), (4, 1));
     }
 
     #[test]
