@@ -575,7 +575,17 @@ fn help_lists_keys() {
         out.contains("Keys") && out.contains("Shift-Tab") && out.contains("f t c v x"),
         "{out}"
     );
-    // Any key closes it.
+    // At 80×24 it scrolls to its last key.
+    let out = screen(&s, 80, 24);
+    assert!(!out.contains("play / pause the trace"), "{out}");
+    for _ in 0..20 {
+        let a = map_key(&s, key(KeyCode::Char('j'))).unwrap();
+        update(&mut s, a);
+    }
+    assert!(s.help);
+    let out = screen(&s, 80, 24);
+    assert!(out.contains("play / pause the trace"), "{out}");
+    // Any other key closes it.
     let a = map_key(&s, key(KeyCode::Char('x'))).unwrap();
     update(&mut s, a);
     assert!(!s.help);

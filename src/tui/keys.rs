@@ -119,6 +119,8 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
     if state.help {
         return Some(match key.code {
             KeyCode::Char('q') => Action::Quit,
+            KeyCode::Char('j') | KeyCode::Down | KeyCode::PageDown => Action::Down,
+            KeyCode::Char('k') | KeyCode::Up | KeyCode::PageUp => Action::Up,
             _ => Action::ToggleHelp,
         });
     }

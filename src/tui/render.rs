@@ -209,24 +209,37 @@ fn help(frame: &mut Frame, area: Rect, s: &State) {
     let h = (HELP.len() as u16 + 3).min(area.height);
     let r = centered(area, 84, h);
     frame.render_widget(Clear, r);
-    let rows = HELP.iter().map(|(k, w, what)| {
+    let fit = r.height.saturating_sub(3) as usize;
+    let top = s.scroll.help.min(HELP.len().saturating_sub(fit));
+    let rows = HELP.iter().skip(top).map(|(k, w, what)| {
         Row::new(vec![
             Span::styled(*k, s.theme.key),
             Span::styled(*w, s.theme.dim),
             Span::raw(*what),
         ])
     });
+    let title = if fit < HELP.len() {
+        format!(
+            " Keys {}–{} of {} — j k scroll · any other key closes ",
+            top + 1,
+            (top + fit).min(HELP.len()),
+            HELP.len()
+        )
+    } else {
+        " Keys — any key closes ".to_string()
+    };
     let t = Table::new(
         rows,
         [
-            Constraint::Length(16),
-            Constraint::Length(14),
+            Constraint::Length(17),
+            Constraint::Length(13),
             Constraint::Fill(1),
         ],
     )
+    .header(Row::new(["key", "where", "what"]).style(s.theme.title))
     .block(
         Block::bordered()
-            .title(Span::styled(" Keys — any key closes ", s.theme.title))
+            .title(Span::styled(title, s.theme.title))
             .border_style(s.theme.border_focus),
     );
     frame.render_widget(t, r);

@@ -39,7 +39,8 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         return summary(s, &r.config, Some(r));
     }
     let form = s.run_config();
-    let Some(ran) = s.run.config.as_ref() else {
+    // While a fit runs, what it runs with; otherwise what Enter would run now.
+    let Some(ran) = s.run.config.as_ref().filter(|_| s.is_running()) else {
         return match form {
             Ok(c) => {
                 let mut l = summary(s, &c, None);
@@ -55,13 +56,7 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
             ],
         };
     };
-    // The record of this run, once it finished, knows the resolved feature list.
-    let record = s
-        .result
-        .as_ref()
-        .map(|f| &f.outcome.record)
-        .filter(|_| s.run.status == RunStatus::Finished);
-    let mut l = summary(s, ran, record);
+    let mut l = summary(s, ran, None);
     match form {
         Ok(next) if next != *ran => {
             let changed = changes(ran, &next);
@@ -221,7 +216,24 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         RunStatus::Idle => ("no fit yet".to_string(), s.theme.dim),
         RunStatus::Running if r.cancelling => ("cancelling…".into(), s.theme.warn),
         RunStatus::Running => ("running".into(), s.theme.key),
-        RunStatus::Finished => ("finished".into(), s.theme.ok),
+        RunStatus::Finished => {
+            // A multi-view fit used one width per view: say which, not the one typed.
+            let per_view = s
+                .result
+                .as_ref()
+                .map(|f| axes::view_sigmas(&f.outcome.record))
+                .unwrap_or_default();
+            let msg = if per_view.is_empty() {
+                "finished".to_string()
+            } else {
+                let v: Vec<String> = per_view
+                    .iter()
+                    .map(|(n, sg)| format!("{n} {}", fmt_num(*sg)))
+                    .collect();
+                format!("finished · σ per view: {}", v.join(" · "))
+            };
+            (msg, s.theme.ok)
+        }
         RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
         RunStatus::Cancelled => (
             format!(

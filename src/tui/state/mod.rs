@@ -105,6 +105,8 @@ pub struct Scroll {
     pub details: usize,
     /// Sessions pane: first line of the compare table.
     pub compare: usize,
+    /// The help overlay's first row (it is taller than a 24-line terminal).
+    pub help: usize,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -29,6 +29,16 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         Action::Goto(p) => goto(s, p),
         Action::ToggleHelp => {
             s.help = !s.help;
+            s.scroll.help = 0;
+            vec![]
+        }
+        Action::Down | Action::Up if s.help => {
+            let d: i64 = if matches!(action, Action::Down) {
+                3
+            } else {
+                -3
+            };
+            s.scroll.help = (s.scroll.help as i64 + d).max(0) as usize;
             vec![]
         }
         Action::Click { col, row } => {
