@@ -154,19 +154,19 @@ fn draw_heatmap(
     let grid_h = inner.height.saturating_sub(3);
     let grid_w = inner.width.saturating_sub(label_w);
     let cells_area = Rect::new(0, 0, grid_w, grid_h);
-    let (zoom, block_k) = match s.matrices.zoom {
+    let (zoom, (kr, kc)) = match s.matrices.zoom {
         0 => heatmap::fit_zoom(cells_area, nr, nc),
-        z => (z, 1),
+        z => (z, (1, 1)),
     };
     let shown;
-    let (mat, cur, rows_of) = if block_k > 1 {
-        shown = heatmap::overview(m, block_k);
-        (&shown, (cr / block_k, cc / block_k), block_k)
+    let (mat, cur) = if kr > 1 || kc > 1 {
+        shown = heatmap::overview(m, (kr, kc));
+        (&shown, (cr / kr, cc / kc))
     } else {
-        (m, (cr, cc), 1)
+        (m, (cr, cc))
     };
-    let how = if block_k > 1 {
-        format!("overview: 1 cell = {block_k}×{block_k} block, largest |value| · + zooms in")
+    let how = if kr > 1 || kc > 1 {
+        format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in")
     } else if s.matrices.zoom == 0 {
         format!("fitted (zoom {zoom}) · + -")
     } else {
@@ -227,7 +227,7 @@ fn draw_heatmap(
     while c < mc && (c - origin.1) * z < width {
         let at = (c - origin.1) * z;
         if at >= x {
-            let text = ax.cols[(c * rows_of).min(nc - 1)].clone();
+            let text = ax.cols[(c * kc).min(nc - 1)].clone();
             let room = width - at;
             let t = clip(&text, room.min(text.chars().count()));
             if at > x {
@@ -250,7 +250,7 @@ fn draw_heatmap(
             }
             last = r;
             let style = if r == cur.0 { s.theme.key } else { s.theme.dim };
-            let text = &ax.rows[(r * rows_of).min(nr - 1)];
+            let text = &ax.rows[(r * kr).min(nr - 1)];
             Line::styled(clip(text, label_w as usize - 1), style)
         })
         .collect();

@@ -276,6 +276,13 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
     );
 }
 
+/// A trace column: header, width, and the cell of one record.
+type TraceColumn<'a> = (
+    &'a str,
+    u16,
+    Box<dyn Fn(&crate::methods::TraceRecord) -> String + 'a>,
+);
+
 fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
     let narrow = area.width < 100;
     let [recs, notes] = Layout::horizontal([
@@ -287,11 +294,7 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
     let has = |f: &dyn Fn(&crate::methods::TraceRecord) -> bool| trace.iter().any(f);
     // Columns a trace never fills are left out, so the rest fit at 80 columns.
-    let mut cols: Vec<(
-        &str,
-        u16,
-        Box<dyn Fn(&crate::methods::TraceRecord) -> String>,
-    )> = vec![
+    let mut cols: Vec<TraceColumn> = vec![
         ("iter", 5, Box::new(|t| t.iter.to_string())),
         ("objective", 10, Box::new(|t| fmt_num(t.objective))),
     ];

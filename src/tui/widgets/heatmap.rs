@@ -209,27 +209,30 @@ pub fn largest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
 }
 
 /// The zoom that shows the whole `nr`×`nc` matrix in `area` (largest up to 4), and the block
-/// size of an overview when even zoom 1 is too small (then drawn at zoom 1).
-pub fn fit_zoom(area: Rect, nr: usize, nc: usize) -> (u16, usize) {
+/// sizes (rows, columns) of an overview when even zoom 1 is too small (then drawn at zoom 1).
+/// Each axis is reduced only as much as it must be: a 445×6 matrix keeps its 6 columns.
+pub fn fit_zoom(area: Rect, nr: usize, nc: usize) -> (u16, (usize, usize)) {
     for z in (1..=4u16).rev() {
         let (r, c) = capacity(area, z);
         if nr <= r && nc <= c {
-            return (z, 1);
+            return (z, (1, 1));
         }
     }
     let (r, c) = capacity(area, 1);
-    let k = nr.div_ceil(r.max(1)).max(nc.div_ceil(c.max(1))).max(2);
-    (1, k)
+    (
+        1,
+        (nr.div_ceil(r.max(1)).max(1), nc.div_ceil(c.max(1)).max(1)),
+    )
 }
 
-/// Each `k`×`k` block of `m` as its entry of largest |value| (sign kept), so an isolated
+/// Each `kr`×`kc` block of `m` as its entry of largest |value| (sign kept), so an isolated
 /// strong entry stays visible in the overview.
-pub fn overview(m: &Array2<f64>, k: usize) -> Array2<f64> {
-    let k = k.max(1);
+pub fn overview(m: &Array2<f64>, (kr, kc): (usize, usize)) -> Array2<f64> {
+    let (kr, kc) = (kr.max(1), kc.max(1));
     let (nr, nc) = m.dim();
-    let mut out: Array2<f64> = Array2::zeros((nr.div_ceil(k), nc.div_ceil(k)));
+    let mut out: Array2<f64> = Array2::zeros((nr.div_ceil(kr), nc.div_ceil(kc)));
     for ((i, j), v) in m.indexed_iter() {
-        let o = &mut out[[i / k, j / k]];
+        let o = &mut out[[i / kr, j / kc]];
         if v.is_finite() && v.abs() > o.abs() {
             *o = *v;
         }
@@ -275,13 +278,15 @@ mod tests {
         let mut m = Array2::zeros((576, 576));
         m[[300, 17]] = -3.0;
         m[[301, 18]] = 1.0;
-        let (z, k) = fit_zoom(Rect::new(0, 0, 80, 20), 576, 576);
+        let (z, (kr, kc)) = fit_zoom(Rect::new(0, 0, 80, 20), 576, 576);
         assert_eq!(z, 1);
-        assert!(k >= 15, "{k}");
-        let o = overview(&m, k);
-        assert!(o.nrows() * k >= 576 && o.nrows() <= 40);
-        assert_eq!(o[[300 / k, 17 / k]], -3.0);
-        assert_eq!(fit_zoom(Rect::new(0, 0, 80, 20), 10, 10), (4, 1));
+        assert!(kr >= 15 && kc >= 8, "{kr} {kc}");
+        let o = overview(&m, (kr, kc));
+        assert!(o.nrows() * kr >= 576 && o.nrows() <= 40 && o.ncols() <= 80);
+        assert_eq!(o[[300 / kr, 17 / kc]], -3.0);
+        assert_eq!(fit_zoom(Rect::new(0, 0, 80, 20), 10, 10), (4, (1, 1)));
+        // A tall matrix keeps its columns.
+        assert_eq!(fit_zoom(Rect::new(0, 0, 40, 20), 445, 6).1 .1, 1);
     }
 
     #[test]
