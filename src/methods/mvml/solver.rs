@@ -64,10 +64,10 @@ impl Shared {
         let mut prods = vec![vec![None; v]; v];
         let mut gram = None;
         if features.is_exact() {
-            for l in 0..v {
-                for m in l..v {
+            for (l, row) in prods.iter_mut().enumerate() {
+                for (m, slot) in row.iter_mut().enumerate().skip(l) {
                     if l == m || pairs {
-                        prods[l][m] = Some(features.product(l, m));
+                        *slot = Some(features.product(l, m));
                     }
                 }
             }
@@ -224,7 +224,7 @@ fn primal_c(
     let e = eigh(((&a + &a.t()) * 0.5).view())?;
     let l = &e.vectors * &e.values.mapv(|x| x.max(0.0).sqrt()).insert_axis(Axis(0));
     // Zᵀ Z = D_w (ΨᵀΨ) D_w, Zᵀ y = D_w Ψᵀ y
-    let gw = gram * &wr.view().insert_axis(Axis(1)) * &wr.view().insert_axis(Axis(0));
+    let gw = gram * &wr.view().insert_axis(Axis(1)) * wr.view().insert_axis(Axis(0));
     let mut zty = Array1::zeros(v * r);
     for j in 0..v {
         zty.slice_mut(s![j * r..(j + 1) * r])

@@ -195,7 +195,7 @@ impl LowRank {
         let e = &self.e;
         Array2::from_shape_fn((v, v), |(l, m)| {
             // tr(E F_mᵀF_m E F_lᵀF_l), plus the identity part on the diagonal blocks
-            let ege = &grams[m] * &e.view().insert_axis(Axis(1)) * &e.view().insert_axis(Axis(0));
+            let ege = &grams[m] * &e.view().insert_axis(Axis(1)) * e.view().insert_axis(Axis(0));
             let mut sq: f64 = (&ege * &grams[l]).sum();
             if l == m {
                 let tr: f64 = grams[l].diag().iter().zip(e).map(|(g, e)| g * e).sum();
