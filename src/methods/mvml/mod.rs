@@ -184,6 +184,14 @@ impl Method for Mvml {
         };
         let default_route = !pairs && !r.bool("sparse")? && !r.bool("learn_weights")?;
         let out = s.m as u64;
+        // Every output's dense metric (vr×vr) is saved when small enough, and is held twice
+        // (the fit's copy and the saved one).
+        let r_view = match r.opt_f64("nystrom")? {
+            None => n,
+            Some(f) => ((f * n as f64) as usize).max(1),
+        };
+        let saved = if small_enough(v * r_view) { out } else { 0 };
+        let metrics = mats(2 * saved, v * r_view, v * r_view);
         Ok(match r.opt_f64("nystrom")? {
             // Exact: the v Grams, S and its eigenvectors and temporaries (n×n); the general
             // route adds the products Ψ_l Ψ_mᵀ, the dual matrix and its factor, and per
@@ -202,7 +210,8 @@ impl Method for Mvml {
                     + mats(2, v * p, v * p).saturating_mul(if default_route { 0 } else { out })
                     + mats(3 * out, v * p, t)
             }
-        } + mats(1, s.n_test, n))
+        } + metrics
+            + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {
         "use fewer training points (--test-fraction, or subsample the file), --init identity \
