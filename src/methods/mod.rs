@@ -126,8 +126,9 @@ pub trait Method: Sync {
     fn input_route(&self, shape: &ProblemShape) -> Result<Route> {
         if let crate::kernels::InputRank::Rank(_) = shape.input_rank {
             return Err(OvkError::input(format!(
-                "--input-rank: {} has no low-rank input-kernel route yet (use exact, or a \
-                 method that has one: krr, okl, lowrank-okl)",
+                "--input-rank: {} has no shared low-rank input-kernel route (its own \
+                 approximation is --nystrom for mvml); use --input-rank exact, or a method that \
+                 has one: krr, okl, lowrank-okl, kde, vvmr",
                 self.name()
             )));
         }
