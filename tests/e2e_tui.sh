@@ -163,11 +163,17 @@ if [ -f "$DATA/mfeat.csv" ]; then
     send n
     sleep 0.3
     cap | grep -q "EXITED" && fail "n at the quit question ended the workbench"
-    cap | grep -Eq "^ running " || fail "after n the mvml fit is not running"
-    echo "e2e_tui: q during an mvml fit asked; n kept it running"
-    send c
-    wait_for "nothing from this fit is kept" 60 || fail "cancel was not reported"
-    echo "e2e_tui: the mvml fit was cancelled"
+    # mvml's optimal A-step may finish within the half second: then n must have left the
+    # finished fit on screen, not quit.
+    if cap | grep -Eq "^ running "; then
+        echo "e2e_tui: q during an mvml fit asked; n kept it running"
+        send c
+        wait_for "nothing from this fit is kept" 60 || fail "cancel was not reported"
+        echo "e2e_tui: the mvml fit was cancelled"
+    else
+        cap | grep -Eq "finished" || fail "after n the mvml fit is neither running nor finished"
+        echo "e2e_tui: note — the mvml fit ended before the check; the key was still answered"
+    fi
 fi
 
 send q
