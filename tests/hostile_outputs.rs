@@ -595,7 +595,10 @@ fn the_address_space_limit_is_honoured() {
     let big = table(&dir, 9000);
     let out = sh(
         800_000,
-        &format!("run --data {} --targets y --method krr --input-rank exact", s(&big)),
+        &format!(
+            "run --data {} --targets y --method krr --input-rank exact",
+            s(&big)
+        ),
     );
     refused(&out, &["needs about", "ulimit -v"]);
     let _ = fs::remove_dir_all(&dir);
