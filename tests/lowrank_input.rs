@@ -3,6 +3,8 @@
 //! (checked against dense brute-force formulas on K̃ = ZZᵀ); the linear kernel's primal route
 //! is exact; and bad `--input-rank` values are refused naming the option.
 
+mod dense;
+
 use ndarray::{Array2, Axis};
 use ovk::data::rng::Rng;
 use ovk::data::Task;
@@ -185,14 +187,7 @@ fn okl_on_a_factor_meets_its_optimality_condition_on_the_approximated_kernel() {
         .clone();
     // On K̃: C solves K̃ C L + λ C = Y (eq. 6); at the optimum L = CᵀK̃C / 2.
     let (kt, kt_test) = dense_approximation(&p, r);
-    let big = kronecker_system(&kt, &lmat, lambda);
-    let yv: Vec<f64> = p.y.t().iter().copied().collect(); // vec(Y), column-major
-    let cv = cholesky(big.view())
-        .unwrap()
-        .solve(Array2::from_shape_vec((yv.len(), 1), yv).unwrap().view());
-    let c = Array2::from_shape_vec((m, l), cv.iter().copied().collect())
-        .unwrap()
-        .reversed_axes();
+    let c = dense::kronecker_solve(&kt, &lmat, lambda, &p.y);
     let fixed = c.t().dot(&kt).dot(&c) * 0.5;
     let rel = max_abs_diff(&lmat, &fixed) / scale(&lmat);
     assert!(rel < 1e-6, "L vs CᵀK̃C/2: {rel:e}");
@@ -207,23 +202,6 @@ fn okl_on_a_factor_meets_its_optimality_condition_on_the_approximated_kernel() {
         + lmat.mapv(|v| v * v).sum() / 2.0;
     let qf = got.objective.unwrap();
     assert!((q - qf).abs() < 1e-8 * q, "objective {qf} vs {q}");
-}
-
-/// `L ⊗ K̃ + λ I` (symmetric positive definite for PSD L): vec(K̃ C L) = (L ⊗ K̃) vec(C).
-fn kronecker_system(k: &Array2<f64>, l: &Array2<f64>, lambda: f64) -> Array2<f64> {
-    let (n, m) = (k.nrows(), l.nrows());
-    let mut a = Array2::<f64>::zeros((n * m, n * m));
-    for p in 0..m {
-        for q in 0..m {
-            for i in 0..n {
-                for j in 0..n {
-                    a[[p * n + i, q * n + j]] = l[[p, q]] * k[[i, j]];
-                }
-            }
-        }
-    }
-    a.diag_mut().mapv_inplace(|v| v + lambda);
-    a
 }
 
 #[test]

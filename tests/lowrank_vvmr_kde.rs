@@ -4,6 +4,7 @@
 //! problem) and predicts `K̃_test A Q`; bad `--input-rank` values exit 2 naming the option.
 
 mod binary;
+mod dense;
 
 use ndarray::{s, Array2};
 use ovk::data::rng::Rng;
@@ -12,7 +13,6 @@ use ovk::kernels::{
     input_factor, knn_graph, knn_sparse, laplacian, laplacian_power, GraphWeights, InputRank,
     Kernel, KernelSpec, Landmarks, LaplacianKind, SparseLaplacian,
 };
-use ovk::linalg::lu;
 use ovk::methods::{self, vvmr, Collect, Fit, Params, Problem, Value};
 
 fn random(rng: &mut Rng, r: usize, c: usize) -> Array2<f64> {
@@ -158,28 +158,6 @@ fn vvmr_with_every_point_a_landmark_equals_the_exact_solve() {
     }
 }
 
-/// Solve `M G A Q + c A = Y` densely: `(Q ⊗ M G + c I) vec(A) = vec(Y)` (Q symmetric,
-/// column-major vec).
-fn kronecker_solve(mg: &Array2<f64>, q: &Array2<f64>, c: f64, y: &Array2<f64>) -> Array2<f64> {
-    let (n, m) = (mg.nrows(), q.nrows());
-    let mut big = Array2::<f64>::zeros((n * m, n * m));
-    for a in 0..m {
-        for b in 0..m {
-            for i in 0..n {
-                for j in 0..n {
-                    big[[a * n + i, b * n + j]] = q[[a, b]] * mg[[i, j]];
-                }
-            }
-        }
-    }
-    big.diag_mut().mapv_inplace(|v| v + c);
-    let yv = Array2::from_shape_vec((n * m, 1), y.t().iter().copied().collect()).unwrap();
-    let av = lu(big.view()).unwrap().solve(yv.view());
-    Array2::from_shape_vec((m, n), av.iter().copied().collect())
-        .unwrap()
-        .reversed_axes()
-}
-
 #[test]
 fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
     let (n, ell, t, m, r) = (40, 15, 10, 3, 9);
@@ -207,7 +185,7 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
         let mg = vvmr::left_matrix(g.view(), l.view(), &p.labeled, gamma_i);
         let q = matrix(&got, "output_q");
         let y = p.y.mapv(|v| if v.is_finite() { v } else { 0.0 });
-        let a = kronecker_solve(&mg, &q, ell as f64 * gamma_a, &y);
+        let a = dense::kronecker_solve(&mg, &q, ell as f64 * gamma_a, &y);
         let a_fit = matrix(&got, "coefficients");
         let e = max_abs_diff(&a_fit, &a) / scale(&a);
         assert!(e < 1e-8, "{what}: A vs the Kronecker solve: {e:e}");

@@ -611,6 +611,22 @@ pub fn solve_on_factor(
     Ok(FactorSolution { a, zt_a, beta, f })
 }
 
+/// `(‖J(f − Y)‖²_F, ℓ)`: the data term of problem (12) before its 1/ℓ, over labeled rows.
+fn labeled_fit(f: ArrayView2<f64>, y: ArrayView2<f64>, labeled: &[bool]) -> (f64, f64) {
+    let mut fit = 0.0;
+    let mut ell = 0.0;
+    for (i, _) in labeled.iter().enumerate().filter(|(_, &lab)| lab) {
+        ell += 1.0;
+        fit += f
+            .row(i)
+            .iter()
+            .zip(y.row(i))
+            .map(|(u, v)| (u - v) * (u - v))
+            .sum::<f64>();
+    }
+    (fit, ell)
+}
+
 /// Problem (12) at the factor solution:
 /// `(1/ℓ)‖J(f − Y)‖² + γ_A tr(AᵀZZᵀAQ) + γ_I tr(fᵀ Lᵖ f)`, with `tr(AᵀZZᵀAQ) = Σ (ZᵀA) ⊙ β`.
 pub fn objective_on_factor(
@@ -621,19 +637,7 @@ pub fn objective_on_factor(
     gamma_a: f64,
     gamma_i: f64,
 ) -> f64 {
-    let ell = labeled.iter().filter(|&&b| b).count() as f64;
-    let mut fit = 0.0;
-    for (i, &lab) in labeled.iter().enumerate() {
-        if lab {
-            fit += sol
-                .f
-                .row(i)
-                .iter()
-                .zip(y.row(i))
-                .map(|(u, v)| (u - v) * (u - v))
-                .sum::<f64>();
-        }
-    }
+    let (fit, ell) = labeled_fit(sol.f.view(), y, labeled);
     let norm = (&sol.zt_a * &sol.beta).sum();
     let smooth = (&lap.apply(sol.f.view()) * &sol.f).sum();
     fit / ell + gamma_a * norm + gamma_i * smooth
@@ -819,18 +823,7 @@ fn objective_from_outputs(
     gamma_a: f64,
     gamma_i: f64,
 ) -> f64 {
-    let ell = labeled.iter().filter(|&&b| b).count() as f64;
-    let mut fit = 0.0;
-    for (i, &lab) in labeled.iter().enumerate() {
-        if lab {
-            fit += f
-                .row(i)
-                .iter()
-                .zip(y.row(i))
-                .map(|(u, v)| (u - v) * (u - v))
-                .sum::<f64>();
-        }
-    }
+    let (fit, ell) = labeled_fit(f, y, labeled);
     // tr(Aᵀ G A Q) = Σ (G A) ⊙ (A Q)
     let ga = matmul(g, a);
     let aq = matmul(a, q);
