@@ -46,15 +46,14 @@ pub enum Route {
 }
 
 impl Route {
-    /// The route for `n` training rows of `d` features. `capable`: whether the method solves
-    /// on a factor at all (the others always take the exact route).
+    /// The route for `n` training rows of `d` features, for a method that can solve on a
+    /// factor (the others keep `Method::input_route`'s exact default).
     pub fn resolve(
         choice: InputRank,
         landmarks: Landmarks,
         linear: bool,
         n: usize,
         d: usize,
-        capable: bool,
     ) -> Result<Route> {
         if let InputRank::Rank(r) = choice {
             if r > n {
@@ -63,9 +62,6 @@ impl Route {
                      (or exact)"
                 )));
             }
-        }
-        if !capable {
-            return Ok(Route::Exact);
         }
         let primal = linear && d <= n;
         Ok(match choice {

@@ -44,14 +44,7 @@ impl ProblemShape {
 
     /// The route a method that can solve on a factor takes with `n` training rows.
     pub fn route(&self, n: usize) -> Result<Route> {
-        Route::resolve(
-            self.input_rank,
-            self.landmarks,
-            self.linear,
-            n,
-            self.d,
-            true,
-        )
+        Route::resolve(self.input_rank, self.landmarks, self.linear, n, self.d)
     }
 }
 
