@@ -22,7 +22,7 @@ use crate::kernels::{
     check_fits, dense_bytes, gram, input_factor, knn_graph, knn_sparse, laplacian, laplacian_power,
     pinv_psd, GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
-use crate::linalg::{eigh, hessenberg, matmul, matmul_tn, symmetrize};
+use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, symmetrize};
 use crate::{OvkError, Result};
 
 pub struct Vvmr;
@@ -224,16 +224,21 @@ impl Method for Vvmr {
         check_cancel(obs)?;
 
         obs.phase(Phase::Decomposition, None);
-        let a = solve(
-            g.view(),
-            l.view(),
-            &p.labeled,
-            q.view(),
-            y.view(),
-            gamma_a,
-            gamma_i,
-        )?;
-        check_cancel(obs)?;
+        // One-shot O(N³) work: on its own thread (the matrices go there and come back), so a
+        // cancel returns at once.
+        let labeled = p.labeled.clone();
+        let (a, g, l, q, y) = interruptible(&|| obs.is_cancelled(), move || {
+            let a = solve(
+                g.view(),
+                l.view(),
+                &labeled,
+                q.view(),
+                y.view(),
+                gamma_a,
+                gamma_i,
+            )?;
+            Ok((a, g, l, q, y))
+        })?;
         let coef = matmul(a.view(), q.view()); // f(x) = Σᵢ k(x, xᵢ) Q aᵢ, eq. (16)
         let f = matmul(g.view(), coef.view());
         let objective = objective_from_outputs(

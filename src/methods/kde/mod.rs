@@ -26,6 +26,7 @@ use crate::kernels::{
     check_fits, dense_bytes, gram, input_factor, median_distance, InputFactor, InputRank, Kernel,
     Landmarks, Sigma,
 };
+use crate::linalg::interruptible;
 use crate::{OvkError, Result};
 use preimage::{KdeModel, Preimage};
 use score::ScoreOperator;
@@ -319,10 +320,13 @@ impl Method for Kde {
                 let lg = gram(&out_kernel, y.view())?;
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
-                let ke = solve::input_eigen(k.view())?;
-                drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
-                check_cancel(obs)?;
-                let sol = solve::solve_exact(cfg.ovk, &ke, lg.view(), cfg.lambda)?;
+                // One-shot O(n³) work: on its own thread, so a cancel returns at once.
+                let (ovk, lambda) = (cfg.ovk, cfg.lambda);
+                let sol = interruptible(&|| obs.is_cancelled(), move || {
+                    let ke = solve::input_eigen(k.view())?;
+                    drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
+                    solve::solve_exact(ovk, &ke, lg.view(), lambda)
+                })?;
                 ensure_finite("objective", sol.objective)?;
                 obs.record(&TraceRecord {
                     iter: 1,
