@@ -449,6 +449,31 @@ fn corrupt_parquet_footer_is_refused_not_a_panic() {
     );
 }
 
+/// A Parquet DECIMAL column (issue 19, 8): polars without its decimal type cannot read it and
+/// names no column; ovk names the column and the fix. Its unannotated twin loads and fits.
+#[test]
+fn parquet_decimal_column_is_named_with_the_fix() {
+    let path = format!("{BAD}/decimal.parquet");
+    let args = run_on(&path, "y");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    rejects(
+        "decimal",
+        &args,
+        &[&path, "'price' (DECIMAL(9, 2))", "cast it to double"],
+    );
+    let twin = format!("{BAD}/decimal_unannotated.parquet");
+    let store = scratch("decimal-twin");
+    let args = run_on(&twin, "y");
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let out = ovk(&args, &store);
+    let _ = std::fs::remove_dir_all(&store);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Found by the `load_csv` fuzzer: column chunks the footer places before the file's first byte.
 /// polars sliced the file there without a bounds check and panicked on its own executor threads
 /// (stderr full of `panicked at`, once exit 101); the footer walk refuses them before it reads.

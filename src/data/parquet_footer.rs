@@ -10,6 +10,9 @@
 //! the few fields that locate chunks — FileMetaData.row_groups → RowGroup.columns →
 //! ColumnChunk.meta_data → ColumnMetaData's offsets and size (parquet.thrift) — and refuses a
 //! chunk that does not lie between the leading magic and the footer.
+//!
+//! The walk also reads the schema's DECIMAL annotations: polars (built without its decimal
+//! type) cannot read such a column at all, and its error names no column, so ovk names them.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -59,14 +62,55 @@ pub(crate) fn check_parquet_footer(path: &Path) -> Result<()> {
     };
     // Column chunks live after the leading `PAR1` and before the footer.
     let data = 4..size - 8 - footer_len;
-    r.file_metadata(&data)
-        .map(|_chunks| ())
-        .map_err(|why| corrupt(format!("its footer {why}")))
+    let footer = r
+        .file_metadata(&data)
+        .map_err(|why| corrupt(format!("its footer {why}")))?;
+    if !footer.decimal_columns.is_empty() {
+        return Err(input_at(
+            path,
+            format!(
+                "has Parquet DECIMAL column{} {}, which ovk cannot read (it reads numbers as \
+                 float64): cast {} to double when writing the file, e.g. \
+                 `pl.col(...).cast(pl.Float64)` in polars or `pa.float64()` in pyarrow",
+                if footer.decimal_columns.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                footer.decimal_columns.join(", "),
+                if footer.decimal_columns.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What the walk learns from a footer besides its being well formed.
+#[derive(Debug, Default, PartialEq)]
+struct Footer {
+    /// Column chunks located inside the data pages.
+    chunks: usize,
+    /// Schema elements annotated DECIMAL, as `'name' (DECIMAL(precision, scale))`.
+    decimal_columns: Vec<String>,
 }
 
 /// Field ids in parquet.thrift that locate column chunks.
 mod field {
+    pub const FILE_SCHEMA: i64 = 2;
     pub const FILE_ROW_GROUPS: i64 = 4;
+    pub const SCHEMA_NAME: i64 = 4;
+    pub const SCHEMA_CONVERTED_TYPE: i64 = 6;
+    pub const SCHEMA_SCALE: i64 = 7;
+    pub const SCHEMA_PRECISION: i64 = 8;
+    pub const SCHEMA_LOGICAL_TYPE: i64 = 10;
+    /// LogicalType is a union; its DECIMAL member, DecimalType { scale: 1, precision: 2 }.
+    pub const LOGICAL_DECIMAL: i64 = 5;
+    pub const DECIMAL_SCALE: i64 = 1;
+    pub const DECIMAL_PRECISION: i64 = 2;
     pub const ROW_GROUP_COLUMNS: i64 = 1;
     pub const CHUNK_META_DATA: i64 = 3;
     pub const META_TOTAL_COMPRESSED_SIZE: i64 = 7;
@@ -74,8 +118,13 @@ mod field {
     pub const META_DICTIONARY_PAGE_OFFSET: i64 = 11;
 }
 
+/// ConvertedType DECIMAL in parquet.thrift.
+const CONVERTED_DECIMAL: i64 = 5;
+
 /// Compact-protocol type codes this walk interprets.
+const T_I32: u8 = 5;
 const T_I64: u8 = 6;
+const T_BINARY: u8 = 8;
 const T_LIST: u8 = 9;
 const T_STRUCT: u8 = 12;
 
@@ -216,11 +265,21 @@ impl Compact<'_> {
         Ok(())
     }
 
-    /// FileMetaData: every length checked, every column chunk located inside `data`.
-    /// Returns how many column chunks were located.
-    fn file_metadata(&mut self, data: &std::ops::Range<u64>) -> std::result::Result<usize, String> {
+    /// FileMetaData: every length checked, every column chunk located inside `data`, the
+    /// DECIMAL columns of the schema named.
+    fn file_metadata(
+        &mut self,
+        data: &std::ops::Range<u64>,
+    ) -> std::result::Result<Footer, String> {
         let mut chunks = 0;
+        let mut decimal_columns = Vec::new();
         self.walk_struct(0, |r, id, kind| match id {
+            field::FILE_SCHEMA => r.walk_struct_list(kind, 1, |r, _| {
+                if let Some(d) = r.schema_element_decimal()? {
+                    decimal_columns.push(d);
+                }
+                Ok(())
+            }),
             field::FILE_ROW_GROUPS => r.walk_struct_list(kind, 1, |r, g| {
                 r.walk_struct(2, |r, id, kind| match id {
                     field::ROW_GROUP_COLUMNS => r.walk_struct_list(kind, 3, |r, c| {
@@ -238,7 +297,75 @@ impl Compact<'_> {
             }),
             _ => r.skip_value(kind, 0),
         })?;
-        Ok(chunks)
+        Ok(Footer {
+            chunks,
+            decimal_columns,
+        })
+    }
+
+    /// One SchemaElement: `Some("'name' (DECIMAL(p, s))")` if it is annotated DECIMAL, by its
+    /// converted type or its logical type.
+    fn schema_element_decimal(&mut self) -> std::result::Result<Option<String>, String> {
+        let (mut name, mut decimal) = (String::new(), false);
+        let (mut precision, mut scale) = (None, None);
+        self.walk_struct(2, |r, id, kind| match (id, kind) {
+            (field::SCHEMA_NAME, T_BINARY) => {
+                name = r.string()?;
+                Ok(())
+            }
+            (field::SCHEMA_CONVERTED_TYPE, T_I32) => {
+                decimal |= r.zigzag()? == CONVERTED_DECIMAL;
+                Ok(())
+            }
+            (field::SCHEMA_SCALE, T_I32) => {
+                scale = Some(r.zigzag()?);
+                Ok(())
+            }
+            (field::SCHEMA_PRECISION, T_I32) => {
+                precision = Some(r.zigzag()?);
+                Ok(())
+            }
+            (field::SCHEMA_LOGICAL_TYPE, T_STRUCT) => r.walk_struct(3, |r, id, kind| {
+                if (id, kind) != (field::LOGICAL_DECIMAL, T_STRUCT) {
+                    return r.skip_value(kind, 3);
+                }
+                decimal = true;
+                r.walk_struct(4, |r, id, kind| match (id, kind) {
+                    (field::DECIMAL_SCALE, T_I32) => {
+                        scale = Some(r.zigzag()?);
+                        Ok(())
+                    }
+                    (field::DECIMAL_PRECISION, T_I32) => {
+                        precision = Some(r.zigzag()?);
+                        Ok(())
+                    }
+                    _ => r.skip_value(kind, 4),
+                })
+            }),
+            _ => r.skip_value(kind, 2),
+        })?;
+        Ok(decimal.then(|| {
+            // Escaped: a hostile name must not reach the terminal raw.
+            let shown: String = name
+                .chars()
+                .take(80)
+                .collect::<String>()
+                .escape_debug()
+                .to_string();
+            match (precision, scale) {
+                (Some(p), Some(s)) => format!("'{shown}' (DECIMAL({p}, {s}))"),
+                _ => format!("'{shown}' (DECIMAL)"),
+            }
+        }))
+    }
+
+    /// A binary field as text (lossy: only shown in a message).
+    fn string(&mut self) -> std::result::Result<String, String> {
+        let n = self.varint()?;
+        self.claim(n, "a string of length")?;
+        let bytes = &self.buf[self.pos..self.pos + n as usize];
+        self.pos += n as usize;
+        Ok(String::from_utf8_lossy(bytes).into_owned())
     }
 
     /// ColumnMetaData: the chunk's bytes, located as polars locates them (the dictionary page
@@ -354,6 +481,7 @@ mod tests {
             pos: 0,
         }
         .file_metadata(&data)
+        .map(|f| f.chunks)
     }
 
     #[test]
