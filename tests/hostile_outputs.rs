@@ -739,6 +739,34 @@ fn store_failures_exit_2_with_the_cause() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A store that exists but cannot be written (mode bits do not stop root, which CI may be, so
+/// sysfs stands in: no one may create files there). The fit runs, the save is refused with
+/// the path and the cause, exit 2; a store that cannot even be created likewise.
+#[test]
+fn read_only_store_exits_2_naming_the_path() {
+    let read_only = Path::new("/sys/kernel/mm");
+    if !read_only.is_dir() || fs::write(read_only.join("ovk-probe"), "").is_ok() {
+        eprintln!("skipped: no read-only directory at {}", read_only.display());
+        return;
+    }
+    refused(
+        &ovk_in(
+            read_only,
+            &["run", "--data", LINNERUD, "--method", "krr"],
+            &[],
+        ),
+        &["/sys/kernel/mm/"],
+    );
+    refused(
+        &ovk_in(
+            Path::new("/sys/ovk-store"),
+            &["run", "--data", LINNERUD, "--method", "krr"],
+            &[],
+        ),
+        &["creating the session store /sys/ovk-store"],
+    );
+}
+
 #[test]
 fn messages_fit_their_cause() {
     let dir = temp_dir("outputs", "messages", true);
