@@ -320,6 +320,21 @@ impl Method for LowRankOkl {
                  it off (docs/methods.md §2)"
             ));
         }
+        if validation.is_some() && (lambdas.len() > 1 || ranks.len() > 1) {
+            // The paper's protocol (its "validation" set is the held-out part); say so, since
+            // the test line then reports the part the choice was made on.
+            notes.push(format!(
+                "λ = {:.4e}{} was chosen by MSE on the held-out rows, so the test metrics are \
+                 optimistic; for an unbiased figure fix --lambda from `ovk sweep --cv K` or \
+                 score on a separate file",
+                chosen.lambda,
+                if ranks.len() > 1 {
+                    format!(" and p = {p}")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         let unconverged = run.points.iter().filter(|pt| !pt.converged).count();
         if unconverged > 0 {
             notes.push(format!(
