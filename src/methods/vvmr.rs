@@ -169,7 +169,7 @@ impl Method for Vvmr {
         }
         let n = s.n_train;
         // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries (measured:
-        // about 9 N×N, tests/resource_limits.rs).
+        // about 9 N×N, tests/it/resource_limits.rs).
         Ok(mats(N_BY_N_MATRICES + 3, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {

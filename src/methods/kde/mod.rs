@@ -119,7 +119,7 @@ const PARAMS: &[ParamSpec] = &[
     LOW_RANK,
 ];
 
-/// n×n matrices alive at the exact solve's peak (measured: `tests/resource_limits.rs`, and
+/// n×n matrices alive at the exact solve's peak (measured: `tests/it/resource_limits.rs`, and
 /// `ovk bench scaling`'s VmHWM at n = 2000 and 4000): Lg, K's eigenvectors and the eigensolver's
 /// workspace, then `G = UᵀLgU`, α̃ and T̃α̃ and their products; the covariance and conditional
 /// kernels add a second eigendecomposition and its operands.
@@ -240,7 +240,7 @@ impl Method for Kde {
                 None => mats(exact_matrices(cfg.ovk), n, n) + predict,
                 Some(plan) => {
                     let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
-                    // Measured (tests/resource_limits.rs): at the solve's and the model's peak, A
+                    // Measured (tests/it/resource_limits.rs): at the solve's and the model's peak, A
                     // and, for the covariance kernels, B with B̃, H's temporaries, the operator,
                     // its saved copies and the candidates' folded factor (c = n rows by default);
                     // the identity kernel's operator [−A/nλ | A] is twice A's width instead.

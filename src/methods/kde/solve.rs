@@ -14,7 +14,7 @@
 //!   kept: a real Schur form of `T̃` (QZ of the pencil `(T̃, I)`) and a quasi-triangular back
 //!   substitution per column (Bartels–Stewart with the second coefficient diagonal), about six
 //!   eigendecompositions more. Measured over n = 30, 120, σ = 0.3–5, ε down to 1e-14 and
-//!   λ down to 1e-10 (`tests/kde_solve.rs`), the symmetric route's backward error stayed
+//!   λ down to 1e-10 (`tests/it/kde_solve.rs`), the symmetric route's backward error stayed
 //!   ≤ 1e-13 and the Schur route's reached 5e-12: the fallback is a guard, not the rule.
 //!
 //! The objective and the residual are evaluated in the same eigenbasis (U is orthogonal, so

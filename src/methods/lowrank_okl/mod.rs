@@ -134,7 +134,7 @@ impl Method for LowRankOkl {
         .min(m);
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
         // K and its eigendecomposition with the solver's copies and workspace (measured: about
-        // 9 ℓ×ℓ, see tests/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
+        // 9 ℓ×ℓ, see tests/it/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
         // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
         let kernel_part = match factor {
             Some(c) => factor_peak_bytes(l, c, m, s.n_test),

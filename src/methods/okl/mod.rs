@@ -93,7 +93,7 @@ impl Method for Okl {
         // During K's eigendecomposition: K, the solver's copy, its eigenvectors and their
         // ndarray copy; then the ℓ×m iterates (Uᵀ Y, C, gradients, L-BFGS pairs) and m×m
         // matrices (L, its eigenvectors, products). Faer's workspace and the allocator's slack
-        // add about three more ℓ×ℓ (measured: see tests/resource_limits.rs).
+        // add about three more ℓ×ℓ (measured: see tests/it/resource_limits.rs).
         Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
