@@ -6,12 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::data::{ClassCoding, DataConfig, Scale, Task};
 use crate::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
-use crate::methods::{
-    self,
-    params::{nearest, upper_bound},
-    ParamKind, ParamSpec, Params,
-};
+use crate::methods::{self, params::upper_bound, ParamKind, ParamSpec, Params};
 use crate::train::RunConfig;
+use crate::util::text::nearest;
 use crate::{OvkError, Result};
 
 /// One non-method option of a run.

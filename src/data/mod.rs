@@ -10,7 +10,6 @@ mod load;
 mod parquet_footer;
 mod prepare;
 mod raw;
-pub mod rng;
 mod roles;
 mod rows;
 mod scale;
@@ -20,6 +19,7 @@ mod split;
 mod table;
 mod views;
 
+pub use crate::util::rng;
 pub use load::write_parquet;
 pub use prepare::sha256_hex;
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use super::rng::Rng;
 use crate::error::input_at;
+use crate::util::rng::Rng;
 use crate::Result;
 
 /// Original file row indices of each part, ascending.

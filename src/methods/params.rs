@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::text::nearest;
 use crate::{OvkError, Result};
 
 /// A parameter's value as given in a config, a flag or a TUI field.
@@ -238,31 +239,6 @@ pub fn unknown_key_message(key: &str, valid: &[&str], context: &str) -> String {
             valid.join(", ")
         ),
     }
-}
-
-/// The valid key closest to `key` by edit distance, if any is reasonably close.
-pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
-    valid
-        .iter()
-        .map(|v| (edit_distance(key, v), *v))
-        .filter(|(d, v)| *d <= (v.len().max(key.len()) / 2).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Parameter values with defaults applied; getters return an input error for a missing value.

@@ -29,8 +29,8 @@ use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
-use crate::data::rng::Rng;
 use crate::kernels::{check_fits, dense_bytes, gram, nystrom, Kernel, NystromFactor};
+use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
 use grams::Features;

@@ -1,0 +1,7 @@
+//! Small pieces every layer uses, depending on nothing else in ovk: a seeded generator
+//! (`rng`), NaN-tolerant JSON readers (`nan`), and text helpers (`text`: the nearest valid name,
+//! terminal-safe display).
+
+pub mod nan;
+pub mod rng;
+pub mod text;
