@@ -268,15 +268,16 @@ fn synthetic(n_all: usize, n_out: usize, seed: u64) -> Synthetic {
 
 fn fast(s: &Synthetic) -> (f64, Array2<f64>) {
     let t = Instant::now();
-    let a = vvmr::solve(
-        s.g.view(),
-        s.l.view(),
-        &s.labeled,
-        s.q.view(),
-        s.y.view(),
-        1e-2,
-        0.1,
-    )
+    let a = vvmr::Terms {
+        g: s.g.view(),
+        l: s.l.view(),
+        labeled: &s.labeled,
+        q: s.q.view(),
+        y: s.y.view(),
+        gamma_a: 1e-2,
+        gamma_i: 0.1,
+    }
+    .solve()
     .unwrap_or_default();
     (t.elapsed().as_secs_f64(), a)
 }

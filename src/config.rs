@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::DataConfig;
 use crate::kernels::KernelSpec;
-use crate::methods::{self, Params};
+use crate::methods::{self, Method, Params};
 use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +25,11 @@ pub struct RunConfig {
 impl RunConfig {
     /// Check the method exists and every hyperparameter is valid, before any work is done.
     pub fn validate(&self) -> Result<()> {
+        self.checked_method().map(|_| ())
+    }
+
+    /// `validate`, returning the method it found (one lookup by name per run).
+    pub fn checked_method(&self) -> Result<&'static dyn Method> {
         let m = methods::find(&self.method)?;
         self.params.validate(m.name(), m.params())?;
         if !(0.0..1.0).contains(&self.data.test_fraction) {
@@ -33,7 +38,7 @@ impl RunConfig {
                 self.data.test_fraction
             )));
         }
-        Ok(())
+        Ok(m)
     }
 
     pub fn default_name(&self) -> String {

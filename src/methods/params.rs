@@ -56,7 +56,7 @@ pub enum ParamKind {
 
 /// The default of a parameter; `None` means "absent unless given" (e.g. λ absent → a λ path).
 #[derive(Debug, Clone, Copy)]
-pub enum Default {
+pub enum ParamDefault {
     None,
     Float(f64),
     Int(i64),
@@ -76,7 +76,7 @@ pub struct ParamSpec {
     /// Unit or symbol shown beside the field (`λ`, `iterations`), may be empty.
     pub unit: &'static str,
     pub kind: ParamKind,
-    pub default: Default,
+    pub default: ParamDefault,
 }
 
 impl ParamSpec {
@@ -97,11 +97,11 @@ impl ParamSpec {
 
     pub fn default_value(&self) -> Option<Value> {
         match self.default {
-            Default::None => None,
-            Default::Float(v) => Some(Value::Float(v)),
-            Default::Int(v) => Some(Value::Int(v)),
-            Default::Bool(v) => Some(Value::Bool(v)),
-            Default::Text(v) => Some(Value::Text(v.to_string())),
+            ParamDefault::None => None,
+            ParamDefault::Float(v) => Some(Value::Float(v)),
+            ParamDefault::Int(v) => Some(Value::Int(v)),
+            ParamDefault::Bool(v) => Some(Value::Bool(v)),
+            ParamDefault::Text(v) => Some(Value::Text(v.to_string())),
         }
     }
 
@@ -320,7 +320,7 @@ impl Resolved<'_> {
 
 /// Parameters several methods share, declared once.
 pub mod common {
-    use super::{Default, ParamKind, ParamSpec};
+    use super::{ParamDefault, ParamKind, ParamSpec};
 
     pub const LAMBDA: ParamSpec = ParamSpec {
         key: "lambda",
@@ -333,7 +333,7 @@ pub mod common {
             min_open: true,
             log: true,
         },
-        default: Default::Float(0.1),
+        default: ParamDefault::Float(0.1),
     };
 
     pub const TOL: ParamSpec = ParamSpec {
@@ -347,7 +347,7 @@ pub mod common {
             min_open: true,
             log: true,
         },
-        default: Default::Float(1e-8),
+        default: ParamDefault::Float(1e-8),
     };
 
     pub const MAX_ITER: ParamSpec = ParamSpec {
@@ -359,7 +359,7 @@ pub mod common {
             min: 1,
             max: 10_000_000,
         },
-        default: Default::Int(1000),
+        default: ParamDefault::Int(1000),
     };
 }
 

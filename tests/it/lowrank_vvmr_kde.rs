@@ -152,28 +152,28 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
         let e = max_abs_diff(&pred, &want) / scale(&want);
         assert!(e < 1e-8, "{what}: predictions vs K̃_test A Q: {e:e}");
         // Objective (12) and the Sylvester residual on K̃, by the dense formulas.
-        let obj = vvmr::objective(
-            g.view(),
-            l.view(),
-            &p.labeled,
-            a.view(),
-            q.view(),
-            y.view(),
+        let obj = vvmr::Terms {
+            g: g.view(),
+            l: l.view(),
+            labeled: &p.labeled,
+            q: q.view(),
+            y: y.view(),
             gamma_a,
             gamma_i,
-        );
+        }
+        .objective(a.view());
         let qf = got.objective.unwrap();
         assert!((obj - qf).abs() < 1e-9 * obj.abs(), "{what}: {qf} vs {obj}");
-        let res = vvmr::sylvester_residual(
-            g.view(),
-            l.view(),
-            &p.labeled,
-            q.view(),
-            y.view(),
-            a_fit.view(),
+        let res = vvmr::Terms {
+            g: g.view(),
+            l: l.view(),
+            labeled: &p.labeled,
+            q: q.view(),
+            y: y.view(),
             gamma_a,
             gamma_i,
-        );
+        }
+        .residual(a_fit.view());
         let rf = got.details["sylvester_residual"].as_f64().unwrap();
         assert!(
             res < 1e-10 && rf < 1e-10,

@@ -246,7 +246,7 @@ fn reduced_objective_equals_q_at_c_of_l() {
         let p = random_problem(50 + seed, 12, 4);
         let (_, sp) = spectral(&p, 0.2 + 0.3 * seed as f64);
         let l = random_psd(&mut rng, 4);
-        let red = sp.reduced(&l).unwrap();
+        let red = sp.evaluate(&l).unwrap();
         let (ct, _) = sp.c_step(l.view()).unwrap();
         let q = sp.objective(&l, &ct);
         assert!(
@@ -261,8 +261,8 @@ fn reduced_objective_equals_q_at_c_of_l() {
             (&a + &a.t()) * 0.5
         };
         let h = 1e-6;
-        let fp = sp.reduced(&(&l + &(&d * h))).unwrap().value;
-        let fm = sp.reduced(&(&l - &(&d * h))).unwrap().value;
+        let fp = sp.evaluate(&(&l + &(&d * h))).unwrap().value;
+        let fm = sp.evaluate(&(&l - &(&d * h))).unwrap().value;
         let fd = (fp - fm) / (2.0 * h);
         let an = (&red.grad * &d).sum();
         assert!((fd - an).abs() < 1e-6 * an.abs().max(1.0), "{fd} vs {an}");
@@ -323,7 +323,7 @@ fn qn_trace_and_scalar_start() {
     let (_, sp) = spectral(&p, 0.3);
     // α* is the minimiser of f(αI): f is higher a little to either side.
     let a = qn::scalar_start(&sp);
-    let f = |t: f64| sp.reduced(&(Array2::<f64>::eye(3) * t)).unwrap().value;
+    let f = |t: f64| sp.evaluate(&(Array2::<f64>::eye(3) * t)).unwrap().value;
     assert!(a > 0.0 && f(a) <= f(a * 1.01) && f(a) <= f(a * 0.99));
     let mut obs = Collect::default();
     let fit = Okl.fit(&p, &Params::new(), &mut obs).unwrap();

@@ -101,15 +101,16 @@ fn fast_solve_equals_dense_kronecker_system() {
         (3, 0.5, 0.01, 0.2),
     ] {
         let c = case(15, 3, 4, Kernel::Gaussian { sigma: 1.2 }, gamma_o, seed);
-        let fast = vvmr::solve(
-            c.g.view(),
-            c.l.view(),
-            &c.labeled,
-            c.q.view(),
-            c.y.view(),
+        let fast = vvmr::Terms {
+            g: c.g.view(),
+            l: c.l.view(),
+            labeled: &c.labeled,
+            q: c.q.view(),
+            y: c.y.view(),
             gamma_a,
             gamma_i,
-        )
+        }
+        .solve()
         .unwrap();
         let dense = dense_solve(&c, gamma_a, gamma_i);
         let e = rel_err(&fast, &dense);
@@ -123,15 +124,16 @@ fn zero_output_coupling_is_independent_laplacian_rls() {
     // γ_O = 0 gives Q = I exactly.
     assert!(rel_err(&c.q, &Array2::eye(3)) < 1e-15);
     let (gamma_a, gamma_i) = (0.05, 0.3);
-    let fast = vvmr::solve(
-        c.g.view(),
-        c.l.view(),
-        &c.labeled,
-        c.q.view(),
-        c.y.view(),
+    let fast = vvmr::Terms {
+        g: c.g.view(),
+        l: c.l.view(),
+        labeled: &c.labeled,
+        q: c.q.view(),
+        y: c.y.view(),
         gamma_a,
         gamma_i,
-    )
+    }
+    .solve()
     .unwrap();
     // Scalar Laplacian RLS per output: (J G + ℓγ_I L G + ℓγ_A I) a = y.
     let ell = c.labeled.iter().filter(|&&b| b).count() as f64;
@@ -150,15 +152,16 @@ fn zero_output_coupling_is_independent_laplacian_rls() {
 fn zero_manifold_weight_is_vector_valued_rls_with_kernel_kq() {
     let c = case(16, 3, 4, Kernel::Gaussian { sigma: 1.5 }, 0.6, 11);
     let gamma_a = 0.02;
-    let fast = vvmr::solve(
-        c.g.view(),
-        c.l.view(),
-        &c.labeled,
-        c.q.view(),
-        c.y.view(),
+    let fast = vvmr::Terms {
+        g: c.g.view(),
+        l: c.l.view(),
+        labeled: &c.labeled,
+        q: c.q.view(),
+        y: c.y.view(),
         gamma_a,
-        0.0,
-    )
+        gamma_i: 0.0,
+    }
+    .solve()
     .unwrap();
     // Vector-valued RLS on the labeled points: G_ll A_l Q + ℓγ_A A_l = Y_l; A_u = 0.
     let rows: Vec<usize> = (0..16).filter(|&i| c.labeled[i]).collect();
@@ -199,15 +202,16 @@ fn fully_labeled_without_graphs_is_kernel_ridge() {
     let labeled = vec![true; n_all];
     let (_, q) = vvmr::output_kernel(y.view(), 2, GraphWeights::Heat, 0.0).unwrap();
     let gamma_a = 0.01;
-    let a = vvmr::solve(
-        g.view(),
-        l.view(),
-        &labeled,
-        q.view(),
-        y.view(),
+    let a = vvmr::Terms {
+        g: g.view(),
+        l: l.view(),
+        labeled: &labeled,
+        q: q.view(),
+        y: y.view(),
         gamma_a,
-        0.0,
-    )
+        gamma_i: 0.0,
+    }
+    .solve()
     .unwrap();
     let c = solve_ridge(g.view(), y.view(), n_all as f64 * gamma_a).unwrap();
     assert!(rel_err(&a, &c) < 1e-9);
@@ -262,28 +266,29 @@ fn singular_gram_still_solves_accurately() {
     let rank_gap = eigh(c.g.view()).unwrap().values[15].abs();
     assert!(rank_gap < 1e-10, "G should be singular");
     for gamma_i in [0.0, 0.5] {
-        let fast = vvmr::solve(
-            c.g.view(),
-            c.l.view(),
-            &c.labeled,
-            c.q.view(),
-            c.y.view(),
-            1e-3,
+        let fast = vvmr::Terms {
+            g: c.g.view(),
+            l: c.l.view(),
+            labeled: &c.labeled,
+            q: c.q.view(),
+            y: c.y.view(),
+            gamma_a: 1e-3,
             gamma_i,
-        )
+        }
+        .solve()
         .unwrap();
         let dense = dense_solve(&c, 1e-3, gamma_i);
         assert!(rel_err(&fast, &dense) < 1e-8, "γ_I = {gamma_i}");
-        let res = vvmr::sylvester_residual(
-            c.g.view(),
-            c.l.view(),
-            &c.labeled,
-            c.q.view(),
-            c.y.view(),
-            fast.view(),
-            1e-3,
+        let res = vvmr::Terms {
+            g: c.g.view(),
+            l: c.l.view(),
+            labeled: &c.labeled,
+            q: c.q.view(),
+            y: c.y.view(),
+            gamma_a: 1e-3,
             gamma_i,
-        );
+        }
+        .residual(fast.view());
         assert!(res < 1e-12, "residual {res:e}");
     }
     assert_eq!(c.x.ncols(), 2);
@@ -367,16 +372,16 @@ fn fit_saves_consistent_matrices_and_a_stationary_objective() {
     let mut y = p.y.clone();
     y.mapv_inplace(|v| if v.is_nan() { 0.0 } else { v });
     let obj = |a: &Array2<f64>| {
-        vvmr::objective(
-            g.view(),
-            l.view(),
-            &p.labeled,
-            a.view(),
-            q.view(),
-            y.view(),
-            1e-2,
-            0.1,
-        )
+        vvmr::Terms {
+            g: g.view(),
+            l: l.view(),
+            labeled: &p.labeled,
+            q: q.view(),
+            y: y.view(),
+            gamma_a: 1e-2,
+            gamma_i: 0.1,
+        }
+        .objective(a.view())
     };
     let f0 = obj(&a);
     assert!((f0 - fit.objective.unwrap()).abs() <= 1e-10 * f0.abs());

@@ -16,7 +16,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::json;
 
 use super::input::{factor_peak_bytes, FactorSummary, Route};
-use super::params::{common, Default as Def, ParamKind, ParamSpec};
+use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
@@ -40,7 +40,7 @@ pub const OVK: ParamSpec = ParamSpec {
            eq. 3, the KDE of Cortes et al.), covariance (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
     unit: "",
     kind: ParamKind::Choice(&["identity", "covariance", "conditional"]),
-    default: Def::Text("conditional"),
+    default: ParamDefault::Text("conditional"),
 };
 
 pub const EPSILON: ParamSpec = ParamSpec {
@@ -55,7 +55,7 @@ pub const EPSILON: ParamSpec = ParamSpec {
         min_open: true,
         log: true,
     },
-    default: Def::Float(0.1),
+    default: ParamDefault::Float(0.1),
 };
 
 pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
@@ -64,7 +64,7 @@ pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
     help: "scalar kernel l on the outputs whose feature space the model predicts into",
     unit: "",
     kind: ParamKind::Choice(&["linear", "gaussian"]),
-    default: Def::Text("gaussian"),
+    default: ParamDefault::Text("gaussian"),
 };
 
 pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
@@ -74,7 +74,7 @@ pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
            'median' (median distance between training outputs)",
     unit: "σ_l",
     kind: ParamKind::Text,
-    default: Def::Text("median"),
+    default: ParamDefault::Text("median"),
 };
 
 pub const PREIMAGE: ParamSpec = ParamSpec {
@@ -84,7 +84,7 @@ pub const PREIMAGE: ParamSpec = ParamSpec {
            weighted sum of training outputs (linear output kernel only)",
     unit: "",
     kind: ParamKind::Choice(&["candidates", "closed-form"]),
-    default: Def::Text("candidates"),
+    default: ParamDefault::Text("candidates"),
 };
 
 pub const CANDIDATES: ParamSpec = ParamSpec {
@@ -94,7 +94,7 @@ pub const CANDIDATES: ParamSpec = ParamSpec {
            training outputs)",
     unit: "",
     kind: ParamKind::Text,
-    default: Def::None,
+    default: ParamDefault::None,
 };
 
 pub const LOW_RANK: ParamSpec = ParamSpec {
@@ -105,7 +105,7 @@ pub const LOW_RANK: ParamSpec = ParamSpec {
            absent: the exact O(n³) Sylvester solve",
     unit: "",
     kind: ParamKind::Text,
-    default: Def::None,
+    default: ParamDefault::None,
 };
 
 const PARAMS: &[ParamSpec] = &[

@@ -18,7 +18,7 @@ use ndarray::Axis;
 use serde_json::{json, Value as Json};
 
 use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
-use super::params::{common, Default as ParamDefault, ParamKind, ParamSpec};
+use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{Fit, Method, Observer, Params, Phase, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;

@@ -121,7 +121,7 @@ impl Basis {
         let mut h = Array1::<f64>::zeros(f.n_views() * self.r);
         for l in 0..f.n_views() {
             h.slice_mut(s![l * self.r..(l + 1) * self.r])
-                .assign(&(f.apply_t(l, c.view()) * self.w[l]));
+                .assign(&(f.apply_transpose(l, c.view()) * self.w[l]));
         }
         h
     }
