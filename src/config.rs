@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::options::TEST_FRACTION;
 use crate::data::DataConfig;
 use crate::kernels::KernelSpec;
-use crate::methods::{self, Method, Params};
+use crate::methods::{self, Method, Params, Value};
 use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,12 +33,8 @@ impl RunConfig {
     pub fn checked_method(&self) -> Result<&'static dyn Method> {
         let m = methods::find(&self.method)?;
         self.params.validate(m.name(), m.params())?;
-        if !(0.0..1.0).contains(&self.data.test_fraction) {
-            return Err(crate::OvkError::input(format!(
-                "test_fraction must be in [0, 1), got {}",
-                self.data.test_fraction
-            )));
-        }
+        TEST_FRACTION.check(&Value::Float(self.data.test_fraction))?;
+        self.kernel.check()?;
         Ok(m)
     }
 

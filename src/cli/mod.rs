@@ -153,7 +153,9 @@ struct ExportCmd {
 fn run_option_args() -> Vec<Arg> {
     let mut args = Vec::new();
     for o in options::RUN_OPTIONS {
-        let mut a = Arg::new(o.key).long(o.key.replace('_', "-")).help(o.help);
+        let mut a = Arg::new(o.key)
+            .long(o.key.replace('_', "-"))
+            .help(o.help_text());
         if o.is_flag {
             a = a.action(ArgAction::SetTrue);
         } else {
@@ -161,8 +163,8 @@ fn run_option_args() -> Vec<Arg> {
                 .value_name(o.value_name)
                 .action(ArgAction::Set)
                 .allow_negative_numbers(true);
-            if let Some(d) = o.default {
-                a = a.help(format!("{} [default: {d}]", o.help));
+            if let Some(d) = o.default_text() {
+                a = a.help(format!("{} [default: {d}]", o.help_text()));
             }
         }
         args.push(a);

@@ -7,6 +7,7 @@ pub mod files;
 pub mod gpmix;
 mod guard;
 mod load;
+pub mod options;
 mod parquet_footer;
 mod prepare;
 mod raw;
@@ -126,7 +127,10 @@ pub struct CvFold {
 }
 
 fn default_test_fraction() -> f64 {
-    0.25
+    match options::TEST_FRACTION.default {
+        crate::util::param::ParamDefault::Float(f) => f,
+        _ => unreachable!("TEST_FRACTION declares a Float default"),
+    }
 }
 
 impl DataConfig {

@@ -267,7 +267,8 @@ fn bad_labeled_and_test_fraction() {
     let p = temp("badnums.csv", SMALL);
     let mut cfg = class_cfg(&p, "c");
     cfg.test_fraction = 1.0;
-    assert!(prepare_err(&cfg).contains("test fraction must be in [0, 1)"));
+    let e = prepare_err(&cfg);
+    assert!(e.contains("test_fraction: 1 is outside [0, 1)"), "{e}");
     let mut cfg = class_cfg(&p, "c");
     cfg.labeled = Some(10.0);
     let e = prepare_err(&cfg);

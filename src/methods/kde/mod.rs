@@ -53,6 +53,7 @@ pub const EPSILON: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1e12,
         min_open: true,
+        max_open: false,
         log: true,
     },
     default: ParamDefault::Float(0.1),

@@ -54,6 +54,7 @@ pub const ETA: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1e12,
         min_open: false,
+        max_open: false,
         log: true,
     },
     default: ParamDefault::Float(0.01),
@@ -68,6 +69,7 @@ pub const MU: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1e6,
         min_open: true,
+        max_open: false,
         log: true,
     },
     default: ParamDefault::Float(0.5),
@@ -109,7 +111,7 @@ pub const NYSTROM: ParamSpec = ParamSpec {
     label: "Nyström fraction",
     help: "block Nyström approximation from p = ⌊F·n⌋ sampled training points (the same sample for every view); absent = exact",
     unit: "F",
-    kind: ParamKind::Float { min: 0.0, max: 1.0, min_open: true, log: false },
+    kind: ParamKind::Float { min: 0.0, max: 1.0, min_open: true, max_open: false, log: false },
     default: ParamDefault::None,
 };
 pub const MAX_ITER: ParamSpec = ParamSpec {
