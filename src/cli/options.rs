@@ -81,8 +81,8 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     declared(&data::options::TEST_FRACTION, "F"),
     opt("test_column", "COL", "a column marking the test rows (nonzero = test), e.g. a dataset's official split; replaces the random split and is never a feature", None),
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
-    declared(&data::options::SCALE, "SCALE"),
-    declared(&data::options::CLASS_CODING, "CODING"),
+    opt("scale", "SCALE", "feature scaling: standard (training mean, population std) | none", Some("standard")),
+    opt("class_coding", "CODING", "one-hot coding of class/label targets: pm1 (+1/-1) | 01 (1/0)", Some("pm1")),
     RunOption {
         key: "drop_missing",
         value_name: "",

@@ -1,4 +1,4 @@
-//! The data options of a run that carry a rule (a range or a choice), declared once as
+//! The data options of a run that carry a numeric rule (a range), declared once as
 //! `ParamSpec`s: `ovk run`'s flags and config keys (`cli::options`), `docs/config.md`, and the
 //! checks of the split and of `RunConfig` are made from these.
 
@@ -32,22 +32,4 @@ pub const LABELED: ParamSpec = ParamSpec {
         log: false,
     },
     default: ParamDefault::None,
-};
-
-pub const SCALE: ParamSpec = ParamSpec {
-    key: "scale",
-    label: "scaling",
-    help: "feature scaling: standard (training mean, population std) | none",
-    unit: "",
-    kind: ParamKind::Choice(&["standard", "none"]),
-    default: ParamDefault::Text("standard"),
-};
-
-pub const CLASS_CODING: ParamSpec = ParamSpec {
-    key: "class_coding",
-    label: "class coding",
-    help: "one-hot coding of class/label targets: pm1 (+1/-1) | 01 (1/0)",
-    unit: "",
-    kind: ParamKind::Choice(&["pm1", "01"]),
-    default: ParamDefault::Text("pm1"),
 };

@@ -9,8 +9,8 @@ use super::expansion::KernelExpansion;
 use super::input::{factor_peak_bytes, InputSpectrum, Route};
 use super::params::{common, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape, TraceRecord,
+    check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape,
 };
 use crate::kernels::gram;
 use crate::linalg::{cholesky, interruptible};
@@ -76,13 +76,7 @@ impl Method for Krr {
             solve_ridge(kw.view(), yw.view(), lambda)
         })?;
         let objective = objective_identity(k.view(), y.view(), c.view(), lambda);
-        ensure_finite("objective", objective)?;
-        obs.record(&TraceRecord {
-            iter: 1,
-            objective,
-            elapsed_ms: clock.ms(),
-            ..Default::default()
-        });
+        record_solved(obs, objective, None, &clock)?;
         let mut fit = Fit::new(Box::new(KernelExpansion {
             kernel: p.kernel,
             x_train: x,
@@ -126,13 +120,7 @@ fn fit_on_factor(
             reg += s * cr.dot(&cr);
         });
     let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
-    ensure_finite("objective", objective)?;
-    obs.record(&TraceRecord {
-        iter: 1,
-        objective,
-        elapsed_ms: clock.ms(),
-        ..Default::default()
-    });
+    record_solved(obs, objective, None, clock)?;
     let beta = sp.basis.lift(ct.view());
     let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone()));
     fit.iterations = 1;

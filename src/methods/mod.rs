@@ -20,7 +20,9 @@ use ndarray::{Array2, ArrayView2};
 
 pub use expansion::{FeatureExpansion, KernelExpansion};
 pub use input::{InputSpectrum, Route};
-pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
+pub use observer::{
+    check_cancel, record_solved, Clock, Collect, Observer, Phase, Silent, TraceRecord,
+};
 pub use params::{ParamDefault, ParamKind, ParamSpec, Params, Value};
 pub use shape::{mats, ProblemShape};
 

@@ -82,6 +82,24 @@ pub fn check_cancel(obs: &dyn Observer) -> Result<()> {
     }
 }
 
+/// The one trace record of a fit solved in one step, once its objective is known to be finite.
+pub fn record_solved(
+    obs: &mut dyn Observer,
+    objective: f64,
+    residual: Option<f64>,
+    clock: &Clock,
+) -> Result<()> {
+    super::ensure_finite("objective", objective)?;
+    obs.record(&TraceRecord {
+        iter: 1,
+        objective,
+        residual,
+        elapsed_ms: clock.ms(),
+        ..Default::default()
+    });
+    Ok(())
+}
+
 /// An observer that ignores everything (benchmarks, internal refits).
 pub struct Silent;
 impl Observer for Silent {}

@@ -150,13 +150,7 @@ pub mod common {
         label: "regularisation",
         help: "regularisation parameter λ of the data-fit term",
         unit: "λ",
-        kind: ParamKind::Float {
-            min: 0.0,
-            max: 1e12,
-            min_open: true,
-            max_open: false,
-            log: true,
-        },
+        kind: ParamKind::POSITIVE,
         default: ParamDefault::Float(0.1),
     };
 

@@ -12,15 +12,15 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
 use super::expansion::{FeatureExpansion, KernelExpansion};
-use super::input::{factor_peak_bytes, FactorSummary, Route};
+use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
 use super::params::{ParamDefault, ParamKind, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape, TraceRecord,
+    check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape,
 };
 use crate::kernels::{
-    check_fits, dense_bytes, gram, input_factor, knn_graph, knn_sparse, laplacian, laplacian_power,
-    pinv_psd, GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
+    check_fits, dense_bytes, gram, knn_graph, knn_sparse, laplacian, laplacian_power, pinv_psd,
+    GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
 use crate::linalg::{eigh, hessenberg, matmul, matmul_tn, symmetrize};
 use crate::{OvkError, Result};
@@ -39,13 +39,7 @@ const GAMMA_A: ParamSpec = ParamSpec {
     label: "ambient regularisation",
     help: "weight γ_A of the RKHS norm ‖f‖²_K in problem (12)",
     unit: "γ_A",
-    kind: ParamKind::Float {
-        min: 0.0,
-        max: 1e12,
-        min_open: true,
-        max_open: false,
-        log: true,
-    },
+    kind: ParamKind::POSITIVE,
     default: ParamDefault::Float(1e-2),
 };
 
@@ -241,15 +235,8 @@ impl Method for Vvmr {
         let coef = matmul(a.view(), q.view()); // f(x) = Σᵢ k(x, xᵢ) Q aᵢ, eq. (16)
         let f = matmul(g.view(), coef.view());
         let objective = terms.objective_from_outputs(f.view(), a.view());
-        ensure_finite("objective", objective)?;
         let residual = terms.residual(a.view());
-        obs.record(&TraceRecord {
-            iter: 1,
-            objective,
-            residual: Some(residual),
-            elapsed_ms: clock.ms(),
-            ..std::default::Default::default()
-        });
+        record_solved(obs, objective, Some(residual), &clock)?;
 
         let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
         let predictions_unlabeled = f.select(Axis(0), &unlabeled);
@@ -402,12 +389,7 @@ fn fit_on_factor(
         Route::LowRank {
             rank, landmarks, ..
         } => {
-            obs.phase(Phase::Gram, Some(rank));
-            let mut tick = |done: usize| -> Result<()> {
-                obs.step(done, rank);
-                check_cancel(obs)
-            };
-            let f = input_factor(&p.kernel, p.x.view(), rank, landmarks, p.seed, &mut tick)?;
+            let f = factor_observed(&p.kernel, p.x.view(), rank, landmarks, p.seed, obs)?;
             (f, "low_rank")
         }
         Route::Exact => return Err(OvkError::internal("vvmr: the exact route has no factor")),
@@ -434,15 +416,8 @@ fn fit_on_factor(
     )?;
     check_cancel(obs)?;
     let objective = objective_on_factor(&sol, &lap, &p.labeled, y.view(), h.gamma_a, h.gamma_i);
-    ensure_finite("objective", objective)?;
     let residual = residual_on_factor(&sol, &lap, &p.labeled, y.view(), h.gamma_a, h.gamma_i);
-    obs.record(&TraceRecord {
-        iter: 1,
-        objective,
-        residual: Some(residual),
-        elapsed_ms: clock.ms(),
-        ..std::default::Default::default()
-    });
+    record_solved(obs, objective, Some(residual), clock)?;
 
     let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
     let mut details = h.details(

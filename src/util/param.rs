@@ -175,6 +175,15 @@ impl ParamSpec {
 }
 
 impl ParamKind {
+    /// A weight or regulariser (λ, γ, ε): a number in (0, 1e12], explored on a log scale.
+    pub const POSITIVE: ParamKind = ParamKind::Float {
+        min: 0.0,
+        max: 1e12,
+        min_open: true,
+        max_open: false,
+        log: true,
+    };
+
     /// The interval of a number (`[0, 1)`, `(0, ∞)`); empty for other kinds.
     pub fn range(self) -> String {
         match self {

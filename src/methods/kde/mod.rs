@@ -15,7 +15,7 @@ use std::path::Path;
 use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::json;
 
-use super::input::{factor_peak_bytes, FactorSummary, Route};
+use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
 use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
@@ -49,13 +49,7 @@ pub const EPSILON: ParamSpec = ParamSpec {
     help: "regulariser ε of the conditional covariance Ĉ_YY|X = Ĉ_YY − Ĉ_YX(Ĉ_XX + εI)⁻¹Ĉ_XY \
            (not reported by the paper)",
     unit: "ε",
-    kind: ParamKind::Float {
-        min: 0.0,
-        max: 1e12,
-        min_open: true,
-        max_open: false,
-        log: true,
-    },
+    kind: ParamKind::POSITIVE,
     default: ParamDefault::Float(0.1),
 };
 
@@ -358,14 +352,7 @@ impl Method for Kde {
                     Route::Primal => InputFactor::linear(x.view()),
                     Route::LowRank {
                         rank, landmarks, ..
-                    } => {
-                        obs.phase(Phase::Gram, Some(rank));
-                        let mut tick = |done: usize| -> Result<()> {
-                            obs.step(done, rank);
-                            check_cancel(obs)
-                        };
-                        input_factor(&p.kernel, x.view(), rank, landmarks, p.seed, &mut tick)?
-                    }
+                    } => factor_observed(&p.kernel, x.view(), rank, landmarks, p.seed, obs)?,
                     Route::Exact => {
                         return Err(OvkError::internal("kde: a factor plan on the exact route"))
                     }
@@ -375,18 +362,13 @@ impl Method for Kde {
                 let b = if cfg.ovk == Ovk::Identity {
                     None
                 } else {
-                    obs.phase(Phase::Gram, Some(plan.m2));
-                    let mut tick = |done: usize| -> Result<()> {
-                        obs.step(done, plan.m2);
-                        check_cancel(obs)
-                    };
-                    Some(input_factor(
+                    Some(factor_observed(
                         &out_kernel,
                         y.view(),
                         plan.m2,
                         landmarks,
                         p.seed ^ OUTPUT_SEED,
-                        &mut tick,
+                        obs,
                     )?)
                 };
                 let b_z = b.map_or_else(|| Array2::zeros((n, 0)), |f| f.z);
