@@ -20,8 +20,7 @@ use std::time::Instant;
 
 use ndarray::{s, Array2, Axis};
 use ovk::data::rng::Rng;
-use ovk::data::Task;
-use ovk::kernels::{gram, median_distance, Kernel, KernelSpec};
+use ovk::kernels::{gram, median_distance, Kernel};
 use ovk::methods::kde::rbf_loss;
 use ovk::methods::kde::solve::{input_eigen, solve_alpha, solve_alpha_kronecker, t_matrix, Ovk};
 use ovk::methods::{find, Params, Problem, Silent, Value};
@@ -79,22 +78,7 @@ fn parse_csv(path: &std::path::Path) -> Vec<Vec<f64>> {
 }
 
 fn problem(x: Array2<f64>, y: Array2<f64>, sigma_k: f64) -> Problem {
-    let n = x.nrows();
-    let m = y.ncols();
-    Problem {
-        labeled: vec![true; n],
-        x_test: Array2::zeros((0, x.ncols())),
-        y_test: Array2::zeros((0, m)),
-        kernel: Kernel::Gaussian { sigma: sigma_k },
-        kernel_spec: KernelSpec::default(),
-        task: Task::Regression,
-        feature_names: (0..x.ncols()).map(|j| format!("x{j}")).collect(),
-        output_names: (0..m).map(|j| format!("y{j}")).collect(),
-        views: Vec::new(),
-        seed: 0,
-        x,
-        y,
-    }
+    Problem::new(x, y, Kernel::Gaussian { sigma: sigma_k })
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -14,8 +14,7 @@ use std::time::Instant;
 use ndarray::Axis;
 use ovk::data::gpmix::gp_mix;
 use ovk::data::rng::Rng;
-use ovk::data::Task;
-use ovk::kernels::{cross_gram, gram, median_distance, Kernel, KernelSpec};
+use ovk::kernels::{cross_gram, gram, median_distance, Kernel};
 use ovk::linalg::{eigh, matmul, qr_thin};
 use ovk::methods::krr::solve_ridge;
 use ovk::methods::lowrank_okl::{lambda_grid, LowRankOkl, Reduced, Validation};
@@ -28,20 +27,13 @@ fn split(outputs: usize, seed: u64) -> Problem {
     let mut idx: Vec<usize> = (0..x.nrows()).collect();
     Rng::new(seed ^ 0x5eed).shuffle(&mut idx);
     let (train, val) = idx.split_at(100);
-    Problem {
-        x: x.select(Axis(0), train),
-        y: y.select(Axis(0), train),
-        labeled: vec![true; train.len()],
-        x_test: x.select(Axis(0), val),
-        y_test: y.select(Axis(0), val),
-        kernel: Kernel::Gaussian { sigma: SIGMA },
-        kernel_spec: KernelSpec::default(),
-        task: Task::Regression,
-        feature_names: vec!["x".into()],
-        output_names: vec![],
-        views: vec![],
-        seed,
-    }
+    Problem::new(
+        x.select(Axis(0), train),
+        y.select(Axis(0), train),
+        Kernel::Gaussian { sigma: SIGMA },
+    )
+    .with_test(x.select(Axis(0), val), y.select(Axis(0), val))
+    .with_seed(seed)
 }
 
 /// Best validation MSE of kernel ridge (L = I) over `lambdas`, by Cholesky solves.

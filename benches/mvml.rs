@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use ndarray::{s, Array2, Axis};
 use ovk::data::rng::Rng;
-use ovk::data::{Task, View};
+use ovk::data::View;
 use ovk::kernels::{median_distance, KernelSpec, Sigma};
 use ovk::methods::{Params, Problem, Silent, Value};
 
@@ -182,20 +182,11 @@ fn problem(t: &Task1) -> Problem {
         ..KernelSpec::default()
     };
     let kernel = spec.resolve(t.x_train.view()).expect("kernel");
-    Problem {
-        x: t.x_train.clone(),
-        y: t.y_train.clone(),
-        labeled: vec![true; t.x_train.nrows()],
-        x_test: t.x_test.clone(),
-        y_test: t.y_test.clone(),
-        kernel,
-        kernel_spec: spec,
-        task: Task::Regression,
-        feature_names: Vec::new(),
-        output_names: vec!["y".into()],
-        views: t.views.clone(),
-        seed: SEED,
-    }
+    Problem::new(t.x_train.clone(), t.y_train.clone(), kernel)
+        .with_test(t.x_test.clone(), t.y_test.clone())
+        .with_kernel_spec(spec)
+        .with_views(t.views.clone())
+        .with_seed(SEED)
 }
 
 fn score(t: &Task1, pred: &Array2<f64>) -> f64 {

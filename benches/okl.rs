@@ -10,7 +10,7 @@ use std::time::Instant;
 use ndarray::{Array2, Axis};
 use ovk::data::rng::Rng;
 use ovk::data::Task;
-use ovk::kernels::{gram, median_distance, Kernel, KernelSpec};
+use ovk::kernels::{gram, median_distance, Kernel};
 use ovk::linalg::eigh;
 use ovk::methods::okl::Okl;
 use ovk::methods::{Fit, Method, Params, Problem, Silent, Value};
@@ -144,20 +144,9 @@ fn main() {
     });
     println!("floor  (Gram + eigh of K): {:8.3} s", floor);
 
-    let problem = Problem {
-        x: s.x_train.clone(),
-        y: s.y_train.clone(),
-        labeled: vec![true; l],
-        x_test: s.x_test.clone(),
-        y_test: Array2::zeros((s.x_test.nrows(), m)),
-        kernel,
-        kernel_spec: KernelSpec::default(),
-        task: Task::Multiclass,
-        feature_names: Vec::new(),
-        output_names: Vec::new(),
-        views: Vec::new(),
-        seed: 0,
-    };
+    let problem = Problem::new(s.x_train.clone(), s.y_train.clone(), kernel)
+        .with_test(s.x_test.clone(), Array2::zeros((s.x_test.nrows(), m)))
+        .with_task(Task::Multiclass);
     let fit_with = |pairs: &[(&str, Value)]| {
         let mut p = Params::new().with("lambda", Value::Float(LAMBDA));
         for (k, v) in pairs {

@@ -170,26 +170,12 @@ fn accuracy_table(x: &Array2<f64>, y: &Array2<f64>, names: &[String]) {
         for gamma_o in [0.0, 0.5, 0.9] {
             let (mut unl, mut tst) = (Vec::new(), Vec::new());
             for labeled in &draws {
-                let mut yy = y_tr.clone();
-                for (i, mut row) in yy.rows_mut().into_iter().enumerate() {
-                    if !labeled[i] {
-                        row.fill(f64::NAN);
-                    }
-                }
-                let p = Problem {
-                    x: x_tr.clone(),
-                    y: yy,
-                    labeled: labeled.clone(),
-                    x_test: x_te.clone(),
-                    y_test: y_te.clone(),
-                    kernel,
-                    kernel_spec: spec.clone(),
-                    task: Task::Multilabel,
-                    feature_names: vec![],
-                    output_names: names.to_vec(),
-                    views: vec![],
-                    seed: 0,
-                };
+                let mut p = Problem::new(x_tr.clone(), y_tr.clone(), kernel)
+                    .with_labeled(labeled.clone())
+                    .with_test(x_te.clone(), y_te.clone())
+                    .with_kernel_spec(spec.clone())
+                    .with_task(Task::Multilabel);
+                p.output_names = names.to_vec();
                 let params = Params::new()
                     .with("gamma_i", Value::Float(gamma_i))
                     .with("gamma_o", Value::Float(gamma_o));
@@ -282,15 +268,16 @@ fn synthetic(n_all: usize, n_out: usize, seed: u64) -> Synthetic {
 
 fn fast(s: &Synthetic) -> (f64, Array2<f64>) {
     let t = Instant::now();
-    let a = vvmr::solve(
-        s.g.view(),
-        s.l.view(),
-        &s.labeled,
-        s.q.view(),
-        s.y.view(),
-        1e-2,
-        0.1,
-    )
+    let a = vvmr::Terms {
+        g: s.g.view(),
+        l: s.l.view(),
+        labeled: &s.labeled,
+        q: s.q.view(),
+        y: s.y.view(),
+        gamma_a: 1e-2,
+        gamma_i: 0.1,
+    }
+    .solve()
     .unwrap_or_default();
     (t.elapsed().as_secs_f64(), a)
 }

@@ -18,7 +18,7 @@ fi
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-# `cargo test` passes the binary it built (tests/e2e_tui.rs); run by hand, build it here.
+# `cargo test` passes the binary it built (tests/it/e2e_tui.rs); run by hand, build it here.
 if [ -n "${OVK_BIN:-}" ]; then
     BIN=$OVK_BIN
 else

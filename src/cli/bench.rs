@@ -75,12 +75,8 @@ struct ScalingArgs {
 struct OneArgs {
     #[arg(long)]
     method: String,
-    #[arg(long)]
-    n: usize,
-    #[arg(long, default_value_t = 10)]
-    outputs: usize,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    #[command(flatten)]
+    size: Synthetic,
     /// Skip the floor (the parent measures it once per n)
     #[arg(long)]
     no_floor: bool,
@@ -88,43 +84,58 @@ struct OneArgs {
 
 #[derive(clap::Args, Debug)]
 struct DataArgs {
+    #[command(flatten)]
+    size: Synthetic,
+    #[command(flatten)]
+    file: super::OutFile,
+}
+
+/// The synthetic problem of `bench one` and `bench data`: n rows, m outputs, a seed.
+#[derive(clap::Args, Debug)]
+struct Synthetic {
     #[arg(long)]
     n: usize,
     #[arg(long, default_value_t = 10)]
     outputs: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
-    /// Replace FILE if it exists
-    #[arg(long)]
-    force: bool,
 }
 
 pub fn bench(cmd: &BenchCmd) -> Result<i32> {
     match &cmd.what {
         BenchWhat::One(a) => {
-            let r = engine::run_one(&a.method, a.n, a.outputs, a.seed, !a.no_floor)?;
+            let r = engine::run_one(
+                &a.method,
+                a.size.n,
+                a.size.outputs,
+                a.size.seed,
+                !a.no_floor,
+            )?;
             let text = serde_json::to_string(&r)
                 .map_err(|e| OvkError::internal(format!("benchmark JSON: {e}")))?;
             println!("{text}");
             Ok(0)
         }
         BenchWhat::Data(a) => {
-            if a.n < 2 || a.outputs == 0 {
+            if a.size.n < 2 || a.size.outputs == 0 {
                 return Err(OvkError::input(
                     "--n must be at least 2 and --outputs at least 1",
                 ));
             }
-            super::sizes::check_table("--n", a.n, "--outputs", a.outputs + engine::INPUTS)?;
-            let out = crate::session::output::plan(&a.out, &OutputRules::new(a.force))?;
-            out.write(engine::synthetic_csv(a.n, a.outputs, a.seed).as_bytes())?;
+            super::sizes::check_table(
+                "--n",
+                a.size.n,
+                "--outputs",
+                a.size.outputs + engine::INPUTS,
+            )?;
+            let out = crate::session::output::plan(&a.file.out, &OutputRules::new(a.file.force))?;
+            out.write(engine::synthetic_csv(a.size.n, a.size.outputs, a.size.seed).as_bytes())?;
             eprintln!(
                 "wrote {} ({} training + 100 held-out rows, {} inputs, {} outputs)",
-                a.out.display(),
-                a.n,
+                a.file.out.display(),
+                a.size.n,
                 engine::INPUTS,
-                a.outputs
+                a.size.outputs
             );
             Ok(0)
         }

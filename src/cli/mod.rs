@@ -116,14 +116,22 @@ struct SweepCmd {
 #[derive(clap::Args, Debug)]
 struct GenCmd {
     /// What to generate: gp-mix (m outputs mixed from 50 latent Gaussian-process paths on 200
-    /// grid points in [-1, 1], noise at SNR 1:1 — Dinuzzo & Fukumizu's experiment)
+    /// grid points in [-1, 1], noise at SNR 1:1 — Dinuzzo & Fukumizu's experiment), written as
+    /// columns x, y0 … y{m-1}
     kind: String,
     /// Number of outputs m
     #[arg(long, default_value_t = 200)]
     outputs: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// The CSV file to write (column x, then y0 … y{m-1}); `-` is standard output
+    #[command(flatten)]
+    file: OutFile,
+}
+
+/// Where a generated table goes (`gen`, `bench data`).
+#[derive(clap::Args, Debug)]
+struct OutFile {
+    /// The CSV file to write; `-` is standard output
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
     /// Replace FILE if it exists
@@ -153,7 +161,9 @@ struct ExportCmd {
 fn run_option_args() -> Vec<Arg> {
     let mut args = Vec::new();
     for o in options::RUN_OPTIONS {
-        let mut a = Arg::new(o.key).long(o.key.replace('_', "-")).help(o.help);
+        let mut a = Arg::new(o.key)
+            .long(o.key.replace('_', "-"))
+            .help(o.help_text());
         if o.is_flag {
             a = a.action(ArgAction::SetTrue);
         } else {
@@ -161,8 +171,8 @@ fn run_option_args() -> Vec<Arg> {
                 .value_name(o.value_name)
                 .action(ArgAction::Set)
                 .allow_negative_numbers(true);
-            if let Some(d) = o.default {
-                a = a.help(format!("{} [default: {d}]", o.help));
+            if let Some(d) = o.default_text() {
+                a = a.help(format!("{} [default: {d}]", o.help_text()));
             }
         }
         args.push(a);
@@ -324,12 +334,13 @@ fn generate(g: &GenCmd) -> Result<i32> {
         "--outputs",
         g.outputs,
     )?;
-    let out = crate::session::output::plan(&g.out, &crate::session::OutputRules::new(g.force))?;
+    let out =
+        crate::session::output::plan(&g.file.out, &crate::session::OutputRules::new(g.file.force))?;
     let (x, y) = crate::data::gpmix::gp_mix(g.outputs, g.seed);
     out.write_with(|w| crate::data::gpmix::write_rows(w, &x, &y))?;
     eprintln!(
         "wrote {} ({} rows, {} outputs)",
-        g.out.display(),
+        g.file.out.display(),
         x.nrows(),
         y.ncols()
     );

@@ -6,12 +6,10 @@ use std::path::{Path, PathBuf};
 
 use crate::data::{ClassCoding, DataConfig, Scale, Task};
 use crate::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
-use crate::methods::{
-    self,
-    params::{nearest, upper_bound},
-    ParamKind, ParamSpec, Params,
-};
+use crate::methods::{self, ParamKind, ParamSpec, Params, Value};
 use crate::train::RunConfig;
+use crate::util::text::nearest;
+use crate::{data, kernels};
 use crate::{OvkError, Result};
 
 /// One non-method option of a run.
@@ -22,6 +20,38 @@ pub struct RunOption {
     /// `None` for on/off flags.
     pub default: Option<&'static str>,
     pub is_flag: bool,
+    /// The declaration of a kernel or data option with a rule (`kernels::options`,
+    /// `data::options`): its help, default and range come from there.
+    pub spec: Option<&'static ParamSpec>,
+}
+
+impl RunOption {
+    /// The help line, with the range a declared number must fall in.
+    pub fn help_text(&self) -> String {
+        match self.spec.map(|s| s.kind.range()) {
+            Some(range) if !range.is_empty() => format!("{}, in {range}", self.help),
+            _ => self.help.to_string(),
+        }
+    }
+
+    pub fn default_text(&self) -> Option<String> {
+        match self.spec {
+            Some(s) => s.default_value().map(|v| v.to_string()),
+            None => self.default.map(str::to_string),
+        }
+    }
+}
+
+/// An option declared as a `ParamSpec` (the value placeholder is the flag's own).
+const fn declared(spec: &'static ParamSpec, value_name: &'static str) -> RunOption {
+    RunOption {
+        key: spec.key,
+        value_name,
+        help: spec.help,
+        default: None,
+        is_flag: false,
+        spec: Some(spec),
+    }
 }
 
 const fn opt(
@@ -36,6 +66,7 @@ const fn opt(
         help,
         default,
         is_flag: false,
+        spec: None,
     }
 }
 
@@ -47,7 +78,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("class", "COL", "one class column (multi-class), one-hot coded", None),
     opt("task", "TASK", "regression | multiclass | multilabel (default: inferred)", None),
     opt("views", "PREFIXES", "feature groups by column-name prefix, comma-separated (multi-view methods)", None),
-    opt("test_fraction", "F", "fraction of the rows held out for testing, in [0, 1)", Some("0.25")),
+    declared(&data::options::TEST_FRACTION, "F"),
     opt("test_column", "COL", "a column marking the test rows (nonzero = test), e.g. a dataset's official split; replaces the random split and is never a feature", None),
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
     opt("scale", "SCALE", "feature scaling: standard (training mean, population std) | none", Some("standard")),
@@ -58,16 +89,17 @@ pub const RUN_OPTIONS: &[RunOption] = &[
         help: "drop rows with missing or NaN cells instead of refusing them",
         default: None,
         is_flag: true,
+        spec: None,
     },
-    opt("labeled", "N", "semi-supervised: keep N labels (or a fraction < 1) of the training part, hide the rest", None),
+    declared(&data::options::LABELED, "N"),
     opt("cv_folds", "K", "cross-validation: number of folds of the training part (with --cv-fold)", None),
     opt("cv_fold", "I", "cross-validation: evaluate on fold I (0-based) of --cv-folds, train on the others", None),
-    opt("kernel", "KERNEL", "input kernel: linear | gaussian | polynomial | laplacian", Some("gaussian")),
-    opt("sigma", "X|median", "kernel width σ (gaussian, laplacian): a number, or median = median distance between training rows after scaling", Some("median")),
-    opt("degree", "D", "polynomial degree d", Some("2")),
-    opt("coef0", "C", "polynomial offset c in (xᵀz + c)^d", Some("1")),
-    opt("input_rank", "R|exact|auto", "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl), exact, or auto = exact up to 5000 training rows and rank 2000 beyond; a linear kernel with d ≤ n is always solved exactly in the primal", Some("auto")),
-    opt("landmarks", "HOW", "landmarks of the low-rank factor: rpcholesky (randomly pivoted Cholesky) | uniform", Some("rpcholesky")),
+    declared(&kernels::options::KERNEL, "KERNEL"),
+    declared(&kernels::options::SIGMA, "X|median"),
+    declared(&kernels::options::DEGREE, "D"),
+    declared(&kernels::options::COEF0, "C"),
+    declared(&kernels::options::INPUT_RANK, "R|exact|auto"),
+    declared(&kernels::options::LANDMARKS, "HOW"),
     opt("name", "NAME", "session name (default: <dataset>-<method>)", None),
 ];
 
@@ -207,6 +239,23 @@ fn parse_num<T: std::str::FromStr>(key: &str, s: &str, what: &str) -> Result<T> 
         .map_err(|_| OvkError::input(format!("--{}: '{s}' is not {what}", key.replace('_', "-"))))
 }
 
+/// A number parsed and range-checked by its declaration; the message names the flag.
+fn declared_number(spec: &ParamSpec, text: &str) -> Result<f64> {
+    let as_flag = |e: OvkError| {
+        let msg = e.to_string();
+        let rest = msg.strip_prefix(spec.key).unwrap_or(&msg);
+        OvkError::input(format!("--{}{rest}", spec.flag()))
+    };
+    match spec.parse(text).map_err(as_flag)? {
+        Value::Float(x) => Ok(x),
+        Value::Int(i) => Ok(i as f64),
+        other => Err(OvkError::internal(format!(
+            "{}: {other} is not a number",
+            spec.key
+        ))),
+    }
+}
+
 /// Build a run configuration from option values; every value is checked here.
 pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     let get = |k: &str| raw.get(k).map(|s| s.as_str());
@@ -234,12 +283,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         .transpose()?;
     dc.views = get("views").map(list);
     if let Some(f) = get("test_fraction") {
-        dc.test_fraction = parse_num("test_fraction", f, "a number")?;
-        if !(0.0..1.0).contains(&dc.test_fraction) {
-            return Err(OvkError::input(format!(
-                "--test-fraction must be in [0, 1), got {f}"
-            )));
-        }
+        dc.test_fraction = declared_number(&data::options::TEST_FRACTION, f)?;
     }
     dc.test_column = get("test_column").map(|s| s.trim().to_string());
     if let Some(s) = get("seed") {
@@ -271,13 +315,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         dc.drop_missing = parse_bool("drop_missing", s)?;
     }
     if let Some(s) = get("labeled") {
-        let v: f64 = parse_num("labeled", s, "a number")?;
-        if !(v > 0.0 && v.is_finite()) {
-            return Err(OvkError::input(format!(
-                "--labeled must be a count ≥ 1 or a fraction in (0, 1), got {s}"
-            )));
-        }
-        dc.labeled = Some(v);
+        dc.labeled = Some(declared_number(&data::options::LABELED, s)?);
     }
 
     match (get("cv_folds"), get("cv_fold")) {
@@ -303,10 +341,10 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         kernel.sigma = Sigma::parse(s)?;
     }
     if let Some(d) = get("degree") {
-        kernel.degree = parse_num("degree", d, "a whole number ≥ 1")?;
+        kernel.degree = declared_number(&kernels::options::DEGREE, d)? as u32;
     }
     if let Some(c) = get("coef0") {
-        kernel.coef0 = parse_num("coef0", c, "a number")?;
+        kernel.coef0 = declared_number(&kernels::options::COEF0, c)?;
     }
     if let Some(r) = get("input_rank") {
         kernel.input_rank = InputRank::parse(r)?;
@@ -365,18 +403,7 @@ fn parse_bool(key: &str, s: &str) -> Result<bool> {
 
 /// The range or choice list of a method parameter, for help text and docs.
 pub fn describe_kind(spec: &ParamSpec) -> String {
-    match spec.kind {
-        ParamKind::Float {
-            min, max, min_open, ..
-        } => {
-            let lo = if min_open { "(" } else { "[" };
-            format!("number in {lo}{min}, {}", upper_bound(max))
-        }
-        ParamKind::Int { min, max } => format!("whole number in [{min}, {max}]"),
-        ParamKind::Choice(c) => c.join(" | "),
-        ParamKind::Bool => "true | false".into(),
-        ParamKind::Text => "text".into(),
-    }
+    spec.kind.describe()
 }
 
 /// Text safe inside a Markdown table cell.
@@ -394,16 +421,19 @@ pub fn config_reference() -> String {
          ## Data, kernel and run\n\n| key | value | default | meaning |\n|---|---|---|---|\n",
     );
     for o in RUN_OPTIONS {
-        let value = if o.is_flag {
-            "true | false"
-        } else {
-            o.value_name
+        let value = match o.spec {
+            _ if o.is_flag => "true | false".to_string(),
+            Some(spec) if !matches!(spec.kind, ParamKind::Text) => spec.kind.describe(),
+            _ => o.value_name.to_string(),
         };
+        let default = o
+            .default_text()
+            .unwrap_or_else(|| if o.is_flag { "false" } else { "—" }.into());
         s.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
             o.key,
-            cell(value),
-            o.default.unwrap_or(if o.is_flag { "false" } else { "—" }),
+            cell(&value),
+            cell(&default),
             cell(o.help)
         ));
     }

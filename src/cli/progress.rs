@@ -63,6 +63,17 @@ impl CliProgress {
         }
     }
 
+    /// One progress line: rewritten in place on a terminal, appended otherwise.
+    fn emit(&mut self, line: &str) {
+        if self.tty {
+            eprint!("\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+            self.dirty = true;
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
     fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
@@ -100,13 +111,7 @@ impl Observer for CliProgress {
             let eta = per * t.saturating_sub(rec.iter) as f64;
             line.push_str(&format!("  (at most {eta:.0}s left)"));
         }
-        if self.tty {
-            eprint!("\r\x1b[2K{line}");
-            let _ = std::io::stderr().flush();
-            self.dirty = true;
-        } else {
-            eprintln!("{line}");
-        }
+        self.emit(&line);
     }
 
     fn step(&mut self, done: usize, total: usize) {
@@ -120,13 +125,7 @@ impl Observer for CliProgress {
         }
         self.last_line = Instant::now();
         let line = format!("  {done}/{total}  {:.1}s", self.elapsed());
-        if self.tty {
-            eprint!("\r\x1b[2K{line}");
-            let _ = std::io::stderr().flush();
-            self.dirty = true;
-        } else {
-            eprintln!("{line}");
-        }
+        self.emit(&line);
     }
 
     fn note(&mut self, msg: &str) {

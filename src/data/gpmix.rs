@@ -7,8 +7,8 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2, Axis};
 
-use super::rng::Rng;
 use crate::linalg::matmul;
+use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
 /// Grid points on [−1, 1].

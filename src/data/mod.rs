@@ -7,10 +7,10 @@ pub mod files;
 pub mod gpmix;
 mod guard;
 mod load;
+pub mod options;
 mod parquet_footer;
 mod prepare;
 mod raw;
-pub mod rng;
 mod roles;
 mod rows;
 mod scale;
@@ -20,6 +20,7 @@ mod split;
 mod table;
 mod views;
 
+pub use crate::util::rng;
 pub use load::write_parquet;
 pub use prepare::sha256_hex;
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
@@ -126,7 +127,10 @@ pub struct CvFold {
 }
 
 fn default_test_fraction() -> f64 {
-    0.25
+    match options::TEST_FRACTION.default {
+        crate::util::param::ParamDefault::Float(f) => f,
+        _ => unreachable!("TEST_FRACTION declares a Float default"),
+    }
 }
 
 impl DataConfig {

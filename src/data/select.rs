@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::input_at;
-use crate::methods::params::nearest;
+use crate::util::text::nearest;
 use crate::Result;
 
 /// Indices (into `columns`) picked by `selectors`, in the order given, each at most once.

@@ -2,8 +2,10 @@
 
 use std::path::Path;
 
-use super::rng::Rng;
+use super::options::TEST_FRACTION;
 use crate::error::input_at;
+use crate::util::param::Value;
+use crate::util::rng::Rng;
 use crate::Result;
 
 /// Original file row indices of each part, ascending.
@@ -22,11 +24,8 @@ pub(crate) fn split(
     test_fraction: f64,
     seed: u64,
 ) -> Result<Split> {
-    if !(0.0..1.0).contains(&test_fraction) {
-        return Err(input_at(
-            path,
-            format!("the test fraction must be in [0, 1), not {test_fraction}"),
-        ));
+    if let Err(e) = TEST_FRACTION.check(&Value::Float(test_fraction)) {
+        return Err(input_at(path, e.to_string()));
     }
     let mut order = labeled.to_vec();
     Rng::new(seed).shuffle(&mut order);
@@ -185,7 +184,7 @@ mod tests {
         assert!(split(p, &[0, 1], &[], 1.0, 0)
             .unwrap_err()
             .to_string()
-            .contains("test fraction"));
+            .contains("test_fraction: 1 is outside [0, 1)"));
     }
 
     #[test]

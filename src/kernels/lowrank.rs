@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use super::gram::cross_gram;
 use super::memory::{check_fits, dense_bytes};
 use super::spec::Kernel;
-use crate::data::rng::Rng;
 use crate::linalg::{matmul, solve_lower};
+use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
 /// Pivots sampled per round: large enough for an efficient product, small enough that few are

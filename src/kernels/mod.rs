@@ -9,6 +9,7 @@ mod knn;
 mod lowrank;
 mod memory;
 mod nystrom;
+pub mod options;
 mod spec;
 
 pub use gram::{cross_gram, gram, sq_dists};
@@ -24,4 +25,5 @@ pub use memory::{
     format_bytes, memory_budget, parse_size, peak_rss_bytes, MemoryBudget,
 };
 pub use nystrom::{nystrom, NystromFactor};
+pub use options::KERNEL_OPTIONS;
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};

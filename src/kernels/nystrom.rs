@@ -77,7 +77,7 @@ pub fn nystrom(kernel: &Kernel, x: ArrayView2<f64>, landmarks: &[usize]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::rng::Rng;
+    use crate::util::rng::Rng;
 
     #[test]
     fn all_columns_reproduce_the_gram() {

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::heuristics::median_distance;
 use super::lowrank::Landmarks;
+use super::options::{COEF0, DEGREE};
+use crate::util::param::{ParamDefault, Value};
 use crate::{OvkError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,10 +206,16 @@ fn default_sigma() -> Sigma {
     Sigma::Median
 }
 fn default_degree() -> u32 {
-    2
+    match DEGREE.default {
+        ParamDefault::Int(d) => d as u32,
+        _ => unreachable!("DEGREE declares an Int default"),
+    }
 }
 fn default_coef0() -> f64 {
-    1.0
+    match COEF0.default {
+        ParamDefault::Float(c) => c,
+        _ => unreachable!("COEF0 declares a Float default"),
+    }
 }
 
 impl Default for KernelSpec {
@@ -224,21 +232,16 @@ impl Default for KernelSpec {
 }
 
 impl KernelSpec {
+    /// Check the numbers against their declarations (`kernels::options`).
+    pub fn check(&self) -> Result<()> {
+        DEGREE.check(&Value::Int(i64::from(self.degree)))?;
+        COEF0.check(&Value::Float(self.coef0))
+    }
+
     /// Fix every parameter: σ = median becomes the median distance between distinct rows of
     /// the (scaled) training inputs.
     pub fn resolve(&self, x_train: ArrayView2<f64>) -> Result<Kernel> {
-        if self.degree == 0 || self.degree > 20 {
-            return Err(OvkError::input(format!(
-                "polynomial degree must be between 1 and 20, got {}",
-                self.degree
-            )));
-        }
-        if !self.coef0.is_finite() || self.coef0 < 0.0 {
-            return Err(OvkError::input(format!(
-                "coef0 must be a finite number ≥ 0, got {}",
-                self.coef0
-            )));
-        }
+        self.check()?;
         let sigma = || -> Result<f64> {
             match self.sigma {
                 // σ² must be a normal positive number: 1e-300² underflows to 0 and the kernel

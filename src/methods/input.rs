@@ -271,14 +271,7 @@ impl InputSpectrum {
                     return Ok(sp);
                 }
                 let clock = std::time::Instant::now();
-                obs.phase(Phase::Gram, Some(rank));
-                let f = {
-                    let mut tick = |done: usize| -> Result<()> {
-                        obs.step(done, rank);
-                        check_cancel(obs)
-                    };
-                    input_factor(kernel, x, rank, landmarks, seed, &mut tick)?
-                };
+                let f = factor_observed(kernel, x, rank, landmarks, seed, obs)?;
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let sp = Self::of_factor(f, y, "low_rank", clock.elapsed().as_secs_f64())?;
@@ -422,4 +415,22 @@ fn check_rows(n: usize, y: ArrayView2<f64>) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// `input_factor` as a phase of a fit: the Gram phase with one step per landmark, honouring a
+/// cancel between steps.
+pub fn factor_observed(
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    rank: usize,
+    landmarks: Landmarks,
+    seed: u64,
+    obs: &mut dyn Observer,
+) -> Result<InputFactor> {
+    obs.phase(Phase::Gram, Some(rank));
+    let mut tick = |done: usize| -> Result<()> {
+        obs.step(done, rank);
+        check_cancel(obs)
+    };
+    input_factor(kernel, x, rank, landmarks, seed, &mut tick)
 }

@@ -9,8 +9,8 @@ use super::expansion::KernelExpansion;
 use super::input::{factor_peak_bytes, InputSpectrum, Route};
 use super::params::{common, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape, TraceRecord,
+    check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape,
 };
 use crate::kernels::gram;
 use crate::linalg::{cholesky, interruptible};
@@ -49,7 +49,7 @@ impl Method for Krr {
             return Ok(factor_peak_bytes(l, r, s.m, s.n_test) + mats(3, l, s.m));
         }
         // K, K + λI, its Cholesky factor and the prediction's cross-Gram on the training rows
-        // (measured: see tests/resource_limits.rs); the ℓ×m blocks; the test cross-Gram.
+        // (measured: see tests/it/resource_limits.rs); the ℓ×m blocks; the test cross-Gram.
         Ok(mats(4, l, l) + mats(4, l, s.m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
@@ -76,13 +76,7 @@ impl Method for Krr {
             solve_ridge(kw.view(), yw.view(), lambda)
         })?;
         let objective = objective_identity(k.view(), y.view(), c.view(), lambda);
-        ensure_finite("objective", objective)?;
-        obs.record(&TraceRecord {
-            iter: 1,
-            objective,
-            elapsed_ms: clock.ms(),
-            ..Default::default()
-        });
+        record_solved(obs, objective, None, &clock)?;
         let mut fit = Fit::new(Box::new(KernelExpansion {
             kernel: p.kernel,
             x_train: x,
@@ -126,13 +120,7 @@ fn fit_on_factor(
             reg += s * cr.dot(&cr);
         });
     let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
-    ensure_finite("objective", objective)?;
-    obs.record(&TraceRecord {
-        iter: 1,
-        objective,
-        elapsed_ms: clock.ms(),
-        ..Default::default()
-    });
+    record_solved(obs, objective, None, clock)?;
     let beta = sp.basis.lift(ct.view());
     let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone()));
     fit.iterations = 1;
@@ -167,8 +155,7 @@ pub fn objective_identity(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Task;
-    use crate::kernels::{cross_gram, Kernel, KernelSpec};
+    use crate::kernels::{cross_gram, Kernel};
     use crate::methods::{Collect, Value};
     use ndarray::Array2;
 
@@ -210,20 +197,9 @@ mod tests {
         let xt = Array2::from_shape_fn((4, 2), |(i, j)| (i as f64 - j as f64) / 3.0);
         let kernel = Kernel::Gaussian { sigma: 0.8 };
         let lambda = 0.3;
-        let p = Problem {
-            x: x.clone(),
-            y: y.clone(),
-            labeled: vec![true; 12],
-            x_test: xt.clone(),
-            y_test: Array2::zeros((4, 3)),
-            kernel,
-            kernel_spec: KernelSpec::default(),
-            task: Task::Regression,
-            feature_names: vec!["a".into(), "b".into()],
-            output_names: vec!["u".into(), "v".into(), "w".into()],
-            views: vec![],
-            seed: 0,
-        };
+        let p = Problem::new(x.clone(), y.clone(), kernel)
+            .with_test(xt.clone(), Array2::zeros((4, 3)))
+            .with_names(&["a", "b"], &["u", "v", "w"]);
         let fit = Krr
             .fit(
                 &p,

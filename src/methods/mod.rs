@@ -20,8 +20,10 @@ use ndarray::{Array2, ArrayView2};
 
 pub use expansion::{FeatureExpansion, KernelExpansion};
 pub use input::{InputSpectrum, Route};
-pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
-pub use params::{ParamKind, ParamSpec, Params, Value};
+pub use observer::{
+    check_cancel, record_solved, Clock, Collect, Observer, Phase, Silent, TraceRecord,
+};
+pub use params::{ParamDefault, ParamKind, ParamSpec, Params, Value};
 pub use shape::{mats, ProblemShape};
 
 use crate::data::{Task, View};
@@ -53,7 +55,90 @@ pub struct Problem {
     pub seed: u64,
 }
 
+/// A builder for the problems tests, benches and tools make by hand (the pipeline fills every
+/// field from prepared data instead): `Problem::new(x, y, kernel)` is regression with every row
+/// labeled, no test rows, `KernelSpec::default()`, names `x0…`/`y0…`, no views and seed 0; each
+/// `with_*` changes one thing.
 impl Problem {
+    pub fn new(x: Array2<f64>, y: Array2<f64>, kernel: Kernel) -> Problem {
+        let (n, d, m) = (x.nrows(), x.ncols(), y.ncols());
+        Problem {
+            x_test: Array2::zeros((0, d)),
+            y_test: Array2::zeros((0, m)),
+            labeled: vec![true; n],
+            x,
+            y,
+            kernel,
+            kernel_spec: KernelSpec::default(),
+            task: Task::Regression,
+            feature_names: (0..d).map(|j| format!("x{j}")).collect(),
+            output_names: (0..m).map(|k| format!("y{k}")).collect(),
+            views: Vec::new(),
+            seed: 0,
+        }
+    }
+
+    /// The rows from `n_train` on become the test set (replacing any).
+    pub fn holding_out(mut self, n_train: usize) -> Problem {
+        let n = self.x.nrows();
+        assert!(n_train <= n, "holding_out({n_train}) of {n} rows");
+        self.x_test = self.x.slice(ndarray::s![n_train.., ..]).to_owned();
+        self.y_test = self.y.slice(ndarray::s![n_train.., ..]).to_owned();
+        self.x = self.x.slice(ndarray::s![..n_train, ..]).to_owned();
+        self.y = self.y.slice(ndarray::s![..n_train, ..]).to_owned();
+        self.labeled.truncate(n_train);
+        self
+    }
+
+    pub fn with_test(mut self, x_test: Array2<f64>, y_test: Array2<f64>) -> Problem {
+        self.x_test = x_test;
+        self.y_test = y_test;
+        self
+    }
+
+    /// Rows whose flag is false become unlabeled: their targets are hidden (NaN), as the
+    /// pipeline hides them.
+    pub fn with_labeled(mut self, labeled: Vec<bool>) -> Problem {
+        assert_eq!(labeled.len(), self.x.nrows(), "one flag per training row");
+        for (mut row, _) in self
+            .y
+            .rows_mut()
+            .into_iter()
+            .zip(&labeled)
+            .filter(|(_, &l)| !l)
+        {
+            row.fill(f64::NAN);
+        }
+        self.labeled = labeled;
+        self
+    }
+
+    pub fn with_kernel_spec(mut self, kernel_spec: KernelSpec) -> Problem {
+        self.kernel_spec = kernel_spec;
+        self
+    }
+
+    pub fn with_task(mut self, task: Task) -> Problem {
+        self.task = task;
+        self
+    }
+
+    pub fn with_names(mut self, features: &[&str], outputs: &[&str]) -> Problem {
+        self.feature_names = features.iter().map(|s| s.to_string()).collect();
+        self.output_names = outputs.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    pub fn with_views(mut self, views: Vec<View>) -> Problem {
+        self.views = views;
+        self
+    }
+
+    pub fn with_seed(mut self, seed: u64) -> Problem {
+        self.seed = seed;
+        self
+    }
+
     pub fn n_train(&self) -> usize {
         self.x.nrows()
     }

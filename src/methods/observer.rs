@@ -38,7 +38,7 @@ impl Phase {
 pub struct TraceRecord {
     pub iter: usize,
     /// The paper's objective at this iterate.
-    #[serde(deserialize_with = "crate::session::nan::f64")]
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub objective: f64,
     /// The method's convergence measure (relative residual, ‖B − B_p‖, gradient norm …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,7 +52,7 @@ pub struct TraceRecord {
     /// Validation (test-part) metric at this iterate, when the method computes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub val_metric: Option<f64>,
-    #[serde(deserialize_with = "crate::session::nan::f64")]
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub elapsed_ms: f64,
     /// Method-specific extra series (e.g. `rank`, `certificate`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", flatten)]
@@ -80,6 +80,24 @@ pub fn check_cancel(obs: &dyn Observer) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// The one trace record of a fit solved in one step, once its objective is known to be finite.
+pub fn record_solved(
+    obs: &mut dyn Observer,
+    objective: f64,
+    residual: Option<f64>,
+    clock: &Clock,
+) -> Result<()> {
+    super::ensure_finite("objective", objective)?;
+    obs.record(&TraceRecord {
+        iter: 1,
+        objective,
+        residual,
+        elapsed_ms: clock.ms(),
+        ..Default::default()
+    });
+    Ok(())
 }
 
 /// An observer that ignores everything (benchmarks, internal refits).

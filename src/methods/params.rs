@@ -1,193 +1,17 @@
-//! Hyperparameters as data: every method declares its parameters once (`ParamSpec`), and the
-//! CLI flags, the config keys, the TUI's fields, validation and `docs/config.md` all come from
-//! those declarations — so they cannot drift apart.
+//! Hyperparameters as data: every method declares its parameters once (`ParamSpec`, from
+//! `util::param`, as the kernel and data options are), and the CLI flags, the config keys, the
+//! TUI's fields, validation and `docs/config.md` all come from those declarations — so they
+//! cannot drift apart. Here: parameter values by key (`Params`), and the shared declarations
+//! (`common`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::param::as_f64;
+pub use crate::util::param::{upper_bound, ParamDefault, ParamKind, ParamSpec, Value};
+use crate::util::text::nearest;
 use crate::{OvkError, Result};
-
-/// A parameter's value as given in a config, a flag or a TUI field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Value {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) if *x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) => {
-                write!(f, "{x:e}")
-            }
-            Value::Float(x) => write!(f, "{x}"),
-            Value::Text(s) => write!(f, "{s}"),
-        }
-    }
-}
-
-/// What values a parameter takes.
-#[derive(Debug, Clone, Copy)]
-pub enum ParamKind {
-    /// A real number in `[min, max]` (`min_open`: strictly above `min`). `log`: best explored on
-    /// a log scale (sweeps and the TUI use it).
-    Float {
-        min: f64,
-        max: f64,
-        min_open: bool,
-        log: bool,
-    },
-    Int {
-        min: i64,
-        max: i64,
-    },
-    Choice(&'static [&'static str]),
-    Bool,
-    /// Free text the method parses itself (e.g. `"20,30"` or `"1..8"`).
-    Text,
-}
-
-/// The default of a parameter; `None` means "absent unless given" (e.g. λ absent → a λ path).
-#[derive(Debug, Clone, Copy)]
-pub enum Default {
-    None,
-    Float(f64),
-    Int(i64),
-    Bool(bool),
-    Text(&'static str),
-}
-
-/// One hyperparameter of one method.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    /// Config key (`max_iter`); the CLI flag is the same with dashes (`--max-iter`).
-    pub key: &'static str,
-    /// Short label for the TUI (`max iterations`).
-    pub label: &'static str,
-    /// One sentence: what it does, and the paper's symbol.
-    pub help: &'static str,
-    /// Unit or symbol shown beside the field (`λ`, `iterations`), may be empty.
-    pub unit: &'static str,
-    pub kind: ParamKind,
-    pub default: Default,
-}
-
-impl ParamSpec {
-    pub fn flag(&self) -> String {
-        self.key.replace('_', "-")
-    }
-
-    /// The placeholder shown in `--help` (`λ`, `N`, `CHOICE` …).
-    pub fn unit_or_value(&self) -> String {
-        match self.kind {
-            ParamKind::Bool => "BOOL".into(),
-            ParamKind::Choice(_) => "CHOICE".into(),
-            ParamKind::Int { .. } => "N".into(),
-            ParamKind::Text => "TEXT".into(),
-            ParamKind::Float { .. } => "X".into(),
-        }
-    }
-
-    pub fn default_value(&self) -> Option<Value> {
-        match self.default {
-            Default::None => None,
-            Default::Float(v) => Some(Value::Float(v)),
-            Default::Int(v) => Some(Value::Int(v)),
-            Default::Bool(v) => Some(Value::Bool(v)),
-            Default::Text(v) => Some(Value::Text(v.to_string())),
-        }
-    }
-
-    /// Parse a value typed by a user (flag or TUI field) and check it against the kind.
-    pub fn parse(&self, text: &str) -> Result<Value> {
-        let t = text.trim();
-        let v = match self.kind {
-            ParamKind::Float { .. } => t
-                .parse::<f64>()
-                .map(Value::Float)
-                .map_err(|_| OvkError::input(format!("{}: '{t}' is not a number", self.key)))?,
-            ParamKind::Int { .. } => t.parse::<i64>().map(Value::Int).map_err(|_| {
-                OvkError::input(format!("{}: '{t}' is not a whole number", self.key))
-            })?,
-            ParamKind::Bool => match t.to_ascii_lowercase().as_str() {
-                "true" | "yes" | "on" | "1" => Value::Bool(true),
-                "false" | "no" | "off" | "0" => Value::Bool(false),
-                _ => {
-                    return Err(OvkError::input(format!(
-                        "{}: '{t}' is not true or false",
-                        self.key
-                    )))
-                }
-            },
-            ParamKind::Choice(_) | ParamKind::Text => Value::Text(t.to_string()),
-        };
-        self.check(&v)?;
-        Ok(v)
-    }
-
-    /// Check a value (from any source) against the kind; the message says the allowed range.
-    pub fn check(&self, v: &Value) -> Result<()> {
-        let bad = |why: String| Err(OvkError::input(format!("{}: {why}", self.key)));
-        match (self.kind, v) {
-            (
-                ParamKind::Float {
-                    min, max, min_open, ..
-                },
-                Value::Float(_) | Value::Int(_),
-            ) => {
-                let x = as_f64(v).unwrap_or(f64::NAN);
-                let low_ok = if min_open { x > min } else { x >= min };
-                if !x.is_finite() || !low_ok || x > max {
-                    let lo = if min_open { "(" } else { "[" };
-                    let hi = upper_bound(max);
-                    return bad(format!("{x} is outside {lo}{min}, {hi}"));
-                }
-                Ok(())
-            }
-            (ParamKind::Int { min, max }, Value::Int(i)) => {
-                if *i < min || *i > max {
-                    return bad(format!("{i} is outside [{min}, {max}]"));
-                }
-                Ok(())
-            }
-            (ParamKind::Choice(opts), Value::Text(s)) => {
-                if !opts.contains(&s.as_str()) {
-                    return bad(format!("'{s}' is not one of {}", opts.join(", ")));
-                }
-                Ok(())
-            }
-            (ParamKind::Bool, Value::Bool(_)) | (ParamKind::Text, Value::Text(_)) => Ok(()),
-            (kind, v) => bad(format!(
-                "{v} has the wrong type (expected {})",
-                kind_name(kind)
-            )),
-        }
-    }
-}
-
-fn kind_name(k: ParamKind) -> &'static str {
-    match k {
-        ParamKind::Float { .. } => "a number",
-        ParamKind::Int { .. } => "a whole number",
-        ParamKind::Choice(_) => "one of the listed choices",
-        ParamKind::Bool => "true or false",
-        ParamKind::Text => "text",
-    }
-}
-
-fn as_f64(v: &Value) -> Option<f64> {
-    match v {
-        Value::Float(x) => Some(*x),
-        Value::Int(i) => Some(*i as f64),
-        _ => None,
-    }
-}
 
 /// Hyperparameter values by key. Absent keys fall back to the spec's default when read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -238,31 +62,6 @@ pub fn unknown_key_message(key: &str, valid: &[&str], context: &str) -> String {
             valid.join(", ")
         ),
     }
-}
-
-/// The valid key closest to `key` by edit distance, if any is reasonably close.
-pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
-    valid
-        .iter()
-        .map(|v| (edit_distance(key, v), *v))
-        .filter(|(d, v)| *d <= (v.len().max(key.len()) / 2).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Parameter values with defaults applied; getters return an input error for a missing value.
@@ -344,20 +143,15 @@ impl Resolved<'_> {
 
 /// Parameters several methods share, declared once.
 pub mod common {
-    use super::{Default, ParamKind, ParamSpec};
+    use super::{ParamDefault, ParamKind, ParamSpec};
 
     pub const LAMBDA: ParamSpec = ParamSpec {
         key: "lambda",
         label: "regularisation",
         help: "regularisation parameter λ of the data-fit term",
         unit: "λ",
-        kind: ParamKind::Float {
-            min: 0.0,
-            max: 1e12,
-            min_open: true,
-            log: true,
-        },
-        default: Default::Float(0.1),
+        kind: ParamKind::POSITIVE,
+        default: ParamDefault::Float(0.1),
     };
 
     pub const TOL: ParamSpec = ParamSpec {
@@ -369,9 +163,10 @@ pub mod common {
             min: 0.0,
             max: 1.0,
             min_open: true,
+            max_open: false,
             log: true,
         },
-        default: Default::Float(1e-8),
+        default: ParamDefault::Float(1e-8),
     };
 
     pub const MAX_ITER: ParamSpec = ParamSpec {
@@ -383,19 +178,8 @@ pub mod common {
             min: 1,
             max: 10_000_000,
         },
-        default: Default::Int(1000),
+        default: ParamDefault::Int(1000),
     };
-}
-
-/// The closing end of a float range as help and errors print it: `∞)`, `1e12]`, `0.5]`.
-pub fn upper_bound(max: f64) -> String {
-    if max.is_infinite() {
-        "∞)".into()
-    } else if max.abs() >= 1e6 {
-        format!("{max:e}]")
-    } else {
-        format!("{max}]")
-    }
 }
 
 #[cfg(test)]

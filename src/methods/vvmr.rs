@@ -12,15 +12,15 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
 use super::expansion::{FeatureExpansion, KernelExpansion};
-use super::input::{factor_peak_bytes, FactorSummary, Route};
-use super::params::{Default, ParamKind, ParamSpec};
+use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
+use super::params::{ParamDefault, ParamKind, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape, TraceRecord,
+    check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
+    ProblemShape,
 };
 use crate::kernels::{
-    check_fits, dense_bytes, gram, input_factor, knn_graph, knn_sparse, laplacian, laplacian_power,
-    pinv_psd, GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
+    check_fits, dense_bytes, gram, knn_graph, knn_sparse, laplacian, laplacian_power, pinv_psd,
+    GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
 use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, symmetrize};
 use crate::{OvkError, Result};
@@ -39,13 +39,8 @@ const GAMMA_A: ParamSpec = ParamSpec {
     label: "ambient regularisation",
     help: "weight γ_A of the RKHS norm ‖f‖²_K in problem (12)",
     unit: "γ_A",
-    kind: ParamKind::Float {
-        min: 0.0,
-        max: 1e12,
-        min_open: true,
-        log: true,
-    },
-    default: Default::Float(1e-2),
+    kind: ParamKind::POSITIVE,
+    default: ParamDefault::Float(1e-2),
 };
 
 const GAMMA_I: ParamSpec = ParamSpec {
@@ -58,9 +53,10 @@ const GAMMA_I: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1e12,
         min_open: false,
+        max_open: false,
         log: false,
     },
-    default: Default::Float(1e-3),
+    default: ParamDefault::Float(1e-3),
 };
 
 const GAMMA_O: ParamSpec = ParamSpec {
@@ -72,9 +68,10 @@ const GAMMA_O: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1.0,
         min_open: false,
+        max_open: false,
         log: false,
     },
-    default: Default::Float(0.5),
+    default: ParamDefault::Float(0.5),
 };
 
 const KNN: ParamSpec = ParamSpec {
@@ -86,7 +83,7 @@ const KNN: ParamSpec = ParamSpec {
         min: 1,
         max: 100_000,
     },
-    default: Default::Int(10),
+    default: ParamDefault::Int(10),
 };
 
 const GRAPH_WEIGHTS: ParamSpec = ParamSpec {
@@ -96,7 +93,7 @@ const GRAPH_WEIGHTS: ParamSpec = ParamSpec {
            length",
     unit: "",
     kind: ParamKind::Choice(&["heat", "binary"]),
-    default: Default::Text("heat"),
+    default: ParamDefault::Text("heat"),
 };
 
 const LAPLACIAN: ParamSpec = ParamSpec {
@@ -105,7 +102,7 @@ const LAPLACIAN: ParamSpec = ParamSpec {
     help: "normalized I − D^{-1/2} W D^{-1/2} or unnormalized D − W Laplacian of the input graph",
     unit: "",
     kind: ParamKind::Choice(&["normalized", "unnormalized"]),
-    default: Default::Text("normalized"),
+    default: ParamDefault::Text("normalized"),
 };
 
 const LAPLACIAN_POWER: ParamSpec = ParamSpec {
@@ -114,7 +111,7 @@ const LAPLACIAN_POWER: ParamSpec = ParamSpec {
     help: "the input graph penalty uses Lᵖ (iterated Laplacian)",
     unit: "p",
     kind: ParamKind::Int { min: 1, max: 10 },
-    default: Default::Int(1),
+    default: ParamDefault::Int(1),
 };
 
 const OUTPUT_KNN: ParamSpec = ParamSpec {
@@ -127,7 +124,7 @@ const OUTPUT_KNN: ParamSpec = ParamSpec {
         min: 1,
         max: 100_000,
     },
-    default: Default::Int(3),
+    default: ParamDefault::Int(3),
 };
 
 const PARAMS: &[ParamSpec] = &[
@@ -169,7 +166,7 @@ impl Method for Vvmr {
         }
         let n = s.n_train;
         // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries (measured:
-        // about 9 N×N, tests/resource_limits.rs).
+        // about 9 N×N, tests/it/resource_limits.rs).
         Ok(mats(N_BY_N_MATRICES + 3, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {
@@ -228,48 +225,32 @@ impl Method for Vvmr {
         // cancel returns at once.
         let labeled = p.labeled.clone();
         let (a, g, l, q, y) = interruptible(&|| obs.is_cancelled(), move || {
-            let a = solve(
-                g.view(),
-                l.view(),
-                &labeled,
-                q.view(),
-                y.view(),
+            let a = Terms {
+                g: g.view(),
+                l: l.view(),
+                labeled: &labeled,
+                q: q.view(),
+                y: y.view(),
                 gamma_a,
                 gamma_i,
-            )?;
+            }
+            .solve()?;
             Ok((a, g, l, q, y))
         })?;
+        let terms = Terms {
+            g: g.view(),
+            l: l.view(),
+            labeled: &p.labeled,
+            q: q.view(),
+            y: y.view(),
+            gamma_a,
+            gamma_i,
+        };
         let coef = matmul(a.view(), q.view()); // f(x) = Σᵢ k(x, xᵢ) Q aᵢ, eq. (16)
         let f = matmul(g.view(), coef.view());
-        let objective = objective_from_outputs(
-            f.view(),
-            g.view(),
-            l.view(),
-            &p.labeled,
-            a.view(),
-            q.view(),
-            y.view(),
-            gamma_a,
-            gamma_i,
-        );
-        ensure_finite("objective", objective)?;
-        let residual = sylvester_residual(
-            g.view(),
-            l.view(),
-            &p.labeled,
-            q.view(),
-            y.view(),
-            a.view(),
-            gamma_a,
-            gamma_i,
-        );
-        obs.record(&TraceRecord {
-            iter: 1,
-            objective,
-            residual: Some(residual),
-            elapsed_ms: clock.ms(),
-            ..std::default::Default::default()
-        });
+        let objective = terms.objective_from_outputs(f.view(), a.view());
+        let residual = terms.residual(a.view());
+        record_solved(obs, objective, Some(residual), &clock)?;
 
         let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
         let predictions_unlabeled = f.select(Axis(0), &unlabeled);
@@ -422,12 +403,7 @@ fn fit_on_factor(
         Route::LowRank {
             rank, landmarks, ..
         } => {
-            obs.phase(Phase::Gram, Some(rank));
-            let mut tick = |done: usize| -> Result<()> {
-                obs.step(done, rank);
-                check_cancel(obs)
-            };
-            let f = input_factor(&p.kernel, p.x.view(), rank, landmarks, p.seed, &mut tick)?;
+            let f = factor_observed(&p.kernel, p.x.view(), rank, landmarks, p.seed, obs)?;
             (f, "low_rank")
         }
         Route::Exact => return Err(OvkError::internal("vvmr: the exact route has no factor")),
@@ -454,15 +430,8 @@ fn fit_on_factor(
     )?;
     check_cancel(obs)?;
     let objective = objective_on_factor(&sol, &lap, &p.labeled, y.view(), h.gamma_a, h.gamma_i);
-    ensure_finite("objective", objective)?;
     let residual = residual_on_factor(&sol, &lap, &p.labeled, y.view(), h.gamma_a, h.gamma_i);
-    obs.record(&TraceRecord {
-        iter: 1,
-        objective,
-        residual: Some(residual),
-        elapsed_ms: clock.ms(),
-        ..std::default::Default::default()
-    });
+    record_solved(obs, objective, Some(residual), clock)?;
 
     let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
     let mut details = h.details(
@@ -735,27 +704,72 @@ pub fn output_kernel(
     Ok((w_out, q))
 }
 
-/// Solve eq. (17) `(J G + ℓ γ_I L G) A Q + ℓ γ_A A = Y` without the (Nn)×(Nn) system:
-/// with `Q = V diag(q) Vᵀ` and `M = (J + ℓγ_I L) G = U H Uᵀ` (Hessenberg), every column of
-/// `Ã = A V` solves `(q_j M + ℓγ_A I) ã_j = (Y V)_j` in O(N²). M is not symmetric and G may be
-/// singular, which the orthogonal Hessenberg form handles (the eigenvalues of M, a product of
-/// two PSD matrices, are ≥ 0 and q_j > 0, so each shifted matrix is nonsingular).
-pub fn solve(
-    g: ArrayView2<f64>,
-    l: ArrayView2<f64>,
-    labeled: &[bool],
-    q: ArrayView2<f64>,
-    y: ArrayView2<f64>,
-    gamma_a: f64,
-    gamma_i: f64,
-) -> Result<Array2<f64>> {
-    let ell = labeled.iter().filter(|&&b| b).count() as f64;
-    let m = left_matrix(g, l, labeled, gamma_i);
-    let qe = eigh(q)?;
-    let yv = matmul(y, qe.vectors.view());
-    let scales: Vec<f64> = qe.values.iter().copied().collect();
-    let av = hessenberg(m.view())?.solve_shifted(&scales, ell * gamma_a, yv.view())?;
-    Ok(matmul(av.view(), qe.vectors.t()))
+/// Everything of problem (12) and eq. (17) but the coefficients A, named: the input Gram
+/// matrix G (N×N), the graph Laplacian power L, which rows are labeled (J), the targets Y
+/// (unlabeled rows 0), the output kernel Q, and the weights γ_A, γ_I. A struct, so that the
+/// five same-typed views cannot be passed in the wrong order.
+#[derive(Debug, Clone, Copy)]
+pub struct Terms<'a> {
+    pub g: ArrayView2<'a, f64>,
+    pub l: ArrayView2<'a, f64>,
+    pub labeled: &'a [bool],
+    pub q: ArrayView2<'a, f64>,
+    pub y: ArrayView2<'a, f64>,
+    pub gamma_a: f64,
+    pub gamma_i: f64,
+}
+
+impl Terms<'_> {
+    /// ℓ, the number of labeled rows.
+    fn ell(&self) -> f64 {
+        self.labeled.iter().filter(|&&b| b).count() as f64
+    }
+
+    /// Solve eq. (17) `(J G + ℓ γ_I L G) A Q + ℓ γ_A A = Y` without the (Nn)×(Nn) system:
+    /// with `Q = V diag(q) Vᵀ` and `M = (J + ℓγ_I L) G = U H Uᵀ` (Hessenberg), every column of
+    /// `Ã = A V` solves `(q_j M + ℓγ_A I) ã_j = (Y V)_j` in O(N²). M is not symmetric and G may be
+    /// singular, which the orthogonal Hessenberg form handles (the eigenvalues of M, a product of
+    /// two PSD matrices, are ≥ 0 and q_j > 0, so each shifted matrix is nonsingular).
+    pub fn solve(&self) -> Result<Array2<f64>> {
+        let m = left_matrix(self.g, self.l, self.labeled, self.gamma_i);
+        let qe = eigh(self.q)?;
+        let yv = matmul(self.y, qe.vectors.view());
+        let scales: Vec<f64> = qe.values.iter().copied().collect();
+        let shift = self.ell() * self.gamma_a;
+        let av = hessenberg(m.view())?.solve_shifted(&scales, shift, yv.view())?;
+        Ok(matmul(av.view(), qe.vectors.t()))
+    }
+
+    /// ‖M A Q + ℓγ_A A − Y‖_F / ‖Y‖_F, the relative residual of eq. (17).
+    pub fn residual(&self, a: ArrayView2<f64>) -> f64 {
+        let m = left_matrix(self.g, self.l, self.labeled, self.gamma_i);
+        let lhs = matmul(matmul(m.view(), a).view(), self.q) + &(&a * (self.ell() * self.gamma_a));
+        let r = (&lhs - &self.y).mapv(|v| v * v).sum().sqrt();
+        let ny = self.y.mapv(|v| v * v).sum().sqrt();
+        if ny > 0.0 {
+            r / ny
+        } else {
+            r
+        }
+    }
+
+    /// Problem (12) at `f = Σᵢ k(·, xᵢ) Q aᵢ`:
+    /// `(1/ℓ) ‖J (G A Q − Y)‖² + γ_A tr(Aᵀ G A Q) + γ_I tr((G A Q)ᵀ L (G A Q))`.
+    pub fn objective(&self, a: ArrayView2<f64>) -> f64 {
+        let f = matmul(self.g, matmul(a, self.q).view());
+        self.objective_from_outputs(f.view(), a)
+    }
+
+    /// `objective` with `f = G A Q` already computed.
+    fn objective_from_outputs(&self, f: ArrayView2<f64>, a: ArrayView2<f64>) -> f64 {
+        let (fit, ell) = labeled_fit(f, self.y, self.labeled);
+        // tr(Aᵀ G A Q) = Σ (G A) ⊙ (A Q)
+        let ga = matmul(self.g, a);
+        let aq = matmul(a, self.q);
+        let norm = (&ga * &aq).sum();
+        let smooth = (&matmul(self.l, f).view() * &f).sum();
+        fit / ell + self.gamma_a * norm + self.gamma_i * smooth
+    }
 }
 
 /// `M = J G + ℓ γ_I L G = (J + ℓ γ_I L) G`.
@@ -773,68 +787,6 @@ pub fn left_matrix(
         }
     }
     matmul(b.view(), g)
-}
-
-/// ‖M A Q + ℓγ_A A − Y‖_F / ‖Y‖_F, the relative residual of eq. (17).
-#[allow(clippy::too_many_arguments)]
-pub fn sylvester_residual(
-    g: ArrayView2<f64>,
-    l: ArrayView2<f64>,
-    labeled: &[bool],
-    q: ArrayView2<f64>,
-    y: ArrayView2<f64>,
-    a: ArrayView2<f64>,
-    gamma_a: f64,
-    gamma_i: f64,
-) -> f64 {
-    let ell = labeled.iter().filter(|&&b| b).count() as f64;
-    let m = left_matrix(g, l, labeled, gamma_i);
-    let lhs = matmul(matmul(m.view(), a).view(), q) + &(&a * (ell * gamma_a));
-    let r = (&lhs - &y).mapv(|v| v * v).sum().sqrt();
-    let ny = y.mapv(|v| v * v).sum().sqrt();
-    if ny > 0.0 {
-        r / ny
-    } else {
-        r
-    }
-}
-
-/// Problem (12) at `f = Σᵢ k(·, xᵢ) Q aᵢ`:
-/// `(1/ℓ) ‖J (G A Q − Y)‖² + γ_A tr(Aᵀ G A Q) + γ_I tr((G A Q)ᵀ L (G A Q))`.
-#[allow(clippy::too_many_arguments)]
-pub fn objective(
-    g: ArrayView2<f64>,
-    l: ArrayView2<f64>,
-    labeled: &[bool],
-    a: ArrayView2<f64>,
-    q: ArrayView2<f64>,
-    y: ArrayView2<f64>,
-    gamma_a: f64,
-    gamma_i: f64,
-) -> f64 {
-    let f = matmul(g, matmul(a, q).view());
-    objective_from_outputs(f.view(), g, l, labeled, a, q, y, gamma_a, gamma_i)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn objective_from_outputs(
-    f: ArrayView2<f64>,
-    g: ArrayView2<f64>,
-    l: ArrayView2<f64>,
-    labeled: &[bool],
-    a: ArrayView2<f64>,
-    q: ArrayView2<f64>,
-    y: ArrayView2<f64>,
-    gamma_a: f64,
-    gamma_i: f64,
-) -> f64 {
-    let (fit, ell) = labeled_fit(f, y, labeled);
-    // tr(Aᵀ G A Q) = Σ (G A) ⊙ (A Q)
-    let ga = matmul(g, a);
-    let aq = matmul(a, q);
-    let norm = (&ga * &aq).sum();
-    let smooth = (&matmul(l, f).view() * &f).sum();
-    fit / ell + gamma_a * norm + gamma_i * smooth
 }
 
 /// The largest off-diagonal entries of Q by magnitude, signed. Beware: L_out† couples two

@@ -9,7 +9,9 @@ mod regression;
 use ndarray::{Array2, ArrayView2, Axis};
 
 use crate::data::{ClassCoding, Task};
-use crate::session::MetricMap;
+
+/// Metric name → value, as `scores` returns them (`mse`, `r2`, `accuracy`, …).
+pub type MetricMap = std::collections::BTreeMap<String, f64>;
 
 pub use classification::{accuracy, hamming_loss};
 pub use ranking::{auc, mean_auc, per_label_auc};

@@ -5,16 +5,17 @@
 mod durable;
 mod load;
 mod naming;
-pub(crate) mod nan;
 mod npy_claims;
 pub mod output;
 mod record;
 mod store;
 mod summary;
 
+pub use crate::metrics::MetricMap;
+pub use crate::util::text::{display_safe, text_safe};
 pub use load::{load, Loaded};
-pub use naming::{display_safe, new_id, now_rfc3339, safe_name, slug, text_safe, MAX_NAME_CHARS};
+pub use naming::{new_id, now_rfc3339, safe_name, slug, MAX_NAME_CHARS};
 pub use output::{Output, OutputRules};
-pub use record::{KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings, SCHEMA};
+pub use record::{KernelRecord, Metrics, SessionRecord, Split, Timings, SCHEMA};
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;

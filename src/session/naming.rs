@@ -2,6 +2,8 @@
 
 use chrono::{SecondsFormat, Utc};
 
+use crate::util::text::is_unprintable;
+
 /// The current time as RFC 3339 in UTC, to the second (`2026-11-21T06:38:44Z`).
 pub fn now_rfc3339() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -41,13 +43,6 @@ pub(crate) fn is_plain_name(s: &str) -> bool {
 /// Session names longer than this are cut (a name is a label, not a document).
 pub const MAX_NAME_CHARS: usize = 200;
 
-/// Characters a terminal may act on rather than print: C0 and C1 controls (ESC starts escape
-/// sequences, CR rewrites the line), DEL, and the bidirectional overrides and isolates that
-/// reorder what follows them.
-fn is_unprintable(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
 /// A name as it is stored: every unprintable character (escape sequences, newlines, tabs)
 /// becomes a space, runs of spaces one space, trimmed, at most `MAX_NAME_CHARS` characters.
 pub fn safe_name(name: &str) -> String {
@@ -69,45 +64,6 @@ pub fn safe_name(name: &str) -> String {
     out.trim_end().to_string()
 }
 
-/// One field for display on one line (a name, a file name, a column): unprintable characters
-/// are shown escaped (`\e`, `\n`, `\u{202e}`), never sent to the terminal. The TUI and the CLI
-/// both call this on anything read from a session or a file.
-pub fn display_safe(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        push_safe(&mut out, c);
-    }
-    out
-}
-
-/// `display_safe` for a block of lines: newlines are kept, every other unprintable character
-/// is escaped.
-pub fn text_safe(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c == '\n' {
-            out.push(c);
-        } else {
-            push_safe(&mut out, c);
-        }
-    }
-    out
-}
-
-fn push_safe(out: &mut String, c: char) {
-    use std::fmt::Write as _;
-    match c {
-        '\u{1b}' => out.push_str("\\e"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if is_unprintable(c) => {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        }
-        c => out.push(c),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,12 +76,5 @@ mod tests {
             MAX_NAME_CHARS
         );
         assert_eq!(safe_name("\u{202e}evil"), "evil");
-    }
-
-    #[test]
-    fn display_escapes_what_a_terminal_would_act_on() {
-        assert_eq!(display_safe("a\u{1b}]0;x\u{7}b\r"), "a\\e]0;x\\u{7}b\\r");
-        assert_eq!(text_safe("l1\nl2\u{9b}"), "l1\nl2\\u{9b}");
-        assert_eq!(display_safe("naïve ü"), "naïve ü");
     }
 }

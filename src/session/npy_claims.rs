@@ -185,7 +185,7 @@ mod tests {
         assert!(check_bytes("overflow", &npy(h, 16)).is_err());
         let h = "{'descr': '<f8', 'shape': (1, 2), 'shape': (100000000000, 2), }";
         assert!(check_bytes("twice", &npy(h, 16)).is_err());
-        // Empty, yet ndarray cannot describe it (found by tests/prop_session.rs).
+        // Empty, yet ndarray cannot describe it (found by tests/prop/session.rs).
         let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 18446744073709551615), }";
         let e = check_bytes("empty-huge", &npy(h, 0)).unwrap_err();
         assert!(e.contains("larger than any matrix"), "{e}");

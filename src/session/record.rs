@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::RunConfig;
 use crate::data::{DatasetInfo, Scale, Task};
 use crate::kernels::Kernel;
 use crate::methods::{Params, TraceRecord};
-use crate::train::RunConfig;
+use crate::metrics::MetricMap;
 
 pub const SCHEMA: &str = "ovk.session/1";
 
@@ -27,20 +28,17 @@ pub struct Split {
     pub unlabeled: Option<Vec<usize>>,
 }
 
-/// Metric name → value, as `metrics::scores` returns them (`mse`, `r2`, `accuracy`, …).
-pub type MetricMap = BTreeMap<String, f64>;
-
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    #[serde(deserialize_with = "super::nan::map")]
+    #[serde(deserialize_with = "crate::util::nan::map")]
     pub train: MetricMap,
-    #[serde(deserialize_with = "super::nan::map")]
+    #[serde(deserialize_with = "crate::util::nan::map")]
     pub test: MetricMap,
     /// Semi-supervised runs: transductive scores on the unlabeled training rows.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::nan::opt_map"
+        deserialize_with = "crate::util::nan::opt_map"
     )]
     pub unlabeled: Option<MetricMap>,
 }
@@ -48,13 +46,13 @@ pub struct Metrics {
 /// Wall-clock seconds of each stage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timings {
-    #[serde(deserialize_with = "super::nan::f64")]
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub load_s: f64,
-    #[serde(deserialize_with = "super::nan::f64")]
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub fit_s: f64,
-    #[serde(deserialize_with = "super::nan::f64")]
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub predict_s: f64,
-    #[serde(deserialize_with = "super::nan::f64")]
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub total_s: f64,
 }
 

@@ -26,18 +26,26 @@ pub fn summary_text(record: &SessionRecord) -> String {
     }
     trace(&mut out, record);
     // Names, paths and notes come from files and users: no escape sequence reaches the terminal.
-    super::naming::text_safe(&out)
+    crate::util::text::text_safe(&out)
 }
 
 fn header(out: &mut String, r: &SessionRecord) {
     let d = &r.dataset;
-    let _ = writeln!(out, "Session   {}", super::naming::display_safe(&r.name));
-    let _ = writeln!(out, "  id        {}", super::naming::display_safe(&r.id));
+    let _ = writeln!(
+        out,
+        "Session   {}",
+        crate::util::text::display_safe(&r.name)
+    );
+    let _ = writeln!(
+        out,
+        "  id        {}",
+        crate::util::text::display_safe(&r.id)
+    );
     let _ = writeln!(out, "  created   {} (ovk {})", r.created, r.ovk_version);
     let _ = writeln!(
         out,
         "  dataset   {} ({} rows, {} features, {} outputs)",
-        super::naming::display_safe(&d.path.display().to_string()),
+        crate::util::text::display_safe(&d.path.display().to_string()),
         d.rows,
         r.feature_names.len(),
         r.output_names.len()

@@ -9,11 +9,11 @@ use std::time::Instant;
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use crate::data::rng::Rng;
 use crate::data::{Task, View};
 use crate::kernels::{gram, KernelSpec};
 use crate::linalg::eigh;
 use crate::methods::{self, Params, Problem, Silent, Value};
+use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
 /// Input dimension d of the synthetic problems.

@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use ndarray::Array2;
 
-use crate::data::rng::Rng;
 use crate::linalg::{eigh, matmul};
 use crate::methods::{ProblemShape, Route};
+use crate::util::rng::Rng;
 
 /// Seconds per unit of work, measured here.
 #[derive(Debug, Clone, Copy)]

@@ -167,7 +167,6 @@ fn fix(method: &dyn Method, params: &Params) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Task;
     use crate::kernels::KernelSpec;
     use crate::methods::{params::common, Collect, KernelExpansion, ParamSpec, Value};
     use ndarray::Array2;
@@ -225,21 +224,8 @@ mod tests {
 
     fn problem() -> Problem {
         let x = Array2::from_shape_fn((4, 2), |(i, j)| (i + j) as f64);
-        let spec = KernelSpec::default();
-        Problem {
-            kernel: spec.resolve(x.view()).unwrap(),
-            kernel_spec: spec,
-            y: Array2::zeros((4, 1)),
-            labeled: vec![true; 4],
-            x_test: Array2::zeros((0, 2)),
-            y_test: Array2::zeros((0, 1)),
-            x,
-            task: Task::Regression,
-            feature_names: vec!["a".into(), "b".into()],
-            output_names: vec!["y".into()],
-            views: Vec::new(),
-            seed: 0,
-        }
+        let kernel = KernelSpec::default().resolve(x.view()).unwrap();
+        Problem::new(x, Array2::zeros((4, 1)), kernel).with_names(&["a", "b"], &["y"])
     }
 
     #[test]

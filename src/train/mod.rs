@@ -3,7 +3,6 @@
 //! thread, talking over a channel), sweeps, and the engine of `ovk bench`.
 
 pub mod bench;
-mod config;
 pub mod estimate;
 mod faults;
 mod messages;
@@ -12,7 +11,7 @@ mod pipeline;
 mod runner;
 pub mod sweep;
 
-pub use config::RunConfig;
+pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{run, RunOutcome};
 pub use runner::{spawn, ChannelObserver, RunHandle};

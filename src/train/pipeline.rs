@@ -136,8 +136,7 @@ impl Guidance {
 
 /// Run `config` to completion, reporting progress to `obs`.
 pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
-    config.validate()?;
-    let method = methods::find(&config.method)?;
+    let method = config.checked_method()?;
     let t_start = Instant::now();
 
     obs.phase(Phase::Loading, None);
@@ -286,7 +285,8 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
 
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
     // A semi-supervised method's --input-rank may exceed the labeled rows krr would fit on.
-    let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())
+    let krr = methods::find("krr")?;
+    let krr_need = peak_estimate(krr, &shape, &Params::new())
         .map_err(|e| OvkError::input(format!("the krr baseline was skipped: {e}")))
         .and_then(|b| check_fits_or(b, "the krr baseline", "skipped"));
     let mut skipped = None;
@@ -296,7 +296,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         skipped = Some(e.to_string());
         None
     } else {
-        baseline_scores(config, &problem, &prepared)?
+        baseline_scores(krr, config, &problem, &prepared)?
     };
     // Measured at the end of the run: the process's peak so far, for comparison with the
     // estimate the run was admitted on.
@@ -412,11 +412,11 @@ fn filled_params(method: &dyn Method, given: &Params) -> Params {
 /// The identity-output-kernel baseline (krr) on the same data and kernel, at the run's λ
 /// (or krr's default when the method has none), for the "beside the baseline" comparison.
 fn baseline_scores(
+    krr: &dyn Method,
     config: &RunConfig,
     problem: &Problem,
     prepared: &Prepared,
 ) -> Result<Option<Metrics>> {
-    let krr = methods::find("krr")?;
     let lambda = match config.params.0.get("lambda") {
         Some(v) => Params::new().with("lambda", v.clone()),
         None => Params::new(),

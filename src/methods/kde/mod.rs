@@ -15,8 +15,8 @@ use std::path::Path;
 use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::json;
 
-use super::input::{factor_peak_bytes, FactorSummary, Route};
-use super::params::{common, Default as Def, ParamKind, ParamSpec};
+use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
+use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
@@ -41,7 +41,7 @@ pub const OVK: ParamSpec = ParamSpec {
            eq. 3, the KDE of Cortes et al.), covariance (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
     unit: "",
     kind: ParamKind::Choice(&["identity", "covariance", "conditional"]),
-    default: Def::Text("conditional"),
+    default: ParamDefault::Text("conditional"),
 };
 
 pub const EPSILON: ParamSpec = ParamSpec {
@@ -50,13 +50,8 @@ pub const EPSILON: ParamSpec = ParamSpec {
     help: "regulariser ε of the conditional covariance Ĉ_YY|X = Ĉ_YY − Ĉ_YX(Ĉ_XX + εI)⁻¹Ĉ_XY \
            (not reported by the paper)",
     unit: "ε",
-    kind: ParamKind::Float {
-        min: 0.0,
-        max: 1e12,
-        min_open: true,
-        log: true,
-    },
-    default: Def::Float(0.1),
+    kind: ParamKind::POSITIVE,
+    default: ParamDefault::Float(0.1),
 };
 
 pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
@@ -65,7 +60,7 @@ pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
     help: "scalar kernel l on the outputs whose feature space the model predicts into",
     unit: "",
     kind: ParamKind::Choice(&["linear", "gaussian"]),
-    default: Def::Text("gaussian"),
+    default: ParamDefault::Text("gaussian"),
 };
 
 pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
@@ -75,7 +70,7 @@ pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
            'median' (median distance between training outputs)",
     unit: "σ_l",
     kind: ParamKind::Text,
-    default: Def::Text("median"),
+    default: ParamDefault::Text("median"),
 };
 
 pub const PREIMAGE: ParamSpec = ParamSpec {
@@ -85,7 +80,7 @@ pub const PREIMAGE: ParamSpec = ParamSpec {
            weighted sum of training outputs (linear output kernel only)",
     unit: "",
     kind: ParamKind::Choice(&["candidates", "closed-form"]),
-    default: Def::Text("candidates"),
+    default: ParamDefault::Text("candidates"),
 };
 
 pub const CANDIDATES: ParamSpec = ParamSpec {
@@ -95,7 +90,7 @@ pub const CANDIDATES: ParamSpec = ParamSpec {
            training outputs)",
     unit: "",
     kind: ParamKind::Text,
-    default: Def::None,
+    default: ParamDefault::None,
 };
 
 pub const LOW_RANK: ParamSpec = ParamSpec {
@@ -106,7 +101,7 @@ pub const LOW_RANK: ParamSpec = ParamSpec {
            absent: the exact O(n³) Sylvester solve",
     unit: "",
     kind: ParamKind::Text,
-    default: Def::None,
+    default: ParamDefault::None,
 };
 
 const PARAMS: &[ParamSpec] = &[
@@ -120,7 +115,7 @@ const PARAMS: &[ParamSpec] = &[
     LOW_RANK,
 ];
 
-/// n×n matrices alive at the exact solve's peak (measured: `tests/resource_limits.rs`, and
+/// n×n matrices alive at the exact solve's peak (measured: `tests/it/resource_limits.rs`, and
 /// `ovk bench scaling`'s VmHWM at n = 2000 and 4000): Lg, K's eigenvectors and the eigensolver's
 /// workspace, then `G = UᵀLgU`, α̃ and T̃α̃ and their products; the covariance and conditional
 /// kernels add a second eigendecomposition and its operands.
@@ -241,7 +236,7 @@ impl Method for Kde {
                 None => mats(exact_matrices(cfg.ovk), n, n) + predict,
                 Some(plan) => {
                     let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
-                    // Measured (tests/resource_limits.rs): at the solve's and the model's peak, A
+                    // Measured (tests/it/resource_limits.rs): at the solve's and the model's peak, A
                     // and, for the covariance kernels, B with B̃, H's temporaries, the operator,
                     // its saved copies and the candidates' folded factor (c = n rows by default);
                     // the identity kernel's operator [−A/nλ | A] is twice A's width instead.
@@ -361,14 +356,7 @@ impl Method for Kde {
                     Route::Primal => InputFactor::linear(x.view()),
                     Route::LowRank {
                         rank, landmarks, ..
-                    } => {
-                        obs.phase(Phase::Gram, Some(rank));
-                        let mut tick = |done: usize| -> Result<()> {
-                            obs.step(done, rank);
-                            check_cancel(obs)
-                        };
-                        input_factor(&p.kernel, x.view(), rank, landmarks, p.seed, &mut tick)?
-                    }
+                    } => factor_observed(&p.kernel, x.view(), rank, landmarks, p.seed, obs)?,
                     Route::Exact => {
                         return Err(OvkError::internal("kde: a factor plan on the exact route"))
                     }
@@ -378,18 +366,13 @@ impl Method for Kde {
                 let b = if cfg.ovk == Ovk::Identity {
                     None
                 } else {
-                    obs.phase(Phase::Gram, Some(plan.m2));
-                    let mut tick = |done: usize| -> Result<()> {
-                        obs.step(done, plan.m2);
-                        check_cancel(obs)
-                    };
-                    Some(input_factor(
+                    Some(factor_observed(
                         &out_kernel,
                         y.view(),
                         plan.m2,
                         landmarks,
                         p.seed ^ OUTPUT_SEED,
-                        &mut tick,
+                        obs,
                     )?)
                 };
                 let b_z = b.map_or_else(|| Array2::zeros((n, 0)), |f| f.z);

@@ -14,7 +14,7 @@
 //!   kept: a real Schur form of `T̃` (QZ of the pencil `(T̃, I)`) and a quasi-triangular back
 //!   substitution per column (Bartels–Stewart with the second coefficient diagonal), about six
 //!   eigendecompositions more. Measured over n = 30, 120, σ = 0.3–5, ε down to 1e-14 and
-//!   λ down to 1e-10 (`tests/kde_solve.rs`), the symmetric route's backward error stayed
+//!   λ down to 1e-10 (`tests/it/kde_solve.rs`), the symmetric route's backward error stayed
 //!   ≤ 1e-13 and the Schur route's reached 5e-12: the fallback is a guard, not the rule.
 //!
 //! The objective and the residual are evaluated in the same eigenbasis (U is orthogonal, so
@@ -208,18 +208,18 @@ pub fn solve_exact_by(
     };
     // fit = tr(R₀ᵀ G R₀) with R₀ = (1/n) T̃α̃ S − I; reg = tr(S α̃ᵀ G T̃α̃): the objective's two
     // terms in the eigenbasis.
-    let mut r0 = best.t_alpha_t.clone();
+    let mut r0 = best.t_alpha_tilde.clone();
     scale_columns(&mut r0, s.mapv(|v| v / nf).view());
     r0.diag_mut().mapv_inplace(|v| v - 1.0);
     let fit = inner(&r0, &matmul(g.view(), r0.view()));
-    let g_ta = matmul(g.view(), best.t_alpha_t.view());
+    let g_ta = matmul(g.view(), best.t_alpha_tilde.view());
     let mut reg = 0.0;
-    Zip::indexed(&best.alpha_t)
+    Zip::indexed(&best.alpha_tilde)
         .and(&g_ta)
         .for_each(|(_, j), a, m| reg += s[j] * a * m);
     drop(g_ta);
-    let alpha = back_to_input_basis(u, &best.alpha_t);
-    let w = back_to_input_basis(u, &best.t_alpha_t.mapv(|v| v / nf));
+    let alpha = back_to_input_basis(u, &best.alpha_tilde);
+    let w = back_to_input_basis(u, &best.t_alpha_tilde.mapv(|v| v / nf));
     Ok(ExactSolve {
         alpha,
         w,
@@ -232,8 +232,8 @@ pub fn solve_exact_by(
 
 /// One route's `α̃` and `T̃ α̃`, with how well they solve the Sylvester equation.
 struct Candidate {
-    alpha_t: Array2<f64>,
-    t_alpha_t: Array2<f64>,
+    alpha_tilde: Array2<f64>,
+    t_alpha_tilde: Array2<f64>,
     route: Route,
     /// `‖R‖_F / √n`, `R = (1/n) T̃ α̃ S + λ α̃ − I` (= [`residual`], U being orthogonal).
     residual: f64,
@@ -242,8 +242,8 @@ struct Candidate {
 
 impl Candidate {
     fn assess(
-        alpha_t: Array2<f64>,
-        t_alpha_t: Array2<f64>,
+        alpha_tilde: Array2<f64>,
+        t_alpha_tilde: Array2<f64>,
         route: Route,
         s: &Array1<f64>,
         lambda: f64,
@@ -251,17 +251,17 @@ impl Candidate {
     ) -> Self {
         let nf = s.len() as f64;
         let mut sq = 0.0;
-        Zip::indexed(&t_alpha_t)
-            .and(&alpha_t)
+        Zip::indexed(&t_alpha_tilde)
+            .and(&alpha_tilde)
             .for_each(|(i, j), ta, a| {
                 let r = ta * s[j] / nf + lambda * a - if i == j { 1.0 } else { 0.0 };
                 sq += r * r;
             });
         let r_norm = sq.sqrt();
-        let scale = backward_scale(t_norm, frobenius(&alpha_t), frobenius(s), lambda, nf);
+        let scale = backward_scale(t_norm, frobenius(&alpha_tilde), frobenius(s), lambda, nf);
         Candidate {
-            alpha_t,
-            t_alpha_t,
+            alpha_tilde,
+            t_alpha_tilde,
             route,
             residual: r_norm / nf.sqrt(),
             backward_error: r_norm / scale,
@@ -344,15 +344,15 @@ fn symmetric_in_eigenbasis(
     let s_n = s.mapv(|v| v / nf);
     // column j: P diag(1/(t s_j/n + λ)) Pᵀ D^{-1/2} e_j
     let core = divide_by_spectrum(pt.view(), t.view(), s_n.view(), lambda);
-    let mut alpha_t = matmul(pe.vectors.view(), core.view());
+    let mut alpha_tilde = matmul(pe.vectors.view(), core.view());
     let mut t_core = core;
     scale_rows(&mut t_core, t.view());
-    let mut t_alpha_t = matmul(pe.vectors.view(), t_core.view());
+    let mut t_alpha_tilde = matmul(pe.vectors.view(), t_core.view());
     if let Some(dh) = &dh {
-        scale_rows(&mut alpha_t, dh.view());
-        scale_rows(&mut t_alpha_t, dh.view());
+        scale_rows(&mut alpha_tilde, dh.view());
+        scale_rows(&mut t_alpha_tilde, dh.view());
     }
-    Ok((alpha_t, t_alpha_t))
+    Ok((alpha_tilde, t_alpha_tilde))
 }
 
 fn back_to_input_basis(u: &Array2<f64>, m: &Array2<f64>) -> Array2<f64> {

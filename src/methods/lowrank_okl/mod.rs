@@ -18,7 +18,7 @@ use ndarray::Axis;
 use serde_json::{json, Value as Json};
 
 use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
-use super::params::{common, Default as ParamDefault, ParamKind, ParamSpec};
+use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{Fit, Method, Observer, Params, Phase, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;
@@ -134,7 +134,7 @@ impl Method for LowRankOkl {
         .min(m);
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
         // K and its eigendecomposition with the solver's copies and workspace (measured: about
-        // 9 ℓ×ℓ, see tests/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
+        // 9 ℓ×ℓ, see tests/it/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
         // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
         let kernel_part = match factor {
             Some(c) => factor_peak_bytes(l, c, m, s.n_test),

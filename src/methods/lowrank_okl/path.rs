@@ -178,7 +178,7 @@ pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     let bad = || {
         OvkError::input(format!(
             "rank_sweep: '{}' is not a range like 1..8, 1..40:5, or a list like 2,5,10",
-            crate::session::display_safe(&text.chars().take(80).collect::<String>())
+            crate::util::text::display_safe(&text.chars().take(80).collect::<String>())
         ))
     };
     let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
@@ -231,7 +231,7 @@ pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     if ranks.is_empty() || ranks.contains(&0) {
         return Err(OvkError::input(format!(
             "rank_sweep: '{}' must list ranks ≥ 1",
-            crate::session::display_safe(&text.chars().take(80).collect::<String>())
+            crate::util::text::display_safe(&text.chars().take(80).collect::<String>())
         )));
     }
     Ok(ranks)

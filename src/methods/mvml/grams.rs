@@ -70,7 +70,7 @@ impl Features {
     }
 
     /// `Ψ_lᵀ c` (n → r).
-    pub fn apply_t(&self, l: usize, c: ArrayView1<f64>) -> Array1<f64> {
+    pub fn apply_transpose(&self, l: usize, c: ArrayView1<f64>) -> Array1<f64> {
         self.psi[l].t().dot(&c)
     }
 

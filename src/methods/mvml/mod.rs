@@ -24,13 +24,13 @@ mod width;
 
 use ndarray::{s, Array1, Array2, Axis};
 
-use super::params::{common, Default as Def, ParamKind, ParamSpec};
+use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
-use crate::data::rng::Rng;
 use crate::kernels::{check_fits, dense_bytes, gram, nystrom, Kernel, NystromFactor};
+use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
 use grams::Features;
@@ -54,9 +54,10 @@ pub const ETA: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1e12,
         min_open: false,
+        max_open: false,
         log: true,
     },
-    default: Def::Float(0.01),
+    default: ParamDefault::Float(0.01),
 };
 pub const MU: ParamSpec = ParamSpec {
     key: "mu",
@@ -68,9 +69,10 @@ pub const MU: ParamSpec = ParamSpec {
         min: 0.0,
         max: 1e6,
         min_open: true,
+        max_open: false,
         log: true,
     },
-    default: Def::Float(0.5),
+    default: ParamDefault::Float(0.5),
 };
 pub const SPARSE: ParamSpec = ParamSpec {
     key: "sparse",
@@ -78,7 +80,7 @@ pub const SPARSE: ParamSpec = ParamSpec {
     help: "proximal block-sparse A-step (eq. 12, penalty η Σ‖A_lm‖_F) instead of eq. (9)",
     unit: "",
     kind: ParamKind::Bool,
-    default: Def::Bool(false),
+    default: ParamDefault::Bool(false),
 };
 pub const LEARN_WEIGHTS: ParamSpec = ParamSpec {
     key: "learn_weights",
@@ -86,7 +88,7 @@ pub const LEARN_WEIGHTS: ParamSpec = ParamSpec {
     help: "learn the view weights w by least squares (eq. 10); otherwise w = 1/v",
     unit: "",
     kind: ParamKind::Bool,
-    default: Def::Bool(false),
+    default: ParamDefault::Bool(false),
 };
 pub const INIT: ParamSpec = ParamSpec {
     key: "init",
@@ -94,7 +96,7 @@ pub const INIT: ParamSpec = ParamSpec {
     help: "A₀: identity (within-view only) or covariance (every view-pair block the identity)",
     unit: "",
     kind: ParamKind::Choice(&["identity", "covariance"]),
-    default: Def::Text("identity"),
+    default: ParamDefault::Text("identity"),
 };
 pub const FIXED_METRIC: ParamSpec = ParamSpec {
     key: "fixed_metric",
@@ -102,15 +104,15 @@ pub const FIXED_METRIC: ParamSpec = ParamSpec {
     help: "keep A = A₀ (the MVML_I / MVML_Cov baselines): only g (and w) are fitted",
     unit: "",
     kind: ParamKind::Bool,
-    default: Def::Bool(false),
+    default: ParamDefault::Bool(false),
 };
 pub const NYSTROM: ParamSpec = ParamSpec {
     key: "nystrom",
     label: "Nyström fraction",
     help: "block Nyström approximation from p = ⌊F·n⌋ sampled training points (the same sample for every view); absent = exact",
     unit: "F",
-    kind: ParamKind::Float { min: 0.0, max: 1.0, min_open: true, log: false },
-    default: Def::None,
+    kind: ParamKind::Float { min: 0.0, max: 1.0, min_open: true, max_open: false, log: false },
+    default: ParamDefault::None,
 };
 pub const MAX_ITER: ParamSpec = ParamSpec {
     key: "max_iter",
@@ -118,11 +120,11 @@ pub const MAX_ITER: ParamSpec = ParamSpec {
     help: "cap on the alternating rounds (g, A, w); the fit stops unconverged (and says so) when reached",
     unit: "iterations",
     kind: ParamKind::Int { min: 1, max: 100_000 },
-    default: Def::Int(50),
+    default: ParamDefault::Int(50),
 };
 pub const TOL: ParamSpec = ParamSpec {
     help: "stop when the relative changes of the objective of (7) and of A both fall below δ",
-    default: Def::Float(1e-4),
+    default: ParamDefault::Float(1e-4),
     ..common::TOL
 };
 pub const A_STEP: ParamSpec = ParamSpec {
@@ -132,7 +134,7 @@ pub const A_STEP: ParamSpec = ParamSpec {
            A₀ = I, eq. 9 route only); gradient: projected gradient steps with a line search",
     unit: "",
     kind: ParamKind::Choice(&["optimal", "gradient"]),
-    default: Def::Text("optimal"),
+    default: ParamDefault::Text("optimal"),
 };
 pub const VIEW_SIGMA: ParamSpec = ParamSpec {
     key: "view_sigma",
@@ -140,7 +142,7 @@ pub const VIEW_SIGMA: ParamSpec = ParamSpec {
     help: "heuristic for each view's kernel width when --sigma is 'median': median or mean pairwise distance",
     unit: "",
     kind: ParamKind::Choice(&["median", "mean"]),
-    default: Def::Text("median"),
+    default: ParamDefault::Text("median"),
 };
 
 const PARAMS: &[ParamSpec] = &[

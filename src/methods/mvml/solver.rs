@@ -191,7 +191,7 @@ pub fn profile(
         Some(g) => primal_c(f, g, metric, w, y, lam)?,
     };
     let h: Vec<Array1<f64>> = (0..f.n_views())
-        .map(|l| f.apply_t(l, c.view()) * w[l])
+        .map(|l| f.apply_transpose(l, c.view()) * w[l])
         .collect();
     let cc = c.dot(&c);
     let fit = lam * lam * cc;
@@ -228,7 +228,7 @@ fn primal_c(
     let mut zty = Array1::zeros(v * r);
     for j in 0..v {
         zty.slice_mut(s![j * r..(j + 1) * r])
-            .assign(&(f.apply_t(j, y) * w[j]));
+            .assign(&(f.apply_transpose(j, y) * w[j]));
     }
     let mut inner = matmul_tn(l.view(), matmul(gw.view(), l.view()).view());
     inner.diag_mut().mapv_inplace(|x| x + lam);

@@ -121,7 +121,7 @@ impl Basis {
         let mut h = Array1::<f64>::zeros(f.n_views() * self.r);
         for l in 0..f.n_views() {
             h.slice_mut(s![l * self.r..(l + 1) * self.r])
-                .assign(&(f.apply_t(l, c.view()) * self.w[l]));
+                .assign(&(f.apply_transpose(l, c.view()) * self.w[l]));
         }
         h
     }
@@ -605,7 +605,12 @@ impl OutputFit {
             basis.sigma2.len(),
         );
         let prof = profile(basis, f, t, &a, st)?;
-        Ok(OutputFit {
+        Ok(OutputFit::fresh(a, prof, st))
+    }
+
+    /// An output at `a` with its profile, before any round.
+    fn fresh(a: LowRank, prof: Profile, st: &Settings) -> OutputFit {
+        OutputFit {
             a,
             prof,
             mu: st.mu.min(st.mu_max()),
@@ -616,7 +621,7 @@ impl OutputFit {
             stalled: false,
             rel_objective: f64::INFINITY,
             rel_metric: f64::INFINITY,
-        })
+        }
     }
 
     /// Every output's start (A = I), with the products batched over outputs.
@@ -638,18 +643,7 @@ impl OutputFit {
         fill_h(basis, f, &mut profs);
         Ok(profs
             .into_iter()
-            .map(|prof| OutputFit {
-                a: a.clone(),
-                prof,
-                mu: st.mu.min(st.mu_max()),
-                last_step: None,
-                halvings: 0,
-                iterations: 0,
-                converged: false,
-                stalled: false,
-                rel_objective: f64::INFINITY,
-                rel_metric: f64::INFINITY,
-            })
+            .map(|prof| OutputFit::fresh(a.clone(), prof, st))
             .collect())
     }
 

@@ -105,8 +105,8 @@ fn median(v: &mut [f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::rng::Rng;
     use crate::kernels::{mean_distance, median_distance};
+    use crate::util::rng::Rng;
 
     #[test]
     fn widths_and_gram_match_the_shared_heuristics() {

@@ -14,7 +14,7 @@ pub mod qn;
 use ndarray::{Array2, Axis};
 
 use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
-use super::params::{common, Default as Fallback, ParamKind, ParamSpec};
+use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem, ProblemShape,
 };
@@ -33,7 +33,7 @@ const SOLVER: ParamSpec = ParamSpec {
            coordinate descent (Algorithm 1), slow at small λ",
     unit: "",
     kind: ParamKind::Choice(&["qn", "bcd"]),
-    default: Fallback::Text("qn"),
+    default: ParamDefault::Text("qn"),
 };
 
 const L_UPDATE: ParamSpec = ParamSpec {
@@ -43,7 +43,7 @@ const L_UPDATE: ParamSpec = ParamSpec {
            paper's Lemma 4.1, which can make L non-symmetric and Q increase (bcd only)",
     unit: "",
     kind: ParamKind::Choice(&["symmetric", "literal"]),
-    default: Fallback::Text("symmetric"),
+    default: ParamDefault::Text("symmetric"),
 };
 
 const PARAMS: &[ParamSpec] = &[
@@ -93,7 +93,7 @@ impl Method for Okl {
         // During K's eigendecomposition: K, the solver's copy, its eigenvectors and their
         // ndarray copy; then the ℓ×m iterates (Uᵀ Y, C, gradients, L-BFGS pairs) and m×m
         // matrices (L, its eigenvectors, products). Faer's workspace and the allocator's slack
-        // add about three more ℓ×ℓ (measured: see tests/resource_limits.rs).
+        // add about three more ℓ×ℓ (measured: see tests/it/resource_limits.rs).
         Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {

@@ -35,9 +35,10 @@ pub struct Spectral {
     pub clamped: f64,
 }
 
-/// f(L) of the reduced problem with its gradient and the C̃ that eliminates C.
+/// f(L) of the reduced problem evaluated at one L: its value, gradient, and the C̃ that
+/// eliminates C (not `lowrank_okl::Reduced`, which holds the low-rank problem itself).
 #[derive(Debug, Clone)]
-pub struct Reduced {
+pub struct Evaluation {
     /// f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F, equal to Q(L, C(L)).
     pub value: f64,
     /// ∇f(L) = L − ½ CᵀKC, symmetric.
@@ -161,7 +162,7 @@ impl Spectral {
     /// The reduced objective with C eliminated (the paper's Appendix; docs/methods.md §1):
     /// `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F`, `∇f = L − ½ V [Wᵀ diag(s) W] Vᵀ`,
     /// `W = (ỸV) ⊘ (s tᵀ + λ)`, for a symmetric PSD L = V diag(t) Vᵀ.
-    pub fn reduced(&self, l: &Array2<f64>) -> Result<Reduced> {
+    pub fn evaluate(&self, l: &Array2<f64>) -> Result<Evaluation> {
         let e = eigh(l.view())?;
         let (v, t) = (&e.vectors, &e.values);
         self.check_denominators(t.iter().copied().fold(f64::INFINITY, f64::min))?;
@@ -174,7 +175,7 @@ impl Spectral {
         let g = matmul_tn(sw.view(), sw.view()); // Wᵀ diag(s) W
         let ctkc = matmul(matmul(v.view(), g.view()).view(), v.t());
         let grad = symmetrize(&(l - &(ctkc * 0.5)));
-        Ok(Reduced {
+        Ok(Evaluation {
             value,
             grad,
             ct: matmul(w.view(), v.t()),

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 
 use ndarray::Array2;
 
-use super::objective::{Reduced, Spectral};
+use super::objective::{Evaluation, Spectral};
 use super::Outcome;
 use crate::linalg::{
     frobenius_sq, lbfgs, matmul, symmetrize, Control, LbfgsOptions, LbfgsStatus, Progress,
@@ -34,9 +34,9 @@ pub fn run(
 
     // The monitor needs ∇f(L) at the accepted point, which the last evaluation usually computed.
     let last: RefCell<Option<Evaluated>> = RefCell::new(None);
-    let evaluate = |x: &[f64]| -> Result<(Reduced, Array2<f64>)> {
+    let evaluate = |x: &[f64]| -> Result<(Evaluation, Array2<f64>)> {
         let l = gram_of_factor(x, m)?;
-        Ok((sp.reduced(&l)?, l))
+        Ok((sp.evaluate(&l)?, l))
     };
     let f = |x: &[f64]| -> (f64, Vec<f64>) {
         match evaluate(x) {
@@ -100,7 +100,7 @@ pub fn run(
         return Err(e);
     }
     let l = gram_of_factor(&res.x, m)?;
-    let red = sp.reduced(&l)?;
+    let red = sp.evaluate(&l)?;
     if matches!(
         res.status,
         LbfgsStatus::GradTol | LbfgsStatus::LineSearchFailed
@@ -143,7 +143,7 @@ pub fn run(
 /// One evaluation of f at the factor x, kept for the monitor.
 struct Evaluated {
     x: Vec<f64>,
-    red: Reduced,
+    red: Evaluation,
     l: Array2<f64>,
 }
 

@@ -6,10 +6,10 @@ use ndarray::{Array2, Axis};
 
 use super::data::{config, gaussian, read_csv, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use crate::data::rng::Rng;
 use crate::data::{CvFold, Scale};
 use crate::methods::Value;
 use crate::train::RunConfig;
+use crate::util::rng::Rng;
 use crate::Result;
 
 const KINDS: [(&str, f64); 3] = [

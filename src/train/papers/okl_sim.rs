@@ -6,9 +6,9 @@ use ndarray::Array2;
 
 use super::data::{config, linear, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use crate::data::rng::Rng;
 use crate::data::{CvFold, Scale};
 use crate::train::RunConfig;
+use crate::util::rng::Rng;
 use crate::Result;
 
 const DIM: usize = 100;

@@ -42,77 +42,49 @@ impl Field {
         !matches!(self.kind, FieldKind::Param(_))
     }
 
-    pub fn key(&self) -> &'static str {
+    /// The declaration of the field: the method's `ParamSpec`, or the kernel option's
+    /// (`kernels::options`), where its key, label, unit, help, default and range live.
+    pub fn spec(&self) -> ParamSpec {
+        use crate::kernels::options as k;
         match self.kind {
-            FieldKind::KernelName => "kernel",
-            FieldKind::Sigma => "sigma",
-            FieldKind::Degree => "degree",
-            FieldKind::Coef0 => "coef0",
-            FieldKind::InputRank => "input_rank",
-            FieldKind::Landmarks => "landmarks",
-            FieldKind::Param(s) => s.key,
+            FieldKind::KernelName => k::KERNEL,
+            FieldKind::Sigma => k::SIGMA,
+            FieldKind::Degree => k::DEGREE,
+            FieldKind::Coef0 => k::COEF0,
+            FieldKind::InputRank => k::INPUT_RANK,
+            FieldKind::Landmarks => k::LANDMARKS,
+            FieldKind::Param(s) => s,
         }
+    }
+
+    pub fn key(&self) -> &'static str {
+        self.spec().key
     }
 
     pub fn label(&self) -> &'static str {
-        match self.kind {
-            FieldKind::KernelName => "input kernel",
-            FieldKind::Sigma => "width",
-            FieldKind::Degree => "degree",
-            FieldKind::Coef0 => "offset",
-            FieldKind::InputRank => "input rank",
-            FieldKind::Landmarks => "landmarks",
-            FieldKind::Param(s) => s.label,
-        }
+        self.spec().label
     }
 
     pub fn unit(&self) -> &'static str {
-        match self.kind {
-            FieldKind::KernelName => "",
-            FieldKind::Sigma => "σ",
-            FieldKind::Degree => "d",
-            FieldKind::Coef0 => "c",
-            FieldKind::InputRank => "r",
-            FieldKind::Landmarks => "",
-            FieldKind::Param(s) => s.unit,
-        }
+        self.spec().unit
     }
 
     pub fn help(&self) -> String {
+        let spec = self.spec();
+        let range = spec.kind.range();
         match self.kind {
-            FieldKind::KernelName => {
-                "scalar input kernel: linear, gaussian, polynomial or laplacian (space cycles)"
-                    .into()
-            }
-            FieldKind::Sigma => {
-                "kernel width σ: a positive number, or 'median' for the median distance between \
-                 training rows"
-                    .into()
-            }
-            FieldKind::Degree => "polynomial degree d, 1 to 20".into(),
-            FieldKind::Coef0 => "polynomial offset c ≥ 0 in (xᵀz + c)^d".into(),
-            FieldKind::InputRank => "auto (exact up to 5000 training rows, rank 2000 beyond), \
-                                     exact, or a rank R: a Nyström factor K ≈ ZZᵀ, no n×n matrix"
-                .into(),
-            FieldKind::Landmarks => {
-                "landmarks of the low-rank factor: rpcholesky (randomly pivoted Cholesky) or \
-                 uniform"
-                    .into()
-            }
-            FieldKind::Param(s) => s.help.into(),
+            FieldKind::KernelName => format!("{} (space cycles)", spec.help),
+            FieldKind::Param(_) => spec.help.into(),
+            _ if !range.is_empty() => format!("{}, in {range}", spec.help),
+            _ => spec.help.into(),
         }
     }
 
     pub fn default_text(&self) -> String {
-        match self.kind {
-            FieldKind::KernelName => "gaussian".into(),
-            FieldKind::Sigma => "median".into(),
-            FieldKind::Degree => "2".into(),
-            FieldKind::Coef0 => "1".into(),
-            FieldKind::InputRank => "auto".into(),
-            FieldKind::Landmarks => "rpcholesky".into(),
-            FieldKind::Param(s) => s.default_value().map(|v| v.to_string()).unwrap_or_default(),
-        }
+        self.spec()
+            .default_value()
+            .map(|v| v.to_string())
+            .unwrap_or_default()
     }
 
     /// Re-check the text; sets `error` to the reason it is refused.
@@ -128,14 +100,11 @@ impl Field {
                 .map(|_| None)
                 .map_err(|e| e.to_string()),
             FieldKind::Sigma => Sigma::parse(t).map(|_| None).map_err(|e| e.to_string()),
-            FieldKind::Degree => match t.parse::<u32>() {
-                Ok(d) if (1..=20).contains(&d) => Ok(None),
-                _ => Err(format!("degree: '{t}' is not a whole number from 1 to 20")),
-            },
-            FieldKind::Coef0 => match t.parse::<f64>() {
-                Ok(c) if c.is_finite() && c >= 0.0 => Ok(None),
-                _ => Err(format!("coef0: '{t}' is not a number ≥ 0")),
-            },
+            FieldKind::Degree | FieldKind::Coef0 => self
+                .spec()
+                .parse(t)
+                .map(|_| None)
+                .map_err(|e| e.to_string()),
             FieldKind::InputRank => InputRank::parse(t).map(|_| None).map_err(|e| e.to_string()),
             FieldKind::Landmarks => Landmarks::parse(t).map(|_| None).map_err(|e| e.to_string()),
             FieldKind::Param(spec) => {

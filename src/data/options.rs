@@ -1,0 +1,35 @@
+//! The data options of a run that carry a numeric rule (a range), declared once as
+//! `ParamSpec`s: `ovk run`'s flags and config keys (`cli::options`), `docs/config.md`, and the
+//! checks of the split and of `RunConfig` are made from these.
+
+use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
+
+pub const TEST_FRACTION: ParamSpec = ParamSpec {
+    key: "test_fraction",
+    label: "test fraction",
+    help: "fraction of the rows held out for testing",
+    unit: "",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 1.0,
+        min_open: false,
+        max_open: true,
+        log: false,
+    },
+    default: ParamDefault::Float(0.25),
+};
+
+pub const LABELED: ParamSpec = ParamSpec {
+    key: "labeled",
+    label: "labeled",
+    help: "semi-supervised: keep N labels (or a fraction < 1) of the training part, hide the rest",
+    unit: "",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: f64::INFINITY,
+        min_open: true,
+        max_open: false,
+        log: false,
+    },
+    default: ParamDefault::None,
+};

@@ -1,0 +1,71 @@
+//! The kernel options of a run, declared once as `ParamSpec`s: `ovk run`'s flags and config
+//! keys (`cli::options`), the Kernel pane's fields (`tui`), `docs/config.md`, and the range
+//! checks of `KernelSpec::check` are all made from these.
+
+use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
+
+pub const KERNEL: ParamSpec = ParamSpec {
+    key: "kernel",
+    label: "input kernel",
+    help: "scalar input kernel: linear | gaussian | polynomial | laplacian",
+    unit: "",
+    kind: ParamKind::Choice(&["linear", "gaussian", "polynomial", "laplacian"]),
+    default: ParamDefault::Text("gaussian"),
+};
+
+pub const SIGMA: ParamSpec = ParamSpec {
+    key: "sigma",
+    label: "width",
+    help: "kernel width σ (gaussian, laplacian): a positive number, or median = the median \
+           distance between training rows after scaling",
+    unit: "σ",
+    kind: ParamKind::Text,
+    default: ParamDefault::Text("median"),
+};
+
+pub const DEGREE: ParamSpec = ParamSpec {
+    key: "degree",
+    label: "degree",
+    help: "polynomial degree d",
+    unit: "d",
+    kind: ParamKind::Int { min: 1, max: 20 },
+    default: ParamDefault::Int(2),
+};
+
+pub const COEF0: ParamSpec = ParamSpec {
+    key: "coef0",
+    label: "offset",
+    help: "polynomial offset c in (xᵀz + c)^d",
+    unit: "c",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: f64::INFINITY,
+        min_open: false,
+        max_open: false,
+        log: false,
+    },
+    default: ParamDefault::Float(1.0),
+};
+
+pub const INPUT_RANK: ParamSpec = ParamSpec {
+    key: "input_rank",
+    label: "input rank",
+    help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl), \
+           exact, or auto = exact up to 5000 training rows and rank 2000 beyond; a linear kernel \
+           with d ≤ n is always solved exactly in the primal",
+    unit: "r",
+    kind: ParamKind::Text,
+    default: ParamDefault::Text("auto"),
+};
+
+pub const LANDMARKS: ParamSpec = ParamSpec {
+    key: "landmarks",
+    label: "landmarks",
+    help: "landmarks of the low-rank factor: rpcholesky (randomly pivoted Cholesky) | uniform",
+    unit: "",
+    kind: ParamKind::Choice(&["rpcholesky", "uniform"]),
+    default: ParamDefault::Text("rpcholesky"),
+};
+
+/// Every kernel option, in the order flags, docs and the Kernel pane show them.
+pub const KERNEL_OPTIONS: [ParamSpec; 6] = [KERNEL, SIGMA, DEGREE, COEF0, INPUT_RANK, LANDMARKS];

@@ -1,0 +1,296 @@
+//! MVML end to end: kernel ridge as a special case, Nyström at F = 100% equals the exact fit,
+//! the objective never increases, and a clear error without views.
+
+use ndarray::{Array2, Axis};
+use ovk::data::rng::Rng;
+use ovk::data::{Task, View};
+use ovk::kernels::{cross_gram, gram, KernelSpec, Sigma};
+use ovk::methods::krr::solve_ridge;
+use ovk::methods::{Collect, Method, Params, Problem, Silent, Value};
+
+fn problem(n: usize, n_test: usize, dims: &[usize], outputs: usize, seed: u64) -> Problem {
+    let mut r = Rng::new(seed);
+    let d: usize = dims.iter().sum();
+    let x = Array2::from_shape_fn((n + n_test, d), |_| r.normal());
+    let mut y = Array2::zeros((n + n_test, outputs));
+    for i in 0..n + n_test {
+        for k in 0..outputs {
+            y[[i, k]] = (x[[i, 0]] * (k + 1) as f64).sin()
+                + 0.5 * x[[i, d - 1]] * x[[i, 1]]
+                + 0.1 * r.normal();
+        }
+    }
+    let mut views = Vec::new();
+    let mut start = 0;
+    for (l, &dl) in dims.iter().enumerate() {
+        views.push(View {
+            name: format!("v{l}"),
+            columns: (start..start + dl).collect(),
+        });
+        start += dl;
+    }
+    let spec = KernelSpec {
+        sigma: Sigma::Value(1.7),
+        ..KernelSpec::default()
+    };
+    let kernel = spec.resolve(x.view()).unwrap();
+    Problem::new(x, y, kernel)
+        .holding_out(n)
+        .with_kernel_spec(spec)
+        .with_views(views)
+        .with_seed(seed)
+}
+
+fn mvml() -> &'static dyn Method {
+    ovk::methods::find("mvml").unwrap()
+}
+
+fn max_rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let scale = b.iter().fold(0.0_f64, |m, x| m.max(x.abs())).max(1e-12);
+    (a - b).iter().fold(0.0_f64, |m, x| m.max(x.abs())) / scale
+}
+
+#[test]
+fn one_view_fixed_identity_is_kernel_ridge_on_k_squared() {
+    // H A H = K I K = K²: eq. (8) is kernel ridge with the kernel K² and the same λ.
+    let p = problem(25, 10, &[3], 2, 11);
+    let params = Params::new()
+        .with("fixed_metric", Value::Bool(true))
+        .with("lambda", Value::Float(0.2));
+    let fit = mvml().fit(&p, &params, &mut Silent).unwrap();
+    let k = gram(&p.kernel, p.x.view()).unwrap();
+    let k2 = k.dot(&k);
+    let c = solve_ridge(k2.view(), p.y.view(), 0.2).unwrap();
+    let kt = cross_gram(&p.kernel, p.x_test.view(), p.x.view()).unwrap();
+    let expect = kt.dot(&k).dot(&c);
+    let got = fit.model.predict(p.x_test.view()).unwrap();
+    assert!(max_rel(&got, &expect) < 1e-8, "{}", max_rel(&got, &expect));
+    assert_eq!(fit.iterations, 0);
+}
+
+#[test]
+fn nystrom_with_every_point_equals_the_exact_fit_on_the_default_route() {
+    let p = problem(24, 8, &[2, 3, 2], 2, 12);
+    for a_step in ["optimal", "gradient"] {
+        let base = Params::new()
+            .with("lambda", Value::Float(0.5))
+            .with("eta", Value::Float(0.05))
+            .with("max_iter", Value::Int(8))
+            .with("a_step", Value::Text(a_step.into()));
+        let mut a = Collect::default();
+        let exact = mvml().fit(&p, &base, &mut a).unwrap();
+        let mut b = Collect::default();
+        let ny = mvml()
+            .fit(&p, &base.clone().with("nystrom", Value::Float(1.0)), &mut b)
+            .unwrap();
+        assert_eq!(a.records.len(), b.records.len(), "{a_step}");
+        for (ra, rb) in a.records.iter().zip(&b.records) {
+            assert!(
+                (ra.objective - rb.objective).abs() < 1e-6 * ra.objective.abs(),
+                "{a_step}: {} vs {}",
+                ra.objective,
+                rb.objective
+            );
+        }
+        let pa = exact.model.predict(p.x_test.view()).unwrap();
+        let pb = ny.model.predict(p.x_test.view()).unwrap();
+        assert!(max_rel(&pb, &pa) < 1e-6, "{a_step}: {}", max_rel(&pb, &pa));
+    }
+}
+
+#[test]
+fn default_route_converges_to_its_first_order_conditions() {
+    let p = problem(40, 10, &[2, 3, 2], 3, 17);
+    let mut obs = Collect::default();
+    let fit = mvml()
+        .fit(
+            &p,
+            &Params::new().with("lambda", Value::Float(0.2)),
+            &mut obs,
+        )
+        .unwrap();
+    assert!(fit.converged);
+    for r in fit.details["first_order_residual"].as_array().unwrap() {
+        assert!(r.as_f64().unwrap() < 1e-6, "{r}");
+    }
+    for w in obs.records.windows(2) {
+        assert!(w[1].objective <= w[0].objective);
+    }
+    // σ per view, view names, and axes for every saved matrix
+    let sig = fit.details["view_sigmas"].as_object().unwrap();
+    assert_eq!(sig.len(), 3);
+    assert!(sig["v1"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        fit.details["view_names"],
+        serde_json::json!(["v0", "v1", "v2"])
+    );
+    let axes = fit.details["axes"].as_object().unwrap();
+    for (name, m) in &fit.matrices {
+        let ax = &axes[name.as_str()];
+        let count = |a: &serde_json::Value| -> usize {
+            if let Some(l) = a.get("labels") {
+                l.as_array().unwrap().len()
+            } else {
+                a["blocks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| b["size"].as_u64().unwrap() as usize)
+                    .sum()
+            }
+        };
+        assert_eq!(count(&ax["rows"]), m.nrows(), "{name}");
+        assert_eq!(count(&ax["cols"]), m.ncols(), "{name}");
+    }
+    assert!(axes.contains_key("metric_2"));
+}
+
+#[test]
+fn nystrom_with_every_point_equals_the_exact_fit() {
+    let p = problem(24, 8, &[2, 3, 2], 2, 12);
+    let base = Params::new()
+        .with("lambda", Value::Float(0.5))
+        .with("eta", Value::Float(0.05))
+        .with("max_iter", Value::Int(8))
+        .with("tol", Value::Float(1e-12))
+        .with("learn_weights", Value::Bool(true));
+    let mut a = Collect::default();
+    let exact = mvml().fit(&p, &base, &mut a).unwrap();
+    let mut b = Collect::default();
+    let ny = mvml()
+        .fit(&p, &base.clone().with("nystrom", Value::Float(1.0)), &mut b)
+        .unwrap();
+    assert_eq!(a.records.len(), b.records.len());
+    let terms = exact.details["rank_one_terms"].as_array().unwrap();
+    assert!(
+        terms.iter().all(|t| t.as_u64().unwrap() > 0),
+        "A was never updated: {terms:?}"
+    );
+    for (ra, rb) in a.records.iter().zip(&b.records) {
+        assert!(
+            (ra.objective - rb.objective).abs() < 1e-6 * ra.objective.abs(),
+            "{} vs {}",
+            ra.objective,
+            rb.objective
+        );
+    }
+    let pa = exact.model.predict(p.x_test.view()).unwrap();
+    let pb = ny.model.predict(p.x_test.view()).unwrap();
+    assert!(max_rel(&pb, &pa) < 1e-6, "{}", max_rel(&pb, &pa));
+    // the block norms agree too (A itself is the same matrix)
+    let na = &exact.details["block_norms"];
+    let nb = &ny.details["block_norms"];
+    let flat = |j: &serde_json::Value| -> Vec<f64> {
+        j.as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| {
+                r.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for (x, y) in flat(na).iter().zip(flat(nb)) {
+        assert!((x - y).abs() < 1e-6 * x.abs().max(1.0));
+    }
+}
+
+fn assert_monotone(obs: &Collect) {
+    assert!(obs.records.len() > 2, "too few iterations to test");
+    for w in obs.records.windows(2) {
+        assert!(
+            w[1].objective <= w[0].objective * (1.0 + 1e-12),
+            "objective rose: {} → {}",
+            w[0].objective,
+            w[1].objective
+        );
+    }
+}
+
+#[test]
+fn objective_never_increases_and_large_steps_are_halved() {
+    let p = problem(30, 5, &[2, 2, 3], 1, 13);
+    let params = Params::new()
+        .with("a_step", Value::Text("gradient".into()))
+        .with("lambda", Value::Float(0.1))
+        .with("eta", Value::Float(1e-3))
+        .with("mu", Value::Float(400.0))
+        .with("max_iter", Value::Int(15))
+        .with("tol", Value::Float(1e-12));
+    let mut obs = Collect::default();
+    let fit = mvml().fit(&p, &params, &mut obs).unwrap();
+    assert_monotone(&obs);
+    let halvings = fit.details["step_halvings"].as_u64().unwrap();
+    assert!(halvings > 0, "μ = 400 should need halving");
+    assert!(obs
+        .records
+        .iter()
+        .any(|r| r.step.is_some_and(|s| s < 400.0)));
+    // the learned metric beats the fixed start it came from
+    assert!(obs.records.last().unwrap().objective < obs.records[0].objective);
+}
+
+#[test]
+fn sparse_and_weighted_variants_are_monotone_too() {
+    let p = problem(30, 5, &[2, 2, 3], 2, 14);
+    for (sparse, init) in [
+        (true, "identity"),
+        (true, "covariance"),
+        (false, "covariance"),
+    ] {
+        let params = Params::new()
+            .with("sparse", Value::Bool(sparse))
+            .with("init", Value::Text(init.into()))
+            .with("learn_weights", Value::Bool(true))
+            .with("eta", Value::Float(0.5))
+            .with("mu", Value::Float(0.5))
+            .with("max_iter", Value::Int(10))
+            .with("tol", Value::Float(1e-12));
+        let mut obs = Collect::default();
+        mvml().fit(&p, &params, &mut obs).unwrap();
+        assert_monotone(&obs);
+    }
+}
+
+#[test]
+fn classification_scores_one_column_per_class() {
+    let mut p = problem(40, 12, &[2, 3], 1, 15);
+    let lab = |v: f64| if v > 0.0 { [1.0, -1.0] } else { [-1.0, 1.0] };
+    let code = |y: &Array2<f64>| {
+        let mut o = Array2::zeros((y.nrows(), 2));
+        for (i, r) in y.axis_iter(Axis(0)).enumerate() {
+            let c = lab(r[0]);
+            o[[i, 0]] = c[0];
+            o[[i, 1]] = c[1];
+        }
+        o
+    };
+    p.y = code(&p.y);
+    p.y_test = code(&p.y_test);
+    p.task = Task::Multiclass;
+    let fit = mvml()
+        .fit(
+            &p,
+            &Params::new().with("max_iter", Value::Int(5)),
+            &mut Silent,
+        )
+        .unwrap();
+    let pred = fit.model.predict(p.x_test.view()).unwrap();
+    assert_eq!(pred.dim(), (12, 2));
+    let names: Vec<&str> = fit.matrices.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        names.contains(&"metric") && names.contains(&"metric_1") && names.contains(&"view_weights")
+    );
+}
+
+#[test]
+fn no_views_is_a_clear_input_error() {
+    let mut p = problem(10, 2, &[2], 1, 16);
+    p.views.clear();
+    let err = mvml().fit(&p, &Params::new(), &mut Silent).err().unwrap();
+    assert_eq!(err.exit_code(), 2);
+    assert!(err.to_string().contains("mvml needs views"), "{err}");
+}
