@@ -17,6 +17,9 @@ use crate::kernels::InputRank;
 use crate::train::RunConfig;
 use crate::Result;
 
+/// A reading of "width 40": σ in exp(−‖x − z‖²/(2σ²)) (None = median) and its name.
+type Reading = (Option<f64>, &'static str);
+
 /// One fit of OKL (with its krr baseline beside it) on the standard split.
 struct Setup {
     path: std::path::PathBuf,
@@ -54,7 +57,7 @@ fn route_tag(route: InputRank) -> String {
 
 pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let quick = ctx.quick;
-    let (setup, readings, rank, grid): (_, Vec<(Option<f64>, &str)>, usize, &[f64]) = if quick {
+    let (setup, readings, rank, grid): (_, Vec<Reading>, usize, &[f64]) = if quick {
         (
             Setup {
                 path: ctx.bundled("digits.csv")?,
