@@ -133,7 +133,8 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                 "datasets/mfeat.csv (1000 digits, 100 per class) as 0–4 against 5–9; 25 % test \
                  (seeded split = sample); per-view Gaussian kernels at the median σ after standard \
                  scaling; λ = {LAMBDA}, η = 0.01, μ = 0.5 (defaults), at most {max_iter} rounds; \
-                 the solver as on main (being rewritten on branch mvml)."
+                 the mvml solver as merged from branch mvml (default A-step: the minimiser of \
+                 (7))."
             ),
             "Paper: Table 1's mfeat figures are not transcribed in this repository; the paper \
              column is empty."
