@@ -46,6 +46,7 @@ pub fn run(
             "converged": r.converged,
             "objective": r.objective,
             "metrics": r.metrics,
+            "baseline": r.baseline,
             "fit_seconds": r.timings.fit_s,
             "memory": r.details.get("memory"),
             "input_factor": r.details.get("input_factor"),

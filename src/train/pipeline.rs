@@ -284,9 +284,16 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     }
 
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
-    // A semi-supervised method's --input-rank may exceed the labeled rows krr would fit on.
+    // krr fits the labeled rows only, so a semi-supervised method's --input-rank is capped at
+    // their count (a rank-ℓ factor of ℓ rows is the exact kernel).
     let krr = methods::find("krr")?;
-    let krr_need = peak_estimate(krr, &shape, &Params::new())
+    let mut baseline_problem = problem;
+    if let InputRank::Rank(r) = baseline_problem.kernel_spec.input_rank {
+        baseline_problem.kernel_spec.input_rank = InputRank::Rank(r.min(shape.n_labeled.max(1)));
+    }
+    let problem = baseline_problem;
+    let baseline_shape = ProblemShape::of(&problem);
+    let krr_need = peak_estimate(krr, &baseline_shape, &Params::new())
         .map_err(|e| OvkError::input(format!("the krr baseline was skipped: {e}")))
         .and_then(|b| check_fits_or(b, "the krr baseline", "skipped"));
     let mut skipped = None;

@@ -111,6 +111,33 @@ fn a_low_rank_run_records_its_factor_and_replays() {
     let _ = std::fs::remove_dir_all(&store);
 }
 
+/// vvmr's input rank (200) exceeds its labeled rows (100): the krr baseline, which fits the
+/// labeled rows only, still runs (at rank 100, the exact kernel of those rows).
+#[test]
+fn a_semi_supervised_low_rank_run_keeps_its_krr_baseline() {
+    let store = temp_dir("rank", "baseline", true);
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            "datasets/emotions.csv",
+            "--method",
+            "vvmr",
+            "--labeled",
+            "100",
+            "--input-rank",
+            "200",
+            "--json",
+        ],
+        &store,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let auc = j["baseline"]["test"]["mean_auc"].as_f64();
+    assert!(auc.is_some_and(|a| a > 0.5), "{j}");
+    let _ = std::fs::remove_dir_all(&store);
+}
+
 #[test]
 fn a_test_column_replaces_the_random_split() {
     let dir = temp_dir("rank", "split", true);
