@@ -76,7 +76,7 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Print exactly one JSON object on stdout (session, method, iterations, converged,
-    /// objective, metrics, fit_seconds)
+    /// objective, metrics, baseline, fit_seconds)
     #[arg(long)]
     json: bool,
 }
