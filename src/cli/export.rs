@@ -114,8 +114,16 @@ fn field(s: &str) -> String {
     }
 }
 
-/// Write `text` to a temporary file beside `path`, then rename it into place.
+/// Write `text` to a temporary file beside `path`, then rename it into place; `-` is standard
+/// output.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    if crate::data::is_stdout(path) {
+        use std::io::Write;
+        return std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .map_err(|e| OvkError::io("writing to standard output", e));
+    }
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(|e| OvkError::io_path(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| OvkError::io_path(path, e))

@@ -4,6 +4,7 @@
 mod bench;
 mod export;
 mod options;
+mod predict;
 mod progress;
 mod replay;
 mod run;
@@ -45,11 +46,13 @@ enum Cmd {
     /// Fit one method on one dataset and save the session
     Run(RunArgs),
     /// List saved sessions, newest first
-    Sessions,
+    Sessions(SessionsArgs),
     /// Show a saved session (--print), or re-run it and compare (--verify)
     Replay(ReplayArgs),
     /// Sweep hyperparameters (lists and ranges in a TOML file) with k-fold cross-validation
     Sweep(SweepCmd),
+    /// Apply a session's model to new rows: `ovk predict SESSION --data FILE [--out FILE|-]`
+    Predict(PredictArgs),
     /// Export a session's predictions, a learned matrix, or its trace as CSV
     Export(ExportCmd),
     /// Generate synthetic data: `ovk gen gp-mix --outputs M --seed S --out FILE`
@@ -73,6 +76,25 @@ struct RunArgs {
 }
 
 #[derive(clap::Args, Debug)]
+struct SessionsArgs {
+    /// Print one JSON array (id, name, created, dataset, method, metric, value, path)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct PredictArgs {
+    /// A session directory, or an id or name in the store
+    session: String,
+    /// The rows to predict: CSV, TSV or Parquet with the trained feature columns (by name)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// Where to write the predictions: .csv, .tsv or .parquet, or - for standard output
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
 struct ReplayArgs {
     /// A session directory, or an id or name in the store
     session: String,
@@ -82,6 +104,9 @@ struct ReplayArgs {
     /// Re-run the fit from the saved configuration and compare metrics and matrices
     #[arg(long)]
     verify: bool,
+    /// With --verify: the session's data file, moved or copied (its SHA-256 must match)
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -123,13 +148,13 @@ struct GenCmd {
 struct ExportCmd {
     /// A session directory, or an id or name in the store
     session: String,
-    /// Test predictions: row index, true and predicted values per output
+    /// Test predictions: row index, true and predicted values per output (- for stdout)
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
-    /// A learned matrix by name (e.g. output_kernel), then the CSV file
+    /// A learned matrix by name (e.g. output_kernel), then the CSV file (- for stdout)
     #[arg(long, num_args = 2, value_names = ["NAME", "FILE"])]
     matrix: Option<Vec<String>>,
-    /// The convergence trace
+    /// The convergence trace (- for stdout)
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
 }
@@ -250,9 +275,16 @@ pub fn main() -> i32 {
                 cli.sessions.as_deref(),
             )
         }
-        Some(Cmd::Sessions) => sessions::list(cli.sessions.as_deref()),
-        Some(Cmd::Replay(a)) => {
-            replay::replay(&a.session, a.print, a.verify, cli.sessions.as_deref())
+        Some(Cmd::Sessions(a)) => sessions::list(cli.sessions.as_deref(), a.json),
+        Some(Cmd::Replay(a)) => replay::replay(replay::ReplayArgs {
+            session: &a.session,
+            print: a.print,
+            verify: a.verify,
+            data: a.data.as_deref(),
+            sessions: cli.sessions.as_deref(),
+        }),
+        Some(Cmd::Predict(a)) => {
+            predict::predict(&a.session, &a.data, &a.out, cli.sessions.as_deref())
         }
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::encode::{encode, RawOutputs};
 use super::load::read_raw;
-use super::roles::{resolve_roles, SidecarCache};
+use super::roles::{resolve_roles, OutputColumns, SidecarCache};
 use super::rows::usable_rows;
 use super::split::{cv_fold, keep_labels, split};
 use super::views::resolve_views;
@@ -88,8 +88,21 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         &mut sidecar,
     )?;
 
+    let feature_dtypes = roles
+        .features
+        .iter()
+        .map(|&c| raw.columns[c].dtype.clone())
+        .collect();
+    let class_column = match &roles.outputs {
+        OutputColumns::Class(c) => {
+            Some((raw.columns[*c].name.clone(), raw.columns[*c].dtype.clone()))
+        }
+        OutputColumns::Targets(_) => None,
+    };
     let info = DatasetInfo {
         path: cfg.path.clone(),
+        absolute_path: std::path::absolute(path).ok(),
+        size: std::fs::metadata(path).ok().map(|m| m.len()),
         sha256: sha256_hex(path)?,
         rows: raw.n_rows,
         features: feature_names.clone(),
@@ -111,13 +124,24 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         views,
         scaler,
         info,
+        feature_dtypes,
+        class_column,
     })
 }
 
 /// SHA-256 of the file's bytes, lower-case hex.
 pub fn sha256_hex(path: &std::path::Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
-    Ok(Sha256::digest(&bytes)
+    sha256_file(path)
+}
+
+/// SHA-256 of a file, read in blocks (a large file is never held in memory for it).
+pub fn sha256_file(path: &std::path::Path) -> Result<String> {
+    let io = |e| crate::OvkError::io_path(path, e);
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(io)?;
+    Ok(hasher
+        .finalize()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())

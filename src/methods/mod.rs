@@ -4,6 +4,7 @@
 mod expansion;
 mod observer;
 pub mod params;
+mod parts;
 mod shape;
 
 pub mod kde;
@@ -18,6 +19,7 @@ use ndarray::{Array2, ArrayView2};
 pub use expansion::KernelExpansion;
 pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
 pub use params::{ParamKind, ParamSpec, Params, Value};
+pub use parts::{load_model, ModelParts, KINDS};
 pub use shape::{mats, ProblemShape};
 
 use crate::data::{Task, View};
@@ -67,6 +69,13 @@ impl Problem {
 /// A fitted model: maps new inputs to real-valued outputs (scores, for classification).
 pub trait Model: Send + Sync {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>>;
+    /// What prediction needs, to save in a session and load back with `load_model`: a kind,
+    /// settings as JSON, arrays by name. See `parts.rs` for the pattern a new model follows.
+    fn parts(&self) -> ModelParts;
+    /// The number of (scaled) feature columns `predict` expects, when the model knows it.
+    fn n_features(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// What a fit returns besides the model: enough for a session to show and replay it.

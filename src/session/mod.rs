@@ -3,6 +3,8 @@
 
 mod durable;
 mod load;
+mod locate;
+mod model;
 mod naming;
 pub(crate) mod nan;
 mod npy_claims;
@@ -11,7 +13,12 @@ mod store;
 mod summary;
 
 pub use load::{load, Loaded};
+pub use locate::{locate_data, Located};
+pub use model::load_model;
 pub use naming::{new_id, now_rfc3339, slug};
-pub use record::{KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings, SCHEMA};
+pub use record::{
+    model_matrix_name, ClassRecord, KernelRecord, MetricMap, Metrics, ModelRecord, SessionRecord,
+    Split, Timings, SCHEMA,
+};
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;

@@ -6,10 +6,12 @@ mod config;
 mod faults;
 mod messages;
 mod pipeline;
+pub mod predict;
 mod runner;
 pub mod sweep;
 
 pub use config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{run, RunOutcome};
+pub use predict::{predict_file, write_predictions, PredictionTable};
 pub use runner::{spawn, ChannelObserver, RunHandle};

@@ -14,7 +14,9 @@ use crate::methods::{
     self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Silent,
 };
 use crate::metrics;
-use crate::session::{self, KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings};
+use crate::session::{
+    self, ClassRecord, KernelRecord, MetricMap, Metrics, ModelRecord, SessionRecord, Split, Timings,
+};
 use crate::{OvkError, Result};
 
 /// A finished run: the session record and the matrices to save beside it.
@@ -206,9 +208,33 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         }),
     );
 
+    // What `ovk predict` needs: the model's parts, saved as `model_<name>` matrices, and the
+    // transformations in front of it.
+    let parts = fit.model.parts();
+    drop(fit.model);
+    let model_record = ModelRecord {
+        kind: parts.kind.clone(),
+        settings: parts.settings.clone(),
+        arrays: parts.arrays.iter().map(|(n, _)| n.clone()).collect(),
+        scaler: prepared.scaler.clone(),
+        feature_dtypes: prepared.feature_dtypes.clone(),
+        class: prepared
+            .class_column
+            .clone()
+            .zip(prepared.class_values.clone())
+            .map(|((column, dtype), values)| ClassRecord {
+                column,
+                dtype,
+                values,
+            }),
+        class_coding: config.data.class_coding,
+    };
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));
     matrices.push(("targets_test".to_string(), prepared.y_test.clone()));
+    for (name, a) in parts.arrays {
+        matrices.push((session::model_matrix_name(&name), a));
+    }
     for (name, m) in &matrices {
         if m.iter().any(|v| !v.is_finite()) {
             return Err(OvkError::numerical(format!(
@@ -280,6 +306,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         details,
         notes,
         config: config.clone(),
+        model: Some(model_record),
     };
     Ok(RunOutcome { record, matrices })
 }

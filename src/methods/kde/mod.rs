@@ -28,6 +28,8 @@ use preimage::{KdeModel, Preimage};
 use score::ScoreOperator;
 use solve::Ovk;
 
+pub use preimage::{model_from_parts, KIND};
+
 pub struct Kde;
 
 pub const OVK: ParamSpec = ParamSpec {

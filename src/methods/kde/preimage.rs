@@ -7,8 +7,11 @@ use ndarray::{s, Array2, ArrayView2, Axis};
 use super::score::ScoreOperator;
 use crate::kernels::{cross_gram, Kernel};
 use crate::linalg::{matmul, matmul_tn};
-use crate::methods::Model;
+use crate::methods::{Model, ModelParts};
 use crate::Result;
+
+/// The model kind KDE saves (`methods::load_model`).
+pub const KIND: &str = "kde";
 
 /// Test rows scored per block (bounds the candidates × rows score matrix).
 const ROWS_PER_BLOCK: usize = 512;
@@ -20,6 +23,12 @@ pub enum Preimage {
 }
 
 impl Preimage {
+    fn parse(s: &str) -> Option<Preimage> {
+        [Preimage::Candidates, Preimage::ClosedForm]
+            .into_iter()
+            .find(|p| p.name() == s)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Preimage::Candidates => "candidates",
@@ -88,7 +97,90 @@ impl KdeModel {
     }
 }
 
+/// The KDE model back from its saved parts: the candidates' Gram rows and self-kernels are
+/// saved as computed, so no output kernel is evaluated again (bit-for-bit predictions).
+pub fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
+    let kernel = parts.setting("kernel")?;
+    let name: String = parts.setting("preimage")?;
+    let preimage = Preimage::parse(&name)
+        .ok_or_else(|| parts.mismatch(&format!("unknown pre-image `{name}`")))?;
+    let c0 = parts.setting("c0")?;
+    let has_right: bool = parts.setting("has_right")?;
+    let x_train = parts.take_array("x_train")?;
+    let y_train = parts.take_array("y_train")?;
+    let left = parts.take_array("score_left")?;
+    let right = if has_right {
+        Some(parts.take_array("score_right")?)
+    } else {
+        None
+    };
+    let candidates = parts.take_array("candidates")?;
+    let cand_gram = parts.take_array("candidate_gram")?;
+    let cand_self = parts.take_array("candidate_self")?;
+    let n = x_train.nrows();
+    let inner = right.as_ref().map_or(n, |r| r.nrows());
+    let ok = y_train.nrows() == n
+        && left.nrows() == n
+        && left.ncols() == inner
+        && right.as_ref().is_none_or(|r| r.ncols() == n)
+        && match preimage {
+            Preimage::ClosedForm => true,
+            Preimage::Candidates => {
+                candidates.ncols() == y_train.ncols()
+                    && cand_gram.dim() == (candidates.nrows(), n)
+                    && cand_self.dim() == (candidates.nrows(), 1)
+            }
+        };
+    if !ok {
+        return Err(parts.mismatch(&format!(
+            "x_train {:?}, y_train {:?}, score_left {:?}, score_right {:?}, candidates {:?}, \
+             candidate_gram {:?}, candidate_self {:?}",
+            x_train.dim(),
+            y_train.dim(),
+            left.dim(),
+            right.as_ref().map(|r| r.dim()),
+            candidates.dim(),
+            cand_gram.dim(),
+            cand_self.dim()
+        )));
+    }
+    Ok(KdeModel {
+        kernel,
+        x_train,
+        y_train,
+        op: ScoreOperator { c0, left, right },
+        preimage,
+        candidates,
+        cand_gram,
+        cand_self: cand_self.column(0).to_vec(),
+    })
+}
+
 impl Model for KdeModel {
+    fn parts(&self) -> ModelParts {
+        let mut parts = ModelParts::new(KIND)
+            .with_setting("kernel", &self.kernel)
+            .with_setting("preimage", &self.preimage.name())
+            .with_setting("c0", &self.op.c0)
+            .with_setting("has_right", &self.op.right.is_some())
+            .with_array("x_train", self.x_train.clone())
+            .with_array("y_train", self.y_train.clone())
+            .with_array("score_left", self.op.left.clone());
+        if let Some(r) = &self.op.right {
+            parts = parts.with_array("score_right", r.clone());
+        }
+        let cand_self = Array2::from_shape_vec((self.cand_self.len(), 1), self.cand_self.clone())
+            .expect("a column of the candidates' self-kernels");
+        parts
+            .with_array("candidates", self.candidates.clone())
+            .with_array("candidate_gram", self.cand_gram.clone())
+            .with_array("candidate_self", cand_self)
+    }
+
+    fn n_features(&self) -> Option<usize> {
+        Some(self.x_train.ncols())
+    }
+
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         let m = self.y_train.ncols();
         let mut out = Array2::<f64>::zeros((x.nrows(), m));

@@ -26,6 +26,8 @@ use crate::{OvkError, Result};
 
 use grams::{Grams, ViewGram};
 use model::{MvmlModel, ViewPredictor};
+
+pub use model::{model_from_parts, KIND};
 use solver::{OutputFit, Settings};
 
 pub struct Mvml;
