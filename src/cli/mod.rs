@@ -139,7 +139,8 @@ struct GenCmd {
     outputs: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// The CSV file to write (column x, then y0 … y{m-1})
+    /// The file to write, in the format its extension names (.csv, .tsv, .parquet): column x,
+    /// then y0 … y{m-1}; a sidecar `<stem>.toml` beside it names those roles
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
 }
@@ -165,7 +166,19 @@ fn run_option_args() -> Vec<Arg> {
     for o in options::RUN_OPTIONS {
         let mut a = Arg::new(o.key).long(o.key.replace('_', "-")).help(o.help);
         if o.is_flag {
-            a = a.action(ArgAction::SetTrue);
+            // `--drop-missing` alone, or `--drop-missing false`.
+            a = a
+                .value_name("BOOL")
+                .num_args(0..=1)
+                .require_equals(false)
+                .default_missing_value("true")
+                .action(ArgAction::Set);
+        } else if o.key == "views" {
+            // `--view q=q1..q7 --view dq=dq1..dq7`, or `--views fou,fac`.
+            a = a
+                .value_name(o.value_name)
+                .visible_alias("view")
+                .action(ArgAction::Append);
         } else {
             a = a
                 .value_name(o.value_name)
@@ -201,15 +214,18 @@ fn run_option_args() -> Vec<Arg> {
             options::describe_kind(&spec),
             owners.join(", ")
         );
-        args.push(
-            Arg::new(spec.key)
-                .long(spec.flag())
-                .value_name(spec.unit_or_value())
-                .help(help)
-                .help_heading("Method parameters")
-                .action(ArgAction::Set)
-                .allow_negative_numbers(true),
-        );
+        let mut a = Arg::new(spec.key)
+            .long(spec.flag())
+            .value_name(spec.unit_or_value())
+            .help(help)
+            .help_heading("Method parameters")
+            .action(ArgAction::Set)
+            .allow_negative_numbers(true);
+        if matches!(spec.kind, crate::methods::ParamKind::Bool) {
+            // A bare `--fixed-metric` means `--fixed-metric true`.
+            a = a.num_args(0..=1).default_missing_value("true");
+        }
+        args.push(a);
     }
     args
 }
@@ -229,12 +245,9 @@ fn command() -> Command {
 fn given_options(m: &ArgMatches) -> RawOptions {
     let mut raw = RawOptions::new();
     for o in options::RUN_OPTIONS {
-        if o.is_flag {
-            if m.get_flag(o.key) {
-                raw.insert(o.key.to_string(), "true".into());
-            }
-        } else if let Some(v) = m.get_one::<String>(o.key) {
-            raw.insert(o.key.to_string(), v.clone());
+        if let Some(v) = m.get_many::<String>(o.key) {
+            let v: Vec<&str> = v.map(String::as_str).collect();
+            raw.insert(o.key.to_string(), v.join("\n"));
         }
     }
     for (spec, _) in options::method_params() {
@@ -332,9 +345,9 @@ fn generate(g: &GenCmd) -> Result<i32> {
         return Err(OvkError::input("--outputs must be at least 1"));
     }
     let (x, y) = crate::data::gpmix::gp_mix(g.outputs, g.seed);
-    crate::data::gpmix::write_csv(&g.out, &x, &y)?;
+    crate::data::gpmix::write(&g.out, &x, &y, g.seed)?;
     eprintln!(
-        "wrote {} ({} rows, {} outputs)",
+        "wrote {} and its sidecar ({} rows, {} outputs)",
         g.out.display(),
         x.nrows(),
         y.ncols()

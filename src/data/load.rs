@@ -5,7 +5,8 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::csv_shape::check_csv_shape;
+use super::csv_shape::{check_csv_shape, check_table_fits};
+use super::numeric_csv::read_numeric;
 use super::raw::{Cells, RawColumn, RawTable};
 use crate::error::input_at;
 use crate::Result;
@@ -69,7 +70,22 @@ pub(crate) fn check_file(path: &Path) -> Result<Format> {
 /// Read every column of a CSV/TSV/Parquet file.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     let format = check_file(path)?;
-    let df = read_frame(path, format)?;
+    if let Format::Csv { separator } = format {
+        let bytes = read_text(path)?;
+        check_table_fits(path, &bytes, separator)?;
+        // A plain numeric table is read directly; anything else is checked cell by cell and
+        // read by polars.
+        if let Some((n_rows, columns)) = read_numeric(&bytes, separator) {
+            return table(path, n_rows, columns);
+        }
+        let wide = check_csv_shape(path, &bytes, separator)?;
+        drop(bytes);
+        return from_frame(path, format, read_frame(path, format, Some(wide))?);
+    }
+    from_frame(path, format, read_frame(path, format, None)?)
+}
+
+fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
     if df.width() == 0 {
         return Err(input_at(path, "the file is empty"));
     }
@@ -84,6 +100,11 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
         .iter()
         .map(|c| raw_column(c).map_err(|e| polars_failure(path, format, e)))
         .collect::<Result<Vec<_>>>()?;
+    table(path, df.height(), columns)
+}
+
+/// The columns as a table, once their names are known to be distinct.
+fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable> {
     // Names are trimmed, so ` a` and `a` would collide (a CSV header is checked earlier).
     let mut seen = std::collections::HashMap::new();
     for (i, c) in columns.iter().enumerate() {
@@ -100,22 +121,21 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     }
     Ok(RawTable {
         path: path.to_path_buf(),
-        n_rows: df.height(),
+        n_rows,
         columns,
     })
 }
 
-fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
+/// polars' reading of the file; `wide` is `check_csv_shape`'s answer when it already ran.
+fn read_frame(path: &Path, format: Format, wide: Option<Vec<String>>) -> Result<DataFrame> {
     let fail = |e: PolarsError| polars_failure(path, format, e);
     let pl_path = PlRefPath::try_from_path(path).map_err(fail)?;
     let lazy = match format {
         Format::Csv { separator } => {
-            let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
-            // A text file holding only whitespace counts as empty.
-            if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-                return Err(input_at(path, "the file is empty"));
-            }
-            let wide = check_csv_shape(path, &bytes, separator)?;
+            let wide = match wide {
+                Some(w) => w,
+                None => check_csv_shape(path, &read_text(path)?, separator)?,
+            };
             let mut reader = LazyCsvReader::new(pl_path)
                 .with_separator(separator)
                 .with_has_header(true)
@@ -159,6 +179,15 @@ fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
             )
         })?
         .map_err(fail)
+}
+
+/// A text table's bytes; one holding only whitespace counts as empty.
+fn read_text(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(input_at(path, "the file is empty"));
+    }
+    Ok(bytes)
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {
@@ -210,7 +239,7 @@ fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
 /// Write a table as Parquet (tests and conversions; keeps polars inside `data`).
 pub fn write_parquet(table_path: &Path, out: &Path) -> Result<()> {
     let format = check_file(table_path)?;
-    let mut df = read_frame(table_path, format)?;
+    let mut df = read_frame(table_path, format, None)?;
     let file = std::fs::File::create(out).map_err(|e| crate::OvkError::io_path(out, e))?;
     ParquetWriter::new(file)
         .finish(&mut df)

@@ -7,6 +7,7 @@ mod encode;
 pub mod gpmix;
 mod guard;
 mod load;
+mod numeric_csv;
 mod parquet_footer;
 mod prepare;
 mod raw;

@@ -117,11 +117,14 @@ pub(crate) fn resolve_roles(
         }
         (o, _) => o,
     };
-    let out_idx = outputs.indices();
+    let mut is_output = vec![false; columns.len()];
+    for i in outputs.indices() {
+        is_output[i] = true;
+    }
     let features = match features {
         Some(sel) => {
             let f = resolve(path, columns, &sel)?;
-            if let Some(&both) = f.iter().find(|i| out_idx.contains(i)) {
+            if let Some(&both) = f.iter().find(|&&i| is_output[i]) {
                 return Err(input_at(
                     path,
                     format!(
@@ -132,9 +135,7 @@ pub(crate) fn resolve_roles(
             }
             f
         }
-        None => (0..columns.len())
-            .filter(|i| !out_idx.contains(i))
-            .collect(),
+        None => (0..columns.len()).filter(|&i| !is_output[i]).collect(),
     };
     if features.is_empty() {
         return Err(input_at(

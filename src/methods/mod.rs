@@ -159,8 +159,11 @@ pub fn find(name: &str) -> Result<&'static dyn Method> {
         .find(|m| m.name() == name)
         .ok_or_else(|| {
             let names: Vec<&str> = registry().iter().map(|m| m.name()).collect();
+            let hint = params::nearest(name, &names)
+                .map(|n| format!("did you mean '{n}'? "))
+                .unwrap_or_default();
             OvkError::input(format!(
-                "unknown method '{name}' (choose one of: {})",
+                "unknown method '{name}' ({hint}choose one of: {})",
                 names.join(", ")
             ))
         })
