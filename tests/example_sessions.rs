@@ -71,3 +71,63 @@ fn small_examples_replay_and_verify_from_any_directory() {
         );
     }
 }
+
+/// Give the examples the model `ovk predict` needs, without changing their numbers: each is
+/// re-run, every saved matrix must come back bit for bit, and only the model's arrays, its
+/// record and the data file's size are added. Run by hand:
+/// `cargo test --release --test example_sessions -- --ignored`.
+#[test]
+#[ignore]
+fn regenerate_example_models() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in examples() {
+        let s = session::load(&d).unwrap();
+        let mut rec = s.record.clone();
+        let mut cfg = rec.config.clone();
+        cfg.data.path = root.join(&cfg.data.path);
+        let rerun = ovk::train::run(&cfg, &mut ovk::methods::Silent).unwrap();
+        for name in rec.matrices.keys() {
+            let saved = s.matrix(name).unwrap();
+            let again = rerun.matrix(name).unwrap();
+            let same = saved.dim() == again.dim()
+                && saved
+                    .iter()
+                    .zip(again)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{}: matrix {name} differs on re-run", d.display());
+        }
+        let model = rerun.record.model.clone().unwrap();
+        for array in &model.arrays {
+            let name = session::model_matrix_name(array);
+            let file = format!("{name}.npy");
+            ndarray_npy::write_npy(d.join(&file), rerun.matrix(&name).unwrap()).unwrap();
+            rec.matrices.insert(name, file);
+        }
+        rec.model = Some(model);
+        rec.dataset.size = rerun.record.dataset.size;
+        session::save_record(&d, &rec).unwrap();
+    }
+}
+
+#[test]
+fn examples_predict_their_stored_test_rows_bit_for_bit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in examples() {
+        let s = session::load(&d).unwrap();
+        if s.record.model.is_none() {
+            continue;
+        }
+        let table = ovk::train::predict_file(&d, &root.join(&s.record.dataset.path)).unwrap();
+        let stored = s.matrix("predictions_test").unwrap();
+        for (k, &row) in s.record.split.test.iter().enumerate() {
+            for j in 0..stored.ncols() {
+                assert_eq!(
+                    stored[[k, j]].to_bits(),
+                    table.scores[[row, j]].to_bits(),
+                    "{}: row {row}, output {j}",
+                    d.display()
+                );
+            }
+        }
+    }
+}

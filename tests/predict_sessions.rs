@@ -208,8 +208,8 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
     // The CSV's numbers read back to the same bits.
     for (i, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').collect();
-        for j in 0..3 {
-            let v: f64 = cells[j].parse().unwrap();
+        for (j, cell) in cells.iter().take(3).enumerate() {
+            let v: f64 = cell.parse().unwrap();
             assert_eq!(v.to_bits(), stored.scores[[i, j]].to_bits());
         }
         assert_eq!(cells[3], stored.decoded[0].1[i]);

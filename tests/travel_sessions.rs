@@ -50,12 +50,11 @@ fn train(cwd: &Path, data: &str, store: &Path) -> PathBuf {
         cwd,
         &["run", "--data", data, "--method", "krr", "--sessions", &s],
     ));
-    let dir = std::fs::read_dir(store)
+    std::fs::read_dir(store)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.is_dir())
-        .unwrap();
-    dir
+        .unwrap()
 }
 
 #[test]
