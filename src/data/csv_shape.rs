@@ -9,14 +9,21 @@ use std::path::Path;
 use crate::error::input_at;
 use crate::Result;
 
-/// Bytes a table costs per column beyond its cells when polars reads it (its builders and
-/// schema; measured about 2 KB), and per cell (ovk's copy as `Option<f64>` plus the matrix).
-const BYTES_PER_COLUMN: u64 = 2048;
-const BYTES_PER_CELL: u64 = 48;
+/// Bytes a table costs per column beyond its cells: ovk's own column, or, when polars reads
+/// it, polars' builders and schema (measured about 2 KB); and per cell (`Option<f64>`). The
+/// matrices built later are counted by each method's own estimate.
+pub(crate) const BYTES_PER_COLUMN: u64 = 128;
+pub(crate) const BYTES_PER_COLUMN_POLARS: u64 = 2048;
+const BYTES_PER_CELL: u64 = 16;
 
 /// Refuse, from the header and a count of lines, a table that would not fit in memory (a
 /// transposed file, a data row used as header): before any parser spends gigabytes on it.
-pub(crate) fn check_table_fits(path: &Path, bytes: &[u8], separator: u8) -> Result<()> {
+pub(crate) fn check_table_fits(
+    path: &Path,
+    bytes: &[u8],
+    separator: u8,
+    per_column: u64,
+) -> Result<()> {
     let Some(header) = bytes
         .split(|&b| b == b'\n')
         .find(|l| !l.iter().all(u8::is_ascii_whitespace))
@@ -27,7 +34,7 @@ pub(crate) fn check_table_fits(path: &Path, bytes: &[u8], separator: u8) -> Resu
     // An upper bound on the rows (blank lines counted too), in one vectorised pass.
     let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     let need = (bytes.len() as u64)
-        .saturating_add(columns.saturating_mul(BYTES_PER_COLUMN))
+        .saturating_add(columns.saturating_mul(per_column))
         .saturating_add(columns.saturating_mul(rows).saturating_mul(BYTES_PER_CELL));
     crate::kernels::check_fits_or(
         need,
@@ -43,7 +50,7 @@ pub(crate) fn check_table_fits(path: &Path, bytes: &[u8], separator: u8) -> Resu
 /// columns holding a whole number beyond i64 (polars infers i64 for any run of digits, then
 /// fails on such a cell; the loader reads these columns as f64).
 pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Result<Vec<String>> {
-    check_table_fits(path, bytes, separator)?;
+    check_table_fits(path, bytes, separator, BYTES_PER_COLUMN_POLARS)?;
     let bad_utf8 = std::str::from_utf8(bytes).err().map(|e| e.valid_up_to());
     let mut scan = Scan {
         path,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::csv_shape::{check_csv_shape, check_table_fits};
+use super::csv_shape::{check_csv_shape, check_table_fits, BYTES_PER_COLUMN};
 use super::numeric_csv::read_numeric;
 use super::raw::{Cells, RawColumn, RawTable};
 use crate::error::input_at;
@@ -72,7 +72,7 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     let format = check_file(path)?;
     if let Format::Csv { separator } = format {
         let bytes = read_text(path)?;
-        check_table_fits(path, &bytes, separator)?;
+        check_table_fits(path, &bytes, separator, BYTES_PER_COLUMN)?;
         // A plain numeric table is read directly; anything else is checked cell by cell and
         // read by polars.
         if let Some((n_rows, columns)) = read_numeric(&bytes, separator) {
