@@ -286,6 +286,27 @@ fn bad_files_are_refused_naming_the_column() {
 }
 
 #[test]
+fn predictions_never_replace_their_input_or_the_session() {
+    let (dir, work) = iris_session("clobber");
+    let data = work.join("rows.csv");
+    std::fs::copy(root().join("datasets/iris.csv"), &data).unwrap();
+    let before = std::fs::read(&data).unwrap();
+    let d = dir.display().to_string();
+    let p = data.display().to_string();
+    refused(
+        &ovk(&["predict", &d, "--data", &p, "--out", &p]),
+        &["data file"],
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), before);
+    let inside = dir.join("session.json").display().to_string();
+    refused(
+        &ovk(&["predict", &d, "--data", &p, "--out", &inside]),
+        &["inside the session"],
+    );
+    assert!(ovk::session::load(&dir).is_ok());
+}
+
+#[test]
 fn a_session_missing_a_model_part_is_refused_naming_the_file() {
     let (dir, _work) = iris_session("part");
     std::fs::remove_file(dir.join("model_coef.npy")).unwrap();
