@@ -4,6 +4,10 @@
 //! Kernel: Gaussian with σ = 0.1 — the latent paths' correlation length (their covariance
 //! exp(−10|x − x'|) falls to 1/e at |x − x'| = 0.1). The median heuristic (σ ≈ 0.6 on [−1, 1])
 //! oversmooths these rough Ornstein–Uhlenbeck paths; the bench prints its kernel-ridge MSE too.
+//!
+//! Superseded for the paper's figures by `ovk paper lowrank-exp1` and `ovk paper lowrank-exp2`
+//! (the same experiments through RunConfig → train::run, sessions saved; docs/papers.md); this
+//! bench keeps the per-λ timings, the CPU/wait split and the objective reference.
 
 use std::time::Instant;
 

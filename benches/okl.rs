@@ -1,6 +1,9 @@
-//! OKL on digits (methods.md §1): the fit against its floor (Gram + eigendecomposition of K),
+//! OKL on digits (docs/methods.md §1): the fit against its floor (Gram + eigendecomposition of K),
 //! the two solvers against each other, test accuracy, and faer's eigh with and without threads.
 //! Prints figures; asserts nothing. Run: `cargo bench --bench okl`.
+//!
+//! The paper's experiments (§5.1 simulations, §5.2.1 USPS) run through the product's own path as
+//! `ovk paper okl-sim` and `ovk paper okl-usps` (docs/papers.md).
 
 use std::time::Instant;
 
@@ -14,13 +17,25 @@ use ovk::methods::{Fit, Method, Params, Problem, Silent, Value};
 
 const LAMBDA: f64 = 0.1;
 
+/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
+/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
+fn dataset(name: &str) -> Option<std::path::PathBuf> {
+    let dirs = [
+        Some(std::path::PathBuf::from("datasets")),
+        std::env::var_os("OVK_SHARED_DATA").map(std::path::PathBuf::from),
+        Some(std::path::PathBuf::from("../shared/datasets")),
+    ];
+    dirs.into_iter()
+        .flatten()
+        .map(|d| d.join(name))
+        .find(|p| p.exists())
+}
+
 /// Features and class labels of digits.csv (last column `digit`), by a tiny std CSV parse.
 /// Kept separate so it can be swapped for `ovk::data::prepare`.
 fn load_digits() -> (Array2<f64>, Vec<usize>) {
-    let path = ["datasets/digits.csv", "/work/shared/datasets/digits.csv"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .expect("digits.csv not found");
+    let path = dataset("digits.csv")
+        .expect("digits.csv not found in datasets/, $OVK_SHARED_DATA or ../shared/datasets/");
     let text = std::fs::read_to_string(path).expect("read digits.csv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();

@@ -1,6 +1,9 @@
 //! Vector-valued manifold regularisation: does each ingredient help on emotions (input graph
 //! γ_I, output graph γ_O), and how the Hessenberg Sylvester solve scales against the dense
 //! (Nn)×(Nn) system. Run: `cargo bench --bench vvmr`.
+//!
+//! The paper's protocol (10 labeled draws, transductive and inductive AUC, γ_I = 0 / γ_O = 0)
+//! runs through the product's own path as `ovk paper vvmr-multilabel` (docs/papers.md).
 
 use std::time::Instant;
 
@@ -25,8 +28,22 @@ fn main() {
     timing_table();
 }
 
+/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
+/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
+fn dataset(name: &str) -> Option<std::path::PathBuf> {
+    let dirs = [
+        Some(std::path::PathBuf::from("datasets")),
+        std::env::var_os("OVK_SHARED_DATA").map(std::path::PathBuf::from),
+        Some(std::path::PathBuf::from("../shared/datasets")),
+    ];
+    dirs.into_iter()
+        .flatten()
+        .map(|d| d.join(name))
+        .find(|p| p.exists())
+}
+
 /// A minimal CSV reader: header row, comma-separated numbers.
-fn read_csv(path: &str) -> Option<(Vec<String>, Vec<Vec<f64>>)> {
+fn read_csv(path: &std::path::Path) -> Option<(Vec<String>, Vec<Vec<f64>>)> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
     let header: Vec<String> = lines
@@ -47,8 +64,7 @@ fn read_csv(path: &str) -> Option<(Vec<String>, Vec<Vec<f64>>)> {
 
 /// Standardised features and ±1 labels (`label_*` columns).
 fn load_emotions() -> Option<(Array2<f64>, Array2<f64>, Vec<String>)> {
-    let (header, rows) = read_csv("datasets/emotions.csv")
-        .or_else(|| read_csv("/work/shared/datasets/emotions.csv"))?;
+    let (header, rows) = read_csv(&dataset("emotions.csv")?)?;
     let label_cols: Vec<usize> = (0..header.len())
         .filter(|&j| header[j].starts_with("label_"))
         .collect();

@@ -6,7 +6,10 @@
 set -e
 R=..
 C=corpus
-mkdir -p $C/load_csv $C/config $C/session
+mkdir -p $C/load_csv $C/config $C/session $C/sizes
+for s in 17e9 1GB 512MiB 4G abc -1 1..8 1..40:5 2,5,10 3,3,3 1..4000000000 1..18446744073709551615; do
+  printf '%s' "$s" > "$C/sizes/$s"
+done
 cp $R/tests/data/bad/*.csv $R/tests/data/bad/*.parquet $C/load_csv/
 for f in linnerud iris slump wine; do cp $R/datasets/$f.csv $C/load_csv/; done
 printf 'a\tb\tc\n1\t2\t3\n' > $C/load_csv/tab.tsv

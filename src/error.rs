@@ -1,5 +1,6 @@
-//! One error type for the engine. Its variant decides the process exit status: bad user input
-//! is 2, an internal fault is 1 — the CLI maps it, the TUI shows the message.
+//! One error type for the engine. Its variant decides the process exit status: what the user
+//! can fix (input, numerical fault, memory) is 2, an internal fault 1, a cancel 130 — the CLI
+//! maps it, the TUI shows the message.
 
 #[derive(Debug, thiserror::Error)]
 pub enum OvkError {

@@ -2,7 +2,11 @@
 //!
 //! The numerical engine (`data`, `kernels`, `linalg`, `methods`, `metrics`, `session`, `train`)
 //! knows nothing of its two faces: the terminal workbench (`tui`) and the headless commands
-//! (`cli`). Both drive the engine through `train` and read results through `session`.
+//! (`cli`). Both run fits through `train` and read results through `session`; besides, they
+//! read the declarations that become flags, config keys and fields (`methods::registry`,
+//! `ParamSpec`, `kernels::KernelSpec`, `data::DataConfig`), and the workbench calls `data`
+//! directly to preview a table and `data::prepare` with `kernels::median_distance` to show the
+//! median σ before a fit. The mathematics of the methods is in docs/methods.md.
 
 pub mod cli;
 pub mod data;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end test of the workbench: drives the real binary in a private tmux server.
 # Opens the app on datasets/, opens digits.csv, makes `digit` the class, picks okl, runs,
-# checks a key is answered while the fit runs, waits for "finished", saves the session under
-# a name, quits, and checks the session directory and `ovk replay --print` on it.
+# checks a key is answered while the fit runs, presses q during the fit (a confirmation must
+# show; n keeps the fit), waits for "finished", saves the session under a name, quits, checks
+# the session directory and `ovk replay --print` on it, then opens the replay at 80×24: the Run
+# pane must count 64 features, and its trace table must scroll to its first and last rows.
 #
 #   tests/e2e_tui.sh            (uses $OVK_BIN, else builds in release under $CARGO_TARGET_DIR)
 #
@@ -26,13 +28,12 @@ else
 fi
 [ -x "$BIN" ] || { echo "e2e_tui: no binary at $BIN"; exit 1; }
 
-if [ -f datasets/digits.csv ]; then
-    DATA=datasets
-elif [ -f /work/shared/datasets/digits.csv ]; then
-    DATA=/work/shared/datasets
-else
-    echo "e2e_tui: digits.csv not found (datasets/)"; exit 1
-fi
+# The bundled datasets/, else $OVK_SHARED_DATA, else ../shared/datasets (beside the clone).
+DATA=
+for d in datasets "${OVK_SHARED_DATA:-}" ../shared/datasets; do
+    if [ -n "$d" ] && [ -f "$d/digits.csv" ]; then DATA=$d; break; fi
+done
+[ -n "$DATA" ] || { echo "e2e_tui: digits.csv not found (datasets/, \$OVK_SHARED_DATA, ../shared/datasets)"; exit 1; }
 
 SESS=$(mktemp -d)
 SOCK="ovk-e2e-$$"
@@ -99,6 +100,19 @@ send 4
 wait_for "Enter or r starts the fit" 30 || fail "run configuration refused"
 send r
 sleep 0.3
+send q
+wait_for "Quit ovk\?" 10 || fail "q during a fit quit without asking"
+send n
+sleep 0.3
+cap | grep -q "EXITED" && fail "n at the quit question ended the workbench"
+cap | grep -q "Quit ovk?" && fail "n did not close the quit question"
+if cap | grep -Eq "^ running "; then
+    echo "e2e_tui: q during the fit asked; n kept it running"
+elif cap | grep -q "finished in"; then
+    echo "e2e_tui: q during the fit asked; n kept the workbench (the fit had finished meanwhile)"
+else
+    fail "after n the fit is neither running nor finished"
+fi
 send 5
 if wait_for "Objective" 5; then
     if cap | grep -Eq " running "; then
@@ -127,8 +141,51 @@ send Enter
 wait_for "saved to" 30 || fail "session not saved"
 echo "e2e_tui: saved"
 
-send q
-wait_for "EXITED 0" 10 || fail "did not quit cleanly"
+# A fit long enough to be interrupted: mvml on mfeat (views from its sidecar). q asks, n keeps
+# it running, c cancels it; the saved digits result is then all there is, and q quits at once.
+if [ -f "$DATA/mfeat.csv" ]; then
+    send 1
+    send BSpace
+    sleep 0.2
+    press_until k "> \.\./" 60 || fail "file list not reachable"
+    press_until j "> mfeat\.csv" 40 || fail "mfeat.csv not found in the file list"
+    send Enter
+    wait_for "rows × " 60 || fail "mfeat.csv did not load"
+    send 2
+    press_until j "> (●|) *mvml" 20 || fail "mvml not in the method list"
+    send Enter
+    send 4
+    wait_for "Enter or r starts the fit" 30 || fail "mvml run configuration refused"
+    send r
+    sleep 0.5
+    send q
+    wait_for "Quit ovk\?" 10 || fail "q during the mvml fit quit without asking"
+    send n
+    sleep 0.3
+    cap | grep -q "EXITED" && fail "n at the quit question ended the workbench"
+    # mvml's optimal A-step may finish within the half second: then n must have left the
+    # finished fit on screen, not quit.
+    if cap | grep -Eq "^ running "; then
+        echo "e2e_tui: q during an mvml fit asked; n kept it running"
+        send c
+        wait_for "nothing from this fit is kept" 60 || fail "cancel was not reported"
+        echo "e2e_tui: the mvml fit was cancelled"
+    else
+        cap | grep -Eq "finished" || fail "after n the mvml fit is neither running nor finished"
+        echo "e2e_tui: note — the mvml fit ended before the check; the key was still answered"
+        # Its result is unsaved: q must ask again, and y quits without saving.
+        send q
+        wait_for "Quit ovk\?" 10 || fail "q after an unsaved mvml fit quit without asking"
+        send y
+        wait_for "EXITED 0" 10 || fail "y at the quit question did not quit cleanly"
+        QUIT_DONE=1
+    fi
+fi
+
+if [ -z "${QUIT_DONE:-}" ]; then
+    send q
+    wait_for "EXITED 0" 10 || fail "did not quit cleanly (the only result was saved)"
+fi
 
 SESSION_JSON=$(find "$SESS" -mindepth 2 -maxdepth 2 -name session.json | head -n 1)
 [ -n "$SESSION_JSON" ] || fail "no session directory with session.json in $SESS"
@@ -136,4 +193,23 @@ SESSION_DIR=$(dirname "$SESSION_JSON")
 grep -q '"e2e-digits"' "$SESSION_JSON" || fail "session.json lacks the name e2e-digits"
 "$BIN" replay --print "$SESSION_DIR" >"$SESS/replay.txt" || fail "ovk replay --print failed"
 grep -q "okl" "$SESS/replay.txt" || fail "replay output does not mention okl"
-echo "e2e_tui: PASS (session $SESSION_DIR read back by ovk replay --print)"
+echo "e2e_tui: session read back by ovk replay --print"
+
+# The replay at 80×24: the Run pane counts the session's features, and the trace scrolls.
+tm kill-session -t e2e >/dev/null 2>&1 || true
+tm new-session -d -x 80 -y 24 -s e2e \
+    "cd '$ROOT' && TERM=xterm-256color '$BIN' replay '$SESSION_DIR'; echo \"EXITED \$?\"; sleep 60"
+wait_for "REPLAY|replay" 20 || fail "the replay did not open"
+send 4
+wait_for "64 features" 10 || fail "replay's Run pane does not show 64 features"
+N=$(grep -o '"iterations": *[0-9]*' "$SESSION_JSON" | head -n 1 | grep -o '[0-9]*$')
+send g
+wait_for "Trace \(1/" 10 || fail "the trace table did not scroll to its first row"
+send G
+wait_for "following" 10 || fail "the trace table did not scroll back to its last row"
+LAST=$(cap | grep -Eo "^│[0-9]+ " | tail -n 1 | tr -dc '0-9')
+[ -n "$LAST" ] && [ "$LAST" -ge "$((N - 1))" ] || fail "last trace row $LAST, expected about $N"
+echo "e2e_tui: replay shows 64 features; its trace scrolls to row 1 and back to the last ($LAST)"
+send q
+wait_for "EXITED 0" 10 || fail "replay did not quit cleanly"
+echo "e2e_tui: PASS (session $SESSION_DIR)"

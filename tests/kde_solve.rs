@@ -1,5 +1,5 @@
 //! The exact KDE solve against the n²×n² Kronecker system, the kernel-ridge identities of
-//! methods.md §3, the objective's optimality, the tiny-nελ regime and the low-rank variant.
+//! docs/methods.md §3, the objective's optimality, the tiny-nελ regime and the low-rank variant.
 
 use ndarray::{Array2, Axis};
 use ovk::data::rng::Rng;
@@ -78,28 +78,55 @@ fn blocked_back_substitution_matches_on_larger_n() {
     assert!(r < 1e-11, "residual {r:e}");
 }
 
+/// Eq. (3) of Kadri et al. by brute force: `Ψ = (K + λI)⁻¹Φ_l`, so
+/// `score(x, y) = l_yᵀ (K + λI)⁻¹ k_x` — ridge λ, not nλ (the n of Proposition 1 belongs to the
+/// covariance operators' 1/n), the KDE of Cortes et al. (2005). The low-rank route at full rank
+/// and the objective's minimiser must agree with it too.
 #[test]
-fn identity_kernel_is_cortes_kernel_ridge_kde() {
-    // T = I: W = α/n = (k + nλI)⁻¹, so score(x, y) = l_yᵀ (k + nλI)⁻¹ k_x (Cortes et al. 2005).
-    let c = case(15, 3, false);
-    let n = 15.0;
+fn identity_kernel_is_eq3_ridge_with_lambda() {
+    let nn = 15;
+    let c = case(nn, 3, false);
     let lambda = 0.03;
     let ke = input_eigen(c.k.view()).unwrap();
-    let alpha = solve_alpha(Ovk::Identity, &ke, c.lg.view(), lambda).unwrap();
-    let w = alpha.mapv(|v| v / n);
+    let sol = solve_exact(Ovk::Identity, &ke, c.lg.view(), lambda).unwrap();
+    // (K + λI)⁻¹ by LU, as printed
     let mut reg = c.k.clone();
-    reg.diag_mut().mapv_inplace(|v| v + n * lambda);
+    reg.diag_mut().mapv_inplace(|v| v + lambda);
     let ridge = ovk::linalg::lu(reg.view())
         .unwrap()
-        .solve(Array2::<f64>::eye(15).view());
-    assert!(rel(&w, &ridge) < 1e-10);
-    // and the scores on new points agree
+        .solve(Array2::<f64>::eye(nn).view());
+    let e = rel(&sol.w, &ridge);
+    assert!(e < 1e-10, "W vs (K + λI)⁻¹: {e:e}");
+    // the scores on new points: Φ_lᵀ Ψ-form l_yᵀ (K + λI)⁻¹ k_x
     let xt = random(4, 3, 99);
     let kx =
         ovk::kernels::cross_gram(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), xt.view()).unwrap();
-    let s1 = c.lg.dot(&w).dot(&kx);
+    let s1 = c.lg.dot(&sol.w).dot(&kx);
     let s2 = c.lg.dot(&ridge.dot(&kx));
-    assert!(rel(&s1, &s2) < 1e-10);
+    let e = rel(&s1, &s2);
+    assert!(e < 1e-10, "scores: {e:e}");
+    // the old behaviour, ridge nλ, is far from it
+    let mut reg_n = c.k.clone();
+    reg_n.diag_mut().mapv_inplace(|v| v + nn as f64 * lambda);
+    let ridge_n = ovk::linalg::lu(reg_n.view())
+        .unwrap()
+        .solve(Array2::<f64>::eye(nn).view());
+    assert!(rel(&sol.w, &ridge_n) > 0.1);
+    // the low-rank route at full rank
+    let a = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), nn).unwrap();
+    let b = incomplete_cholesky(&Kernel::Gaussian { sigma: 1.0 }, c.y.view(), nn).unwrap();
+    let op = solve_low_rank(Ovk::Identity, a.view(), b.view(), lambda).unwrap();
+    let e = rel(&op.dense(), &ridge);
+    assert!(e < 1e-8, "low rank at full rank: {e:e}");
+    // J(g) = Σ‖g(xᵢ) − Φ(yᵢ)‖² + λ‖g‖² with W = Ψ-coefficients: tr((Wk−I)ᵀLg(Wk−I)) + λ tr(Wᵀ Lg W k)
+    let mut r = ridge.dot(&c.k);
+    r.diag_mut().mapv_inplace(|v| v - 1.0);
+    let j = (&r * &c.lg.dot(&r)).sum() + lambda * (&ridge.t().dot(&c.lg).dot(&ridge) * &c.k).sum();
+    assert!(
+        (sol.objective - j).abs() <= 1e-10 * j.abs(),
+        "objective {} vs brute force {j}",
+        sol.objective
+    );
 }
 
 #[test]
@@ -196,7 +223,7 @@ fn solution_minimises_the_objective() {
 
 #[test]
 fn tiny_n_epsilon_lambda_regime_is_accurate() {
-    // ε = 1e-6, λ = 1e-4 (methods.md §3): the symmetrising route loses digits here.
+    // ε = 1e-6, λ = 1e-4 (docs/methods.md §3): the symmetrising route loses digits here.
     let c = case(30, 8, false);
     let (eps, lambda) = (1e-6, 1e-4);
     let ovk = Ovk::Conditional { epsilon: eps };
@@ -222,7 +249,7 @@ fn tiny_n_epsilon_lambda_regime_is_accurate() {
     assert!(e < 1e-9, "relative error against the Kronecker solve {e:e}");
 }
 
-/// The route methods.md warns about, transcribed independently of the library's:
+/// The route docs/methods.md §3 warns about, transcribed independently of the library's:
 /// `S = D^{1/2} G D^{1/2} = P diag(t) Pᵀ`, `α̃ = D^{1/2} P [(Pᵀ D^{-1/2}) ⊘ (t sᵀ/n + λ)]`.
 fn symmetrised_route(
     ke: &ovk::linalg::SymEigen,
@@ -322,7 +349,7 @@ fn eigenbasis_objective_residual_and_score_operator_equal_the_original_basis_for
 }
 
 /// The symmetric route of the conditional kernel against the Schur route over the regimes
-/// methods.md §3 worries about (ε down to 1e-14, λ down to 1e-10, narrow and wide kernels):
+/// docs/methods.md §3 worries about (ε down to 1e-14, λ down to 1e-10, narrow and wide kernels):
 /// the symmetric route is backward stable (η ≤ 1e-13 measured; the Schur route's reached
 /// 5e-12 at n = 120), no further from the Kronecker solve than the Schur route, chosen by
 /// default, and the automatic choice keeps the smaller backward error when asked to compare.

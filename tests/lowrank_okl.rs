@@ -107,7 +107,7 @@ fn identity_kernel_matches_closed_form() {
     assert_eq!(fit.details["certificate"]["certified"], true);
 }
 
-/// The trace-penalised full-rank problem eliminated over C (methods.md §1–2):
+/// The trace-penalised full-rank problem eliminated over C (docs/methods.md §1–2):
 /// `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢ L + λ I)⁻¹ ỹᵢ + ½ tr L`, convex over L ⪰ 0.
 fn reduced_objective(s: &Array1<f64>, yt: &Array2<f64>, l: &Array2<f64>, lambda: f64) -> f64 {
     let m = l.nrows();

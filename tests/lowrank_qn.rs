@@ -180,8 +180,8 @@ fn qn_records_a_nonincreasing_objective_every_iteration() {
     assert!(checked > 0);
 }
 
-/// K's null space is decoupled (methods.md §2, `reduced.rs`): on a linear kernel of rank 3 over
-/// 14 points the fit iterates on the 3 range rows only, yet (i) its objective is eq. (4)
+/// K's null space is decoupled (docs/methods.md §2, `reduced.rs`): on a linear kernel of rank 3
+/// over 14 points the fit iterates on the 3 range rows only, yet (i) its objective is eq. (4)
 /// evaluated at full size on the returned A and B, (ii) A is a minimiser of Q(·, B) — the
 /// stationarity `K A BᵀB + λA = Y B` holds on every row, null rows included, which pins A's
 /// null component to `A₀ = Ỹ₀B/λ` (the limit sᵢ → 0, `A = C B`) — and (iii) ∇g = B − (CᵀKC)B

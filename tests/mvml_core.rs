@@ -1,28 +1,35 @@
-//! MVML's building blocks against dense brute force: the g-step's normal equations, eq. (9)
-//! keeping A symmetric PD, the proximal step of eq. (12), the block norms.
+//! MVML's building blocks against dense brute force: the g-step's normal equations, the
+//! default route's A (its profile, its projected gradient step, its closed-form minimiser and
+//! the first-order conditions there), and on the general route eq. (9) keeping A symmetric PD,
+//! the proximal step of eq. (12), the block norms.
 
 use ndarray::{s, Array1, Array2};
 use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
-use ovk::linalg::eigh;
-use ovk::methods::mvml::grams::{Grams, ViewGram};
+use ovk::linalg::{cholesky, eigh};
+use ovk::methods::mvml::grams::Features;
 use ovk::methods::mvml::metric::Metric;
-use ovk::methods::mvml::solver::{a_step, profile, prox_factors, Settings};
+use ovk::methods::mvml::solver::{a_step, profile, prox_factors, Settings, Shared};
+use ovk::methods::mvml::spectral;
 
 fn random(r: &mut Rng, n: usize, d: usize) -> Array2<f64> {
     Array2::from_shape_fn((n, d), |_| r.normal())
 }
 
-fn setup(n: usize, v: usize, seed: u64) -> (Grams, Array1<f64>, Rng) {
-    let mut r = Rng::new(seed);
-    let views = (0..v)
+fn view_grams(n: usize, v: usize, r: &mut Rng) -> Vec<Array2<f64>> {
+    (0..v)
         .map(|l| {
-            let x = random(&mut r, n, 2 + l);
-            ViewGram::Exact(gram(&Kernel::Gaussian { sigma: 1.5 }, x.view()).unwrap())
+            let x = random(r, n, 2 + l);
+            gram(&Kernel::Gaussian { sigma: 1.5 }, x.view()).unwrap()
         })
-        .collect();
+        .collect()
+}
+
+fn setup(n: usize, v: usize, seed: u64) -> (Shared, Array1<f64>, Rng) {
+    let mut r = Rng::new(seed);
+    let views = view_grams(n, v, &mut r);
     let y = Array1::from_shape_fn(n, |_| r.normal());
-    (Grams::new(views, true), y, r)
+    (Shared::new(Features::exact(views), true), y, r)
 }
 
 fn settings() -> Settings {
@@ -38,31 +45,30 @@ fn settings() -> Settings {
     }
 }
 
-fn k_of(g: &Grams, l: usize) -> Array2<f64> {
-    match &g.views[l] {
-        ViewGram::Exact(k) => k.clone(),
-        ViewGram::Nystrom(f) => f.dot(&f.t()),
-    }
+fn k_of(g: &Shared, l: usize) -> Array2<f64> {
+    g.features.psi[l].clone()
 }
 
 /// A metric with a few random rank-one terms and off-diagonal identity blocks.
-fn some_metric(grams: &Grams, n: usize, r: &mut Rng, terms: usize) -> Metric {
+fn some_metric(grams: &Shared, n: usize, r: &mut Rng, terms: usize) -> Metric {
     let v = grams.n_views();
     let mut abar = Array2::eye(v) * 1.3;
     abar[[0, 1]] = 0.4;
     abar[[1, 0]] = 0.4;
-    let mut m = Metric::new(abar, n);
+    let mut m = Metric::new(abar, n, n);
     for _ in 0..terms {
         let h: Vec<Array1<f64>> = (0..v)
             .map(|_| Array1::from_shape_fn(n, |_| r.normal()))
             .collect();
-        let kh: Vec<Array1<f64>> = (0..v).map(|l| grams.views[l].matvec(h[l].view())).collect();
+        let kh: Vec<Array1<f64>> = (0..v)
+            .map(|l| grams.features.apply(l, h[l].view()))
+            .collect();
         m = m.scaled_plus_rank_one(0.9, 0.7, &h, &kh);
     }
     m
 }
 
-fn z_matrix(grams: &Grams, w: &Array1<f64>, n: usize) -> Array2<f64> {
+fn z_matrix(grams: &Shared, w: &Array1<f64>, n: usize) -> Array2<f64> {
     let v = grams.n_views();
     let mut z = Array2::zeros((n, n * v));
     for l in 0..v {
@@ -140,11 +146,11 @@ fn gradient_step_keeps_a_symmetric_positive_definite() {
         ..settings()
     }; // μη = 0.3 < ½
     let w = Array1::from(vec![0.5, 0.5]);
-    let mut m = Metric::new(Array2::eye(2), n);
+    let mut m = Metric::new(Array2::eye(2), n, n);
     for _ in 0..6 {
         let p = profile(&grams, &m, &w, y.view(), &st).unwrap();
         let kh: Vec<Array1<f64>> = (0..2)
-            .map(|l| grams.views[l].matvec(p.h[l].view()))
+            .map(|l| grams.features.apply(l, p.h[l].view()))
             .collect();
         let before = m.dense();
         let (next, capped) = a_step(&m, &p.h, &kh, st.mu, &st).unwrap();
@@ -179,12 +185,12 @@ fn condition_cap_bounds_the_condition_number() {
         ..settings()
     };
     let w = Array1::from(vec![0.5, 0.5]);
-    let mut m = Metric::new(Array2::eye(2), n);
+    let mut m = Metric::new(Array2::eye(2), n, n);
     let mut any = false;
     for _ in 0..6 {
         let p = profile(&grams, &m, &w, y.view(), &st).unwrap();
         let kh: Vec<Array1<f64>> = (0..2)
-            .map(|l| grams.views[l].matvec(p.h[l].view()))
+            .map(|l| grams.features.apply(l, p.h[l].view()))
             .collect();
         let (next, capped) = a_step(&m, &p.h, &kh, st.mu, &st).unwrap();
         any |= capped;
@@ -240,4 +246,199 @@ fn proximal_step_zeroes_small_blocks_and_shrinks_the_rest() {
         }
     }
     assert!(a.slice(s![0..n, 2 * n..3 * n]).iter().all(|&x| x == 0.0));
+}
+
+// ---- the default route: A = sI + F diag(e) Fᵀ in a basis shared by all outputs ----
+
+struct Dense {
+    /// Z = [w_l K_l] (n × nv).
+    z: Array2<f64>,
+    y: Array1<f64>,
+    lambda: f64,
+    eta: f64,
+}
+
+impl Dense {
+    /// `c = (Z A Zᵀ + λI)⁻¹ y`, `h = Zᵀc` and `J(A) = λ yᵀc + η‖A‖²_F`.
+    fn eval(&self, a: &Array2<f64>) -> (Array1<f64>, Array1<f64>, f64) {
+        let mut m = self.z.dot(a).dot(&self.z.t());
+        m.diag_mut().mapv_inplace(|x| x + self.lambda);
+        let c = cholesky(m.view())
+            .unwrap()
+            .solve(self.y.view().insert_axis(ndarray::Axis(1)))
+            .column(0)
+            .to_owned();
+        let h = self.z.t().dot(&c);
+        let j = self.lambda * self.y.dot(&c) + self.eta * a.mapv(|x| x * x).sum();
+        (c, h, j)
+    }
+
+    fn gradient(&self, a: &Array2<f64>) -> Array2<f64> {
+        let (_, h, _) = self.eval(a);
+        let hh = h
+            .view()
+            .insert_axis(ndarray::Axis(1))
+            .dot(&h.view().insert_axis(ndarray::Axis(0)));
+        a * (2.0 * self.eta) - hh * self.lambda
+    }
+}
+
+/// Projection onto `{A ⪰ εI}` by eigenvalue clipping.
+fn project_floor(a: &Array2<f64>, eps: f64) -> Array2<f64> {
+    let e = eigh(((a + &a.t()) * 0.5).view()).unwrap();
+    let vals = e.values.mapv(|x| x.max(eps));
+    (&e.vectors * &vals.view().insert_axis(ndarray::Axis(0))).dot(&e.vectors.t())
+}
+
+fn spectral_setup(
+    n: usize,
+    v: usize,
+    seed: u64,
+) -> (
+    Features,
+    spectral::Basis,
+    spectral::Target,
+    spectral::Settings,
+    Dense,
+) {
+    let mut r = Rng::new(seed);
+    let grams = view_grams(n, v, &mut r);
+    let y = Array1::from_shape_fn(n, |_| r.normal());
+    let w = Array1::from_elem(v, 1.0 / v as f64);
+    let mut z = Array2::zeros((n, n * v));
+    for (l, k) in grams.iter().enumerate() {
+        z.slice_mut(s![.., l * n..(l + 1) * n]).assign(&(k * w[l]));
+    }
+    let f = Features::exact(grams);
+    let basis = spectral::Basis::new(&f, &w).unwrap();
+    let target = basis
+        .targets(&y.clone().insert_axis(ndarray::Axis(1)))
+        .remove(0);
+    let st = spectral::Settings {
+        lambda: 0.3,
+        eta: 0.05,
+        mu: 0.5,
+        floor: 1e-6,
+        tol: 1e-12,
+        optimal: false,
+    };
+    let dense = Dense {
+        z,
+        y,
+        lambda: st.lambda,
+        eta: st.eta,
+    };
+    (f, basis, target, st, dense)
+}
+
+#[test]
+fn default_route_profile_and_projected_step_match_dense_brute_force() {
+    let (f, basis, t, st, dense) = spectral_setup(10, 3, 21);
+    let mut o = spectral::OutputFit::start_all(&basis, &f, std::slice::from_ref(&t), &st)
+        .unwrap()
+        .remove(0);
+    for round in 0..6 {
+        let a = o.a.dense();
+        let (_, h, j) = dense.eval(&a);
+        assert!(
+            (j - o.prof.objective).abs() < 1e-9 * j,
+            "round {round}: {j} vs {}",
+            o.prof.objective
+        );
+        assert!(max_abs(&(h.clone() - &o.prof.h).insert_axis(ndarray::Axis(0))) < 1e-8);
+        // one projected gradient step at a fixed μ, against the dense projection
+        let mu = 0.7;
+        let dir = spectral::Direction::new(&basis, &f, &o.a, &o.prof.h);
+        let trial = dir.trial(&o.a, mu, &st).unwrap();
+        let expect = project_floor(&(&a - &(dense.gradient(&a) * mu)), st.floor);
+        assert!(
+            max_abs(&(&trial.a.dense() - &expect)) < 1e-9 * (1.0 + max_abs(&expect)),
+            "round {round}"
+        );
+        let e = eigh(trial.a.dense().view()).unwrap();
+        assert!(e.values[0] >= st.floor * (1.0 - 1e-9));
+        // the Armijo slope ⟨∇J, A⁺ − A⟩ and ‖A⁺ − A‖
+        let d = &expect - &a;
+        let slope: f64 = (&dense.gradient(&a) * &d).sum();
+        assert!((slope - trial.slope).abs() < 1e-8 * (1.0 + slope.abs()));
+        let change = d.mapv(|x| x * x).sum().sqrt();
+        assert!((change - trial.change).abs() < 1e-8 * (1.0 + change));
+        o.iterate(&basis, &f, &t, &st).unwrap();
+    }
+}
+
+#[test]
+fn optimal_metric_meets_the_first_order_conditions_and_the_g_step_normal_equations() {
+    let (f, basis, t, st, dense) = spectral_setup(12, 3, 22);
+    let st = spectral::Settings {
+        optimal: true,
+        ..st
+    };
+    let mut o = spectral::OutputFit::start_all(&basis, &f, std::slice::from_ref(&t), &st)
+        .unwrap()
+        .remove(0);
+    let j0 = o.prof.objective;
+    o.iterate(&basis, &f, &t, &st).unwrap();
+    assert!(o.converged);
+    assert!(o.prof.objective < j0);
+    let a = o.a.dense();
+    let (_, h, j) = dense.eval(&a);
+    assert!((j - o.prof.objective).abs() < 1e-9 * j);
+    // KKT on {A ⪰ εI}: ∇J ⪰ 0 and ∇J (A − εI) = 0
+    let g = dense.gradient(&a);
+    let scale = max_abs(&g).max(1.0);
+    let eg = eigh(((&g + &g.t()) * 0.5).view()).unwrap();
+    assert!(
+        eg.values[0] >= -1e-6 * scale,
+        "λ_min(∇J) = {}",
+        eg.values[0]
+    );
+    let mut b = a.clone();
+    b.diag_mut().mapv_inplace(|x| x - st.floor);
+    let comp = max_abs(&g.dot(&b));
+    assert!(comp <= 1e-6 * scale * max_abs(&b), "‖∇J (A − εI)‖ = {comp}");
+    // the same condition as the fit reports it
+    let foc = o.first_order_residual(&basis, &f, &st).unwrap();
+    assert!(foc < 1e-6, "first-order residual {foc}");
+    let fixed = project_floor(&(&a - &(g.clone() * (0.5 / st.eta))), st.floor);
+    let dense_foc = (&fixed - &a).mapv(|x| x * x).sum().sqrt() / a.mapv(|x| x * x).sum().sqrt();
+    assert!((dense_foc - foc).abs() < 1e-6);
+    // eq. (8) multiplied by A: A ZᵀZ g + λ g = A Zᵀ y, at g = A h
+    let gv = a.dot(&h);
+    let z = &dense.z;
+    let lhs = a.dot(&z.t().dot(&z.dot(&gv))) + &gv * st.lambda;
+    let rhs = a.dot(&z.t().dot(&dense.y));
+    let res = (&lhs - &rhs).iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    let top = rhs.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    assert!(res <= 1e-6 * (1.0 + top), "normal equations residual {res}");
+    assert!(max_abs(&(o.g() - &gv).insert_axis(ndarray::Axis(0))) < 1e-8 * (1.0 + top));
+}
+
+#[test]
+fn projected_gradient_never_increases_and_approaches_the_optimum() {
+    let (f, basis, t, st, _) = spectral_setup(12, 2, 23);
+    let opt = spectral::optimal_metric(&basis, &f, &t, &st).unwrap();
+    let j_opt = spectral::profile(&basis, &f, &t, &opt, &st)
+        .unwrap()
+        .objective;
+    let mut o = spectral::OutputFit::start_all(&basis, &f, std::slice::from_ref(&t), &st)
+        .unwrap()
+        .remove(0);
+    let mut prev = o.prof.objective;
+    for _ in 0..400 {
+        if o.converged {
+            break;
+        }
+        o.iterate(&basis, &f, &t, &st).unwrap();
+        assert!(o.prof.objective <= prev, "{} → {}", prev, o.prof.objective);
+        assert!(
+            o.prof.objective >= j_opt * (1.0 - 1e-12),
+            "below the minimiser"
+        );
+        prev = o.prof.objective;
+    }
+    assert!(
+        (prev - j_opt) / j_opt < 1e-3,
+        "gradient {prev} vs minimiser {j_opt}"
+    );
 }

@@ -133,7 +133,7 @@ fn bcd_symmetric_objective_is_monotone() {
     }
 }
 
-// (c) the counterexample of methods.md §1.
+// (c) the counterexample of docs/methods.md §1.
 #[test]
 fn literal_update_is_not_symmetric_on_the_counterexample() {
     let k = array![[2.0, 0.0], [0.0, 1.0]];

@@ -253,7 +253,7 @@ fn data_pane_previews_columns_roles_and_split() {
         "class",
         "ignore",
         "16.0000",
-        "test fraction 0.25",
+        "test 0.25",
         "First 2 rows",
         "median σ: computing",
     ] {
@@ -351,7 +351,8 @@ fn running_state_shows_gauge_eta_and_live_chart() {
     }
     update(&mut s, Action::Tick(t0 + Duration::from_secs(2)));
     let out = screen(&on(s.clone(), Pane::Run), 140, 40);
-    assert!(out.contains("iterations 4/10"), "{out}");
+    // Records for iterations 0–3: three steps done (iteration 0 is the starting point).
+    assert!(out.contains("iterations 3/10"), "{out}");
     assert!(out.contains("ETA"), "{out}");
     assert!(out.contains("running iterations"), "{out}");
     let out = screen(&on(s, Pane::Charts), 140, 40);
@@ -395,7 +396,7 @@ fn finished_run_fills_results_matrices_and_charts() {
     // Legend: −max … 0 … +max, the cell under the cursor, and the ranked list.
     assert!(out.contains("−1.0000") && out.contains("+1.0000"), "{out}");
     assert!(
-        out.contains("[0, 0] = 1.0000   (digit=0 ~ digit=0)"),
+        out.contains("[0, 0] = 1.0000   row digit=0 · col digit=0"),
         "{out}"
     );
     assert!(out.contains("0.6200 digit=0 ~ digit=1"), "{out}");
@@ -443,12 +444,14 @@ fn previous_run_is_overlaid() {
         &mut s,
         Action::Run(RunMessage::Finished(Box::new(outcome("second")))),
     );
-    assert_eq!(s.previous.as_ref().map(|p| p.0.as_str()), Some("first"));
+    assert_eq!(s.previous.as_ref().map(|p| p.name.as_str()), Some("first"));
+    // Off until asked for (o); then drawn, being the same method on the same file.
     let out = screen(&on(s.clone(), Pane::Charts), 150, 40);
-    assert!(out.contains("previous: first"), "{out}");
-    update(&mut s, Action::ToggleOverlay);
-    let out = screen(&on(s, Pane::Charts), 150, 40);
     assert!(!out.contains("previous: first"), "{out}");
+    s.pane = Pane::Charts;
+    update(&mut s, Action::ToggleOverlay);
+    let out = screen(&s, 150, 40);
+    assert!(out.contains("previous: first"), "{out}");
 }
 
 fn summary(name: &str) -> Listing {
@@ -575,7 +578,17 @@ fn help_lists_keys() {
         out.contains("Keys") && out.contains("Shift-Tab") && out.contains("f t c v x"),
         "{out}"
     );
-    // Any key closes it.
+    // At 80×24 it scrolls to its last key.
+    let out = screen(&s, 80, 24);
+    assert!(!out.contains("play / pause the trace"), "{out}");
+    for _ in 0..20 {
+        let a = map_key(&s, key(KeyCode::Char('j'))).unwrap();
+        update(&mut s, a);
+    }
+    assert!(s.help);
+    let out = screen(&s, 80, 24);
+    assert!(out.contains("play / pause the trace"), "{out}");
+    // Any other key closes it.
     let a = map_key(&s, key(KeyCode::Char('x'))).unwrap();
     update(&mut s, a);
     assert!(!s.help);
@@ -715,7 +728,15 @@ fn method_choice_rebuilds_fields_and_keeps_shared_values() {
         .iter()
         .find(|f| f.key() == "lambda")
         .unwrap();
-    assert_eq!(lambda.text, "0.5");
+    // Each method keeps its own hyperparameters: okl's λ does not reach krr …
+    assert_ne!(lambda.text, "0.5");
+    // … and is still there on the way back.
+    s.pane = Pane::Method;
+    s.method.cursor = ovk::methods::registry()
+        .iter()
+        .position(|m| m.name() == "okl")
+        .unwrap();
+    update(&mut s, Action::Enter);
     assert_eq!(
         s.run_config().unwrap().params.0.get("lambda"),
         Some(&Value::Float(0.5))
@@ -762,7 +783,11 @@ fn quitting_while_running_cancels_the_fit() {
     update(&mut s, Action::StartRun);
     let effects = update(&mut s, Action::StartRun);
     assert!(effects.is_empty() && s.status.contains("already running"));
+    // Ctrl-C asks first; y at the question quits and cancels the fit.
     let a = map_key(&s, KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)).unwrap();
+    assert!(update(&mut s, a).is_empty());
+    assert!(!s.quit && s.prompt.is_some());
+    let a = map_key(&s, key(KeyCode::Char('y'))).unwrap();
     let effects = update(&mut s, a);
     assert!(s.quit);
     assert!(matches!(effects.as_slice(), [Effect::CancelRun]));
@@ -881,4 +906,541 @@ fn results_show_a_lambda_path_as_a_table_with_the_kept_row_marked() {
     assert!(kept.contains("0.2500") && kept.contains("1.0000"), "{kept}");
     // The path is no longer squeezed into the details list as "[30 values]".
     assert!(!out.contains("[30 values]"), "{out}");
+}
+
+// ---------- issue 18: each numbered problem, at 120×36 and 80×24 ----------
+
+const SIZES: [(u16, u16); 2] = [(120, 36), (80, 24)];
+
+/// Render `s` at both sizes and hand each screen to `check`.
+fn at_both(s: &State, check: impl Fn(&str, (u16, u16))) {
+    for size in SIZES {
+        check(&screen(s, size.0, size.1), size);
+    }
+}
+
+fn choose(s: &mut State, method: &str) {
+    s.pane = Pane::Method;
+    s.method.cursor = ovk::methods::registry()
+        .iter()
+        .position(|m| m.name() == method)
+        .unwrap();
+    update(s, Action::Enter);
+}
+
+fn set_field(s: &mut State, key: &str, text: &str) {
+    let i = s.kernel.fields.iter().position(|f| f.key() == key).unwrap();
+    s.kernel.fields[i].text = text.into();
+    s.kernel.fields[i].validate();
+}
+
+#[test]
+fn p01_quit_asks_when_a_fit_runs_or_a_result_is_unsaved() {
+    // Running: q asks; n keeps the fit running.
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    let a = map_key(&s, key(KeyCode::Char('q'))).unwrap();
+    assert!(update(&mut s, a).is_empty());
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("Quit ovk?") && out.contains("a fit is running"),
+            "{size:?}\n{out}"
+        );
+    });
+    let a = map_key(&s, key(KeyCode::Char('n'))).unwrap();
+    assert!(update(&mut s, a).is_empty());
+    assert!(!s.quit && s.prompt.is_none() && s.is_running());
+    // Finished but unsaved: asks too, and names the run; s at the question saves.
+    let mut s = finished();
+    update(&mut s, Action::Quit);
+    at_both(&s, |out, size| {
+        assert!(out.contains("'first' is not saved"), "{size:?}\n{out}");
+    });
+    let a = map_key(&s, key(KeyCode::Char('s'))).unwrap();
+    update(&mut s, a);
+    assert!(matches!(
+        s.prompt.as_ref().map(|p| &p.kind),
+        Some(PromptKind::SaveName)
+    ));
+    // Saved: q quits at once.
+    let mut s = finished();
+    update(&mut s, Action::Saved(Ok("/store/first".into())));
+    update(&mut s, Action::Quit);
+    assert!(s.quit);
+}
+
+fn sidecar_session() -> RunOutcome {
+    let mut o = outcome("wq-saved");
+    let r = &mut o.record;
+    r.config.data = DataConfig::new("datasets/wq.csv"); // features and targets from the sidecar
+    r.feature_names = (0..16).map(|i| format!("x{i}")).collect();
+    r.output_names = (0..14).map(|i| format!("y{i}")).collect();
+    r.task = Task::Regression;
+    o
+}
+
+#[test]
+fn p02_replay_run_pane_counts_features_and_targets_from_the_session() {
+    let s = on(
+        ovk::tui::replay_state(sidecar_session(), "/store/wq".into()),
+        Pane::Run,
+    );
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("16 features") && out.contains("14 targets"),
+            "{size:?}\n{out}"
+        );
+        assert!(
+            !out.contains("0 features") && !out.contains("no fit yet"),
+            "{out}"
+        );
+        assert!(out.contains("saved fit, replayed"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p03_overlay_is_off_by_default_and_never_mixes_datasets() {
+    let mut s = finished();
+    let mut other = outcome("iris-krr");
+    other.record.method = "krr".into();
+    other.record.config.data = DataConfig::new("toy/iris.csv");
+    update(&mut s, Action::StartRun);
+    update(&mut s, Action::Run(RunMessage::Finished(Box::new(other))));
+    s.pane = Pane::Charts;
+    at_both(&s, |out, size| {
+        assert!(!out.contains("previous"), "{size:?}\n{out}");
+    });
+    update(&mut s, Action::ToggleOverlay);
+    at_both(&s, |out, size| {
+        assert!(!out.contains("previous: first"), "{size:?}\n{out}");
+        assert!(out.contains("not comparable"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p04_cancel_clears_the_old_notes_and_eta_and_s_explains() {
+    let mut s = on(finished(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Phase {
+            phase: Phase::Iterating,
+            total: Some(100),
+        }),
+    );
+    for r in trace(3) {
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    update(&mut s, Action::CancelRun);
+    update(&mut s, Action::Run(RunMessage::Cancelled));
+    at_both(&s, |out, size| {
+        assert!(!out.contains("step halved twice"), "{size:?}\n{out}");
+        assert!(!out.contains("ETA"), "{size:?}\n{out}");
+        assert!(!out.contains("cancelled  cancelled"), "{size:?}\n{out}");
+        assert!(
+            out.contains("nothing from this fit is kept"),
+            "{size:?}\n{out}"
+        );
+    });
+    update(&mut s, Action::Save);
+    assert!(s.prompt.is_some());
+    assert!(s.status.contains("earlier result 'first'"), "{}", s.status);
+    // With no earlier result, s says why nothing happens.
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(&mut s, Action::Run(RunMessage::Cancelled));
+    update(&mut s, Action::Save);
+    assert!(
+        s.prompt.is_none() && s.status.contains("cancelled"),
+        "{}",
+        s.status
+    );
+}
+
+#[test]
+fn p05_editing_lambda_during_a_fit_leaves_the_running_summary() {
+    let mut s = loaded();
+    set_field(&mut s, "lambda", "0.1");
+    update(&mut s, Action::StartRun);
+    set_field(&mut s, "lambda", "0.5");
+    s.pane = Pane::Run;
+    at_both(&s, |out, size| {
+        assert!(out.contains("lambda=0.1"), "{size:?}\n{out}");
+        assert!(!out.contains("lambda=0.5"), "{size:?}\n{out}");
+        assert!(out.contains("lambda 0.1 → 0.5"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p06_multi_view_fits_show_each_views_sigma() {
+    let mut s = finished();
+    let r = &mut s.result.as_mut().unwrap().outcome.record;
+    r.method = "mvml".into();
+    r.details.insert(
+        "view_sigmas".into(),
+        serde_json::json!({"fou": 9.1, "fac": 21.9}),
+    );
+    for p in [Pane::Results, Pane::Run] {
+        at_both(&on(s.clone(), p), |out, size| {
+            assert!(
+                out.contains("σ per view") && out.contains("9.1000") && out.contains("21.9000"),
+                "{p:?} {size:?}\n{out}"
+            );
+        });
+    }
+}
+
+#[test]
+fn p07_eta_uses_steps_not_records_and_the_recent_pace() {
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    let t0 = s.now;
+    update(
+        &mut s,
+        Action::Run(RunMessage::Phase {
+            phase: Phase::Iterating,
+            total: Some(10),
+        }),
+    );
+    // Iteration 0 is recorded before any work; later steps take 450 ms each.
+    for (i, ms) in [0.0, 450.0, 900.0, 1350.0, 1800.0].into_iter().enumerate() {
+        let mut r = trace(1).remove(0);
+        r.iter = i;
+        r.elapsed_ms = ms;
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    update(&mut s, Action::Tick(t0 + Duration::from_secs(2)));
+    at_both(&s, |out, size| {
+        // 4 steps done, 6 left at 0.45 s: 2.7 s (not 5 records done and 2.0 s).
+        assert!(out.contains("iterations 4/10"), "{size:?}\n{out}");
+        assert!(out.contains("ETA 2.7 s"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p08_vvmr_gets_a_labeled_fraction() {
+    let mut s = loaded();
+    choose(&mut s, "vvmr");
+    s.pane = Pane::Data;
+    s.data.focus = DataFocus::Columns;
+    at_both(&s, |out, size| {
+        assert!(out.contains("vvmr needs unlabeled rows"), "{size:?}\n{out}");
+    });
+    let a = map_key(&s, key(KeyCode::Char('<'))).unwrap();
+    update(&mut s, a);
+    update(&mut s, Action::Labeled(-8));
+    assert_eq!(s.run_config().unwrap().data.labeled, Some(0.55));
+    at_both(&s, |out, size| {
+        assert!(out.contains("labeled 0.55"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p09_missing_values_are_read_as_the_cli_reads_them_and_can_be_dropped() {
+    let dir = std::env::temp_dir().join(format!("ovk-tui-na-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("na.csv");
+    std::fs::write(&csv, "a,b,y\n1,NA,0\n2,3,1\n3,4,0\n4,?,1\n").unwrap();
+    let t = ovk::data::load_table(&csv, 5).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(t.columns[1].dtype, "f64");
+    assert_eq!(t.columns[1].missing, 2);
+    let mut s = state();
+    open_table(
+        &mut s,
+        "toy/na.csv",
+        Ok(Table {
+            path: "toy/na.csv".into(),
+            ..t
+        }),
+        None,
+    );
+    s.data.col_cursor = 2;
+    update(&mut s, Action::SetRole(Role::Class));
+    let why = s.run_config().unwrap_err();
+    assert!(
+        why.contains("`b` has 2 missing values") && why.contains("press m"),
+        "{why}"
+    );
+    at_both(&s, |out, size| {
+        assert!(out.contains("missing: refuse m"), "{size:?}\n{out}");
+        assert!(out.contains("press m to drop"), "{size:?}\n{out}");
+    });
+    let a = map_key(&s, key(KeyCode::Char('m'))).unwrap();
+    update(&mut s, a);
+    assert!(s.run_config().unwrap().data.drop_missing);
+}
+
+#[test]
+fn p10_text_and_id_columns_start_ignored() {
+    let mut t = table();
+    t.columns.insert(
+        0,
+        ColumnSummary {
+            name: "city".into(),
+            dtype: "str".into(),
+            missing: 0,
+            min: None,
+            max: None,
+            mean: None,
+        },
+    );
+    for r in t.head.iter_mut() {
+        r.insert(0, "Lyon".into());
+    }
+    let mut s = state();
+    open_table(&mut s, "toy/digits.csv", Ok(t), None);
+    assert_eq!(s.data.roles[0], Role::Ignore);
+    at_both(&s, |out, size| {
+        assert!(out.contains("text/ID column ignored"), "{size:?}\n{out}");
+    });
+    // Marked a feature by hand, the run is refused with the reason in full.
+    s.data.col_cursor = 0;
+    update(&mut s, Action::SetRole(Role::Feature));
+    s.data.col_cursor = 4;
+    update(&mut s, Action::SetRole(Role::Class));
+    assert!(s.run_config().unwrap_err().contains("`city` is text"));
+}
+
+#[test]
+fn p11_small_terminal_keeps_names_delta_and_tabs() {
+    let s = loaded();
+    let out = screen(&s, 80, 24);
+    assert!(out.contains("p_0_0") && out.contains("target_y"), "{out}");
+    assert!(out.contains("8 Sessions"), "{out}");
+    let out = screen(&on(finished(), Pane::Results), 80, 24);
+    assert!(out.contains("Δ test") && out.contains("+0.0201"), "{out}");
+    at_both(&on(finished(), Pane::Results), |out, size| {
+        assert!(out.contains("Δ test"), "{size:?}\n{out}");
+    });
+}
+
+fn lambda_path(s: &mut State, n: i32) {
+    let details = &mut s.result.as_mut().unwrap().outcome.record.details;
+    details.insert("lambda".into(), serde_json::json!(0.25));
+    let path: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "lambda": 0.25 * 2f64.powi(10 - i),
+                "iterations": 1000 + i,
+                "validation_mse": 1.0 + i as f64 / 100.0,
+            })
+        })
+        .collect();
+    details.insert("path".into(), serde_json::Value::Array(path));
+}
+
+#[test]
+fn p12_long_tables_scroll_to_their_last_row() {
+    let mut s = on(finished(), Pane::Results);
+    lambda_path(&mut s, 25);
+    let a = map_key(&s, key(KeyCode::Char('G'))).unwrap();
+    update(&mut s, a);
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("1024"),
+            "last row (iterations 1024) not shown {size:?}\n{out}"
+        );
+        assert!(out.contains("row 25/25"), "{size:?}\n{out}");
+    });
+    // The Run pane's trace: the first of 319 records is reachable.
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    for mut r in trace(319) {
+        r.objective = 1.0;
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    update(&mut s, Action::Top);
+    at_both(&s, |out, size| {
+        assert!(out.contains("Trace (1/319)"), "{size:?}\n{out}");
+        assert!(
+            out.lines()
+                .any(|l| l.contains("│0 ") || l.contains(" 0    ")),
+            "{size:?}\n{out}"
+        );
+    });
+    // Notes scroll with J.
+    for i in 0..40 {
+        update(
+            &mut s,
+            Action::Run(RunMessage::Note(format!("note number {i}"))),
+        );
+    }
+    for _ in 0..30 {
+        update(&mut s, Action::ScrollNotes(3));
+    }
+    at_both(&s, |out, size| {
+        assert!(out.contains("note number 39"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p13_strongest_pairs_only_for_similarities_and_names_are_whole() {
+    let mut s = on(finished(), Pane::Matrices);
+    let f = s.result.as_mut().unwrap();
+    f.outcome.record.output_names = vec![
+        "amazed-surprised".into(),
+        "quiet-still-and-calm".into(),
+        "angry-aggressive".into(),
+    ];
+    f.outcome.matrices.push((
+        "coefficients".into(),
+        array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
+    ));
+    at_both(&s, |out, size| {
+        assert!(out.contains("Strongest off-diagonal"), "{size:?}\n{out}");
+        assert!(out.contains("quiet-still-and-calm"), "{size:?}\n{out}");
+    });
+    update(&mut s, Action::NextMatrix);
+    at_both(&s, |out, size| {
+        assert!(!out.contains("Strongest off-diagonal"), "{size:?}\n{out}");
+        assert!(out.contains("Largest |entries|"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn p14_heatmaps_label_columns_fit_big_matrices_and_keep_the_sign_without_colour() {
+    let mut s = on(finished(), Pane::Matrices);
+    let f = s.result.as_mut().unwrap();
+    f.outcome.record.details.insert(
+        "axes".into(),
+        serde_json::json!({"block_norms": {
+            "rows": {"labels": ["fou", "fac"]},
+            "cols": {"labels": ["fou", "fac"]}}}),
+    );
+    f.outcome
+        .matrices
+        .push(("block_norms".into(), array![[1.0, -0.5], [-0.5, 1.0]]));
+    let mut big = ndarray::Array2::zeros((576, 576));
+    big[[500, 3]] = -2.0;
+    f.outcome.matrices.push(("metric".into(), big));
+    update(&mut s, Action::Zoom(3));
+    update(&mut s, Action::NextMatrix);
+    assert_eq!(s.matrices.zoom, 0, "zoom is per matrix");
+    at_both(&s, |out, size| {
+        assert!(out.contains("row fou · col fou"), "{size:?}\n{out}");
+        assert!(
+            out.lines()
+                .any(|l| l.contains("fou") && l.contains("fac") && !l.contains("row")),
+            "column labels {size:?}\n{out}"
+        );
+    });
+    update(&mut s, Action::NextMatrix);
+    at_both(&s, |out, size| {
+        assert!(out.contains("overview: 1 cell ="), "{size:?}\n{out}");
+    });
+    s.theme = ovk::tui::theme::Theme::new(ovk::tui::theme::ColorMode::None);
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains('#'),
+            "negative cells have their own glyph {size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn p15_settings_stay_with_their_method_and_file() {
+    let mut s = loaded();
+    set_field(&mut s, "lambda", "0.3");
+    choose(&mut s, "lowrank-okl");
+    let lam = s
+        .kernel
+        .fields
+        .iter()
+        .find(|f| f.key() == "lambda")
+        .unwrap();
+    assert!(
+        lam.text.is_empty(),
+        "lowrank-okl keeps its λ path: {:?}",
+        lam.text
+    );
+    at_both(&on(s.clone(), Pane::Kernel), |out, size| {
+        assert!(out.contains("lowrank-okl"), "{size:?}\n{out}");
+    });
+    // A test fraction of 0 stays with its file.
+    s.pane = Pane::Data;
+    for _ in 0..5 {
+        update(&mut s, Action::TestFraction(-1));
+    }
+    assert_eq!(s.data.test_fraction, 0.0);
+    let mut other = table();
+    other.path = "toy/iris.csv".into();
+    open_table(&mut s, "toy/iris.csv", Ok(other), None);
+    assert_eq!(s.data.test_fraction, 0.25);
+    at_both(&s, |out, size| {
+        assert!(out.contains("test 0.25"), "{size:?}\n{out}");
+    });
+    open_table(&mut s, "toy/digits.csv", Ok(table()), None);
+    assert_eq!(s.data.test_fraction, 0.0);
+}
+
+#[test]
+fn p16_long_column_names_and_sidecar_views_are_shown() {
+    let mut t = table();
+    t.columns[0].name = "Mean_Acc1298_Mean_Mem40_Centroid".into();
+    t.columns[1].name = "BH_LowPeakAmp".into();
+    let mut s = state();
+    let sidecar =
+        "[views]\ntimbre = [\"Mean_Acc1298_Mean_Mem40_Centroid\"]\nrhythm = [\"BH_LowPeakAmp\"]\n";
+    open_table(&mut s, "toy/digits.csv", Ok(t), Some(sidecar.into()));
+    assert_eq!(
+        s.data.views(),
+        vec!["timbre".to_string(), "rhythm".to_string()]
+    );
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("view timbre") && out.contains("view rhythm"),
+            "{size:?}\n{out}"
+        );
+        assert!(
+            out.contains("Mean_Acc1298_Mean_Mem40_Centroid"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn p17_ticks_plurals_details_and_row_counts_read_right() {
+    let mut s = finished();
+    s.result.as_mut().unwrap().outcome.record.details.insert(
+        "nystrom".into(),
+        serde_json::json!({"p": 40, "fraction": 0.25}),
+    );
+    at_both(&on(s.clone(), Pane::Charts), |out, size| {
+        assert!(
+            !out.contains("7.0000") && !out.contains(".0000\n"),
+            "{size:?}\n{out}"
+        );
+        assert!(
+            out.contains("y: objective (log) · x: iteration"),
+            "{size:?}\n{out}"
+        );
+    });
+    at_both(&on(s.clone(), Pane::Results), |out, size| {
+        assert!(!out.contains("{\""), "raw JSON {size:?}\n{out}");
+        assert!(
+            out.contains("nystrom: fraction 0.2500 · p 40"),
+            "{size:?}\n{out}"
+        );
+    });
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(&mut s, Action::Run(RunMessage::Record(trace(1).remove(0))));
+    at_both(&s, |out, size| {
+        assert!(out.contains("Trace (1 record)"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn export_writes_the_current_matrix_as_csv() {
+    let mut s = on(finished(), Pane::Matrices);
+    let effects = update(&mut s, Action::Export);
+    let [Effect::Export { name, text }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "first-output_kernel");
+    assert!(
+        text.starts_with("\"\",digit=0,digit=1,digit=2\ndigit=0,1,0.62,-0.4\n"),
+        "{text}"
+    );
 }

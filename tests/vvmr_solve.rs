@@ -1,4 +1,4 @@
-//! Vector-valued manifold regularisation (methods.md §4): the fast Sylvester solve of eq. (17)
+//! Vector-valued manifold regularisation (docs/methods.md §4): the fast Sylvester solve of eq. (17)
 //! against the dense Kronecker system and against its special cases.
 
 use ndarray::{Array1, Array2, Axis};

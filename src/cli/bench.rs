@@ -2,7 +2,7 @@
 //! process of itself (`bench one`, hidden), so each configuration's peak memory is its own, a
 //! configuration over the time or memory cap is killed and reported rather than waited for, and
 //! the table comes out as Markdown ready to paste. `bench data` writes the same synthetic
-//! problem as CSV for the Python peers (bench/peers.sh).
+//! problem as CSV for the Python peers (peers/peers.sh).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::kernels::{available_memory_bytes, format_bytes};
+use crate::session::OutputRules;
 use crate::train::bench::{self as engine, BenchResult};
 use crate::{OvkError, Result};
 
@@ -32,6 +33,9 @@ enum BenchWhat {
     One(OneArgs),
     /// Write the synthetic problem of the ledger as CSV (x_0 … x_9, y_0 …; n rows + 100 held out)
     Data(DataArgs),
+    /// The low-rank input kernel at real sizes: end-to-end runs on tmc2007, usps, delicious and
+    /// synthetic data, wall time and peak memory beside the exact route; Markdown out
+    Lowrank(super::bench_lowrank::LowrankArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -62,6 +66,9 @@ struct ScalingArgs {
     /// Also write every measurement as JSON
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Replace the --out file if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -89,6 +96,9 @@ struct DataArgs {
     seed: u64,
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn bench(cmd: &BenchCmd) -> Result<i32> {
@@ -106,8 +116,9 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
                     "--n must be at least 2 and --outputs at least 1",
                 ));
             }
-            std::fs::write(&a.out, engine::synthetic_csv(a.n, a.outputs, a.seed))
-                .map_err(|e| OvkError::input(format!("{}: {e}", a.out.display())))?;
+            super::sizes::check_table("--n", a.n, "--outputs", a.outputs + engine::INPUTS)?;
+            let out = crate::session::output::plan(&a.out, &OutputRules::new(a.force))?;
+            out.write(engine::synthetic_csv(a.n, a.outputs, a.seed).as_bytes())?;
             eprintln!(
                 "wrote {} ({} training + 100 held-out rows, {} inputs, {} outputs)",
                 a.out.display(),
@@ -118,6 +129,7 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
             Ok(0)
         }
         BenchWhat::Scaling(a) => scaling(a),
+        BenchWhat::Lowrank(a) => super::bench_lowrank::bench_lowrank(a),
     }
 }
 
@@ -192,6 +204,10 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
     }
     if !a.max_seconds.is_finite() || a.max_seconds <= 0.0 {
         return Err(OvkError::input("--max-seconds must be positive"));
+    }
+    if let Some(p) = &a.out {
+        // Checked before the first fit; later saves replace the ledger this run wrote.
+        crate::session::output::plan(p, &OutputRules::new(a.force))?;
     }
     let max_memory = match a.max_memory {
         Some(g) if g > 0.0 => (g * 1024f64.powi(3)) as u64,
@@ -465,7 +481,8 @@ fn progress(row: &Row) {
 fn write_json(path: &Path, ledger: &Ledger) -> Result<()> {
     let text = serde_json::to_string_pretty(ledger)
         .map_err(|e| OvkError::internal(format!("benchmark JSON: {e}")))?;
-    std::fs::write(path, text).map_err(|e| OvkError::input(format!("{}: {e}", path.display())))
+    // The ledger is rewritten as rows finish: replacing its own earlier version is expected.
+    crate::session::output::plan(path, &OutputRules::new(true))?.write(text.as_bytes())
 }
 
 fn machine() -> Machine {

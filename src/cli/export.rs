@@ -1,9 +1,10 @@
-//! `ovk export SESSION`: predictions, a matrix, or the trace as CSV (written atomically).
+//! `ovk export SESSION`: predictions, a matrix, or the trace as CSV, written by the rules of
+//! `session::output` (never into the store or over the run's data; `--force` to replace).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::session::{self, Store};
+use crate::session::{self, output, OutputRules, Store};
 use crate::{OvkError, Result};
 
 pub struct ExportArgs<'a> {
@@ -12,6 +13,7 @@ pub struct ExportArgs<'a> {
     pub matrix: Option<(&'a str, &'a Path)>,
     pub trace: Option<&'a Path>,
     pub sessions: Option<&'a Path>,
+    pub force: bool,
 }
 
 pub fn export(a: ExportArgs) -> Result<i32> {
@@ -27,7 +29,15 @@ pub fn export(a: ExportArgs) -> Result<i32> {
             "say what to export: --predictions FILE, --matrix NAME FILE or --trace FILE",
         ));
     }
-    if let Some(out) = a.predictions {
+    let rules = protecting(OutputRules::new(a.force), &s, a.sessions)?;
+    let paths: Vec<&Path> = [a.predictions, a.matrix.map(|(_, p)| p), a.trace]
+        .into_iter()
+        .flatten()
+        .collect();
+    // Every destination is checked before anything is written.
+    let mut outs = output::plan_all(&paths, &rules)?.into_iter();
+    if a.predictions.is_some() {
+        let out = outs.next().expect("planned");
         let pred = s.matrix("predictions_test")?;
         let truth = s.matrix("targets_test").ok();
         let mut csv = String::from("row");
@@ -52,9 +62,10 @@ pub fn export(a: ExportArgs) -> Result<i32> {
             }
             csv.push('\n');
         }
-        write_atomic(out, &csv)?;
+        out.write(csv.as_bytes())?;
     }
-    if let Some((name, out)) = a.matrix {
+    if let Some((name, _)) = a.matrix {
+        let out = outs.next().expect("planned");
         let m = s.matrix(name)?;
         let names: Vec<String> = if m.ncols() == r.output_names.len() {
             r.output_names.clone()
@@ -72,9 +83,10 @@ pub fn export(a: ExportArgs) -> Result<i32> {
             );
             csv.push('\n');
         }
-        write_atomic(out, &csv)?;
+        out.write(csv.as_bytes())?;
     }
-    if let Some(out) = a.trace {
+    if a.trace.is_some() {
+        let out = outs.next().expect("planned");
         let extras: std::collections::BTreeSet<&String> =
             r.trace.iter().flat_map(|t| t.extra.keys()).collect();
         let mut csv = String::from("iter,objective,residual,step,lambda,val_metric,elapsed_ms");
@@ -101,9 +113,28 @@ pub fn export(a: ExportArgs) -> Result<i32> {
             }
             csv.push('\n');
         }
-        write_atomic(out, &csv)?;
+        out.write(csv.as_bytes())?;
     }
     Ok(0)
+}
+
+/// The rules of an export from session `s`: not into the store nor the session's directory,
+/// not over its data file or the data's sidecar.
+pub(crate) fn protecting(
+    rules: OutputRules,
+    s: &session::Loaded,
+    sessions: Option<&Path>,
+) -> Result<OutputRules> {
+    let mut rules = rules
+        .protect_dir(&Store::locate(sessions)?, "the session store")
+        .protect_dir(&s.dir, "the session's directory");
+    for data in [&s.record.dataset.path, &s.record.config.data.path] {
+        rules = rules.protect_file(data, format!("the data file of session {}", s.record.id));
+        if let Some(side) = crate::data::sidecar_path(data) {
+            rules = rules.protect_file(&side, "the sidecar of the session's data file");
+        }
+    }
+    Ok(rules)
 }
 
 fn field(s: &str) -> String {
@@ -112,19 +143,4 @@ fn field(s: &str) -> String {
     } else {
         s.to_string()
     }
-}
-
-/// Write `text` to a temporary file beside `path`, then rename it into place; `-` is standard
-/// output.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    if crate::data::is_stdout(path) {
-        use std::io::Write;
-        return std::io::stdout()
-            .lock()
-            .write_all(text.as_bytes())
-            .map_err(|e| OvkError::io("writing to standard output", e));
-    }
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| OvkError::io_path(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| OvkError::io_path(path, e))
 }

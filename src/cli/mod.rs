@@ -1,14 +1,21 @@
-//! Headless commands — the second face of the engine: `ovk run`, `ovk sessions`,
-//! `ovk replay`. Exit status: 0 success, 2 bad input, 1 internal failure, 130 cancelled.
+//! Headless commands — the second face of the engine: `ovk run` (one fit), `ovk sessions`
+//! (the store), `ovk replay` (print, verify, or open a session in the workbench), `ovk sweep`
+//! (grids and cross-validation), `ovk export` (CSV out of a session), `ovk gen` (synthetic
+//! data), `ovk bench` (the scaling ledger), `ovk paper` (the papers' experiments) and the hidden `ovk docs` (generated references);
+//! with no subcommand, `ovk [PATH]` opens the workbench. Exit status: 0 success, 2 bad input,
+//! 1 internal failure, 130 cancelled.
 
 mod bench;
+mod bench_lowrank;
 mod export;
 mod options;
+mod paper;
 mod predict;
 mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod sizes;
 mod sweep;
 
 use std::path::PathBuf;
@@ -59,6 +66,8 @@ enum Cmd {
     Gen(GenCmd),
     /// Benchmarks: `ovk bench scaling` times every method against one eigendecomposition of K
     Bench(bench::BenchCmd),
+    /// Reproduce a paper's experiment: `ovk paper NAME` (`--list` names them, `--quick` for tests)
+    Paper(paper::PaperArgs),
     /// Print generated documentation (`ovk docs config` writes docs/config.md)
     #[command(hide = true)]
     Docs { topic: String },
@@ -92,6 +101,9 @@ struct PredictArgs {
     /// Where to write the predictions: .csv, .tsv or .parquet, or - for standard output
     #[arg(long, value_name = "FILE", default_value = "-")]
     out: PathBuf,
+    /// Replace --out if it exists (never the session store, the session or its data)
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -140,9 +152,13 @@ struct GenCmd {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// The file to write, in the format its extension names (.csv, .tsv, .parquet): column x,
-    /// then y0 … y{m-1}; a sidecar `<stem>.toml` beside it names those roles
+    /// then y0 … y{m-1}; a sidecar `<stem>.toml` beside it names those roles. `-` is standard
+    /// output (CSV, no sidecar)
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -158,6 +174,9 @@ struct ExportCmd {
     /// The convergence trace (- for stdout)
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Replace output files that exist (never the session store or the session's data)
+    #[arg(long)]
+    force: bool,
 }
 
 /// `ovk run`'s flags for every option and every method parameter, from the declarations.
@@ -260,6 +279,7 @@ fn given_options(m: &ArgMatches) -> RawOptions {
 
 /// Parse the command line, run, and return the process exit status.
 pub fn main() -> i32 {
+    crate::kernels::fit_allocator_to_limits();
     crate::linalg::configure_parallelism();
     let matches = match command().try_get_matches() {
         Ok(m) => m,
@@ -296,9 +316,13 @@ pub fn main() -> i32 {
             data: a.data.as_deref(),
             sessions: cli.sessions.as_deref(),
         }),
-        Some(Cmd::Predict(a)) => {
-            predict::predict(&a.session, &a.data, &a.out, cli.sessions.as_deref())
-        }
+        Some(Cmd::Predict(a)) => predict::predict(
+            &a.session,
+            &a.data,
+            &a.out,
+            a.force,
+            cli.sessions.as_deref(),
+        ),
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),
             cv: a.cv,
@@ -318,10 +342,12 @@ pub fn main() -> i32 {
                 matrix,
                 trace: a.trace.as_deref(),
                 sessions: cli.sessions.as_deref(),
+                force: a.force,
             })
         }
         Some(Cmd::Gen(g)) => generate(g),
         Some(Cmd::Bench(b)) => bench::bench(b),
+        Some(Cmd::Paper(a)) => paper::paper(a, cli.sessions.as_deref()),
         Some(Cmd::Docs { topic }) => docs(topic),
         None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
     };
@@ -344,11 +370,50 @@ fn generate(g: &GenCmd) -> Result<i32> {
     if g.outputs == 0 {
         return Err(OvkError::input("--outputs must be at least 1"));
     }
-    let (x, y) = crate::data::gpmix::gp_mix(g.outputs, g.seed);
-    crate::data::gpmix::write(&g.out, &x, &y, g.seed)?;
+    // gp_mix holds the 50 latent paths' weights and three GRID×m matrices.
+    sizes::check_table(
+        "the grid",
+        crate::data::gpmix::GRID + crate::data::gpmix::LATENT,
+        "--outputs",
+        g.outputs,
+    )?;
+    use crate::data::{gpmix, output_format, sidecar_for, sidecar_path};
+    use crate::session::{output, OutputRules};
+    let format = output_format(&g.out)?;
+    let out = output::plan(&g.out, &OutputRules::new(g.force))?;
+    // A sidecar goes beside a regular file only; one `gen` wrote may be replaced, the user's not.
+    let side = match (out.is_file(), sidecar_path(&g.out)) {
+        (true, Some(path)) => {
+            let ours = match sidecar_for(&g.out) {
+                Ok(None) => false,
+                Ok(Some(s)) if gpmix::is_generated_sidecar(&s.source) => true,
+                Ok(Some(_)) | Err(_) => {
+                    return Err(OvkError::input(format!(
+                        "{}: a sidecar that ovk gen did not write is already there; choose \
+                         another --out name",
+                        path.display()
+                    )))
+                }
+            };
+            Some(output::plan(&path, &OutputRules::new(ours))?)
+        }
+        _ => None,
+    };
+    let (x, y) = gpmix::gp_mix(g.outputs, g.seed);
+    let columns = gpmix::columns(&x, &y);
+    out.write_with(|w| crate::data::write_table(w, format, &columns))?;
+    drop(columns);
+    if let Some(side) = &side {
+        side.write(gpmix::sidecar_text(g.outputs, g.seed)?.as_bytes())?;
+    }
     eprintln!(
-        "wrote {} and its sidecar ({} rows, {} outputs)",
+        "wrote {}{} ({} rows, {} outputs)",
         g.out.display(),
+        if side.is_some() {
+            " and its sidecar"
+        } else {
+            ""
+        },
         x.nrows(),
         y.ncols()
     );

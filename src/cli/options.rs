@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::data::{ClassCoding, DataConfig, Scale, Task};
-use crate::kernels::{KernelName, KernelSpec, Sigma};
+use crate::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
 use crate::methods::{
     self,
     params::{nearest, upper_bound},
@@ -48,6 +48,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("task", "TASK", "regression | multiclass | multilabel (default: inferred)", None),
     opt("views", "VIEWS", "feature groups (multi-view methods): column-name prefixes, comma-separated (fou,fac), or NAME=COLS with column selectors (q=q1..q7); --view may be repeated", None),
     opt("test_fraction", "F", "fraction of the rows held out for testing, in [0, 1)", Some("0.25")),
+    opt("test_column", "COL", "a column marking the test rows (nonzero = test), e.g. a dataset's official split; replaces the random split and is never a feature", None),
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
     opt("scale", "SCALE", "feature scaling: standard (training mean, population std) | none", Some("standard")),
     opt("class_coding", "CODING", "one-hot coding of class/label targets: pm1 (+1/-1) | 01 (1/0)", Some("pm1")),
@@ -65,6 +66,8 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("sigma", "X|median", "kernel width σ (gaussian, laplacian): a number, or median = median distance between training rows after scaling", Some("median")),
     opt("degree", "D", "polynomial degree d", Some("2")),
     opt("coef0", "C", "polynomial offset c in (xᵀz + c)^d", Some("1")),
+    opt("input_rank", "R|exact|auto", "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl), exact, or auto = exact up to 5000 training rows and rank 2000 beyond; a linear kernel with d ≤ n is always solved exactly in the primal", Some("auto")),
+    opt("landmarks", "HOW", "landmarks of the low-rank factor: rpcholesky (randomly pivoted Cholesky) | uniform", Some("rpcholesky")),
     opt("name", "NAME", "session name (default: <dataset>-<method>)", None),
 ];
 
@@ -149,7 +152,8 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
             path.display()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| OvkError::io_path(path, e))?;
+    // A config or sweep file is a page of TOML; 16 MiB is far beyond any real one.
+    let bytes = crate::data::files::read_text_file(path, 16 << 20, "a config file")?;
     String::from_utf8(bytes).map_err(|e| {
         let (b, at) = (e.as_bytes(), e.utf8_error().valid_up_to());
         let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
@@ -268,6 +272,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
             )));
         }
     }
+    dc.test_column = get("test_column").map(|s| s.trim().to_string());
     if let Some(s) = get("seed") {
         dc.seed = parse_num("seed", s, "a whole number ≥ 0")?;
     }
@@ -334,6 +339,12 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     }
     if let Some(c) = get("coef0") {
         kernel.coef0 = parse_num("coef0", c, "a number")?;
+    }
+    if let Some(r) = get("input_rank") {
+        kernel.input_rank = InputRank::parse(r)?;
+    }
+    if let Some(l) = get("landmarks") {
+        kernel.landmarks = Landmarks::parse(l)?;
     }
 
     let mut params = Params::new();

@@ -1,20 +1,35 @@
-//! `ovk predict SESSION --data FILE [--out FILE|-]`: the saved model on new rows.
+//! `ovk predict SESSION --data FILE [--out FILE|-]`: the saved model on new rows, written by
+//! the rules of `session::output` (never into the store or the session, never over the rows
+//! predicted or the session's data; `--force` to replace another file).
 
 use std::path::Path;
 
-use crate::session::Store;
+use crate::session::{self, output, OutputRules, Store};
 use crate::train::{predict_file, write_predictions};
 use crate::Result;
 
-pub fn predict(arg: &str, data: &Path, out: &Path, sessions: Option<&Path>) -> Result<i32> {
+pub fn predict(
+    arg: &str,
+    data: &Path,
+    out: &Path,
+    force: bool,
+    sessions: Option<&Path>,
+) -> Result<i32> {
     let dir = match Path::new(arg).is_dir() {
         true => Path::new(arg).to_path_buf(),
         false => Store::open(sessions)?.resolve(arg)?,
     };
-    refuse_clobbering(out, data, &dir)?;
+    let loaded = session::load(&dir)?;
+    let mut rules = super::export::protecting(OutputRules::new(force), &loaded, sessions)?
+        .protect_file(data, "the data file being predicted");
+    if let Some(side) = crate::data::sidecar_path(data) {
+        rules = rules.protect_file(&side, "the sidecar of the data file being predicted");
+    }
+    // Checked before the (possibly long) prediction, so a refused --out costs nothing.
+    let planned = output::plan(out, &rules)?;
     let table = predict_file(&dir, data)?;
-    write_predictions(&table, out)?;
-    if !crate::data::is_stdout(out) {
+    write_predictions(&table, &planned)?;
+    if planned.is_file() {
         eprintln!(
             "wrote {} ({} rows, {} outputs)",
             out.display(),
@@ -23,35 +38,4 @@ pub fn predict(arg: &str, data: &Path, out: &Path, sessions: Option<&Path>) -> R
         );
     }
     Ok(0)
-}
-
-/// Predictions never replace the rows they were made from, nor a file of the session.
-fn refuse_clobbering(out: &Path, data: &Path, session: &Path) -> Result<()> {
-    if crate::data::is_stdout(out) {
-        return Ok(());
-    }
-    let abs = |p: &Path| std::fs::canonicalize(p).ok();
-    let target = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map_or_else(|| abs(Path::new(".")), abs)
-        .zip(out.file_name())
-        .map(|(dir, name)| dir.join(name));
-    let (Some(target), Some(session)) = (target, abs(session)) else {
-        return Ok(());
-    };
-    if Some(&target) == abs(data).as_ref() {
-        return Err(crate::OvkError::input(format!(
-            "--out {}: that is the data file being predicted; choose another file",
-            out.display()
-        )));
-    }
-    if target.starts_with(&session) {
-        return Err(crate::OvkError::input(format!(
-            "--out {}: that is inside the session {}; choose a file outside it",
-            out.display(),
-            session.display()
-        )));
-    }
-    Ok(())
 }

@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::methods::{Observer, Phase, TraceRecord};
 
+/// How long a cancelled fit may take to stop by itself before the watchdog ends the process.
+const GRACE: Duration = Duration::from_millis(800);
+
 pub struct CliProgress {
     tty: bool,
     start: Instant,
@@ -33,6 +36,23 @@ impl CliProgress {
             cancel,
             dirty: false,
         }
+    }
+
+    /// A fit that does not notice Ctrl-C within a second (inside one long decomposition that
+    /// cannot be interrupted) is ended by a watchdog with exit status 130. Nothing is lost: a
+    /// cancelled run saves nothing, and a save in progress is atomic (temp folder + rename).
+    pub fn exit_when_cancelled(&self) {
+        let flag = self.cancel.clone();
+        let _ = std::thread::Builder::new()
+            .name("ovk-cancel-watchdog".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                std::thread::sleep(GRACE);
+                eprintln!("\ncancelled");
+                std::process::exit(130);
+            });
     }
 
     /// Ends the status line so later output starts on a fresh line.
@@ -80,6 +100,26 @@ impl Observer for CliProgress {
             let eta = per * t.saturating_sub(rec.iter) as f64;
             line.push_str(&format!("  (at most {eta:.0}s left)"));
         }
+        if self.tty {
+            eprint!("\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+            self.dirty = true;
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    fn step(&mut self, done: usize, total: usize) {
+        let every = if self.tty {
+            Duration::from_millis(100)
+        } else {
+            Duration::from_secs(1)
+        };
+        if done < total && self.last_line.elapsed() < every {
+            return;
+        }
+        self.last_line = Instant::now();
+        let line = format!("  {done}/{total}  {:.1}s", self.elapsed());
         if self.tty {
             eprint!("\r\x1b[2K{line}");
             let _ = std::io::stderr().flush();

@@ -52,8 +52,21 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
     if located.path != loaded.record.config.data.path {
         eprintln!("data: {} ({})", located.path.display(), located.how);
     }
-    let rerun = train::run(&config, &mut Silent)?;
+    // A changed data file explains any difference below: say so first.
     let mut mismatches = Vec::new();
+    let saved_hash = &loaded.record.dataset.sha256;
+    if let Some(now) = &located.changed {
+        if !saved_hash.is_empty() {
+            mismatches.push(format!(
+                "data file {}: its SHA-256 is {} now but was {} when the session was saved (the \
+                 file changed; differences below follow from it)",
+                session::display_safe(&located.path.display().to_string()),
+                short(now),
+                short(saved_hash)
+            ));
+        }
+    }
+    let rerun = train::run(&config, &mut Silent)?;
     let mut exact = true;
     let saved = &loaded.record.metrics;
     let new = &rerun.record.metrics;
@@ -64,7 +77,8 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
         for (k, v) in a {
             match b.get(k) {
                 Some(w) if close(*v, *w) => exact &= v.to_bits() == w.to_bits(),
-                other => mismatches.push(format!("metric {part}.{k}: saved {v}, re-run {other:?}")),
+                Some(w) => mismatches.push(format!("metric {part}.{k}: saved {v}, re-run {w}")),
+                None => mismatches.push(format!("metric {part}.{k}: saved {v}, not in the re-run")),
             }
         }
     }
@@ -76,8 +90,15 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
                     .iter()
                     .fold(0.0f64, |a, v| a.max(v.abs()))
                     .max(1e-300);
-                let diff = (&saved_m - m).iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                if diff > VERIFY_RTOL * scale {
+                // NaN-aware: f64::max would drop a NaN difference and pass the matrix.
+                let diff = (&saved_m - m).iter().fold(0.0f64, |a, v| {
+                    if v.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.max(v.abs())
+                    }
+                });
+                if diff.is_nan() || diff > VERIFY_RTOL * scale {
                     mismatches.push(format!("matrix {name}: max |difference| {diff:.3e}"));
                 }
                 exact &= saved_m
@@ -133,6 +154,11 @@ fn relocated_config(r: &session::SessionRecord, path: &Path) -> crate::train::Ru
         cfg.data.task = Some(r.task);
     }
     cfg
+}
+
+/// The first 12 hex digits of a hash.
+fn short(hash: &str) -> String {
+    hash.chars().take(12).collect()
 }
 
 fn close(a: f64, b: f64) -> bool {

@@ -29,9 +29,12 @@ pub fn run(
     let store = Store::open(sessions)?;
 
     let mut progress = CliProgress::new();
+    progress.exit_when_cancelled();
     let outcome = train::run(&cfg, &mut progress);
     progress.finish();
     let outcome = outcome?;
+    // A signal that arrived after the fit's last check still means: do not save.
+    crate::methods::check_cancel(&progress)?;
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     let r = &outcome.record;
 
@@ -45,6 +48,7 @@ pub fn run(
             "metrics": r.metrics,
             "fit_seconds": r.timings.fit_s,
             "memory": r.details.get("memory"),
+            "input_factor": r.details.get("input_factor"),
         });
         println!("{obj}");
     } else {
@@ -65,9 +69,26 @@ pub fn run(
             let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
             println!("baseline  {} (krr, test)", cells.join("  "));
         }
+        if let Some(f) = r.details.get("input_factor") {
+            println!("input     {}", describe_factor(f));
+        }
         println!("fit       {:.3}s", r.timings.fit_s);
     }
     Ok(0)
+}
+
+/// "rank-2000 Nyström factor (rpcholesky landmarks), trace error 9.4e-2" or "linear kernel in
+/// the primal (exact)".
+fn describe_factor(f: &serde_json::Value) -> String {
+    if f["route"] == "primal" {
+        return "linear kernel solved in the primal (Z = X, exact)".into();
+    }
+    format!(
+        "rank-{} Nyström factor of the input kernel ({} landmarks), trace error {:.2e}",
+        f["rank"],
+        f["landmarks"].as_str().unwrap_or("?"),
+        f["trace_error"].as_f64().unwrap_or(f64::NAN)
+    )
 }
 
 /// A bad value that came from the config file names the file, as flags name themselves.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::session::{Listing, Store};
+use crate::session::{display_safe as safe, Listing, Store};
 use crate::Result;
 
 pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
@@ -47,11 +47,20 @@ pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
                     .unwrap_or_else(|| "-".into());
                 println!(
                     "{:<40} {:<20} {:<22} {:<14} {:<12} {}",
-                    s.id, s.name, s.created, s.dataset, s.method, metric
+                    safe(&s.id),
+                    safe(&s.name),
+                    safe(&s.created),
+                    safe(&s.dataset),
+                    safe(&s.method),
+                    metric
                 );
             }
             Listing::Corrupt { path, reason } => {
-                println!("! {} — unreadable: {reason}", path.display());
+                println!(
+                    "! {} — unreadable: {}",
+                    safe(&path.display().to_string()),
+                    safe(&reason)
+                );
             }
         }
     }

@@ -1,15 +1,15 @@
-//! The synthetic benchmark of Dinuzzo & Fukumizu (ACML 2011, §6; methods.md §2): m outputs,
+//! The synthetic benchmark of Dinuzzo & Fukumizu (ACML 2011, §6; docs/methods.md §2): m outputs,
 //! each a U(0, 1)-weighted mix of 50 latent Gaussian-process paths with covariance
 //! `exp(−10|x − x'|)` on 200 grid points in [−1, 1], plus Gaussian noise at SNR 1:1.
 
-use std::io::Write as _;
+use std::io::Write;
 use std::path::Path;
 
 use ndarray::{Array1, Array2, Axis};
 
 use super::rng::Rng;
-use super::sidecar::{sidecar_path, Sidecar};
-use super::write::{write_atomically, write_table, OutColumn};
+use super::sidecar::Sidecar;
+use super::write::OutColumn;
 use super::Task;
 use crate::linalg::matmul;
 use crate::{OvkError, Result};
@@ -66,42 +66,9 @@ pub fn gp_mix_parts(outputs: usize, seed: u64) -> GpMix {
     GpMix { x, signal, noise }
 }
 
-/// Write the grid and outputs as a table in the format `path`'s extension names (CSV, TSV,
-/// Parquet): column `x`, then `y0 … y{m-1}`; and a sidecar naming those roles, so `ovk run
-/// --data FILE` needs no role flags. Both are written atomically.
-pub fn write(path: &Path, x: &Array2<f64>, y: &Array2<f64>, seed: u64) -> Result<()> {
-    if x.nrows() != y.nrows() {
-        return Err(OvkError::internal(format!(
-            "gp-mix: {} input rows but {} output rows",
-            x.nrows(),
-            y.nrows()
-        )));
-    }
-    let sidecar = sidecar_path(path)
-        .ok_or_else(|| OvkError::input(format!("{}: not a file name", path.display())))?;
-    let side = Sidecar {
-        description: format!(
-            "gp-mix: {} outputs mixed from {LATENT} latent Gaussian-process paths on {GRID} grid \
-             points in [-1, 1], noise at SNR 1:1 (seed {seed})",
-            y.ncols()
-        ),
-        source: format!("{SOURCE} (Dinuzzo & Fukumizu, ACML 2011, §6)"),
-        task: Some(Task::Regression),
-        class: None,
-        targets: Some(vec![format!("y0..y{}", y.ncols() - 1)]),
-        features: Some(vec!["x".to_string()]),
-        views: Default::default(),
-    };
-    // A sidecar beside the file that `ovk gen` did not write is the user's: keep it.
-    if let Ok(text) = std::fs::read_to_string(&sidecar) {
-        if !text.contains(SOURCE) {
-            return Err(OvkError::input(format!(
-                "{}: a sidecar that ovk gen did not write is already there; choose another \
-                 --out name",
-                sidecar.display()
-            )));
-        }
-    }
+/// The grid and outputs as named columns: `x` (or `x0 …`), then `y0 … y{m-1}` — what `ovk gen`
+/// writes in the format its `--out` names.
+pub fn columns(x: &Array2<f64>, y: &Array2<f64>) -> Vec<(String, OutColumn)> {
     let mut columns = Vec::with_capacity(x.ncols() + y.ncols());
     for (j, c) in x.columns().into_iter().enumerate() {
         let name = if x.ncols() == 1 {
@@ -114,15 +81,107 @@ pub fn write(path: &Path, x: &Array2<f64>, y: &Array2<f64>, seed: u64) -> Result
     for (j, c) in y.columns().into_iter().enumerate() {
         columns.push((format!("y{j}"), OutColumn::Numbers(c.to_vec())));
     }
-    write_table(path, &columns)?;
-    let text = toml::to_string(&side)
-        .map_err(|e| OvkError::internal(format!("writing the gp-mix sidecar: {e}")))?;
-    write_atomically(&sidecar, |f| {
-        let mut f = f;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    })
+    columns
+}
+
+/// The sidecar of a generated file: its roles, so `ovk run --data FILE` needs no role flags.
+pub fn sidecar(outputs: usize, seed: u64) -> Sidecar {
+    Sidecar {
+        description: format!(
+            "gp-mix: {outputs} outputs mixed from {LATENT} latent Gaussian-process paths on \
+             {GRID} grid points in [-1, 1], noise at SNR 1:1 (seed {seed})"
+        ),
+        source: format!("{SOURCE} (Dinuzzo & Fukumizu, ACML 2011, §6)"),
+        task: Some(Task::Regression),
+        class: None,
+        targets: Some(vec![format!("y0..y{}", outputs.saturating_sub(1))]),
+        features: Some(vec!["x".to_string()]),
+        views: Default::default(),
+    }
+}
+
+/// The sidecar's TOML text.
+pub fn sidecar_text(outputs: usize, seed: u64) -> Result<String> {
+    toml::to_string(&sidecar(outputs, seed))
+        .map_err(|e| OvkError::internal(format!("writing the gp-mix sidecar: {e}")))
+}
+
+/// Whether a sidecar's text is one `ovk gen` wrote (so a new `gen` may replace it; any other
+/// sidecar is the user's).
+pub fn is_generated_sidecar(text: &str) -> bool {
+    text.contains(SOURCE)
 }
 
 /// How a sidecar written by `ovk gen` starts its `source`.
 const SOURCE: &str = "ovk gen gp-mix";
+
+/// Write `x,y0,y1,…` rows to `path` atomically: a temporary file in the same folder, renamed
+/// over the target once complete, so a reader never sees half a file.
+pub fn write_csv(path: &Path, x: &Array2<f64>, y: &Array2<f64>) -> Result<()> {
+    if x.nrows() != y.nrows() {
+        return Err(OvkError::internal(format!(
+            "write_csv: {} input rows but {} output rows",
+            x.nrows(),
+            y.nrows()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| OvkError::input(format!("{}: not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        let mut out = std::io::BufWriter::new(file);
+        write_rows(&mut out, x, y)?;
+        out.flush()?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(OvkError::io_path(path, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        OvkError::io_path(path, e)
+    })
+}
+
+/// The CSV text of `write_csv` (header `x,y0,y1,…`, then one line per row), to any writer.
+pub fn write_rows(out: &mut dyn Write, x: &Array2<f64>, y: &Array2<f64>) -> std::io::Result<()> {
+    let mut header = String::new();
+    for c in 0..x.ncols() {
+        header.push_str(
+            if x.ncols() == 1 {
+                "x".to_string()
+            } else {
+                format!("x{c}")
+            }
+            .as_str(),
+        );
+        header.push(',');
+    }
+    let ys: Vec<String> = (0..y.ncols()).map(|j| format!("y{j}")).collect();
+    header.push_str(&ys.join(","));
+    writeln!(out, "{header}")?;
+    let mut line = String::new();
+    for (xr, yr) in x.rows().into_iter().zip(y.rows()) {
+        line.clear();
+        for v in xr.iter().chain(yr.iter()) {
+            if !line.is_empty() {
+                line.push(',');
+            }
+            line.push_str(&format!("{v}"));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}

@@ -1,11 +1,13 @@
-//! File → columns: the only place that talks to polars. CSV/TSV through `LazyCsvReader`,
-//! Parquet through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
+//! File → columns: where data tables meet polars (the one other polars reader is kde's
+//! candidate file, `methods/kde/candidates.rs`). CSV/TSV through `LazyCsvReader`, Parquet
+//! through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
 
 use std::path::Path;
 
 use polars::prelude::*;
 
 use super::csv_shape::{check_csv_shape, check_table_fits, BYTES_PER_COLUMN};
+use super::files;
 use super::numeric_csv::read_numeric;
 use super::raw::{Cells, RawColumn, RawTable};
 use crate::error::input_at;
@@ -13,7 +15,7 @@ use crate::Result;
 
 /// The file formats ovk reads, chosen by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub enum Format {
     Csv { separator: u8 },
     Parquet,
 }
@@ -48,18 +50,9 @@ pub(crate) fn format_of(path: &Path) -> Result<Format> {
     }
 }
 
-/// Check that `path` is a readable, non-empty file of a known format.
+/// Check that `path` is a readable, non-empty regular file of a known format.
 pub(crate) fn check_file(path: &Path) -> Result<Format> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(input_at(path, "no such file"))
-        }
-        Err(e) => return Err(crate::OvkError::io_path(path, e)),
-    };
-    if meta.is_dir() {
-        return Err(input_at(path, "is a directory, not a data file"));
-    }
+    let (_, meta) = open_file(path)?;
     let format = format_of(path)?;
     if meta.len() == 0 {
         return Err(input_at(path, "the file is empty"));
@@ -67,22 +60,58 @@ pub(crate) fn check_file(path: &Path) -> Result<Format> {
     Ok(format)
 }
 
+fn open_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata)> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(input_at(path, "no such file"))
+        }
+        Ok(m) if m.is_dir() => return Err(input_at(path, "is a directory, not a data file")),
+        _ => {}
+    }
+    files::open_regular(path, "data")
+}
+
+/// Reading holds the file's bytes and polars' columns at once (a numeric cell of two or more
+/// characters becomes an 8-byte f64): refused up front when that would not fit. The matrices
+/// built from them are counted by the run's own estimate.
+const BYTES_PER_FILE_BYTE: u64 = 2;
+
+/// The file's bytes, read once into memory (polars then parses the buffer: a memory-mapped
+/// file truncated while it is read would kill the process with SIGBUS).
+fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
+    let (_, meta) = open_file(path)?;
+    crate::kernels::check_fits_or(
+        meta.len().saturating_mul(BYTES_PER_FILE_BYTE),
+        &format!(
+            "reading {} ({})",
+            path.display(),
+            crate::kernels::format_bytes(meta.len())
+        ),
+        "use a smaller file (subsample its rows or keep only the columns you need)",
+    )?;
+    match format {
+        Format::Csv { .. } => files::read_text_file(path, u64::MAX, format.name()),
+        Format::Parquet => files::read_regular(path, u64::MAX, "Parquet data"),
+    }
+}
+
 /// Read every column of a CSV/TSV/Parquet file.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     let format = check_file(path)?;
+    let bytes = read_bytes(path, format)?;
     if let Format::Csv { separator } = format {
-        let bytes = read_text(path)?;
+        // A text file holding only whitespace counts as empty.
+        if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+            return Err(input_at(path, "the file is empty"));
+        }
         check_table_fits(path, &bytes, separator, BYTES_PER_COLUMN)?;
         // A plain numeric table is read directly; anything else is checked cell by cell and
         // read by polars.
         if let Some((n_rows, columns)) = read_numeric(&bytes, separator) {
             return table(path, n_rows, columns);
         }
-        let wide = check_csv_shape(path, &bytes, separator)?;
-        drop(bytes);
-        return from_frame(path, format, read_frame(path, format, Some(wide))?);
     }
-    from_frame(path, format, read_frame(path, format, None)?)
+    from_frame(path, format, read_frame(path, format, bytes)?)
 }
 
 fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
@@ -126,17 +155,13 @@ fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable
     })
 }
 
-/// polars' reading of the file; `wide` is `check_csv_shape`'s answer when it already ran.
-fn read_frame(path: &Path, format: Format, wide: Option<Vec<String>>) -> Result<DataFrame> {
+/// polars' reading of the file's `bytes` (already read, and checked by `read_raw`).
+fn read_frame(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DataFrame> {
     let fail = |e: PolarsError| polars_failure(path, format, e);
-    let pl_path = PlRefPath::try_from_path(path).map_err(fail)?;
     let lazy = match format {
         Format::Csv { separator } => {
-            let wide = match wide {
-                Some(w) => w,
-                None => check_csv_shape(path, &read_text(path)?, separator)?,
-            };
-            let mut reader = LazyCsvReader::new(pl_path)
+            let wide = check_csv_shape(path, &bytes, separator)?;
+            let mut reader = LazyCsvReader::new_with_sources(in_memory(bytes))
                 .with_separator(separator)
                 .with_has_header(true)
                 // Scan every row for the schema, so a stray text cell deep in the file makes
@@ -163,9 +188,11 @@ fn read_frame(path: &Path, format: Format, wide: Option<Vec<String>>) -> Result<
             super::parquet_footer::check_parquet_footer(path)?;
             let args = ScanArgsParquet {
                 glob: false,
+                // Hive partitions come from directory paths; an in-memory buffer has none.
+                hive_options: HiveOptions::new_disabled(),
                 ..Default::default()
             };
-            LazyFrame::scan_parquet(pl_path, args).map_err(fail)?
+            LazyFrame::scan_parquet_sources(in_memory(bytes), args).map_err(fail)?
         }
     };
     super::guard::guarded(|| lazy.collect())
@@ -173,7 +200,9 @@ fn read_frame(path: &Path, format: Format, wide: Option<Vec<String>>) -> Result<
             input_at(
                 path,
                 format!(
-                    "cannot be read as {}: the file is corrupt (the reader failed: {panic})",
+                    "cannot be read as {}: the reader failed ({panic}); the file is corrupt, or \
+                     holds a column of a type ovk does not read (decimal, nested or binary \
+                     columns: convert them to float64 or text)",
                     format.name()
                 ),
             )
@@ -181,13 +210,14 @@ fn read_frame(path: &Path, format: Format, wide: Option<Vec<String>>) -> Result<
         .map_err(fail)
 }
 
-/// A text table's bytes; one holding only whitespace counts as empty.
-fn read_text(path: &Path) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(path).map_err(|e| crate::OvkError::io_path(path, e))?;
-    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(input_at(path, "the file is empty"));
-    }
-    Ok(bytes)
+/// Bytes already in memory, as polars' scan source (it never maps the file itself).
+fn in_memory(bytes: Vec<u8>) -> ScanSources {
+    ScanSources::Buffers(one_buffer(bytes))
+}
+
+/// polars' buffer type is not re-exported; it is named here by inference alone.
+fn one_buffer<B: From<Vec<u8>>>(bytes: Vec<u8>) -> std::sync::Arc<[B]> {
+    std::sync::Arc::from(vec![B::from(bytes)])
 }
 
 fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkError {
@@ -239,7 +269,7 @@ fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
 /// Write a table as Parquet (tests and conversions; keeps polars inside `data`).
 pub fn write_parquet(table_path: &Path, out: &Path) -> Result<()> {
     let format = check_file(table_path)?;
-    let mut df = read_frame(table_path, format, None)?;
+    let mut df = read_frame(table_path, format, read_bytes(table_path, format)?)?;
     let file = std::fs::File::create(out).map_err(|e| crate::OvkError::io_path(out, e))?;
     ParquetWriter::new(file)
         .finish(&mut df)

@@ -4,6 +4,7 @@
 mod apply;
 mod csv_shape;
 mod encode;
+pub mod files;
 pub mod gpmix;
 mod guard;
 mod load;
@@ -24,10 +25,11 @@ mod write;
 
 pub use apply::{dtype_family, read_new_rows, TrainedColumns};
 pub use load::write_parquet;
+pub use load::Format;
 pub use prepare::{sha256_file, sha256_hex};
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
 pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
-pub use write::{is_stdout, write_table, OutColumn};
+pub use write::{output_format, write_table, OutColumn};
 
 use std::path::PathBuf;
 
@@ -98,6 +100,10 @@ pub struct DataConfig {
     pub views: Option<Vec<String>>,
     #[serde(default = "default_test_fraction")]
     pub test_fraction: f64,
+    /// A column marking the test rows (nonzero = test), e.g. a dataset's official split
+    /// (`is_test`); it replaces the random split and is never a feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_column: Option<String>,
     #[serde(default)]
     pub seed: u64,
     #[serde(default)]
@@ -139,6 +145,7 @@ impl DataConfig {
             task: None,
             views: None,
             test_fraction: default_test_fraction(),
+            test_column: None,
             seed: 0,
             scale: Scale::Standard,
             class_coding: ClassCoding::Pm1,

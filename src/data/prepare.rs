@@ -8,7 +8,7 @@ use super::encode::{encode, RawOutputs};
 use super::load::read_raw;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
 use super::rows::usable_rows;
-use super::split::{cv_fold, keep_labels, split};
+use super::split::{cv_fold, keep_labels, split, split_by_column};
 use super::views::resolve_views;
 use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
 use crate::Result;
@@ -41,14 +41,25 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         opts.allow_unlabeled,
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
+    let used: Vec<usize> = rows
+        .labeled
+        .iter()
+        .chain(&rows.unlabeled)
+        .copied()
+        .collect();
+    check_magnitude(path, &x_all, &feature_names, &used)?;
+    check_magnitude(path, &coded.y, &coded.output_names, &rows.labeled)?;
 
-    let mut parts = split(
-        path,
-        &rows.labeled,
-        &rows.unlabeled,
-        cfg.test_fraction,
-        cfg.seed,
-    )?;
+    let mut parts = match roles.test_column {
+        Some(c) => split_by_column(path, &raw.numeric(c)?, names[c], &rows)?,
+        None => split(
+            path,
+            &rows.labeled,
+            &rows.unlabeled,
+            cfg.test_fraction,
+            cfg.seed,
+        )?,
+    };
     if let Some(cv) = cfg.cv {
         parts = cv_fold(path, &parts, &rows.labeled, cv, cfg.seed)?;
     }
@@ -129,17 +140,56 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     })
 }
 
-/// SHA-256 of the file's bytes, lower-case hex.
+/// Values beyond this overflow double precision once squared (distances, variances, the
+/// objective): 1e154² is about the largest f64.
+const MAX_MAGNITUDE: f64 = 1e150;
+
+/// Refuse a finite value so large that the fit would overflow to NaN and then blame λ.
+fn check_magnitude(
+    path: &std::path::Path,
+    m: &Array2<f64>,
+    names: &[String],
+    rows: &[usize],
+) -> Result<()> {
+    for &i in rows {
+        for (j, v) in m.row(i).iter().enumerate() {
+            if v.is_finite() && v.abs() > MAX_MAGNITUDE {
+                return Err(crate::error::input_at(
+                    path,
+                    format!(
+                        "column `{}` holds {v:e} in {}; values beyond ±{MAX_MAGNITUDE:e} \
+                         overflow double precision once squared (distances, variances, the \
+                         objective) — rescale the column (divide it by a power of ten, or take \
+                         its logarithm)",
+                        names.get(j).map_or("?", String::as_str),
+                        super::raw::row_label(i)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SHA-256 of the file's bytes, lower-case hex (streamed: the file is not held twice).
 pub fn sha256_hex(path: &std::path::Path) -> Result<String> {
     sha256_file(path)
 }
 
 /// SHA-256 of a file, read in blocks (a large file is never held in memory for it).
 pub fn sha256_file(path: &std::path::Path) -> Result<String> {
-    let io = |e| crate::OvkError::io_path(path, e);
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    use std::io::Read;
+    let (mut f, _) = super::files::open_regular(path, "data")?;
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher).map_err(io)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(crate::OvkError::io_path(path, e)),
+        }
+    }
     Ok(hasher
         .finalize()
         .iter()

@@ -32,6 +32,8 @@ pub(crate) struct Roles {
     pub outputs: OutputColumns,
     /// The task the user (or sidecar) asked for; `None` means infer it from the values.
     pub task: Option<Task>,
+    /// The column marking test rows (`--test-column`), never a feature.
+    pub test_column: Option<usize>,
 }
 
 /// The sidecar, read at most once and only when a default is needed.
@@ -121,6 +123,20 @@ pub(crate) fn resolve_roles(
     for i in outputs.indices() {
         is_output[i] = true;
     }
+    let test_column = match &cfg.test_column {
+        Some(name) => {
+            let c = super::select::exact(path, columns, name.trim())?;
+            if is_output[c] {
+                return Err(input_at(
+                    path,
+                    format!("column `{name}` is chosen both as the test column and as an output"),
+                ));
+            }
+            is_output[c] = true;
+            Some(c)
+        }
+        None => None,
+    };
     let features = match features {
         Some(sel) => {
             let f = resolve(path, columns, &sel)?;
@@ -128,7 +144,8 @@ pub(crate) fn resolve_roles(
                 return Err(input_at(
                     path,
                     format!(
-                        "column `{}` is chosen both as a feature and as an output",
+                        "column `{}` is chosen both as a feature and as an output (or the test \
+                         column)",
                         columns[both]
                     ),
                 ));
@@ -147,6 +164,7 @@ pub(crate) fn resolve_roles(
         features,
         outputs,
         task,
+        test_column,
     })
 }
 

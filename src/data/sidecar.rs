@@ -1,5 +1,5 @@
 //! Sidecars: `<stem>.toml` next to a data file says what the file is, where it came from, and
-//! which columns play which role, so `ovk train --data datasets/digits.csv` needs no flags.
+//! which columns play which role, so `ovk run --data datasets/digits.csv --method okl` needs no role flags.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,22 +52,26 @@ pub fn sidecar_path(data_path: &Path) -> Option<PathBuf> {
     Some(data_path.with_file_name(name))
 }
 
+/// A sidecar is a few lines of TOML.
+const SIDECAR_CAP: u64 = 1 << 20;
+
 /// The sidecar of `data_path`, if there is one; a malformed sidecar is an error naming it.
 pub fn sidecar_for(data_path: &Path) -> Result<Option<Sidecar>> {
     let Some(path) = sidecar_path(data_path) else {
         return Ok(None);
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err(input_at(
-                &path,
-                "malformed dataset sidecar: not UTF-8 text; save the file as UTF-8",
-            ))
+    if let Err(e) = std::fs::metadata(&path) {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Ok(None);
         }
-        Err(e) => return Err(crate::OvkError::io_path(&path, e)),
-    };
+    }
+    let bytes = super::files::read_text_file(&path, SIDECAR_CAP, "a dataset sidecar")?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        input_at(
+            &path,
+            "malformed dataset sidecar: not UTF-8 text; save the file as UTF-8",
+        )
+    })?;
     let sidecar: Sidecar = toml::from_str(&text)
         .map_err(|e| input_at(&path, format!("malformed dataset sidecar: {e}")))?;
     if sidecar.class.is_some() && sidecar.targets.is_some() {

@@ -39,6 +39,42 @@ pub(crate) fn split(
     Ok(Split { train, test })
 }
 
+/// The split a column gives (`--test-column`): labeled rows whose value is nonzero are the test
+/// part, every other usable row trains. A missing value in that column is refused.
+pub(crate) fn split_by_column(
+    path: &Path,
+    values: &[f64],
+    name: &str,
+    rows: &super::rows::RowUse,
+) -> Result<Split> {
+    if let Some(&bad) = rows
+        .labeled
+        .iter()
+        .chain(&rows.unlabeled)
+        .find(|&&i| !values[i].is_finite())
+    {
+        return Err(input_at(
+            path,
+            format!(
+                "row {}: the test column `{name}` is missing or not a number (it must be 0 for \
+                 training rows and nonzero for test rows)",
+                bad + 1
+            ),
+        ));
+    }
+    let (test, mut train): (Vec<usize>, Vec<usize>) =
+        rows.labeled.iter().partition(|&&i| values[i] != 0.0);
+    if train.is_empty() {
+        return Err(input_at(
+            path,
+            format!("the test column `{name}` marks every labeled row as a test row"),
+        ));
+    }
+    train.extend(&rows.unlabeled);
+    train.sort_unstable();
+    Ok(Split { train, test })
+}
+
 /// Cross-validation inside the training part: shuffle its labeled rows with `seed`, cut them
 /// into `folds` nearly equal folds, and make fold `fold` the held-out part. The original test
 /// part is left out entirely, so a sweep never looks at it.
@@ -88,19 +124,26 @@ pub(crate) fn keep_labels(path: &Path, n: usize, labeled: f64, seed: u64) -> Res
             format!("--labeled must be a count (≥ 1) or a fraction in (0, 1), not {labeled}"),
         ));
     }
+    // Compared as numbers first: 1e300 as usize would be 18446744073709551615.
+    if labeled >= 1.0 && labeled.round() > n as f64 {
+        let shown = if labeled >= 1e9 {
+            format!("{labeled:e}")
+        } else {
+            format!("{}", labeled.round())
+        };
+        return Err(input_at(
+            path,
+            format!(
+                "--labeled {shown} asks for {shown} labels, but the training part has only {n} \
+                 labeled rows (give a count up to {n}, or a fraction in (0, 1))"
+            ),
+        ));
+    }
     let k = if labeled >= 1.0 {
         labeled.round() as usize
     } else {
         ((labeled * n as f64).round() as usize).max(1)
     };
-    if k > n {
-        return Err(input_at(
-            path,
-            format!(
-                "--labeled {labeled} asks for {k} labels, but the training part has only {n} labeled rows"
-            ),
-        ));
-    }
     let mut keep = vec![false; n];
     for i in Rng::new(seed ^ 0x5eed).sample(n, k) {
         keep[i] = true;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 
 use super::load::read_raw;
-use super::raw::{row_label, Cells, RawColumn};
+use super::raw::{is_missing_text, row_label, Cells, RawColumn};
 use super::select::resolve;
 use crate::error::input_at;
 use crate::Result;
@@ -82,24 +82,57 @@ fn summarise(c: &RawColumn) -> ColumnSummary {
                 .copied()
                 .filter(|x| !x.is_nan())
                 .collect();
-            let stats = (!present.is_empty()).then(|| {
-                let min = present.iter().copied().fold(f64::INFINITY, f64::min);
-                let max = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let mean = present.iter().sum::<f64>() / present.len() as f64;
-                (min, max, mean)
-            });
-            (v.len() - present.len(), stats)
+            (v.len() - present.len(), stats_of(&present))
         }
-        Cells::Text(v) => (v.iter().filter(|s| s.is_none()).count(), None),
+        Cells::Text(v) => match numbers_with_markers(v) {
+            // Numbers with `NA`-like markers: numeric to the engine, so numeric here too.
+            Some(present) => (v.len() - present.len(), stats_of(&present)),
+            None => (
+                v.iter()
+                    .filter(|s| s.as_deref().is_none_or(is_missing_text))
+                    .count(),
+                None,
+            ),
+        },
     };
+    let numeric_text = matches!(&c.cells, Cells::Text(_)) && stats.is_some();
     ColumnSummary {
         name: c.name.clone(),
-        dtype: c.dtype.clone(),
+        dtype: if numeric_text {
+            "f64".into()
+        } else {
+            c.dtype.clone()
+        },
         missing,
         min: stats.map(|s| s.0),
         max: stats.map(|s| s.1),
         mean: stats.map(|s| s.2),
     }
+}
+
+fn stats_of(present: &[f64]) -> Option<(f64, f64, f64)> {
+    (!present.is_empty()).then(|| {
+        let min = present.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = present.iter().sum::<f64>() / present.len() as f64;
+        (min, max, mean)
+    })
+}
+
+/// The present values of a text column whose every cell is a finite number or a missing
+/// marker (`NA`, `?` …), as the engine reads it; `None` for real text.
+fn numbers_with_markers(v: &[Option<String>]) -> Option<Vec<f64>> {
+    let mut out = Vec::new();
+    for s in v.iter().flatten() {
+        if is_missing_text(s) {
+            continue;
+        }
+        match s.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => out.push(x),
+            _ => return None,
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn format_cell(c: &RawColumn, i: usize) -> String {

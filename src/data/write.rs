@@ -1,17 +1,18 @@
 //! Tables out: CSV by hand (numbers in Rust's shortest round-trip form, so a value read back is
 //! the same f64) or Parquet through polars, chosen by the file's extension; `-` is standard
-//! output (CSV). Files are written beside the target and renamed into place, so a reader never
-//! sees half a table and a failed write leaves the old file as it was.
+//! output (CSV). Where the bytes go (and that a reader never sees half a table) is
+//! `session::output`'s business.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use polars::prelude::*;
 use rayon::prelude::*;
 
-use super::load::{format_of, Format};
+use super::load::format_of;
+use super::load::Format;
 use crate::error::input_at;
-use crate::{OvkError, Result};
+use crate::Result;
 
 /// One output column.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,51 +30,52 @@ impl OutColumn {
     }
 }
 
-/// Where a table goes: a file (format by extension) or standard output (CSV).
-pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-"
+/// The format of a table written to `path`: by extension; `-` and devices (`/dev/stdout`, a
+/// FIFO without an extension) get CSV.
+pub fn output_format(path: &Path) -> Result<Format> {
+    if path.as_os_str() == "-" || (path.starts_with("/dev") && path.extension().is_none()) {
+        return Ok(Format::Csv { separator: b',' });
+    }
+    format_of(path).map_err(|_| {
+        input_at(
+            path,
+            "cannot tell the format to write from the extension; name a .csv, .tsv or \
+             .parquet file (or - for standard output)",
+        )
+    })
 }
 
-/// Write named columns (all the same length) to `path`.
-pub fn write_table(path: &Path, columns: &[(String, OutColumn)]) -> Result<()> {
+/// Write named columns (all the same length) in `format` to `out` (the caller decides where:
+/// `session::output` plans the file, so nothing is clobbered or half-written).
+pub fn write_table(
+    out: &mut dyn Write,
+    format: Format,
+    columns: &[(String, OutColumn)],
+) -> std::io::Result<()> {
     let rows = columns.first().map_or(0, |(_, c)| c.len());
     if let Some((name, _)) = columns.iter().find(|(_, c)| c.len() != rows) {
-        return Err(OvkError::internal(format!(
+        return Err(std::io::Error::other(format!(
             "write_table: column `{name}` differs in length"
         )));
     }
-    if is_stdout(path) {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        return write_csv(&mut out, columns, rows, b',')
-            .and_then(|_| out.flush())
-            .map_err(|e| OvkError::io("writing to standard output", e));
-    }
-    let format = format_of(path)?;
-    write_atomically(path, |file| match format {
-        Format::Csv { separator } => {
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-            write_csv(&mut out, columns, rows, separator)?;
-            out.flush()?;
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()
-        }
+    match format {
+        Format::Csv { separator } => write_csv(out, columns, rows, separator),
         Format::Parquet => {
             let mut df = frame(columns).map_err(std::io::Error::other)?;
-            let file = file.try_clone()?;
             // Statistics per column cost more than the data for 10⁵ narrow columns, and
             // random numbers do not compress.
-            ParquetWriter::new(file)
+            ParquetWriter::new(out)
                 .with_statistics(StatisticsOptions::empty())
                 .with_compression(ParquetCompression::Uncompressed)
                 .finish(&mut df)
                 .map_err(std::io::Error::other)?;
             Ok(())
         }
-    })
+    }
 }
 
 fn write_csv(
-    out: &mut impl Write,
+    out: &mut dyn Write,
     columns: &[(String, OutColumn)],
     rows: usize,
     separator: u8,
@@ -144,33 +146,4 @@ fn frame(columns: &[(String, OutColumn)]) -> PolarsResult<DataFrame> {
         })
         .collect();
     DataFrame::new_infer_height(cols)
-}
-
-/// Create a temporary file beside `path`, let `fill` write it, then rename it over `path`;
-/// on failure the temporary is removed and `path` is untouched.
-pub(crate) fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
-) -> Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| input_at(path, "not a file name"))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = std::fs::File::create(&tmp).and_then(|f| fill(&f));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(OvkError::io_path(path, e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        OvkError::io_path(path, e)
-    })
 }

@@ -5,6 +5,7 @@ use ndarray::ArrayView2;
 use serde::{Deserialize, Serialize};
 
 use super::heuristics::median_distance;
+use super::lowrank::Landmarks;
 use crate::{OvkError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +109,79 @@ impl<'de> Deserialize<'de> for Sigma {
     }
 }
 
+/// Whether the methods solve on the exact Gram matrix or on a low-rank factor `K ≈ ZZᵀ`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InputRank {
+    /// Exact up to `methods::input::AUTO_EXACT_MAX` training rows, a rank-`AUTO_RANK` factor
+    /// beyond (the session notes say which was taken).
+    #[default]
+    Auto,
+    /// Always the exact n×n Gram matrix.
+    Exact,
+    /// A Nyström factor of rank r.
+    Rank(usize),
+}
+
+impl InputRank {
+    pub fn parse(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "auto" => Ok(InputRank::Auto),
+            "exact" | "full" => Ok(InputRank::Exact),
+            _ => match t.parse::<u64>() {
+                Ok(0) => Err(OvkError::input(
+                    "--input-rank must be at least 1 (or exact, or auto)",
+                )),
+                Ok(r) => usize::try_from(r)
+                    .map(InputRank::Rank)
+                    .map_err(|_| OvkError::input(format!("--input-rank {s} is too large"))),
+                Err(_) => Err(OvkError::input(format!(
+                    "--input-rank: '{s}' is not a whole number ≥ 1, exact or auto"
+                ))),
+            },
+        }
+    }
+
+    pub fn is_auto(&self) -> bool {
+        *self == InputRank::Auto
+    }
+}
+
+impl std::fmt::Display for InputRank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputRank::Auto => write!(f, "auto"),
+            InputRank::Exact => write!(f, "exact"),
+            InputRank::Rank(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+impl Serialize for InputRank {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            InputRank::Rank(r) => s.serialize_u64(*r as u64),
+            other => s.serialize_str(&other.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InputRank {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(v) => InputRank::parse(&v.to_string()),
+            Raw::Text(t) => InputRank::parse(&t),
+        }
+        .map_err(serde::de::Error::custom)
+    }
+}
+
 /// The user's kernel choice, before σ = median is resolved on the training inputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelSpec {
@@ -118,6 +192,12 @@ pub struct KernelSpec {
     pub degree: u32,
     #[serde(default = "default_coef0")]
     pub coef0: f64,
+    /// Exact Gram matrix or low-rank factor (absent in sessions made before it existed: auto).
+    #[serde(default, skip_serializing_if = "InputRank::is_auto")]
+    pub input_rank: InputRank,
+    /// How a low-rank factor picks its landmarks.
+    #[serde(default, skip_serializing_if = "Landmarks::is_default")]
+    pub landmarks: Landmarks,
 }
 
 fn default_sigma() -> Sigma {
@@ -137,6 +217,8 @@ impl Default for KernelSpec {
             sigma: Sigma::Median,
             degree: default_degree(),
             coef0: default_coef0(),
+            input_rank: InputRank::Auto,
+            landmarks: Landmarks::Rpcholesky,
         }
     }
 }
@@ -159,10 +241,32 @@ impl KernelSpec {
         }
         let sigma = || -> Result<f64> {
             match self.sigma {
+                // σ² must be a normal positive number: 1e-300² underflows to 0 and the kernel
+                // becomes 0/0 on the diagonal, which no λ repairs.
+                Sigma::Value(v) if !(1e-150..=1e150).contains(&v) => {
+                    Err(OvkError::input(format!(
+                    "--sigma {v:e} is outside [1e-150, 1e150]: σ² {} in double precision; give \
+                     σ on the scale of the distances between the (scaled) rows, or --sigma median",
+                    if v < 1e-150 { "underflows to 0" } else { "overflows" }
+                )))
+                }
                 Sigma::Value(v) => Ok(v),
                 Sigma::Median => {
                     let m = median_distance(x_train);
-                    if m > 0.0 && m.is_finite() {
+                    if x_train.nrows() < 2 {
+                        Err(OvkError::input(format!(
+                            "σ = median needs at least 2 training rows, and the training part \
+                             has {}; add rows, lower --test-fraction, or give --sigma a number",
+                            x_train.nrows()
+                        )))
+                    } else if m.is_infinite()
+                        || (m.is_nan() && x_train.iter().all(|v| v.is_finite()))
+                    {
+                        Err(OvkError::input(
+                            "the median distance between training rows overflows (features \
+                             near ±1e308?); rescale the features or give --sigma a number",
+                        ))
+                    } else if m > 0.0 && m.is_finite() {
                         Ok(m)
                     } else {
                         Err(OvkError::input(

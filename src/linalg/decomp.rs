@@ -2,9 +2,9 @@
 
 use faer::linalg::solvers::{Solve, SolveCore};
 use faer::{Accum, Mat, Side};
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
-use super::convert::{faer_to_array, leave_avx_state, view};
+use super::convert::{faer_to_array, leave_avx_state, view, view_mut};
 use crate::{OvkError, Result};
 
 /// `A = U diag(values) Uᵀ`, eigenvalues in nondecreasing order.
@@ -88,6 +88,47 @@ pub fn matmul(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
         faer::get_global_parallelism(),
     );
     faer_to_array(c.as_ref())
+}
+
+/// `C = A B` into an existing buffer (any layout): for loops that would otherwise allocate
+/// (and page-fault) a fresh large product every round.
+pub fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: ArrayView2<f64>) {
+    assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions differ");
+    assert_eq!(
+        c.dim(),
+        (a.nrows(), b.ncols()),
+        "matmul: output shape differs"
+    );
+    faer::linalg::matmul::matmul(
+        view_mut(c),
+        Accum::Replace,
+        view(&a),
+        view(&b),
+        1.0,
+        faer::get_global_parallelism(),
+    );
+    leave_avx_state();
+}
+
+/// `L⁻¹ B` for a lower-triangular `L` (only its lower triangle is read).
+pub fn solve_lower(l: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>> {
+    check_square(&l, "triangular solve")?;
+    if l.nrows() != b.nrows() {
+        return Err(OvkError::internal(format!(
+            "triangular solve of a {}×{} system with {} right-hand rows",
+            l.nrows(),
+            l.ncols(),
+            b.nrows()
+        )));
+    }
+    let mut x = Mat::<f64>::zeros(b.nrows(), b.ncols());
+    x.copy_from(view(&b));
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+        view(&l),
+        x.as_mut(),
+        faer::get_global_parallelism(),
+    );
+    Ok(faer_to_array(x.as_ref()))
 }
 
 /// `Aᵀ B` without materialising the transpose.

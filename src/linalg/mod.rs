@@ -6,26 +6,28 @@
 mod convert;
 mod decomp;
 mod hessenberg;
+mod interruptible;
 mod lbfgs;
 mod norm;
-mod pivoted_cholesky;
 mod qr;
 mod qz;
 mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
-pub use decomp::{cholesky, eigh, lu, matmul, matmul_tn, Cholesky, Lu, SymEigen};
+pub use decomp::{
+    cholesky, eigh, lu, matmul, matmul_into, matmul_tn, solve_lower, Cholesky, Lu, SymEigen,
+};
 pub use hessenberg::{hessenberg, Hessenberg};
+pub use interruptible::interruptible;
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use norm::{frobenius, frobenius_sq, inner};
-pub use pivoted_cholesky::pivoted_cholesky;
 pub use qr::{qr_thin, ThinQr};
 pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
 pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
 
-/// Choose faer's thread count. Measured on the 2-core machines this runs on (see README
-/// "Performance"): sequential kernels win for the matrix sizes ovk meets, so that is the default;
-/// `OVK_THREADS=n` overrides it.
+/// Choose faer's thread count. Measured on the 2-core machines this runs on (see
+/// docs/performance.md): sequential kernels win for the matrix sizes ovk meets, so that is the
+/// default; `OVK_THREADS=n` overrides it.
 pub fn configure_parallelism() {
     let threads = std::env::var("OVK_THREADS")
         .ok()

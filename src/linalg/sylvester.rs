@@ -7,7 +7,7 @@ use super::decomp::{eigh, matmul, matmul_tn};
 use crate::Result;
 
 /// Solve `K C L + λ C = Y` given `K = U diag(s) Uᵀ` and `L = V diag(t) Vᵀ`:
-/// `C = U [ (Uᵀ Y V) ⊘ (s tᵀ + λ) ] Vᵀ` — methods.md §1, O(ℓ²m + ℓm²).
+/// `C = U [ (Uᵀ Y V) ⊘ (s tᵀ + λ) ] Vᵀ` — docs/methods.md §1, O(ℓ²m + ℓm²).
 pub fn sylvester_sym_eig(
     u: ArrayView2<f64>,
     s: ArrayView1<f64>,
@@ -35,7 +35,7 @@ pub fn divide_by_spectrum(
 
 /// Solve the symmetric Lyapunov equation `M X + X M = R` for symmetric positive definite `M`
 /// and symmetric `R`: `X = W [ (Wᵀ R W) ⊘ (dᵢ + dⱼ) ] Wᵀ` with `M = W diag(d) Wᵀ`
-/// (methods.md §1, the exact symmetric L-update). The result is exactly symmetrised.
+/// (docs/methods.md §1, the exact symmetric L-update). The result is exactly symmetrised.
 pub fn lyapunov_sym(m: ArrayView2<f64>, r: ArrayView2<f64>) -> Result<Array2<f64>> {
     let e = eigh(m)?;
     let w = &e.vectors;

@@ -1,16 +1,22 @@
 //! The baseline: independent kernel ridge regression, OKL with the output kernel fixed to I.
-//! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (methods.md, "the baseline").
+//! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (docs/methods.md §0).
+//!
+//! Exact route: one Cholesky factorisation of K + λI. On a low-rank or primal factor
+//! `K̃ = U diag(s) Uᵀ` (`methods::input`) the same solve is diagonal: `C̃ = Ỹ ⊘ (s + λ)`, the
+//! model keeps `ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY` — ridge regression on the features z(x).
 
 use super::expansion::KernelExpansion;
+use super::input::{factor_peak_bytes, InputSpectrum, Route};
 use super::params::{common, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
 use crate::kernels::gram;
-use crate::linalg::cholesky;
+use crate::linalg::{cholesky, interruptible};
 use crate::Result;
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, Zip};
+use std::sync::Arc;
 
 pub struct Krr;
 
@@ -30,15 +36,24 @@ impl Method for Krr {
         PARAMS
     }
 
+    fn input_route(&self, s: &ProblemShape) -> Result<Route> {
+        s.route(s.n_labeled)
+    }
+    fn exact_eighs(&self) -> f64 {
+        0.3 // one Cholesky factorisation: n³/3 against the eigensolver's ≈ 4n³/3 and more
+    }
+
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         let l = s.n_labeled;
+        if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
+            return Ok(factor_peak_bytes(l, r, s.m, s.n_test) + mats(3, l, s.m));
+        }
         // K, K + λI, its Cholesky factor and the prediction's cross-Gram on the training rows
         // (measured: see tests/resource_limits.rs); the ℓ×m blocks; the test cross-Gram.
         Ok(mats(4, l, l) + mats(4, l, s.m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file), or the \
-         low-rank method lowrank-okl"
+        "use fewer training points (--test-fraction, or subsample the file)"
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -47,11 +62,19 @@ impl Method for Krr {
         let rows = p.labeled_rows();
         let x = p.x.select(ndarray::Axis(0), &rows);
         let y = p.y.select(ndarray::Axis(0), &rows);
+        let route = self.input_route(&ProblemShape::of(p))?;
+        if route != Route::Exact {
+            return fit_on_factor(p, route, x, y, lambda, obs, &clock);
+        }
         obs.phase(Phase::Gram, None);
         let k = gram(&p.kernel, x.view())?;
         check_cancel(obs)?;
         obs.phase(Phase::Decomposition, None);
-        let c = solve_ridge(k.view(), y.view(), lambda)?;
+        let (k, y) = (Arc::new(k), Arc::new(y));
+        let (kw, yw) = (k.clone(), y.clone());
+        let c = interruptible(&|| obs.is_cancelled(), move || {
+            solve_ridge(kw.view(), yw.view(), lambda)
+        })?;
         let objective = objective_identity(k.view(), y.view(), c.view(), lambda);
         ensure_finite("objective", objective)?;
         obs.record(&TraceRecord {
@@ -70,6 +93,55 @@ impl Method for Krr {
         fit.matrices.push(("coefficients".into(), c));
         Ok(fit)
     }
+}
+
+/// Ridge on a factor: `C̃ = Ỹ ⊘ (s + λ)` row-wise, objective OKL's eq. (3) at L = I with the
+/// null-space rows' constant `‖Y − UUᵀY‖²/(2λ)`.
+fn fit_on_factor(
+    p: &Problem,
+    route: Route,
+    x: Array2<f64>,
+    y: Array2<f64>,
+    lambda: f64,
+    obs: &mut dyn Observer,
+    clock: &Clock,
+) -> Result<Fit> {
+    let sp = InputSpectrum::build(route, &p.kernel, x.view(), y.view(), p.seed, obs)?;
+    let mut ct = sp.yt.clone();
+    Zip::from(ct.rows_mut())
+        .and(&sp.s)
+        .for_each(|mut row, &s| row.mapv_inplace(|v| v / (s + lambda)));
+    // ‖Ỹ − diag(s) C̃‖² + null part, and tr(CᵀKC) = Σ sᵢ ‖c̃ᵢ‖².
+    let mut fit_sq = sp.null_sq;
+    let mut reg = 0.0;
+    Zip::from(sp.yt.rows())
+        .and(ct.rows())
+        .and(&sp.s)
+        .for_each(|yr, cr, &s| {
+            fit_sq += yr
+                .iter()
+                .zip(cr.iter())
+                .map(|(a, c)| (a - s * c) * (a - s * c))
+                .sum::<f64>();
+            reg += s * cr.dot(&cr);
+        });
+    let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
+    ensure_finite("objective", objective)?;
+    obs.record(&TraceRecord {
+        iter: 1,
+        objective,
+        elapsed_ms: clock.ms(),
+        ..Default::default()
+    });
+    let beta = sp.basis.lift(ct.view());
+    let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone()));
+    fit.iterations = 1;
+    fit.objective = Some(objective);
+    fit.matrices.push(("feature_coefficients".into(), beta));
+    if let Some(f) = sp.basis.factor_summary() {
+        fit.details.insert("input_factor".into(), f.to_json());
+    }
+    Ok(fit)
 }
 
 /// `(K + λI)⁻¹ Y` by Cholesky.

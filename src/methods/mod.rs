@@ -1,7 +1,10 @@
-//! The learning methods, one file each, behind one small trait: declare hyperparameters, fit
-//! with a progress observer (which may cancel), and return a model that predicts.
+//! The learning methods, one module each (a file, or a folder when the method has several
+//! parts), behind one small trait: declare hyperparameters, fit with a progress observer (which
+//! may cancel), and return a model that predicts. The mathematics of each is in
+//! docs/methods.md.
 
 mod expansion;
+pub mod input;
 mod observer;
 pub mod params;
 mod parts;
@@ -16,7 +19,8 @@ pub mod vvmr;
 
 use ndarray::{Array2, ArrayView2};
 
-pub use expansion::KernelExpansion;
+pub use expansion::{FeatureExpansion, KernelExpansion};
+pub use input::{InputSpectrum, Route};
 pub use observer::{check_cancel, Clock, Collect, Observer, Phase, Silent, TraceRecord};
 pub use params::{ParamKind, ParamSpec, Params, Value};
 pub use parts::{load_model, ModelParts, KINDS};
@@ -126,16 +130,45 @@ pub trait Method: Sync {
         false
     }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
+    /// How the input kernel enters the fit (`methods::input`): methods that can solve on a
+    /// low-rank factor resolve `--input-rank` here; the others are always exact.
+    fn input_route(&self, shape: &ProblemShape) -> Result<Route> {
+        if let crate::kernels::InputRank::Rank(_) = shape.input_rank {
+            return Err(OvkError::input(format!(
+                "--input-rank: {} has no shared low-rank input-kernel route (its own \
+                 approximation is --nystrom for mvml); use --input-rank exact, or a method that \
+                 has one: krr, okl, lowrank-okl, kde, vvmr",
+                self.name()
+            )));
+        }
+        Ok(Route::Exact)
+    }
     /// Peak bytes the fit (and the prediction on the training and test rows after it)
     /// allocates, from the shapes alone: the pipeline refuses, before any work, a run that
     /// would not fit in memory. Default: a Gram matrix, its factor and a temporary (ℓ×ℓ each).
     fn peak_bytes(&self, shape: &ProblemShape, _params: &Params) -> Result<u64> {
         Ok(mats(3, shape.n_labeled, shape.n_labeled))
     }
+    /// Floor cost of an exact fit in units of one n×n symmetric eigendecomposition (the time
+    /// estimate `train::estimate` scales it by this machine's measured rate).
+    fn exact_eighs(&self) -> f64 {
+        1.0
+    }
     /// The way out when `peak_bytes` exceeds the memory available (flags to change).
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file)"
+        crate::large_n_advice!()
     }
+}
+
+/// The advice when the ℓ×ℓ input Gram matrix is what does not fit, besides a low-rank input
+/// kernel (which the pipeline proposes with its own estimate where the method has that route).
+/// One definition for every method's `memory_advice`; a macro so methods can extend it with
+/// `concat!`.
+#[macro_export]
+macro_rules! large_n_advice {
+    () => {
+        "use fewer training points (--test-fraction above 0.25, or subsample the file)"
+    };
 }
 
 /// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the

@@ -63,6 +63,9 @@ pub trait Observer {
     /// A new phase begins; `total` is the expected number of steps when known (for an ETA).
     fn phase(&mut self, _phase: Phase, _total: Option<usize>) {}
     fn record(&mut self, _rec: &TraceRecord) {}
+    /// Progress inside a phase that has no trace records (landmarks of a low-rank factor,
+    /// row blocks of a Gram matrix): `done` of `total` steps.
+    fn step(&mut self, _done: usize, _total: usize) {}
     /// A remark for the user (a halved step, an escaped saddle, a fallback taken).
     fn note(&mut self, _msg: &str) {}
     fn is_cancelled(&self) -> bool {

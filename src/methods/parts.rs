@@ -17,7 +17,7 @@ use ndarray::Array2;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{kde, mvml, KernelExpansion, Model};
+use super::{kde, mvml, FeatureExpansion, KernelExpansion, Model};
 use crate::{OvkError, Result};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,12 +91,18 @@ impl ModelParts {
 }
 
 /// Every kind `load_model` knows.
-pub const KINDS: [&str; 3] = [KernelExpansion::KIND, kde::KIND, mvml::KIND];
+pub const KINDS: [&str; 4] = [
+    KernelExpansion::KIND,
+    FeatureExpansion::KIND,
+    kde::KIND,
+    mvml::KIND,
+];
 
 /// Put a saved model back together.
 pub fn load_model(parts: ModelParts) -> Result<Box<dyn Model>> {
     Ok(match parts.kind.as_str() {
         KernelExpansion::KIND => Box::new(KernelExpansion::from_parts(parts)?),
+        FeatureExpansion::KIND => Box::new(FeatureExpansion::from_parts(parts)?),
         kde::KIND => Box::new(kde::model_from_parts(parts)?),
         mvml::KIND => Box::new(mvml::model_from_parts(parts)?),
         other => {

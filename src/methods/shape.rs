@@ -1,9 +1,12 @@
 //! The sizes of a problem, known before any kernel matrix is built: what a method's memory
 //! estimate (`Method::peak_bytes`) is computed from.
 
+use super::input::Route;
 use super::Problem;
+use crate::kernels::{InputRank, KernelName, Landmarks};
+use crate::Result;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProblemShape {
     /// Training rows, labeled and unlabeled (N).
     pub n_train: usize,
@@ -17,6 +20,11 @@ pub struct ProblemShape {
     pub m: usize,
     /// Views (multi-view methods); 0 when the data has none.
     pub views: usize,
+    /// The input-kernel choice (`--input-rank`, `--landmarks`) and whether the kernel is
+    /// linear: with n and d they decide a method's `Route`.
+    pub input_rank: InputRank,
+    pub landmarks: Landmarks,
+    pub linear: bool,
 }
 
 impl ProblemShape {
@@ -28,7 +36,15 @@ impl ProblemShape {
             d: p.x.ncols(),
             m: p.n_outputs(),
             views: p.views.len(),
+            input_rank: p.kernel_spec.input_rank,
+            landmarks: p.kernel_spec.landmarks,
+            linear: p.kernel_spec.name == KernelName::Linear,
         }
+    }
+
+    /// The route a method that can solve on a factor takes with `n` training rows.
+    pub fn route(&self, n: usize) -> Result<Route> {
+        Route::resolve(self.input_rank, self.landmarks, self.linear, n, self.d)
     }
 }
 

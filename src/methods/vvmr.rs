@@ -1,21 +1,28 @@
-//! Vector-valued manifold regularisation (Minh & Sindhwani, ICML 2011), methods.md §4:
+//! Vector-valued manifold regularisation (Minh & Sindhwani, ICML 2011), docs/methods.md §4:
 //! semi-supervised multi-output learning with the matrix-valued kernel `k(x, z) Q`,
 //! `Q = γ_O L_out† + (1 − γ_O) I_n`, and a graph Laplacian over all N = ℓ + u training inputs.
+//!
+//! Exact route: dense N×N Gram, graph and Laplacian, one Hessenberg form for every eigen-column
+//! of Q. On a low-rank (or primal) factor `G ≈ ZZᵀ` (`methods::input`, n = N) nothing is N×N:
+//! a sparse k-NN graph, its Laplacian applied as an operator, and by Woodbury one r×r matrix
+//! `Zᵀ M Z` shared by every eigen-column (`solve_on_factor`, methods.md §6).
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{s, Array2, ArrayView2, Axis, Zip};
+use rayon::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
-use super::expansion::KernelExpansion;
+use super::expansion::{FeatureExpansion, KernelExpansion};
+use super::input::{factor_peak_bytes, FactorSummary, Route};
 use super::params::{Default, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
 use crate::kernels::{
-    check_fits, dense_bytes, gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights,
-    LaplacianKind,
+    check_fits, dense_bytes, gram, input_factor, knn_graph, knn_sparse, laplacian, laplacian_power,
+    pinv_psd, GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
-use crate::linalg::{eigh, hessenberg, matmul};
+use crate::linalg::{eigh, hessenberg, matmul, matmul_tn, symmetrize};
 use crate::{OvkError, Result};
 
 pub struct Vvmr;
@@ -147,15 +154,28 @@ impl Method for Vvmr {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+    fn input_route(&self, s: &ProblemShape) -> Result<Route> {
+        s.route(s.n_train)
+    }
+    fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
+        if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
+            let h = params.resolve(PARAMS);
+            return Ok(factor_route_bytes(
+                s,
+                r.min(s.n_train),
+                h.usize("knn")?,
+                h.usize("laplacian_power")?,
+            ));
+        }
         let n = s.n_train;
         // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries (measured:
         // about 9 N×N, tests/resource_limits.rs).
         Ok(mats(N_BY_N_MATRICES + 3, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {
-        "use fewer unlabeled points (--labeled keeps labels, but every training row enters the \
-         N×N graph: raise --test-fraction or subsample the file)"
+        "use a low-rank input kernel (--input-rank R, e.g. 1000), or fewer unlabeled points \
+         (--labeled keeps labels, but every training row enters the graph: raise \
+         --test-fraction or subsample the file)"
     }
     fn semi_supervised(&self) -> bool {
         true
@@ -163,18 +183,11 @@ impl Method for Vvmr {
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
-        let r = params.resolve(PARAMS);
-        let gamma_a = r.f64("gamma_a")?;
-        let gamma_i = r.f64("gamma_i")?;
-        let gamma_o = check_gamma_o(r.f64("gamma_o")?)?;
-        let k = r.usize("knn")?;
-        let weights = GraphWeights::parse(&r.str("graph_weights")?)?;
-        let kind = LaplacianKind::parse(&r.str("laplacian")?)?;
-        let power = r.usize("laplacian_power")?;
-        let k_out = r.usize("output_knn")?;
+        let h = Hyper::parse(params)?;
+        let (gamma_a, gamma_i, gamma_o) = (h.gamma_a, h.gamma_i, h.gamma_o);
+        let (k, weights, kind, power, k_out) = (h.k, h.weights, h.kind, h.power, h.k_out);
 
         let n_all = p.n_train();
-        let n_out = p.n_outputs();
         if p.labeled.len() != n_all || p.y.nrows() != n_all {
             return Err(OvkError::internal(format!(
                 "vvmr: {} inputs, {} target rows, {} labeled flags",
@@ -191,6 +204,10 @@ impl Method for Vvmr {
             ));
         }
         let y = targets_with_zero_unlabeled(p)?;
+        let route = self.input_route(&ProblemShape::of(p))?;
+        if route != Route::Exact {
+            return fit_on_factor(p, route, &h, y, obs, &clock);
+        }
         // G, the distances, W, L, M and the Hessenberg pair U, H are N×N each.
         check_fits(
             N_BY_N_MATRICES * dense_bytes(n_all, n_all),
@@ -252,30 +269,7 @@ impl Method for Vvmr {
         let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
         let predictions_unlabeled = f.select(Axis(0), &unlabeled);
 
-        let mut details = Map::new();
-        details.insert("gamma_a".into(), json!(gamma_a));
-        details.insert("gamma_i".into(), json!(gamma_i));
-        details.insert("gamma_o".into(), json!(gamma_o));
-        details.insert("knn".into(), json!(k));
-        details.insert(
-            "output_knn".into(),
-            json!(k_out.min(n_out.saturating_sub(1))),
-        );
-        details.insert("graph_weights".into(), json!(r.str("graph_weights")?));
-        details.insert("laplacian".into(), json!(r.str("laplacian")?));
-        details.insert("laplacian_power".into(), json!(power));
-        details.insert("n_labeled".into(), json!(ell));
-        details.insert("n_unlabeled".into(), json!(unlabeled.len()));
-        details.insert("sylvester_residual".into(), json!(residual));
-        details.insert("output_names".into(), json!(p.output_names));
-        details.insert(
-            "tied_labels".into(),
-            Json::Array(tied_labels(w_out.view(), q.view(), &p.output_names)),
-        );
-        details.insert(
-            "output_q_top".into(),
-            Json::Array(top_q_entries(q.view(), &p.output_names)),
-        );
+        let details = h.details(p, ell, unlabeled.len(), residual, w_out.view(), q.view());
 
         let mut fit = Fit::new(Box::new(KernelExpansion {
             kernel: p.kernel,
@@ -291,6 +285,381 @@ impl Method for Vvmr {
         fit.matrices
             .push(("predictions_unlabeled".into(), predictions_unlabeled));
         Ok(fit)
+    }
+}
+
+/// The hyperparameters, parsed once for either route.
+struct Hyper {
+    gamma_a: f64,
+    gamma_i: f64,
+    gamma_o: f64,
+    k: usize,
+    weights: GraphWeights,
+    weights_name: String,
+    kind: LaplacianKind,
+    kind_name: String,
+    power: usize,
+    k_out: usize,
+}
+
+impl Hyper {
+    fn parse(params: &Params) -> Result<Self> {
+        let r = params.resolve(PARAMS);
+        let weights_name = r.str("graph_weights")?;
+        let kind_name = r.str("laplacian")?;
+        Ok(Hyper {
+            gamma_a: r.f64("gamma_a")?,
+            gamma_i: r.f64("gamma_i")?,
+            gamma_o: check_gamma_o(r.f64("gamma_o")?)?,
+            k: r.usize("knn")?,
+            weights: GraphWeights::parse(&weights_name)?,
+            weights_name,
+            kind: LaplacianKind::parse(&kind_name)?,
+            kind_name,
+            power: r.usize("laplacian_power")?,
+            k_out: r.usize("output_knn")?,
+        })
+    }
+
+    /// The session details both routes share.
+    fn details(
+        &self,
+        p: &Problem,
+        ell: usize,
+        n_unlabeled: usize,
+        residual: f64,
+        w_out: ArrayView2<f64>,
+        q: ArrayView2<f64>,
+    ) -> Map<String, Json> {
+        let mut details = Map::new();
+        details.insert("gamma_a".into(), json!(self.gamma_a));
+        details.insert("gamma_i".into(), json!(self.gamma_i));
+        details.insert("gamma_o".into(), json!(self.gamma_o));
+        details.insert("knn".into(), json!(self.k));
+        details.insert(
+            "output_knn".into(),
+            json!(self.k_out.min(p.n_outputs().saturating_sub(1))),
+        );
+        details.insert("graph_weights".into(), json!(self.weights_name));
+        details.insert("laplacian".into(), json!(self.kind_name));
+        details.insert("laplacian_power".into(), json!(self.power));
+        details.insert("n_labeled".into(), json!(ell));
+        details.insert("n_unlabeled".into(), json!(n_unlabeled));
+        details.insert("sylvester_residual".into(), json!(residual));
+        details.insert("output_names".into(), json!(p.output_names));
+        details.insert(
+            "tied_labels".into(),
+            Json::Array(tied_labels(w_out, q, &p.output_names)),
+        );
+        details.insert(
+            "output_q_top".into(),
+            Json::Array(top_q_entries(q, &p.output_names)),
+        );
+        details
+    }
+}
+
+/// Rows per block of the products with Z (bounds the temporaries to block×r).
+const FACTOR_ROWS: usize = 4096;
+
+/// Peak bytes on a factor with r columns: the sparse graph (≤ 2kN edges) and its Laplacian
+/// throughout; then the largest of the neighbour search (one B×N distance block per thread),
+/// the factor's construction and the solve (Z, `L^{⌊p/2⌋} Z` when p ≥ 2, per-thread r×r
+/// accumulators and row blocks, `Z_J`, `ZᵀMZ` and its eigenvectors, the N×m blocks).
+fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64 {
+    let (n, m) = (s.n_train, s.m);
+    let threads = rayon::current_num_threads().max(1) as u64;
+    // Row blocks of the ZᵀLZ product run in parallel, one accumulator per busy thread.
+    let busy = threads.min(n.div_ceil(FACTOR_ROWS).max(1) as u64);
+    let edges = 2 * k.min(n.saturating_sub(1)) * n;
+    let graph = SparseGraph::bytes(n, edges) + (edges as u64 + n as u64) * 8;
+    let search = threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48;
+    let build = factor_peak_bytes(n, r, m, s.n_test);
+    let block = FACTOR_ROWS.min(n);
+    // p odd multiplies a block of L·V per task; p ≥ 2 holds V = L^{⌊p/2⌋} Z whole.
+    let solve = mats(1, n, r)
+        + mats(1, s.n_labeled, r) // Z_J, the labeled rows
+        + if power >= 2 { mats(1, n, r) } else { 0 }
+        + busy * (mats(2, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
+        + mats(4, r, r)
+        + mats(8, n, m)
+        + mats(1, s.n_test.min(4096), r);
+    graph + search.max(build).max(solve)
+}
+
+/// vvmr on `G ≈ ZZᵀ`: sparse graph, factor, Woodbury solve; the model predicts `z(x)ᵀ β`.
+fn fit_on_factor(
+    p: &Problem,
+    route: Route,
+    h: &Hyper,
+    y: Array2<f64>,
+    obs: &mut dyn Observer,
+    clock: &Clock,
+) -> Result<Fit> {
+    let n_all = p.n_train();
+    obs.phase(Phase::Gram, Some(n_all));
+    let graph = {
+        let mut tick = |done: usize| -> Result<()> {
+            obs.step(done, n_all);
+            check_cancel(obs)
+        };
+        knn_sparse(p.x.view(), h.k, h.weights, &mut tick)?
+    };
+    let lap = SparseLaplacian::new(graph, h.kind, h.power);
+    let rows = p.labeled_rows();
+    let y_labeled = y.select(Axis(0), &rows);
+    let (w_out, q) = output_kernel(y_labeled.view(), h.k_out, h.weights, h.gamma_o)?;
+    check_cancel(obs)?;
+
+    let started = std::time::Instant::now();
+    let (f, route_name) = match route {
+        Route::Primal => (InputFactor::linear(p.x.view()), "primal"),
+        Route::LowRank {
+            rank, landmarks, ..
+        } => {
+            obs.phase(Phase::Gram, Some(rank));
+            let mut tick = |done: usize| -> Result<()> {
+                obs.step(done, rank);
+                check_cancel(obs)
+            };
+            let f = input_factor(&p.kernel, p.x.view(), rank, landmarks, p.seed, &mut tick)?;
+            (f, "low_rank")
+        }
+        Route::Exact => return Err(OvkError::internal("vvmr: the exact route has no factor")),
+    };
+    let summary = FactorSummary {
+        route: route_name,
+        requested: f.requested,
+        rank: f.rank(),
+        landmarks: f.how,
+        trace_error: f.trace_error,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    check_cancel(obs)?;
+
+    obs.phase(Phase::Decomposition, None);
+    let sol = solve_on_factor(
+        f.z.view(),
+        &lap,
+        &p.labeled,
+        q.view(),
+        y.view(),
+        h.gamma_a,
+        h.gamma_i,
+    )?;
+    check_cancel(obs)?;
+    let objective = objective_on_factor(&sol, &lap, &p.labeled, y.view(), h.gamma_a, h.gamma_i);
+    ensure_finite("objective", objective)?;
+    let residual = residual_on_factor(&sol, &lap, &p.labeled, y.view(), h.gamma_a, h.gamma_i);
+    obs.record(&TraceRecord {
+        iter: 1,
+        objective,
+        residual: Some(residual),
+        elapsed_ms: clock.ms(),
+        ..std::default::Default::default()
+    });
+
+    let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
+    let mut details = h.details(
+        p,
+        rows.len(),
+        unlabeled.len(),
+        residual,
+        w_out.view(),
+        q.view(),
+    );
+    details.insert("input_factor".into(), summary.to_json());
+    details.insert("graph_edges".into(), json!(lap.graph().edges() / 2));
+    let predictions_unlabeled = sol.f.select(Axis(0), &unlabeled);
+    let mut fit = Fit::new(Box::new(FeatureExpansion {
+        map: f.map,
+        coef: sol.beta.clone(),
+    }));
+    fit.iterations = 1;
+    fit.objective = Some(objective);
+    fit.details = details;
+    fit.matrices.push(("feature_coefficients".into(), sol.beta));
+    fit.matrices.push(("coefficients".into(), sol.a));
+    fit.matrices.push(("output_q".into(), q));
+    fit.matrices.push(("output_graph".into(), w_out));
+    fit.matrices
+        .push(("predictions_unlabeled".into(), predictions_unlabeled));
+    Ok(fit)
+}
+
+/// Eq. (17) on `G = ZZᵀ`, and what the objective and the model need.
+pub struct FactorSolution {
+    /// A (N×m), eq. (17)'s unknown.
+    pub a: Array2<f64>,
+    /// `ZᵀA` (r×m).
+    pub zt_a: Array2<f64>,
+    /// `β = ZᵀAQ` (r×m): the model is `f(x) = z(x)ᵀ β`.
+    pub beta: Array2<f64>,
+    /// `f(X) = GAQ = Zβ` on the N training rows.
+    pub f: Array2<f64>,
+}
+
+/// `M v = J v + ℓγ_I Lᵖ v` for the columns of v (N×c), M never formed.
+fn apply_m(
+    lap: &SparseLaplacian,
+    labeled: &[bool],
+    v: ArrayView2<f64>,
+    ell_gamma_i: f64,
+) -> Array2<f64> {
+    let mut out = if ell_gamma_i != 0.0 {
+        lap.apply(v) * ell_gamma_i
+    } else {
+        Array2::zeros(v.dim())
+    };
+    for (i, &lab) in labeled.iter().enumerate() {
+        if lab {
+            let mut row = out.row_mut(i);
+            row += &v.row(i);
+        }
+    }
+    out
+}
+
+/// `Zᵀ M Z = Z_Jᵀ Z_J + ℓγ_I Zᵀ Lᵖ Z` (r×r, symmetric PSD): with h = ⌊p/2⌋ and `V = Lʰ Z`,
+/// `Zᵀ Lᵖ Z` is `VᵀV` (p even) or `Vᵀ L V` (p odd), summed over row blocks in parallel so
+/// only `V` (for p ≥ 2) is N×r besides Z.
+pub fn zt_m_z(
+    z: ArrayView2<f64>,
+    lap: &SparseLaplacian,
+    labeled: &[bool],
+    ell_gamma_i: f64,
+) -> Array2<f64> {
+    let (n, r) = z.dim();
+    let rows: Vec<usize> = (0..n).filter(|&i| labeled[i]).collect();
+    let z_j = z.select(Axis(0), &rows);
+    let mut s = matmul_tn(z_j.view(), z_j.view());
+    if ell_gamma_i != 0.0 {
+        let half = lap.power / 2;
+        let v_owned;
+        let v = if half == 0 {
+            z
+        } else {
+            let mut v = lap.apply_once(z);
+            for _ in 1..half {
+                v = lap.apply_once(v.view());
+            }
+            v_owned = v;
+            v_owned.view()
+        };
+        let odd = lap.power % 2 == 1;
+        let starts: Vec<usize> = (0..n).step_by(FACTOR_ROWS).collect();
+        let s_l = starts
+            .into_par_iter()
+            .fold(
+                || Array2::<f64>::zeros((r, r)),
+                |mut acc, start| {
+                    let end = (start + FACTOR_ROWS).min(n);
+                    let vb = v.slice(s![start..end, ..]);
+                    acc += &if odd {
+                        matmul_tn(vb, lap.apply_once_rows(v, start, end).view())
+                    } else {
+                        matmul_tn(vb, vb)
+                    };
+                    acc
+                },
+            )
+            .reduce(|| Array2::<f64>::zeros((r, r)), |a, b| a + b);
+        s.scaled_add(ell_gamma_i, &s_l);
+    }
+    symmetrize(&s)
+}
+
+/// Eq. (17) `(J G + ℓγ_I L G) A Q + ℓγ_A A = Y` with `G = ZZᵀ`. With `Q = W diag(q) Wᵀ` each
+/// column of `Ã = A W` solves `(q_k M Z Zᵀ + c I) ã_k = ỹ_k` (`M = J + ℓγ_I Lᵖ`,
+/// `c = ℓγ_A`), by Woodbury
+/// `ã_k = (1/c)[ỹ_k − q_k M Z (c I_r + q_k Zᵀ M Z)⁻¹ Zᵀ ỹ_k]` (methods.md §6); `Zᵀ M Z =
+/// P diag(μ) Pᵀ` once makes every r×r solve diagonal. `c + q_k μ > 0` since μ ≥ 0 (M is PSD)
+/// and q_k ≥ 1 − γ_O > 0.
+pub fn solve_on_factor(
+    z: ArrayView2<f64>,
+    lap: &SparseLaplacian,
+    labeled: &[bool],
+    q: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> Result<FactorSolution> {
+    let ell = labeled.iter().filter(|&&b| b).count() as f64;
+    let c = ell * gamma_a;
+    let lg = ell * gamma_i;
+    let e = eigh(zt_m_z(z, lap, labeled, lg).view())?;
+    let mu = e.values.mapv(|v| v.max(0.0));
+    let qe = eigh(q)?;
+    let yw = matmul(y, qe.vectors.view()); // Ỹ = Y W
+    let t = matmul_tn(e.vectors.view(), matmul_tn(z, yw.view()).view()); // Pᵀ Zᵀ Ỹ
+    let mut u = t;
+    // column k: q_k (c + q_k μ)⁻¹ ⊙ (Pᵀ Zᵀ ỹ_k)
+    Zip::from(u.columns_mut())
+        .and(&qe.values)
+        .for_each(|mut col, &qk| {
+            Zip::from(&mut col)
+                .and(&mu)
+                .for_each(|v, &m| *v *= qk / (c + qk * m));
+        });
+    let u = matmul(e.vectors.view(), u.view());
+    let mzu = apply_m(lap, labeled, matmul(z, u.view()).view(), lg);
+    let at = (&yw - &mzu) / c; // Ã = A W
+    let a = matmul(at.view(), qe.vectors.t());
+    let zt_a = matmul_tn(z, a.view());
+    let beta = matmul(zt_a.view(), q);
+    let f = matmul(z, beta.view());
+    Ok(FactorSolution { a, zt_a, beta, f })
+}
+
+/// `(‖J(f − Y)‖²_F, ℓ)`: the data term of problem (12) before its 1/ℓ, over labeled rows.
+fn labeled_fit(f: ArrayView2<f64>, y: ArrayView2<f64>, labeled: &[bool]) -> (f64, f64) {
+    let mut fit = 0.0;
+    let mut ell = 0.0;
+    for (i, _) in labeled.iter().enumerate().filter(|(_, &lab)| lab) {
+        ell += 1.0;
+        fit += f
+            .row(i)
+            .iter()
+            .zip(y.row(i))
+            .map(|(u, v)| (u - v) * (u - v))
+            .sum::<f64>();
+    }
+    (fit, ell)
+}
+
+/// Problem (12) at the factor solution:
+/// `(1/ℓ)‖J(f − Y)‖² + γ_A tr(AᵀZZᵀAQ) + γ_I tr(fᵀ Lᵖ f)`, with `tr(AᵀZZᵀAQ) = Σ (ZᵀA) ⊙ β`.
+pub fn objective_on_factor(
+    sol: &FactorSolution,
+    lap: &SparseLaplacian,
+    labeled: &[bool],
+    y: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> f64 {
+    let (fit, ell) = labeled_fit(sol.f.view(), y, labeled);
+    let norm = (&sol.zt_a * &sol.beta).sum();
+    let smooth = (&lap.apply(sol.f.view()) * &sol.f).sum();
+    fit / ell + gamma_a * norm + gamma_i * smooth
+}
+
+/// ‖M f + ℓγ_A A − Y‖_F / ‖Y‖_F with `f = GAQ`: eq. (17)'s relative residual on the factor.
+pub fn residual_on_factor(
+    sol: &FactorSolution,
+    lap: &SparseLaplacian,
+    labeled: &[bool],
+    y: ArrayView2<f64>,
+    gamma_a: f64,
+    gamma_i: f64,
+) -> f64 {
+    let ell = labeled.iter().filter(|&&b| b).count() as f64;
+    let lhs = apply_m(lap, labeled, sol.f.view(), ell * gamma_i) + &(&sol.a * (ell * gamma_a));
+    let r = (&lhs - &y).mapv(|v| v * v).sum().sqrt();
+    let ny = y.mapv(|v| v * v).sum().sqrt();
+    if ny > 0.0 {
+        r / ny
+    } else {
+        r
     }
 }
 
@@ -454,18 +823,7 @@ fn objective_from_outputs(
     gamma_a: f64,
     gamma_i: f64,
 ) -> f64 {
-    let ell = labeled.iter().filter(|&&b| b).count() as f64;
-    let mut fit = 0.0;
-    for (i, &lab) in labeled.iter().enumerate() {
-        if lab {
-            fit += f
-                .row(i)
-                .iter()
-                .zip(y.row(i))
-                .map(|(u, v)| (u - v) * (u - v))
-                .sum::<f64>();
-        }
-    }
+    let (fit, ell) = labeled_fit(f, y, labeled);
     // tr(Aᵀ G A Q) = Σ (G A) ⊙ (A Q)
     let ga = matmul(g, a);
     let aq = matmul(a, q);

@@ -7,11 +7,12 @@ use std::path::Path;
 use ndarray::Array2;
 use ndarray_npy::WriteNpyExt;
 
+use super::load::store_error;
 use crate::{OvkError, Result};
 
 /// Create `path` with `bytes` and flush it to disk.
 pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |e| OvkError::io(format!("writing {}", path.display()), e);
+    let io = |e| store_error(format!("writing {}", path.display()), e);
     let mut f = File::create(path).map_err(io)?;
     f.write_all(bytes).map_err(io)?;
     f.sync_all().map_err(io)
@@ -19,20 +20,20 @@ pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Write `a` as a numpy `.npy` (little-endian f64, C order) and flush it to disk.
 pub(crate) fn write_npy_synced(path: &Path, a: &Array2<f64>) -> Result<()> {
-    let io = |e| OvkError::io(format!("writing {}", path.display()), e);
+    let io = |e| store_error(format!("writing {}", path.display()), e);
     let f = File::create(path).map_err(io)?;
     let mut w = BufWriter::new(f);
     a.write_npy(&mut w)
-        .map_err(|e| OvkError::internal(format!("writing {}: {e}", path.display())))?;
+        .map_err(|e| OvkError::input(format!("writing {}: {e}", path.display())))?;
     let f = w
         .into_inner()
-        .map_err(|e| OvkError::io(format!("writing {}", path.display()), e.into_error()))?;
+        .map_err(|e| store_error(format!("writing {}", path.display()), e.into_error()))?;
     f.sync_all().map_err(io)
 }
 
 /// Flush a directory's entries (new names, renames) to disk.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    let io = |e| OvkError::io(format!("syncing directory {}", dir.display()), e);
+    let io = |e| store_error(format!("syncing directory {}", dir.display()), e);
     File::open(dir).map_err(io)?.sync_all().map_err(io)
 }
 
@@ -52,7 +53,7 @@ pub(crate) fn replace_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
-        return Err(OvkError::io(format!("replacing {}", path.display()), e));
+        return Err(store_error(format!("replacing {}", path.display()), e));
     }
     sync_dir(dir)
 }

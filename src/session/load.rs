@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
-use ndarray_npy::read_npy;
+use ndarray_npy::ReadNpyExt;
 
 use super::naming::is_plain_name;
 use super::{SessionRecord, SCHEMA};
@@ -25,6 +25,34 @@ pub fn load(dir: &Path) -> Result<Loaded> {
         dir: dir.to_path_buf(),
         record: read_record(dir)?,
     })
+}
+
+/// A record is a few kilobytes to a few megabytes (its trace); more is not one ovk wrote.
+const RECORD_CAP: u64 = 256 << 20;
+
+/// An I/O failure on a session's file: the user's store, so exit 2 with the cause.
+pub(crate) fn store_io(path: &Path, doing: &str, e: std::io::Error) -> OvkError {
+    OvkError::input(format!("{doing} {}: {e}", path.display()))
+}
+
+/// `store_io` with the context already phrased.
+pub(crate) fn store_error(context: impl Into<String>, e: std::io::Error) -> OvkError {
+    OvkError::input(format!("{}: {e}", context.into()))
+}
+
+/// Refuse a session file that is a symbolic link leading out of its session directory (to
+/// `/dev/zero`, or to another user's file): a session is read from its own directory only.
+pub(crate) fn inside(dir: &Path, file: &Path) -> Result<()> {
+    let canon = |p: &Path| fs::canonicalize(p).map_err(|e| store_io(p, "resolving", e));
+    let (d, f) = (canon(dir)?, canon(file)?);
+    if f.parent() != Some(d.as_path()) {
+        return Err(OvkError::input(format!(
+            "{}: a symbolic link to {}, outside the session directory; refusing to read it",
+            file.display(),
+            f.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The record in `dir/session.json`, with a message naming the problem when it cannot be read.
@@ -46,22 +74,20 @@ pub(crate) fn read_record(dir: &Path) -> Result<SessionRecord> {
         Ok(_) => {}
     }
     let path = dir.join("session.json");
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
+    match fs::symlink_metadata(&path) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
             return Err(OvkError::input(format!(
                 "{}: no session.json — not an ovk session, or a save that never finished",
                 dir.display()
             )))
         }
-        Err(e) if e.kind() == ErrorKind::InvalidData => {
-            return Err(OvkError::input(format!(
-                "{}: not UTF-8 text",
-                path.display()
-            )))
-        }
-        Err(e) => return Err(OvkError::io_path(&path, e)),
-    };
+        Err(e) => return Err(store_io(&path, "reading", e)),
+        Ok(_) => {}
+    }
+    inside(dir, &path)?;
+    let bytes = crate::data::files::read_text_file(&path, RECORD_CAP, "a session record")?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| OvkError::input(format!("{}: not UTF-8 text", path.display())))?;
     parse_record(&path, &text)
 }
 
@@ -135,19 +161,22 @@ impl Loaded {
             )));
         }
         let path = self.dir.join(file);
-        if !path.is_file() {
+        if path.symlink_metadata().is_err() {
             return Err(OvkError::input(format!(
                 "{}: missing (session.json lists it as matrix '{name}')",
                 path.display()
             )));
         }
+        inside(&self.dir, &path)?;
+        let (f, meta) = crate::data::files::open_regular(&path, "a saved matrix")?;
+        crate::kernels::check_fits(meta.len(), &format!("reading matrix '{name}'"))?;
         super::npy_claims::check(&path).map_err(|why| {
             OvkError::input(format!(
                 "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {why}",
                 path.display()
             ))
         })?;
-        let a: Array2<f64> = read_npy(&path).map_err(|e| {
+        let a = Array2::<f64>::read_npy(std::io::BufReader::new(f)).map_err(|e| {
             OvkError::input(format!(
                 "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {e}",
                 path.display()
@@ -164,6 +193,13 @@ impl Loaded {
                     shape.1
                 )));
             }
+        }
+        if let Some(((i, j), v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Err(OvkError::input(format!(
+                "{}: matrix '{name}' holds {v} at [{i}, {j}]; ovk never saves a non-finite \
+                 matrix, so the file is corrupt or was edited",
+                path.display()
+            )));
         }
         Ok(a)
     }

@@ -1,7 +1,9 @@
 //! Where a session's data file is now: the copy the user points at, else the recorded absolute
 //! path, the recorded path from the working directory, beside the session, and the recorded
 //! relative path from each folder above the session (a store kept inside a project, like the
-//! bundled `sessions/`). A file counts only if its SHA-256 is the recorded one.
+//! bundled `sessions/`). A file counts only if its SHA-256 is the recorded one; failing that,
+//! a file found by those rules whose content changed is returned with its new hash, so
+//! `replay --verify` can re-run on it and say the data changed. A `--data` copy must match.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +15,8 @@ use crate::{OvkError, Result};
 pub struct Located {
     pub path: PathBuf,
     pub how: &'static str,
+    /// The file's SHA-256 when it is not the recorded one (the file changed since the run).
+    pub changed: Option<String>,
 }
 
 /// Find the data file of a session saved in `dir`; `given` is the user's `--data FILE`.
@@ -28,6 +32,7 @@ pub fn locate_data(dir: &Path, info: &DatasetInfo, given: Option<&Path>) -> Resu
         return Ok(Located {
             path: p.to_path_buf(),
             how: "given by --data",
+            changed: None,
         });
     }
     let mut tried = Vec::new();
@@ -40,15 +45,22 @@ pub fn locate_data(dir: &Path, info: &DatasetInfo, given: Option<&Path>) -> Resu
         if !path.is_file() {
             continue;
         }
-        match check_hash(&path, info, how) {
-            Ok(()) => return Ok(Located { path, how }),
-            Err(e) => {
-                first_mismatch.get_or_insert(e);
-            }
+        let now = sha256_file(&path)?;
+        if now == info.sha256 {
+            return Ok(Located {
+                path,
+                how,
+                changed: None,
+            });
         }
+        first_mismatch.get_or_insert(Located {
+            path,
+            how,
+            changed: Some(now),
+        });
     }
-    if let Some(e) = first_mismatch {
-        return Err(e);
+    if let Some(found) = first_mismatch {
+        return Ok(found);
     }
     let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
     Err(OvkError::input(format!(

@@ -1,5 +1,6 @@
 //! Saved sessions: a directory `<store>/<id>/` with `session.json` and numpy-readable `.npy`
-//! matrices, written atomically; listing, loading and replay.
+//! matrices, written atomically; listing, loading, and the printed summary of
+//! `ovk replay --print` (re-running a session for `--verify` is `cli::replay`, through `train`).
 
 mod durable;
 mod load;
@@ -8,6 +9,7 @@ mod model;
 mod naming;
 pub(crate) mod nan;
 mod npy_claims;
+pub mod output;
 mod record;
 mod store;
 mod summary;
@@ -15,7 +17,8 @@ mod summary;
 pub use load::{load, Loaded};
 pub use locate::{locate_data, Located};
 pub use model::load_model;
-pub use naming::{new_id, now_rfc3339, slug};
+pub use naming::{display_safe, new_id, now_rfc3339, safe_name, slug, text_safe, MAX_NAME_CHARS};
+pub use output::{Output, OutputRules};
 pub use record::{
     model_matrix_name, ClassRecord, KernelRecord, MetricMap, Metrics, ModelRecord, SessionRecord,
     Split, Timings, SCHEMA,

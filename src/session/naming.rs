@@ -37,3 +37,95 @@ pub fn slug(name: &str) -> String {
 pub(crate) fn is_plain_name(s: &str) -> bool {
     !s.is_empty() && !s.starts_with('.') && !s.contains(['/', '\\']) && !s.contains('\0')
 }
+
+/// Session names longer than this are cut (a name is a label, not a document).
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// Characters a terminal may act on rather than print: C0 and C1 controls (ESC starts escape
+/// sequences, CR rewrites the line), DEL, and the bidirectional overrides and isolates that
+/// reorder what follows them.
+fn is_unprintable(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A name as it is stored: every unprintable character (escape sequences, newlines, tabs)
+/// becomes a space, runs of spaces one space, trimmed, at most `MAX_NAME_CHARS` characters.
+pub fn safe_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if is_unprintable(c) || c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
+            continue;
+        }
+        if out.chars().count() >= MAX_NAME_CHARS {
+            break;
+        }
+        out.push(c);
+    }
+    out.trim_end().to_string()
+}
+
+/// One field for display on one line (a name, a file name, a column): unprintable characters
+/// are shown escaped (`\e`, `\n`, `\u{202e}`), never sent to the terminal. The TUI and the CLI
+/// both call this on anything read from a session or a file.
+pub fn display_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        push_safe(&mut out, c);
+    }
+    out
+}
+
+/// `display_safe` for a block of lines: newlines are kept, every other unprintable character
+/// is escaped.
+pub fn text_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '\n' {
+            out.push(c);
+        } else {
+            push_safe(&mut out, c);
+        }
+    }
+    out
+}
+
+fn push_safe(out: &mut String, c: char) {
+    use std::fmt::Write as _;
+    match c {
+        '\u{1b}' => out.push_str("\\e"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if is_unprintable(c) => {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lose_control_characters_and_are_capped() {
+        assert_eq!(safe_name("a\u{1b}[31mred\nb\tc  "), "a [31mred b c");
+        assert_eq!(
+            safe_name(&"x".repeat(10_000)).chars().count(),
+            MAX_NAME_CHARS
+        );
+        assert_eq!(safe_name("\u{202e}evil"), "evil");
+    }
+
+    #[test]
+    fn display_escapes_what_a_terminal_would_act_on() {
+        assert_eq!(display_safe("a\u{1b}]0;x\u{7}b\r"), "a\\e]0;x\\u{7}b\\r");
+        assert_eq!(text_safe("l1\nl2\u{9b}"), "l1\nl2\\u{9b}");
+        assert_eq!(display_safe("naïve ü"), "naïve ü");
+    }
+}

@@ -27,7 +27,7 @@ pub struct Split {
     pub unlabeled: Option<Vec<usize>>,
 }
 
-/// Metric name → value (keys of `metrics::Scores`).
+/// Metric name → value, as `metrics::scores` returns them (`mse`, `r2`, `accuracy`, …).
 pub type MetricMap = BTreeMap<String, f64>;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

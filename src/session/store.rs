@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 
 use super::durable::{replace_synced, sync_dir, write_npy_synced, write_synced};
-use super::load::{load, read_record};
-use super::naming::{is_plain_name, new_id};
+use super::load::{load, read_record, store_error};
+use super::naming::{is_plain_name, new_id, safe_name};
 use super::{SessionRecord, SCHEMA};
 use crate::{OvkError, Result};
 
@@ -43,7 +43,31 @@ impl Store {
     /// `dir`, else `$OVK_SESSIONS`, else the per-user data directory (`directories`), joined
     /// with `sessions`. Created when absent.
     pub fn open(dir: Option<&Path>) -> Result<Store> {
-        let root = match dir {
+        let root = Store::locate(dir)?;
+        if let Ok(m) = fs::metadata(&root) {
+            if !m.is_dir() {
+                return Err(OvkError::input(format!(
+                    "{}: the session store must be a directory, but it is {}",
+                    root.display(),
+                    crate::data::files::kind_of(&m)
+                )));
+            }
+        }
+        fs::create_dir_all(&root).map_err(|e| {
+            store_error(format!("creating the session store {}", root.display()), e)
+        })?;
+        if !root.is_dir() {
+            return Err(OvkError::input(format!(
+                "{}: the session store must be a directory",
+                root.display()
+            )));
+        }
+        Ok(Store { root })
+    }
+
+    /// Where `open` would find the store, without creating it.
+    pub fn locate(dir: Option<&Path>) -> Result<PathBuf> {
+        Ok(match dir {
             Some(d) => d.to_path_buf(),
             None => match std::env::var_os("OVK_SESSIONS").filter(|v| !v.is_empty()) {
                 Some(v) => PathBuf::from(v),
@@ -56,17 +80,7 @@ impl Store {
                         )
                     })?,
             },
-        };
-        fs::create_dir_all(&root).map_err(|e| {
-            OvkError::io(format!("creating the session store {}", root.display()), e)
-        })?;
-        if !root.is_dir() {
-            return Err(OvkError::input(format!(
-                "{}: the session store must be a directory",
-                root.display()
-            )));
-        }
-        Ok(Store { root })
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -114,6 +128,7 @@ impl Store {
                 continue;
             }
             let mut rec = record.clone();
+            rec.name = safe_name(&rec.name);
             rec.schema = SCHEMA.to_string();
             rec.id = id.clone();
             rec.matrices = files.clone();
@@ -135,7 +150,7 @@ impl Store {
                 }
                 Err(e) => {
                     let _ = fs::remove_dir_all(&tmp);
-                    return Err(OvkError::io(
+                    return Err(store_error(
                         format!("moving the session into place at {}", dest.display()),
                         e,
                     ));
@@ -189,13 +204,13 @@ impl Store {
 
     /// Give a session (named as `resolve` accepts) a new display name; its id stays.
     pub fn rename(&self, id: &str, new_name: &str) -> Result<()> {
-        let new_name = new_name.trim();
+        let new_name = safe_name(new_name);
         if new_name.is_empty() {
             return Err(OvkError::input("a session name cannot be empty"));
         }
         let dir = self.resolve(id)?;
         let mut record = load(&dir)?.record;
-        record.name = new_name.to_string();
+        record.name = new_name;
         save_record(&dir, &record)
     }
 
@@ -240,9 +255,9 @@ impl Store {
             std::process::id()
         ));
         fs::rename(&dir_c, &doomed)
-            .map_err(|e| OvkError::io(format!("deleting {}", dir.display()), e))?;
+            .map_err(|e| store_error(format!("deleting {}", dir.display()), e))?;
         fs::remove_dir_all(&doomed)
-            .map_err(|e| OvkError::io(format!("deleting {}", dir.display()), e))
+            .map_err(|e| store_error(format!("deleting {}", dir.display()), e))
     }
 
     /// A session named by path, by id, or by unique name within the store.
@@ -345,9 +360,10 @@ fn write_session_dir(
 ) -> Result<()> {
     if tmp.symlink_metadata().is_ok() {
         // A leftover of a killed process that had our pid.
-        fs::remove_dir_all(tmp).map_err(|e| OvkError::io_path(tmp, e))?;
+        fs::remove_dir_all(tmp)
+            .map_err(|e| store_error(format!("removing {}", tmp.display()), e))?;
     }
-    fs::create_dir(tmp).map_err(|e| OvkError::io(format!("creating {}", tmp.display()), e))?;
+    fs::create_dir(tmp).map_err(|e| store_error(format!("creating {}", tmp.display()), e))?;
     for (name, a) in matrices {
         let file = &record.matrices[name];
         write_npy_synced(&tmp.join(file), a)?;

@@ -25,18 +25,19 @@ pub fn summary_text(record: &SessionRecord) -> String {
         }
     }
     trace(&mut out, record);
-    out
+    // Names, paths and notes come from files and users: no escape sequence reaches the terminal.
+    super::naming::text_safe(&out)
 }
 
 fn header(out: &mut String, r: &SessionRecord) {
     let d = &r.dataset;
-    let _ = writeln!(out, "Session   {}", r.name);
-    let _ = writeln!(out, "  id        {}", r.id);
+    let _ = writeln!(out, "Session   {}", super::naming::display_safe(&r.name));
+    let _ = writeln!(out, "  id        {}", super::naming::display_safe(&r.id));
     let _ = writeln!(out, "  created   {} (ovk {})", r.created, r.ovk_version);
     let _ = writeln!(
         out,
         "  dataset   {} ({} rows, {} features, {} outputs)",
-        d.path.display(),
+        super::naming::display_safe(&d.path.display().to_string()),
         d.rows,
         r.feature_names.len(),
         r.output_names.len()

@@ -13,6 +13,11 @@ pub enum RunMessage {
         total: Option<usize>,
     },
     Record(TraceRecord),
+    /// Progress inside a phase without trace records: `done` of `total` steps.
+    Step {
+        done: usize,
+        total: usize,
+    },
     Note(String),
     Finished(Box<RunOutcome>),
     Failed {

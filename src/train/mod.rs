@@ -1,10 +1,13 @@
 //! From a run configuration to a finished fit: the pipeline (load → split → scale → kernel →
-//! fit → predict → metrics) and the background runner that talks to the TUI over channels.
+//! fit → predict → metrics), the background runner the workbench uses (a fit on its own
+//! thread, talking over a channel), sweeps, and the engine of `ovk bench`.
 
 pub mod bench;
 mod config;
+pub mod estimate;
 mod faults;
 mod messages;
+pub mod papers;
 mod pipeline;
 pub mod predict;
 mod runner;

@@ -1,17 +1,20 @@
 //! load → split → scale → kernel → fit → predict → metrics: one run, start to finish, with
-//! no terminal in sight. Both faces call `run`.
+//! no terminal in sight. Both faces call `run` (the workbench through `runner`, on a thread of
+//! its own), and so do sweeps and `ovk replay --verify`.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use ndarray::{Array2, ArrayView2, Axis};
 
+use super::estimate;
 use super::faults::{fit_watched, Watched};
 use super::RunConfig;
 use crate::data::{self, PrepareOptions, Prepared};
-use crate::kernels::{check_fits_or, format_bytes, peak_rss_bytes};
+use crate::kernels::{check_fits_or, format_bytes, peak_rss_bytes, InputRank};
+use crate::methods::input::AUTO_RANK;
 use crate::methods::{
-    self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Silent,
+    self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Route, Silent,
 };
 use crate::metrics;
 use crate::session::{
@@ -45,6 +48,94 @@ fn peak_estimate(method: &dyn Method, s: &ProblemShape, params: &Params) -> Resu
         .saturating_add(mats(3, rows, s.d + 2 * s.m)))
 }
 
+/// What ovk tells the user before a fit: the floor time of the route taken and, where the exact
+/// route is slow or too big, what a low-rank input kernel would cost instead.
+struct Guidance {
+    n: usize,
+    route: Route,
+    seconds: f64,
+    /// (rank, seconds, bytes) of the low-rank route, when the method has one and the exact
+    /// route was taken.
+    alternative: Option<(usize, f64, u64)>,
+}
+
+/// Beyond this floor time the exact route is worth a word.
+const SLOW_SECONDS: f64 = 60.0;
+
+impl Guidance {
+    fn for_run(
+        method: &dyn Method,
+        shape: &ProblemShape,
+        route: Route,
+        params: &Params,
+    ) -> Result<Self> {
+        let n = if method.semi_supervised() {
+            shape.n_train
+        } else {
+            shape.n_labeled
+        };
+        let seconds = estimate::fit_seconds(route, n, shape, method.exact_eighs());
+        let mut alternative = None;
+        if route == Route::Exact && n > 1 {
+            let rank = AUTO_RANK.min(n / 2).max(1);
+            let low = ProblemShape {
+                input_rank: InputRank::Rank(rank),
+                ..*shape
+            };
+            if let Ok(r @ Route::LowRank { .. }) = method.input_route(&low) {
+                let secs = estimate::fit_seconds(r, n, shape, method.exact_eighs());
+                let bytes = peak_estimate(method, &low, params)?;
+                alternative = Some((rank, secs, bytes));
+            }
+        }
+        Ok(Guidance {
+            n,
+            route,
+            seconds,
+            alternative,
+        })
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.route.note(self.n).into_iter().collect();
+        if let (Some((rank, secs, _)), true) = (self.alternative, self.seconds > SLOW_SECONDS) {
+            out.push(format!(
+                "the exact fit on {} training rows needs at least {} on this machine (an {}×{} \
+                 eigendecomposition); --input-rank {rank} would take about {}",
+                self.n,
+                estimate::format_seconds(self.seconds),
+                self.n,
+                self.n,
+                estimate::format_seconds(secs)
+            ));
+        }
+        out
+    }
+
+    fn memory_advice(&self, method: &dyn Method) -> String {
+        match self.alternative {
+            Some((rank, secs, bytes)) => format!(
+                "use a low-rank input kernel: --input-rank {rank} needs about {} and {}; or {}",
+                format_bytes(bytes),
+                estimate::format_seconds(secs),
+                method.memory_advice()
+            ),
+            None => method.memory_advice().to_string(),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "route": match self.route {
+                Route::Exact => "exact",
+                Route::Primal => "primal",
+                Route::LowRank { .. } => "low_rank",
+            },
+            "floor_seconds": self.seconds,
+        })
+    }
+}
+
 /// Run `config` to completion, reporting progress to `obs`.
 pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     config.validate()?;
@@ -72,8 +163,13 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         d: prepared.x_train.ncols(),
         m: prepared.y_train.ncols(),
         views: prepared.views.len(),
+        input_rank: config.kernel.input_rank,
+        landmarks: config.kernel.landmarks,
+        linear: config.kernel.name == crate::kernels::KernelName::Linear,
     };
+    let route = method.input_route(&shape)?;
     let estimate = peak_estimate(method, &shape, &config.params)?;
+    let guidance = Guidance::for_run(method, &shape, route, &config.params)?;
     check_fits_or(
         estimate,
         &format!(
@@ -83,8 +179,12 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             shape.n_labeled,
             shape.m
         ),
-        method.memory_advice(),
+        &guidance.memory_advice(method),
     )?;
+    let route_notes = guidance.notes();
+    for note in &route_notes {
+        obs.note(note);
+    }
     let kernel = config.kernel.resolve(prepared.x_train.view())?;
     let load_s = t_start.elapsed().as_secs_f64();
     check_cancel(obs)?;
@@ -187,11 +287,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     }
 
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
-    let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())?;
+    // A semi-supervised method's --input-rank may exceed the labeled rows krr would fit on.
+    let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())
+        .map_err(|e| OvkError::input(format!("the krr baseline was skipped: {e}")))
+        .and_then(|b| check_fits_or(b, "the krr baseline", "skipped"));
     let mut skipped = None;
     let baseline = if method.name() == "krr" {
         None
-    } else if let Err(e) = check_fits_or(krr_need, "the krr baseline", "skipped") {
+    } else if let Err(e) = krr_need {
         skipped = Some(e.to_string());
         None
     } else {
@@ -244,7 +347,9 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         }
     }
 
-    let mut notes = observed_notes;
+    details.insert("estimate".into(), guidance.to_json());
+    let mut notes = route_notes;
+    notes.extend(observed_notes);
     notes.extend(skipped);
     for n in fit.notes {
         if !notes.contains(&n) {

@@ -119,8 +119,10 @@ fn decode(
     }
 }
 
-/// Write a prediction table: CSV or Parquet by extension, `-` for standard output. The one
-/// place predictions are written (the output module may replace it).
-pub fn write_predictions(table: &PredictionTable, out: &Path) -> Result<()> {
-    data::write_table(out, &table.columns())
+/// Write a prediction table where `out` was planned: CSV or Parquet by the name's extension
+/// (CSV on standard output).
+pub fn write_predictions(table: &PredictionTable, out: &session::Output) -> Result<()> {
+    let format = data::output_format(out.path())?;
+    let columns = table.columns();
+    out.write_with(|w| data::write_table(w, format, &columns))
 }

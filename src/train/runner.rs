@@ -108,6 +108,11 @@ impl Observer for ChannelObserver {
             self.cancel.store(true, Ordering::Relaxed);
         }
     }
+    fn step(&mut self, done: usize, total: usize) {
+        if self.tx.send(RunMessage::Step { done, total }).is_err() {
+            self.cancel.store(true, Ordering::Relaxed);
+        }
+    }
     fn note(&mut self, msg: &str) {
         let _ = self.tx.send(RunMessage::Note(msg.to_string()));
     }

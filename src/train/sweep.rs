@@ -290,6 +290,49 @@ pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// Refuse to rank sessions that answer different questions together: one table ranks one
+/// dataset (same file, same bytes, same columns and split), one task and one metric. A store of
+/// unrelated sessions would otherwise rank an accuracy under an "mse" column.
+fn check_one_problem(records: &[crate::session::SessionRecord]) -> Result<()> {
+    let mut problems: Vec<(String, String, usize)> = Vec::new();
+    for r in records {
+        let mut data = r.config.data.clone();
+        data.cv = None;
+        let (metric, _) = metrics::primary(r.task);
+        let key =
+            serde_json::to_string(&(&data, r.task, &r.dataset.sha256, metric)).unwrap_or_default();
+        match problems.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(p) => p.2 += 1,
+            None => {
+                let file = data
+                    .path
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let label = format!(
+                    "{} ({}, {metric})",
+                    crate::session::display_safe(&file),
+                    r.task.as_str()
+                );
+                problems.push((key, label, 1));
+            }
+        }
+    }
+    if problems.len() > 1 {
+        let each: Vec<String> = problems
+            .iter()
+            .map(|(_, label, n)| format!("{label}: {n} session{}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        return Err(OvkError::input(format!(
+            "the sessions are of {} different problems ({}); a sweep ranks the sessions of one \
+             dataset, split and metric — collect each problem's sessions from its own directory",
+            problems.len(),
+            each.join("; ")
+        )));
+    }
+    Ok(())
+}
+
 /// Rebuild a sweep's table from sessions written by `ovk sweep --plan` commands: sessions of
 /// the same configuration (all but the fold) are one row.
 pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConfig>, SweepResult)> {
@@ -299,6 +342,7 @@ pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConf
         seconds: f64,
         folds: Option<usize>,
     }
+    check_one_problem(records)?;
     let mut groups: Vec<Group> = Vec::new();
     let mut metric: Option<(String, bool)> = None;
     for r in records {

@@ -12,7 +12,10 @@ use super::state::{FileEntry, Pane, Role};
 
 #[derive(Debug)]
 pub enum Action {
+    /// q or Ctrl-C: quits, or asks first when work would be lost.
     Quit,
+    /// SIGTERM, or y at the question: quit now (a running fit is cancelled).
+    ForceQuit,
     NextPane,
     PrevPane,
     Goto(Pane),
@@ -40,11 +43,18 @@ pub enum Action {
     TestFraction(i32),
     Seed(i64),
     ToggleScale,
+    ToggleDropMissing,
+    /// Labeled fraction of the training rows ± 0.05 (semi-supervised methods).
+    Labeled(i32),
     ParentDir,
     // Run
     StartRun,
     CancelRun,
     Save,
+    /// Run and Results: scroll the notes / details by lines.
+    ScrollNotes(i32),
+    /// Write what the pane shows (matrix, table, trace) as CSV.
+    Export,
     // Charts
     ToggleOverlay,
     // Matrices
@@ -86,4 +96,6 @@ pub enum Action {
     CompareLoaded(Result<Box<(SessionRecord, SessionRecord)>, String>),
     /// A rename or delete finished (message for the status bar); the list is refreshed after.
     SessionChanged(Result<String, String>),
+    /// An export finished (message for the status bar).
+    Exported(Result<String, String>),
 }

@@ -102,6 +102,8 @@ pub fn replay_state(outcome: RunOutcome, dir: PathBuf) -> State {
             "sigma" => Some(cfg.kernel.sigma.to_string()),
             "degree" => Some(cfg.kernel.degree.to_string()),
             "coef0" => Some(cfg.kernel.coef0.to_string()),
+            "input_rank" => Some(cfg.kernel.input_rank.to_string()),
+            "landmarks" => Some(cfg.kernel.landmarks.as_str().to_string()),
             k => outcome.record.params.0.get(k).map(|v| v.to_string()),
         };
         if let Some(t) = text {
@@ -165,7 +167,7 @@ fn event_loop(
             dirty = false;
         }
         if terminal::terminated(term_flag) {
-            dirty |= apply(state, driver, Action::Quit);
+            dirty |= apply(state, driver, Action::ForceQuit);
         }
         if event::poll(FRAME).map_err(io)? {
             loop {

@@ -140,6 +140,9 @@ impl Driver {
                 });
                 self.queue.push(Action::SessionChanged(r));
             }
+            Effect::Export { name, text } => {
+                self.queue.push(Action::Exported(export_file(&name, &text)));
+            }
             Effect::DeleteSession { id } => {
                 let r = self.store().and_then(|st| {
                     st.delete(&id)
@@ -245,6 +248,55 @@ impl Driver {
         }
         out
     }
+}
+
+/// Write an export to `ovk-NAME.csv` in the current folder, or `ovk-NAME-2.csv` … when that
+/// exists: an export never replaces a file.
+fn export_file(name: &str, text: &str) -> std::result::Result<String, String> {
+    use std::io::Write;
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    for k in 1..1000 {
+        let file = if k == 1 {
+            format!("ovk-{stem}.csv")
+        } else {
+            format!("ovk-{stem}-{k}.csv")
+        };
+        let path = PathBuf::from(&file);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                return f
+                    .write_all(text.as_bytes())
+                    .and_then(|_| f.sync_all())
+                    .map(|_| {
+                        let full = std::path::absolute(&path).unwrap_or(path);
+                        format!(
+                            "exported {} lines to {}",
+                            text.lines().count(),
+                            full.display()
+                        )
+                    })
+                    .map_err(|e| format!("{file}: {e}"));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{file}: {e}")),
+        }
+    }
+    Err(format!(
+        "ovk-{stem}-*.csv: too many exports with this name already"
+    ))
 }
 
 /// Folders and tables (csv, parquet) in `dir`, folders first, `..` on top.

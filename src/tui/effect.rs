@@ -34,4 +34,9 @@ pub enum Effect {
     DeleteSession {
         id: String,
     },
+    /// Write `text` to a new file named after `name` (`ovk-NAME.csv`, never overwriting).
+    Export {
+        name: String,
+        text: String,
+    },
 }

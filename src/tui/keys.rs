@@ -6,7 +6,7 @@ use crossterm::event::{
 };
 
 use super::action::Action;
-use super::state::{Pane, Role, State};
+use super::state::{Pane, Prompt, PromptKind, Role, State};
 
 /// (keys, where, what) for the help overlay.
 pub const HELP: &[(&str, &str, &str)] = &[
@@ -22,7 +22,12 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("Enter", "lists", "open / choose / edit"),
     ("Esc", "everywhere", "close overlay, leave field, back"),
     ("?", "everywhere", "this help"),
-    ("q  Ctrl-C", "everywhere", "quit (cancels a running fit)"),
+    (
+        "q  Ctrl-C",
+        "everywhere",
+        "quit (asks first if a fit runs or is unsaved)",
+    ),
+    ("e", "panes 4–8", "export the matrix / table / trace as CSV"),
     ("s", "after a fit", "save the session (asks a name)"),
     ("r", "everywhere", "start a fit"),
     ("Enter", "Data: files", "open file or folder"),
@@ -35,6 +40,8 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("[ ]", "Data", "test fraction − / + 0.05"),
     ("{ }", "Data", "split seed − / + 1"),
     ("=", "Data", "scaling standard / none"),
+    ("m", "Data", "drop rows with missing cells on / off"),
+    ("< >", "Data", "labeled fraction − / + 0.05 (vvmr)"),
     (
         "Enter",
         "Method",
@@ -53,9 +60,19 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("Ctrl-U", "editing", "clear the field"),
     ("Enter r", "Run", "start the fit"),
     ("Esc c", "Run", "cancel the fit"),
+    (
+        "j k g G PgUp PgDn",
+        "Run, Results",
+        "scroll the trace / records",
+    ),
+    ("J K", "Run, Results", "scroll the notes / details"),
     ("o", "Charts", "overlay the previous run on/off"),
     ("n N", "Matrices", "next / previous matrix"),
-    ("+ -", "Matrices", "zoom in / out"),
+    (
+        "+ -",
+        "Matrices",
+        "zoom in / out (each matrix starts fitted)",
+    ),
     ("j k H L", "Matrices", "move the cell cursor"),
     ("Enter", "Sessions", "open the session"),
     ("n", "Sessions", "rename"),
@@ -74,6 +91,20 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
     if ctrl && matches!(key.code, KeyCode::Char('c')) {
         return Some(Action::Quit);
     }
+    // "Quit?" is answered by one key: y, n, s, or Esc.
+    if let Some(Prompt {
+        kind: PromptKind::ConfirmQuit { .. },
+        ..
+    }) = &state.prompt
+    {
+        return match key.code {
+            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Enter => Some(Action::Enter),
+            KeyCode::Char('q') => Some(Action::Char('n')),
+            KeyCode::Char(c) => Some(Action::Char(c)),
+            _ => None,
+        };
+    }
     // Typing: a prompt or a field being edited takes every key.
     if state.prompt.is_some() || (state.kernel.editing && state.pane == Pane::Kernel) {
         return match key.code {
@@ -88,6 +119,8 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
     if state.help {
         return Some(match key.code {
             KeyCode::Char('q') => Action::Quit,
+            KeyCode::Char('j') | KeyCode::Down | KeyCode::PageDown => Action::Down,
+            KeyCode::Char('k') | KeyCode::Up | KeyCode::PageUp => Action::Up,
             _ => Action::ToggleHelp,
         });
     }
@@ -109,6 +142,7 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
         KeyCode::Char('G') | KeyCode::End => Action::Bottom,
         KeyCode::PageDown => Action::MoveCursor(0, 10),
         KeyCode::PageUp => Action::MoveCursor(0, -10),
+        KeyCode::Char('e') => Action::Export,
         KeyCode::Enter => Action::Enter,
         KeyCode::Esc => Action::Back,
         KeyCode::Char(' ') => Action::Space,
@@ -134,6 +168,11 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Data, '}') => Action::Seed(1),
         (Pane::Data, '=') => Action::ToggleScale,
         (Pane::Data, 'u') => Action::ParentDir,
+        (Pane::Data, 'm') => Action::ToggleDropMissing,
+        (Pane::Data, '<') => Action::Labeled(-1),
+        (Pane::Data, '>') => Action::Labeled(1),
+        (Pane::Run | Pane::Results, 'J') => Action::ScrollNotes(3),
+        (Pane::Run | Pane::Results, 'K') => Action::ScrollNotes(-3),
         (Pane::Run, 'c') => Action::CancelRun,
         (Pane::Charts, 'o') => Action::ToggleOverlay,
         (Pane::Matrices, 'n') => Action::NextMatrix,
@@ -180,6 +219,7 @@ pub fn tab_spans() -> Vec<(Pane, u16, u16)> {
         .collect()
 }
 
+/// One space before the number only: all eight tabs and their separators fit in 80 columns.
 pub fn tab_label(i: usize, p: Pane) -> String {
-    format!(" {} {} ", i + 1, p.title())
+    format!(" {} {}", i + 1, p.title())
 }

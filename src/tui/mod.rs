@@ -3,8 +3,10 @@
 
 pub mod action;
 mod app;
+pub mod axes;
 pub mod driver;
 pub mod effect;
+pub mod export;
 pub mod keys;
 pub mod panes;
 pub mod render;

@@ -154,6 +154,31 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &str) {
+    if let PromptKind::ConfirmQuit { why } = kind {
+        let r = centered(area, 64, 6);
+        frame.render_widget(Clear, r);
+        let body = Text::from(vec![
+            Line::styled(why.clone(), s.theme.warn),
+            Line::from("Quit anyway?"),
+            Line::from(vec![
+                Span::styled("y", s.theme.key),
+                Span::raw(" quits · "),
+                Span::styled("n", s.theme.key),
+                Span::raw(" or Esc stays · "),
+                Span::styled("s", s.theme.key),
+                Span::raw(" saves first"),
+            ]),
+        ]);
+        frame.render_widget(
+            Paragraph::new(body).wrap(Wrap { trim: true }).block(
+                Block::bordered()
+                    .title(Span::styled(" Quit ovk? ", s.theme.title))
+                    .border_style(s.theme.border_focus),
+            ),
+            r,
+        );
+        return;
+    }
     let (title, question) = match kind {
         PromptKind::SaveName => ("Save session", "Name:".to_string()),
         PromptKind::Rename { .. } => ("Rename session", "New name:".to_string()),
@@ -161,6 +186,7 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
             "Delete session",
             format!("Delete '{name}' for good? Type y and Enter:"),
         ),
+        PromptKind::ConfirmQuit { .. } => ("Quit", String::new()),
     };
     let r = centered(area, 60, 5);
     frame.render_widget(Clear, r);
@@ -183,24 +209,37 @@ fn help(frame: &mut Frame, area: Rect, s: &State) {
     let h = (HELP.len() as u16 + 3).min(area.height);
     let r = centered(area, 84, h);
     frame.render_widget(Clear, r);
-    let rows = HELP.iter().map(|(k, w, what)| {
+    let fit = r.height.saturating_sub(3) as usize;
+    let top = s.scroll.help.min(HELP.len().saturating_sub(fit));
+    let rows = HELP.iter().skip(top).map(|(k, w, what)| {
         Row::new(vec![
             Span::styled(*k, s.theme.key),
             Span::styled(*w, s.theme.dim),
             Span::raw(*what),
         ])
     });
+    let title = if fit < HELP.len() {
+        format!(
+            " Keys {}–{} of {} — j k scroll · any other key closes ",
+            top + 1,
+            (top + fit).min(HELP.len()),
+            HELP.len()
+        )
+    } else {
+        " Keys — any key closes ".to_string()
+    };
     let t = Table::new(
         rows,
         [
-            Constraint::Length(16),
-            Constraint::Length(14),
+            Constraint::Length(17),
+            Constraint::Length(13),
             Constraint::Fill(1),
         ],
     )
+    .header(Row::new(["key", "where", "what"]).style(s.theme.title))
     .block(
         Block::bordered()
-            .title(Span::styled(" Keys — any key closes ", s.theme.title))
+            .title(Span::styled(title, s.theme.title))
             .border_style(s.theme.border_focus),
     );
     frame.render_widget(t, r);

@@ -2,35 +2,110 @@
 //! beside the file when there is one, else from the naming convention of the bundled datasets
 //! (`target_*` regression outputs, `label_*` multi-label indicators). The user then edits them.
 
+use crate::data::{ColumnSummary, Table};
+
 use super::state::Role;
 
-/// Roles for `columns`, and a note saying where they came from (`None`: nothing was guessed).
-pub fn prefill(columns: &[String], sidecar: Option<&str>) -> (Vec<Role>, Option<String>) {
-    if let Some(text) = sidecar {
-        if let Some(roles) = from_sidecar(columns, text) {
-            return (roles, Some("roles from the sidecar file".into()));
+/// The first guess for every column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prefill {
+    pub roles: Vec<Role>,
+    /// The view a column belongs to (sidecar `[views]` name, or its prefix for `v`).
+    pub views: Vec<Option<String>>,
+    /// Where the guess came from, for the Data pane.
+    pub source: Option<String>,
+}
+
+/// Roles for the table's columns: the sidecar's when it has them, else the naming convention;
+/// either way text, date and ID columns start ignored (no kernel reads them).
+pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
+    let columns: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+    let (mut roles, views, source) = match sidecar.and_then(|t| from_sidecar(&columns, t)) {
+        Some((roles, views)) => (
+            roles,
+            views,
+            Some("roles from the sidecar file".to_string()),
+        ),
+        None => {
+            let roles: Vec<Role> = columns
+                .iter()
+                .map(|c| {
+                    if c.starts_with("target_") || c.starts_with("label_") {
+                        Role::Target
+                    } else {
+                        Role::Feature
+                    }
+                })
+                .collect();
+            let guessed = roles.contains(&Role::Target);
+            (
+                roles,
+                vec![None; columns.len()],
+                guessed.then(|| "targets guessed from column names (target_*, label_*)".into()),
+            )
+        }
+    };
+    let mut ignored = Vec::new();
+    for (i, c) in table.columns.iter().enumerate() {
+        if matches!(roles[i], Role::Feature | Role::View) && !usable_feature(c, table.n_rows) {
+            roles[i] = Role::Ignore;
+            ignored.push(c.name.clone());
         }
     }
-    let roles: Vec<Role> = columns
-        .iter()
-        .map(|c| {
-            if c.starts_with("target_") || c.starts_with("label_") {
-                Role::Target
-            } else {
-                Role::Feature
-            }
-        })
-        .collect();
-    let guessed = roles.contains(&Role::Target);
-    (
+    let source = match (source, ignored.is_empty()) {
+        (s, true) => s,
+        (s, false) => {
+            let what = format!(
+                "{} text/ID column{} ignored ({})",
+                ignored.len(),
+                if ignored.len() == 1 { "" } else { "s" },
+                super::widgets::clip(&ignored.join(", "), 40)
+            );
+            Some(match s {
+                Some(s) => format!("{s}; {what}"),
+                None => what,
+            })
+        }
+    };
+    Prefill {
         roles,
-        guessed.then(|| "targets guessed from column names (target_*, label_*)".into()),
-    )
+        views,
+        source,
+    }
+}
+
+/// Whether a column can be a kernel input: numeric, not a date, not a row identifier.
+fn usable_feature(c: &ColumnSummary, n_rows: usize) -> bool {
+    let dtype = c.dtype.to_ascii_lowercase();
+    if c.min.is_none() && c.missing < n_rows {
+        return false; // text
+    }
+    if dtype.contains("date") || dtype.contains("time") {
+        return false;
+    }
+    let name = c.name.to_ascii_lowercase();
+    let id_name = name == "id"
+        || name == "index"
+        || name.ends_with("_id")
+        || name.starts_with("unnamed")
+        || name == "row";
+    // An integer column counting rows (0..n or 1..n) is an identifier, whatever its name.
+    let counts_rows = dtype.starts_with('i') || dtype.starts_with('u');
+    let counts_rows = counts_rows
+        && n_rows > 20
+        && c.missing == 0
+        && matches!((c.min, c.max), (Some(lo), Some(hi))
+            if (lo == 0.0 && hi == (n_rows - 1) as f64) || (lo == 1.0 && hi == n_rows as f64))
+        && c.mean.is_some_and(|m| {
+            (m - 0.5 * (c.min.unwrap_or(0.0) + c.max.unwrap_or(0.0))).abs() < 1e-6
+        });
+    // An ID-named integer column is an identifier too; an ID-named float is a measurement.
+    !(counts_rows || (id_name && !dtype.starts_with('f')))
 }
 
 /// Read `class`, `targets`, `features`, `views`, `ignore` from the top level or a `[data]` or
 /// `[roles]` table. Unknown layouts give `None` (the convention applies instead).
-fn from_sidecar(columns: &[String], text: &str) -> Option<Vec<Role>> {
+fn from_sidecar(columns: &[String], text: &str) -> Option<(Vec<Role>, Vec<Option<String>>)> {
     let root: toml::Value = toml::from_str(text).ok()?;
     let t = root
         .get("data")
@@ -52,11 +127,26 @@ fn from_sidecar(columns: &[String], text: &str) -> Option<Vec<Role>> {
     let features = list("features");
     // `[views]` maps a view name to a column prefix (those columns get the View role) or to
     // selectors (left as features: the engine reads such views from the sidecar itself).
-    let mut views = list("views");
+    // (view name, selectors): `views = ["fou", …]` lists prefixes; a `[views]` table maps a
+    // name to a prefix or to selectors. Either way each column learns its view's name.
+    let mut views: Vec<(String, Vec<String>)> = list("views")
+        .into_iter()
+        .map(|p| (p.clone(), vec![format!("{p}_*")]))
+        .collect();
     if let Some(toml::Value::Table(tv)) = t.get("views") {
         views = tv
-            .values()
-            .filter_map(|v| v.as_str().map(str::to_string))
+            .iter()
+            .map(|(name, v)| {
+                let sel = match v {
+                    toml::Value::String(p) => vec![format!("{p}_*")],
+                    toml::Value::Array(a) => a
+                        .iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                (name.clone(), sel)
+            })
             .collect();
     }
     let ignore = list("ignore");
@@ -67,26 +157,33 @@ fn from_sidecar(columns: &[String], text: &str) -> Option<Vec<Role>> {
         return None;
     }
     let hit = |pats: &[String], i: usize| pats.iter().any(|p| matches(p, columns, i));
-    Some(
-        (0..columns.len())
-            .map(|i| {
-                let prefix = columns[i].split('_').next().unwrap_or("");
-                if hit(&class, i) {
-                    Role::Class
-                } else if hit(&targets, i) {
-                    Role::Target
-                } else if hit(&ignore, i) {
-                    Role::Ignore
-                } else if views.iter().any(|v| v == prefix) {
-                    Role::View
-                } else if features.is_empty() || hit(&features, i) {
-                    Role::Feature
-                } else {
-                    Role::Ignore
-                }
-            })
-            .collect(),
-    )
+    let view_of = |i: usize| {
+        views
+            .iter()
+            .find(|(_, sel)| hit(sel, i))
+            .map(|(name, _)| name.clone())
+    };
+    let roles = (0..columns.len())
+        .map(|i| {
+            if hit(&class, i) {
+                Role::Class
+            } else if hit(&targets, i) {
+                Role::Target
+            } else if hit(&ignore, i) {
+                Role::Ignore
+            } else if view_of(i).is_some() {
+                Role::View
+            } else if features.is_empty() || hit(&features, i) {
+                Role::Feature
+            } else {
+                Role::Ignore
+            }
+        })
+        .collect::<Vec<_>>();
+    let views = (0..columns.len())
+        .map(|i| (roles[i] == Role::View).then(|| view_of(i)).flatten())
+        .collect();
+    Some((roles, views))
 }
 
 /// A name, a glob with `*`, or a range `first..last` of column names.
@@ -110,44 +207,108 @@ fn matches(pattern: &str, columns: &[String], i: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
-    fn cols(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn num(name: &str) -> ColumnSummary {
+        ColumnSummary {
+            name: name.into(),
+            dtype: "f64".into(),
+            missing: 0,
+            min: Some(0.0),
+            max: Some(1.0),
+            mean: Some(0.5),
+        }
+    }
+
+    fn table(cols: Vec<ColumnSummary>) -> Table {
+        Table {
+            path: PathBuf::from("t.csv"),
+            n_rows: 100,
+            columns: cols,
+            head: Vec::new(),
+        }
+    }
+
+    fn names(v: &[&str]) -> Table {
+        table(v.iter().map(|n| num(n)).collect())
     }
 
     #[test]
     fn convention_marks_targets() {
-        let (r, note) = prefill(&cols(&["a", "target_y", "label_z"]), None);
-        assert_eq!(r, vec![Role::Feature, Role::Target, Role::Target]);
-        assert!(note.is_some());
-        let (_, note) = prefill(&cols(&["a", "digit"]), None);
-        assert!(note.is_none());
+        let p = prefill(&names(&["a", "target_y", "label_z"]), None);
+        assert_eq!(p.roles, vec![Role::Feature, Role::Target, Role::Target]);
+        assert!(p.source.is_some());
+        let p = prefill(&names(&["a", "digit"]), None);
+        assert!(p.source.is_none());
+    }
+
+    #[test]
+    fn text_date_and_id_columns_start_ignored() {
+        let mut text = num("city");
+        text.dtype = "str".into();
+        text.min = None;
+        text.max = None;
+        text.mean = None;
+        let mut date = num("when");
+        date.dtype = "date".into();
+        let mut id = num("row_id");
+        id.dtype = "i64".into();
+        let mut counter = num("n");
+        counter.dtype = "i64".into();
+        counter.min = Some(0.0);
+        counter.max = Some(99.0);
+        counter.mean = Some(49.5);
+        let p = prefill(
+            &table(vec![num("x"), text, date, id, counter, num("target_y")]),
+            None,
+        );
+        assert_eq!(
+            p.roles,
+            vec![
+                Role::Feature,
+                Role::Ignore,
+                Role::Ignore,
+                Role::Ignore,
+                Role::Ignore,
+                Role::Target
+            ]
+        );
+        assert!(p.source.unwrap().contains("4 text/ID columns ignored"));
     }
 
     #[test]
     fn sidecar_class_globs_ranges_and_views() {
-        let c = cols(&["fou_1", "fou_2", "kar_1", "digit"]);
-        let (r, _) = prefill(
+        let c = names(&["fou_1", "fou_2", "kar_1", "digit"]);
+        let p = prefill(
             &c,
             Some("[data]\nclass = \"digit\"\nviews = [\"fou\", \"kar\"]\n"),
         );
-        assert_eq!(r, vec![Role::View, Role::View, Role::View, Role::Class]);
-        let (r, _) = prefill(&c, Some("class = 'digit'\nfeatures = ['fou_1..kar_1']\n"));
         assert_eq!(
-            r,
+            p.roles,
+            vec![Role::View, Role::View, Role::View, Role::Class]
+        );
+        assert_eq!(p.views[2].as_deref(), Some("kar"));
+        let p = prefill(&c, Some("class = 'digit'\nfeatures = ['fou_1..kar_1']\n"));
+        assert_eq!(
+            p.roles,
             vec![Role::Feature, Role::Feature, Role::Feature, Role::Class]
         );
-        let (r, _) = prefill(&c, Some("targets = ['fou_*']\n"));
+        let p = prefill(&c, Some("targets = ['fou_*']\n"));
         assert_eq!(
-            r,
+            p.roles,
             vec![Role::Target, Role::Target, Role::Feature, Role::Feature]
         );
-        // The data helper's layout: `[views]` name = prefix, or name = [selectors].
+        // `[views]` name = prefix, or name = [selectors]: both are views, named.
         let text = "class = \"digit\"\n[views]\nfou = \"fou\"\nrest = [\"kar_1..kar_1\"]\n";
-        let (r, _) = prefill(&c, Some(text));
-        assert_eq!(r, vec![Role::View, Role::View, Role::Feature, Role::Class]);
+        let p = prefill(&c, Some(text));
+        assert_eq!(
+            p.roles,
+            vec![Role::View, Role::View, Role::View, Role::Class]
+        );
+        assert_eq!(p.views[0].as_deref(), Some("fou"));
+        assert_eq!(p.views[2].as_deref(), Some("rest"));
         // An unreadable sidecar falls back to the convention.
-        let (r, _) = prefill(&c, Some("not toml ["));
-        assert_eq!(r, vec![Role::Feature; 4]);
+        let p = prefill(&c, Some("not toml ["));
+        assert_eq!(p.roles, vec![Role::Feature; 4]);
     }
 }

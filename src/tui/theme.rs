@@ -140,11 +140,18 @@ impl Theme {
         }
     }
 
-    /// Characters by magnitude for colourless heatmaps.
+    /// Characters for colourless heatmaps: shades for positive values, a different family
+    /// for negative ones, so the sign survives `NO_COLOR` (the legend shows both).
     pub fn ramp(t: f64) -> &'static str {
-        const RAMP: [&str; 5] = [" ", "░", "▒", "▓", "█"];
+        const POS: [&str; 5] = [" ", "░", "▒", "▓", "█"];
+        const NEG: [&str; 5] = [" ", "·", "-", "=", "#"];
         let s = if t.is_finite() { t.abs().min(1.0) } else { 0.0 };
-        RAMP[((s * 4.0).round() as usize).min(4)]
+        let i = ((s * 4.0).round() as usize).min(4);
+        if t < 0.0 {
+            NEG[i]
+        } else {
+            POS[i]
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! (conditional, since `nε(AAᵀ + nεI)⁻¹ = I − A(nεI + AᵀA)⁻¹Aᵀ`), so
 //! `k ⊗ T = (A ⊗ B̃)(A ⊗ B)ᵀ` and `α = (1/λ)(I − B̃ Z Aᵀ)`;
 //! `score(x, y) = (1/n) l_yᵀ T α k_x = l_yᵀ B̃ H k_x` with `H = (Bᵀ − BᵀB̃ Z Aᵀ)/(nλ)`.
-//! The identity kernel needs only A: `W = (AAᵀ + nλI)⁻¹ = (I − A(nλI + AᵀA)⁻¹Aᵀ)/(nλ)`.
+//! The identity kernel (eq. 3, ridge λ — no 1/n in its operator) needs only A:
+//! `W = (AAᵀ + λI)⁻¹ = (I − A(λI + AᵀA)⁻¹Aᵀ)/λ`.
 
 use ndarray::{Array2, ArrayView2};
 
@@ -28,13 +29,13 @@ pub fn solve_low_rank(
     let ata = symmetrize(&matmul_tn(a, a));
     match ovk {
         Ovk::Identity => {
-            // W = (I − A (nλI + AᵀA)⁻¹ Aᵀ)/(nλ)
+            // W = (I − A (λI + AᵀA)⁻¹ Aᵀ)/λ, eq. (3) by Woodbury
             let mut m = ata.clone();
-            m.diag_mut().mapv_inplace(|v| v + nl);
+            m.diag_mut().mapv_inplace(|v| v + lambda);
             let inv_at = cholesky(m.view())?.solve(a.t());
             Ok(ScoreOperator {
-                c0: 1.0 / nl,
-                left: a.mapv(|v| -v / nl),
+                c0: 1.0 / lambda,
+                left: a.mapv(|v| -v / lambda),
                 right: Some(inv_at),
             })
         }

@@ -2,7 +2,7 @@
 //! operator-valued kernel ridge from the inputs into the feature space of an output kernel l,
 //! then a pre-image. The n²×n² system of their Proposition 1 is solved exactly in O(n³) as a
 //! Sylvester equation (`solve`), or through incomplete Cholesky factors for large n
-//! (`lowrank`). See methods.md §3.
+//! (`lowrank`). See docs/methods.md §3.
 
 pub mod candidates;
 pub mod lowrank;
@@ -15,14 +15,17 @@ use std::path::Path;
 use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::json;
 
+use super::input::{factor_peak_bytes, FactorSummary, Route};
 use super::params::{common, Default as Def, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
 use crate::data::Task;
-use crate::kernels::{check_fits, cross_gram, dense_bytes, gram, median_distance, Kernel, Sigma};
-use crate::linalg::pivoted_cholesky;
+use crate::kernels::{
+    check_fits, dense_bytes, gram, input_factor, median_distance, InputFactor, InputRank, Kernel,
+    Landmarks, Sigma,
+};
 use crate::{OvkError, Result};
 use preimage::{KdeModel, Preimage};
 use score::ScoreOperator;
@@ -35,8 +38,8 @@ pub struct Kde;
 pub const OVK: ParamSpec = ParamSpec {
     key: "ovk",
     label: "operator kernel",
-    help: "operator-valued kernel k(x,x')·C: identity (C = I, Cortes et al.), covariance \
-           (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
+    help: "operator-valued kernel k(x,x')·C: identity (C = I: ridge (k + λI)⁻¹ of \
+           eq. 3, the KDE of Cortes et al.), covariance (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
     unit: "",
     kind: ParamKind::Choice(&["identity", "covariance", "conditional"]),
     default: Def::Text("conditional"),
@@ -99,8 +102,9 @@ pub const CANDIDATES: ParamSpec = ParamSpec {
 pub const LOW_RANK: ParamSpec = ParamSpec {
     key: "low_rank",
     label: "low rank M1,M2",
-    help: "'M1,M2': incomplete Cholesky ranks of the input and output Gram matrices (for large \
-           n); absent: the exact O(n³) Sylvester solve",
+    help: "'M1,M2': ranks of the Nyström (pivoted Cholesky) factors of the input and output Gram \
+           matrices (for large n; --input-rank R sets M1 = R, and M2 = R unless given here); \
+           absent: the exact O(n³) Sylvester solve",
     unit: "",
     kind: ParamKind::Text,
     default: Def::None,
@@ -128,8 +132,82 @@ fn exact_matrices(ovk: Ovk) -> u64 {
         Ovk::Conditional { .. } => 16,
     }
 }
-/// Incomplete Cholesky stops once the residual diagonal is this fraction of the trace.
-const CHOLESKY_TOL: f64 = 1e-12;
+/// Seed offset of the output factor's landmarks (the input factor uses the problem's seed).
+const OUTPUT_SEED: u64 = 0x6f75_7470_7574;
+
+/// The factored solve's two factors: the input factor's route (primal or low rank) and the
+/// output Gram matrix's rank M2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FactorPlan {
+    input: Route,
+    m2: usize,
+}
+
+impl FactorPlan {
+    fn m1(&self, d: usize) -> usize {
+        self.input.factor_columns(d).unwrap_or(0)
+    }
+}
+
+/// Which solve a fit takes: `--low-rank M1,M2` or a factor route from `--input-rank`
+/// (M1 = R, M2 = R unless `--low-rank` gives it) select the factored solve; an explicit
+/// `--input-rank R` that disagrees with M1 is refused. None: the exact solve.
+/// `strict` false (memory estimates of a hypothetical `--input-rank`): the explicit rank wins.
+fn factor_plan(
+    route: Route,
+    low_rank: Option<(usize, usize)>,
+    s: &ProblemShape,
+    strict: bool,
+) -> Result<Option<FactorPlan>> {
+    let explicit = matches!(s.input_rank, InputRank::Rank(_));
+    Ok(match (route, low_rank) {
+        (Route::Exact, None) => None,
+        (Route::Exact, Some((m1, m2))) => Some(FactorPlan {
+            input: Route::LowRank {
+                rank: m1.min(s.n_labeled.max(1)),
+                landmarks: s.landmarks,
+                automatic: false,
+            },
+            m2,
+        }),
+        (
+            Route::LowRank {
+                rank,
+                landmarks,
+                automatic,
+            },
+            lr,
+        ) => {
+            let m1 = match lr {
+                Some(_) if explicit && !strict => rank,
+                Some((m1, _)) if explicit && m1 != rank => {
+                    return Err(OvkError::input(format!(
+                        "--input-rank {rank} and --low-rank {m1},… ask for different input \
+                         ranks; give one of them"
+                    )))
+                }
+                Some((m1, _)) => m1.min(s.n_labeled.max(1)),
+                None => rank,
+            };
+            Some(FactorPlan {
+                input: Route::LowRank {
+                    rank: m1,
+                    landmarks,
+                    automatic: automatic && lr.is_none(),
+                },
+                m2: lr.map_or(rank, |(_, m2)| m2),
+            })
+        }
+        (Route::Primal, lr) => Some(FactorPlan {
+            input: Route::Primal,
+            m2: match (lr, s.input_rank) {
+                (Some((_, m2)), _) => m2,
+                (None, InputRank::Rank(r)) => r,
+                (None, _) => s.d,
+            },
+        }),
+    })
+}
 
 impl Method for Kde {
     fn name(&self) -> &'static str {
@@ -146,19 +224,44 @@ impl Method for Kde {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn input_route(&self, s: &ProblemShape) -> Result<Route> {
+        // A linear kernel is taken in the primal only when a rank was asked for: the primal
+        // factor still needs a factored output Gram matrix, an approximation.
+        Ok(match s.route(s.n_labeled)? {
+            Route::Primal if !matches!(s.input_rank, InputRank::Rank(_)) => Route::Exact,
+            r => r,
+        })
+    }
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
         let n = s.n_labeled;
         // Pre-images are scored 512 rows at a time against the n training outputs.
         let predict = mats(3, 512, n) + mats(4, n, s.m);
         let cfg = KdeConfig::from_params(params)?;
-        Ok(match cfg.low_rank {
-            None => mats(exact_matrices(cfg.ovk), n, n) + predict,
-            // The incomplete Cholesky factors and the score operator built from them.
-            Some((m1, m2)) => mats(6, n, m1.min(n) + m2.min(n)) + predict,
-        })
+        Ok(
+            match factor_plan(self.input_route(s)?, cfg.low_rank, s, false)? {
+                None => mats(exact_matrices(cfg.ovk), n, n) + predict,
+                Some(plan) => {
+                    let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
+                    // Measured (tests/resource_limits.rs): at the solve's and the model's peak, A
+                    // and, for the covariance kernels, B with B̃, H's temporaries, the operator,
+                    // its saved copies and the candidates' folded factor (c = n rows by default);
+                    // the identity kernel's operator [−A/nλ | A] is twice A's width instead.
+                    let held = match cfg.ovk {
+                        Ovk::Identity => mats(11, n, m1),
+                        _ => mats(1, n, m1) + mats(13, n, m2) / 2,
+                    };
+                    let r = m1.max(m2);
+                    let build = factor_peak_bytes(n, m1, s.m, s.n_test) + mats(1, n, m2);
+                    // The median heuristic's pair distances (σ_l), on at most 2000 rows.
+                    let pairs = mats(1, n.min(2000), n.min(2000)) / 2;
+                    build.max(held + mats(8, r, r)) + pairs + mats(1, 512, n) + mats(4, n, s.m)
+                }
+            },
+        )
     }
     fn memory_advice(&self) -> &'static str {
-        "use the low-rank solve (--low-rank M1,M2, e.g. 200,200), or fewer training points"
+        "use the low-rank solve (--low-rank M1,M2, e.g. 200,200, or --input-rank R), or fewer \
+         training points"
     }
     fn supports(&self, task: Task) -> bool {
         task == Task::Regression
@@ -196,7 +299,14 @@ impl Method for Kde {
 
         let mut fit_matrices = Vec::new();
         let mut notes = Vec::new();
-        let (op, objective, solver) = match cfg.low_rank {
+        let plan = factor_plan(
+            self.input_route(&ProblemShape::of(p))?,
+            cfg.low_rank,
+            &ProblemShape::of(p),
+            true,
+        )?;
+        let mut features = None;
+        let (op, objective, solver) = match plan {
             None => {
                 let count = exact_matrices(cfg.ovk);
                 check_fits(
@@ -243,13 +353,60 @@ impl Method for Kde {
                     }),
                 )
             }
-            Some((m1, m2)) => {
-                obs.phase(Phase::Gram, None);
-                let a = incomplete_cholesky(&p.kernel, x.view(), m1)?;
-                let b = incomplete_cholesky(&out_kernel, y.view(), m2)?;
+            Some(plan) => {
+                let started = std::time::Instant::now();
+                let a = match plan.input {
+                    Route::Primal => InputFactor::linear(x.view()),
+                    Route::LowRank {
+                        rank, landmarks, ..
+                    } => {
+                        obs.phase(Phase::Gram, Some(rank));
+                        let mut tick = |done: usize| -> Result<()> {
+                            obs.step(done, rank);
+                            check_cancel(obs)
+                        };
+                        input_factor(&p.kernel, x.view(), rank, landmarks, p.seed, &mut tick)?
+                    }
+                    Route::Exact => {
+                        return Err(OvkError::internal("kde: a factor plan on the exact route"))
+                    }
+                };
+                let landmarks = a.how.unwrap_or_default();
+                // The identity kernel's operator needs no output factor.
+                let b = if cfg.ovk == Ovk::Identity {
+                    None
+                } else {
+                    obs.phase(Phase::Gram, Some(plan.m2));
+                    let mut tick = |done: usize| -> Result<()> {
+                        obs.step(done, plan.m2);
+                        check_cancel(obs)
+                    };
+                    Some(input_factor(
+                        &out_kernel,
+                        y.view(),
+                        plan.m2,
+                        landmarks,
+                        p.seed ^ OUTPUT_SEED,
+                        &mut tick,
+                    )?)
+                };
+                let b_z = b.map_or_else(|| Array2::zeros((n, 0)), |f| f.z);
+                let summary = FactorSummary {
+                    route: if plan.input == Route::Primal {
+                        "primal"
+                    } else {
+                        "low_rank"
+                    },
+                    requested: a.requested,
+                    rank: a.rank(),
+                    landmarks: a.how,
+                    trace_error: a.trace_error,
+                    seconds: started.elapsed().as_secs_f64(),
+                };
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
-                let op = lowrank::solve_low_rank(cfg.ovk, a.view(), b.view(), cfg.lambda)?;
+                let op = lowrank::solve_low_rank(cfg.ovk, a.z.view(), b_z.view(), cfg.lambda)?;
+                check_cancel(obs)?;
                 // No trace record: its objective would be a made-up number.
                 notes.push(
                     "low-rank solve: the objective is not evaluated (it would need n×n matrices)"
@@ -259,21 +416,25 @@ impl Method for Kde {
                 if let Some(r) = &op.right {
                     fit_matrices.push(("score_right".to_string(), r.clone()));
                 }
-                (
-                    op,
-                    None,
-                    json!({
-                        "solver": "incomplete-cholesky",
-                        "rank_input": a.ncols(),
-                        "rank_output": b.ncols(),
-                        "rank_input_requested": m1,
-                        "rank_output_requested": m2,
-                    }),
-                )
+                let solver = json!({
+                    "solver": "incomplete-cholesky",
+                    "rank_input": a.rank(),
+                    "rank_output": (cfg.ovk != Ovk::Identity).then_some(b_z.ncols()),
+                    "rank_input_requested": a.requested,
+                    "rank_output_requested": (cfg.ovk != Ovk::Identity).then_some(plan.m2),
+                    "input_factor": summary.to_json(),
+                });
+                features = Some((a.map, a.z));
+                (op, None, solver)
             }
         };
 
-        let model = KdeModel::new(p.kernel, x, y, out_kernel, op, cfg.preimage, candidates)?;
+        let model = match features {
+            None => KdeModel::new(p.kernel, x, y, out_kernel, op, cfg.preimage, candidates)?,
+            Some((map, z)) => {
+                KdeModel::on_features(map, z.view(), y, out_kernel, op, cfg.preimage, candidates)?
+            }
+        };
         let mut details = serde_json::Map::new();
         details.insert("ovk".into(), json!(cfg.ovk.name()));
         details.insert(
@@ -429,29 +590,14 @@ pub fn resolve_output_sigma(sigma: Sigma, y: ArrayView2<f64>) -> Result<f64> {
     }
 }
 
-/// Pivoted incomplete Cholesky `K ≈ G Gᵀ` of the Gram matrix of `kernel` on the rows of `x`.
+/// A Nyström factor `K ≈ G Gᵀ` of the Gram matrix of `kernel` on the rows of `x` with at most
+/// `rank` columns, from the shared randomly pivoted Cholesky (`kernels::input_factor`, seed 0).
 pub fn incomplete_cholesky(
     kernel: &Kernel,
     x: ArrayView2<f64>,
     rank: usize,
 ) -> Result<Array2<f64>> {
-    let diag: Vec<f64> = x
-        .rows()
-        .into_iter()
-        .map(|r| {
-            let v = r.to_vec();
-            kernel.eval(&v, &v)
-        })
-        .collect();
-    pivoted_cholesky(
-        &diag,
-        |i| {
-            let xi = x.slice(ndarray::s![i..i + 1, ..]);
-            Ok(cross_gram(kernel, x, xi)?.column(0).to_vec())
-        },
-        rank,
-        CHOLESKY_TOL,
-    )
+    Ok(input_factor(kernel, x, rank, Landmarks::Rpcholesky, 0, &mut |_| Ok(()))?.z)
 }
 
 /// Mean over rows of `‖Φ(y) − Φ(ŷ)‖² = 2 − 2 exp(−‖y − ŷ‖²/(2σ_l²))`.

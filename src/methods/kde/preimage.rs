@@ -1,11 +1,12 @@
 //! Prediction by pre-image: `f(x) = argmin_y l(y, y) − 2 score(x, y)` over a candidate set, or,
 //! with a linear output kernel, the closed form `f(x) = Σᵢ yᵢ [W k_x]ᵢ` (the minimiser of
-//! `‖y‖² − 2 yᵀ g(x)` over all of R^m).
+//! `‖y‖² − 2 yᵀ g(x)` over all of R^m). On an input factor the model keeps the landmarks and
+//! the folded operator, not the training inputs.
 
 use ndarray::{s, Array2, ArrayView2, Axis};
 
 use super::score::ScoreOperator;
-use crate::kernels::{cross_gram, Kernel};
+use crate::kernels::{cross_gram, FeatureMap, Kernel};
 use crate::linalg::{matmul, matmul_tn};
 use crate::methods::{Model, ModelParts};
 use crate::Result;
@@ -37,17 +38,41 @@ impl Preimage {
     }
 }
 
+/// How a test input reaches the score.
+pub enum Scoring {
+    /// `score = L_cand W k_x` with `k_x = K(X, x)` (the exact solve).
+    Kernel {
+        kernel: Kernel,
+        x_train: Array2<f64>,
+        op: ScoreOperator,
+        /// The candidates' output kernel against the training outputs (c×n).
+        cand_gram: Array2<f64>,
+    },
+    /// On a factor `K ≈ ZZᵀ` the model sees x only through `k_x ≈ Z z(x)`, so
+    /// `score = L_cand W Z z(x)` with `L_cand W Z` folded once into `op` (c×r factored; for the
+    /// closed form `Yᵀ W Z`, m×r).
+    Features { map: FeatureMap, op: ScoreOperator },
+}
+
 /// The fitted KDE: input kernel expansion into the output feature space, then a pre-image.
 pub struct KdeModel {
-    pub kernel: Kernel,
-    pub x_train: Array2<f64>,
+    pub scoring: Scoring,
     pub y_train: Array2<f64>,
-    pub op: ScoreOperator,
     pub preimage: Preimage,
-    /// Candidate outputs (c×m), their kernel against the training outputs (c×n) and l(y, y).
+    /// Candidate outputs (c×m) and l(y, y) for each.
     pub candidates: Array2<f64>,
-    pub cand_gram: Array2<f64>,
     pub cand_self: Vec<f64>,
+}
+
+/// `l(y, y)` for each row.
+fn self_kernel(output_kernel: &Kernel, y: ArrayView2<f64>) -> Vec<f64> {
+    y.rows()
+        .into_iter()
+        .map(|r| {
+            let v = r.to_vec();
+            output_kernel.eval(&v, &v)
+        })
+        .collect()
 }
 
 impl KdeModel {
@@ -62,51 +87,156 @@ impl KdeModel {
     ) -> Result<Self> {
         let (cand_gram, cand_self) = match preimage {
             Preimage::ClosedForm => (Array2::zeros((0, 0)), Vec::new()),
+            Preimage::Candidates => (
+                cross_gram(&output_kernel, candidates.view(), y_train.view())?,
+                self_kernel(&output_kernel, candidates.view()),
+            ),
+        };
+        Ok(KdeModel {
+            scoring: Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                cand_gram,
+            },
+            y_train,
+            preimage,
+            candidates,
+            cand_self,
+        })
+    }
+
+    /// The model on an input factor `Z` (n×r) with feature map `map`: `W Z = c0 Z + left
+    /// (right Z)` is kept factored as `[left | Z] [right Z; c0 I]`, and its output side is
+    /// multiplied out once — by the candidates' kernel rows (in blocks, never c×n whole) or,
+    /// for the closed form, by Yᵀ.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_features(
+        map: FeatureMap,
+        z: ArrayView2<f64>,
+        y_train: Array2<f64>,
+        output_kernel: Kernel,
+        op: ScoreOperator,
+        preimage: Preimage,
+        candidates: Array2<f64>,
+    ) -> Result<Self> {
+        let r = z.ncols();
+        let ScoreOperator {
+            c0,
+            left: op_left,
+            right: op_right,
+        } = op;
+        let (left, right) = match op_right {
+            None => {
+                let mut wz = matmul(op_left.view(), z);
+                if c0 != 0.0 {
+                    wz.scaled_add(c0, &z);
+                }
+                (wz, None)
+            }
+            Some(rt) => {
+                let rz = matmul(rt.view(), z);
+                drop(rt);
+                if c0 == 0.0 {
+                    (op_left, Some(rz))
+                } else {
+                    let q = op_left.ncols();
+                    let mut left = Array2::<f64>::zeros((z.nrows(), q + r));
+                    left.slice_mut(s![.., ..q]).assign(&op_left);
+                    drop(op_left);
+                    left.slice_mut(s![.., q..]).assign(&z);
+                    let mut right = Array2::<f64>::zeros((q + r, r));
+                    right.slice_mut(s![..q, ..]).assign(&rz);
+                    right.slice_mut(s![q.., ..]).diag_mut().fill(op.c0);
+                    (left, Some(right))
+                }
+            }
+        };
+        let (outer, cand_self) = match preimage {
+            Preimage::ClosedForm => (matmul_tn(y_train.view(), left.view()), Vec::new()),
             Preimage::Candidates => {
-                let g = cross_gram(&output_kernel, candidates.view(), y_train.view())?;
-                let d = candidates
-                    .rows()
-                    .into_iter()
-                    .map(|r| {
-                        let v = r.to_vec();
-                        output_kernel.eval(&v, &v)
-                    })
-                    .collect();
-                (g, d)
+                let mut outer = Array2::<f64>::zeros((candidates.nrows(), left.ncols()));
+                let mut start = 0;
+                while start < candidates.nrows() {
+                    let end = (start + ROWS_PER_BLOCK).min(candidates.nrows());
+                    let g = cross_gram(
+                        &output_kernel,
+                        candidates.slice(s![start..end, ..]),
+                        y_train.view(),
+                    )?;
+                    outer
+                        .slice_mut(s![start..end, ..])
+                        .assign(&matmul(g.view(), left.view()));
+                    start = end;
+                }
+                (outer, self_kernel(&output_kernel, candidates.view()))
             }
         };
         Ok(KdeModel {
-            kernel,
-            x_train,
+            scoring: Scoring::Features {
+                map,
+                op: ScoreOperator {
+                    c0: 0.0,
+                    left: outer,
+                    right,
+                },
+            },
             y_train,
-            op,
             preimage,
             candidates,
-            cand_gram,
             cand_self,
         })
     }
 
     /// `score(x, y)` for every candidate (rows) and input (columns).
     pub fn scores(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
-        let kx = cross_gram(&self.kernel, self.x_train.view(), x)?;
-        Ok(matmul(
-            self.cand_gram.view(),
-            self.op.apply(kx.view()).view(),
-        ))
+        match &self.scoring {
+            Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                cand_gram,
+            } => {
+                let kx = cross_gram(kernel, x_train.view(), x)?;
+                Ok(matmul(cand_gram.view(), op.apply(kx.view()).view()))
+            }
+            Scoring::Features { map, op } => Ok(op.apply(map.features(x)?.t())),
+        }
+    }
+
+    /// The closed-form pre-image `Σᵢ yᵢ [W k_x]ᵢ` for a block of inputs (t×m).
+    fn closed_form(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
+        match &self.scoring {
+            Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                ..
+            } => {
+                let kx = cross_gram(kernel, x_train.view(), x)?;
+                let coef = op.apply(kx.view());
+                Ok(matmul_tn(coef.view(), self.y_train.view()))
+            }
+            Scoring::Features { map, op } => Ok(op.apply(map.features(x)?.t()).reversed_axes()),
+        }
     }
 }
 
-/// The KDE model back from its saved parts: the candidates' Gram rows and self-kernels are
-/// saved as computed, so no output kernel is evaluated again (bit-for-bit predictions).
+/// The KDE model back from its saved parts: the candidates' Gram rows (or, on a factor, the
+/// folded operator) and self-kernels are saved as computed, so no output kernel is evaluated
+/// again (bit-for-bit predictions).
 pub fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
-    let kernel = parts.setting("kernel")?;
     let name: String = parts.setting("preimage")?;
     let preimage = Preimage::parse(&name)
         .ok_or_else(|| parts.mismatch(&format!("unknown pre-image `{name}`")))?;
+    // Sessions saved before the factor route have no `scoring`: they are on the kernel.
+    let scoring: String = if parts.settings.contains_key("scoring") {
+        parts.setting("scoring")?
+    } else {
+        "kernel".to_string()
+    };
     let c0 = parts.setting("c0")?;
     let has_right: bool = parts.setting("has_right")?;
-    let x_train = parts.take_array("x_train")?;
     let y_train = parts.take_array("y_train")?;
     let left = parts.take_array("score_left")?;
     let right = if has_right {
@@ -115,70 +245,132 @@ pub fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
         None
     };
     let candidates = parts.take_array("candidates")?;
-    let cand_gram = parts.take_array("candidate_gram")?;
     let cand_self = parts.take_array("candidate_self")?;
-    let n = x_train.nrows();
-    let inner = right.as_ref().map_or(n, |r| r.nrows());
-    let ok = y_train.nrows() == n
-        && left.nrows() == n
-        && left.ncols() == inner
-        && right.as_ref().is_none_or(|r| r.ncols() == n)
-        && match preimage {
-            Preimage::ClosedForm => true,
-            Preimage::Candidates => {
-                candidates.ncols() == y_train.ncols()
-                    && cand_gram.dim() == (candidates.nrows(), n)
-                    && cand_self.dim() == (candidates.nrows(), 1)
+    let op = ScoreOperator { c0, left, right };
+    let candidates_ok = |rows_of_score: usize| match preimage {
+        Preimage::ClosedForm => true,
+        Preimage::Candidates => {
+            candidates.ncols() == y_train.ncols()
+                && rows_of_score == candidates.nrows()
+                && cand_self.dim() == (candidates.nrows(), 1)
+        }
+    };
+    let inner_ok = |op: &ScoreOperator, cols: usize| match &op.right {
+        Some(r) => op.left.ncols() == r.nrows() && r.ncols() == cols,
+        None => op.left.ncols() == cols,
+    };
+    let scoring = match scoring.as_str() {
+        "kernel" => {
+            let kernel = parts.setting("kernel")?;
+            let x_train = parts.take_array("x_train")?;
+            let cand_gram = parts.take_array("candidate_gram")?;
+            let n = x_train.nrows();
+            let ok = y_train.nrows() == n
+                && op.left.nrows() == n
+                && inner_ok(&op, n)
+                && candidates_ok(cand_gram.nrows())
+                && (preimage == Preimage::ClosedForm || cand_gram.ncols() == n);
+            if !ok {
+                return Err(parts.mismatch(&format!(
+                    "x_train {:?}, y_train {:?}, score_left {:?}, score_right {:?}, candidates \
+                     {:?}, candidate_gram {:?}, candidate_self {:?}",
+                    x_train.dim(),
+                    y_train.dim(),
+                    op.left.dim(),
+                    op.right.as_ref().map(|r| r.dim()),
+                    candidates.dim(),
+                    cand_gram.dim(),
+                    cand_self.dim()
+                )));
             }
-        };
-    if !ok {
-        return Err(parts.mismatch(&format!(
-            "x_train {:?}, y_train {:?}, score_left {:?}, score_right {:?}, candidates {:?}, \
-             candidate_gram {:?}, candidate_self {:?}",
-            x_train.dim(),
-            y_train.dim(),
-            left.dim(),
-            right.as_ref().map(|r| r.dim()),
-            candidates.dim(),
-            cand_gram.dim(),
-            cand_self.dim()
-        )));
-    }
+            Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                cand_gram,
+            }
+        }
+        "features" => {
+            let map = crate::methods::expansion::map_from_parts(&mut parts)?;
+            // `op` maps z(x) (r) to the candidates' scores (c), or to Yᵀ W k_x (m).
+            let r = match &map {
+                FeatureMap::Nystrom { l_s, .. } => l_s.nrows(),
+                FeatureMap::Linear => op.right.as_ref().map_or(op.left.ncols(), |r| r.ncols()),
+            };
+            let ok = inner_ok(&op, r)
+                && match preimage {
+                    Preimage::ClosedForm => op.left.nrows() == y_train.ncols(),
+                    Preimage::Candidates => candidates_ok(op.left.nrows()),
+                };
+            if !ok {
+                return Err(parts.mismatch(&format!(
+                    "rank {r}, y_train {:?}, score_left {:?}, score_right {:?}, candidates {:?}, \
+                     candidate_self {:?}",
+                    y_train.dim(),
+                    op.left.dim(),
+                    op.right.as_ref().map(|r| r.dim()),
+                    candidates.dim(),
+                    cand_self.dim()
+                )));
+            }
+            Scoring::Features { map, op }
+        }
+        other => return Err(parts.mismatch(&format!("unknown scoring `{other}`"))),
+    };
     Ok(KdeModel {
-        kernel,
-        x_train,
+        scoring,
         y_train,
-        op: ScoreOperator { c0, left, right },
         preimage,
         candidates,
-        cand_gram,
         cand_self: cand_self.column(0).to_vec(),
     })
 }
 
 impl Model for KdeModel {
     fn parts(&self) -> ModelParts {
-        let mut parts = ModelParts::new(KIND)
-            .with_setting("kernel", &self.kernel)
-            .with_setting("preimage", &self.preimage.name())
-            .with_setting("c0", &self.op.c0)
-            .with_setting("has_right", &self.op.right.is_some())
-            .with_array("x_train", self.x_train.clone())
+        let parts = ModelParts::new(KIND).with_setting("preimage", &self.preimage.name());
+        let (parts, op) = match &self.scoring {
+            Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                cand_gram,
+            } => (
+                parts
+                    .with_setting("scoring", &"kernel")
+                    .with_setting("kernel", kernel)
+                    .with_array("x_train", x_train.clone())
+                    .with_array("candidate_gram", cand_gram.clone()),
+                op,
+            ),
+            Scoring::Features { map, op } => (
+                crate::methods::expansion::with_map(
+                    parts.with_setting("scoring", &"features"),
+                    map,
+                ),
+                op,
+            ),
+        };
+        let mut parts = parts
+            .with_setting("c0", &op.c0)
+            .with_setting("has_right", &op.right.is_some())
             .with_array("y_train", self.y_train.clone())
-            .with_array("score_left", self.op.left.clone());
-        if let Some(r) = &self.op.right {
+            .with_array("score_left", op.left.clone());
+        if let Some(r) = &op.right {
             parts = parts.with_array("score_right", r.clone());
         }
         let cand_self = Array2::from_shape_vec((self.cand_self.len(), 1), self.cand_self.clone())
             .expect("a column of the candidates' self-kernels");
         parts
             .with_array("candidates", self.candidates.clone())
-            .with_array("candidate_gram", self.cand_gram.clone())
             .with_array("candidate_self", cand_self)
     }
 
     fn n_features(&self) -> Option<usize> {
-        Some(self.x_train.ncols())
+        match &self.scoring {
+            Scoring::Kernel { x_train, .. } => Some(x_train.ncols()),
+            Scoring::Features { map, .. } => crate::methods::expansion::map_features(map),
+        }
     }
 
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
@@ -190,10 +382,8 @@ impl Model for KdeModel {
             let xb = x.slice(s![start..end, ..]);
             match self.preimage {
                 Preimage::ClosedForm => {
-                    let kx = cross_gram(&self.kernel, self.x_train.view(), xb)?;
-                    let coef = self.op.apply(kx.view());
                     out.slice_mut(s![start..end, ..])
-                        .assign(&matmul_tn(coef.view(), self.y_train.view()));
+                        .assign(&self.closed_form(xb)?);
                 }
                 Preimage::Candidates => {
                     let sc = self.scores(xb)?;

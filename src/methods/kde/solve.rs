@@ -3,11 +3,12 @@
 //!
 //! With `k = U diag(s) Uᵀ`, column j of `α̃ = Uᵀ α U` solves `((s_j/n) T̃ + λ I) α̃_j = e_j`,
 //! `T̃ = Uᵀ T U`:
-//! * identity (`T = I`): `α = U diag(n/(s + nλ)) Uᵀ = n (k + nλI)⁻¹`;
+//! * identity (`T = nI`, the operator `C = I` itself — the 1/n of Proposition 1 belongs to the
+//!   empirical covariance, not to I): `α = U diag(1/(s + λ)) Uᵀ = (k + λI)⁻¹`, eq. (3)'s ridge;
 //! * covariance (`T = Lg`): `T̃ = G = Uᵀ Lg U` is symmetric, one more eigendecomposition;
 //! * conditional (`T = Lg − M⁻¹ k Lg = nε M⁻¹ Lg`, `M = k + nεI`): `T̃ = D G` with
 //!   `D = diag(nε/(s+nε))` (so `M⁻¹` is never formed), non-symmetric but similar to the
-//!   symmetric `D^{1/2} G D^{1/2}`, solved through that one eigendecomposition. methods.md §3
+//!   symmetric `D^{1/2} G D^{1/2}`, solved through that one eigendecomposition. docs/methods.md §3
 //!   warns that the similarity can lose digits when nελ is tiny, so its backward error is
 //!   measured and, above [`BACKWARD_ERROR_LIMIT`], the Schur route is tried too and the better
 //!   kept: a real Schur form of `T̃` (QZ of the pencil `(T̃, I)`) and a quasi-triangular back
@@ -36,7 +37,7 @@ use crate::{OvkError, Result};
 /// The operator-valued kernel `K(x, x') = k(x, x') C`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Ovk {
-    /// `C = I` — the KDE of Cortes et al. (2005).
+    /// `C = I` — the KDE of Cortes et al. (2005): eq. (3), `Ψ = (k + λI)⁻¹Φ_l`.
     Identity,
     /// `C = Ĉ_YY`, eq. (5).
     Covariance,
@@ -61,11 +62,12 @@ pub fn input_eigen(k: ArrayView2<f64>) -> Result<SymEigen> {
     Ok(e)
 }
 
-/// T of Proposition 1 in the training basis (`T = U D Uᵀ Lg` for the conditional kernel).
+/// T of Proposition 1 in the training basis (`T = U D Uᵀ Lg` for the conditional kernel,
+/// `T = nI` for the identity kernel, whose operator carries no 1/n).
 pub fn t_matrix(ovk: Ovk, ke: &SymEigen, lg: ArrayView2<f64>) -> Array2<f64> {
     let n = lg.nrows();
     match ovk {
-        Ovk::Identity => Array2::eye(n),
+        Ovk::Identity => Array2::eye(n) * n as f64,
         Ovk::Covariance => lg.to_owned(),
         Ovk::Conditional { epsilon } => {
             let ne = n as f64 * epsilon;
@@ -273,8 +275,8 @@ fn backward_scale(t_norm: f64, a_norm: f64, s_norm: f64, lambda: f64, nf: f64) -
     t_norm * a_norm * s_norm / nf + lambda * a_norm + nf.sqrt()
 }
 
-/// The identity kernel: `α̃ = diag(n/(s + nλ))` and `T̃ α̃ = α̃`, so only the diagonal of
-/// `G = Uᵀ Lg U` enters the objective (`Σ r_i² G_ii + (λ/n) Σ s_i a_i² G_ii`).
+/// The identity kernel, eq. (3): `α̃ = diag(1/(s + λ))` and `T̃ α̃ = n α̃`, so only the diagonal
+/// of `G = Uᵀ Lg U` enters the objective (`Σ r_i² G_ii + λ Σ s_i a_i² G_ii`).
 fn identity_in_eigenbasis(
     u: &Array2<f64>,
     s: &Array1<f64>,
@@ -282,7 +284,7 @@ fn identity_in_eigenbasis(
     lambda: f64,
 ) -> ExactSolve {
     let nf = s.len() as f64;
-    let a = s.mapv(|sj| nf / (sj + nf * lambda));
+    let a = s.mapv(|sj| 1.0 / (sj + lambda)); // eq. (3), Kadri et al.
     let lu = matmul(lg, u.view());
     let g_diag: Array1<f64> = u
         .columns()
@@ -292,21 +294,21 @@ fn identity_in_eigenbasis(
         .collect();
     let (mut fit, mut reg, mut res, mut sq_a) = (0.0, 0.0, 0.0, 0.0);
     for i in 0..a.len() {
-        let r = a[i] * s[i] / nf - 1.0;
+        let r = a[i] * s[i] - 1.0;
         fit += r * r * g_diag[i];
         reg += s[i] * a[i] * a[i] * g_diag[i];
         res += (r + lambda * a[i]).powi(2);
         sq_a += a[i] * a[i];
     }
-    let scale = backward_scale(nf.sqrt(), sq_a.sqrt(), frobenius(s), lambda, nf); // ‖T̃‖_F = ‖I‖_F
+    let scale = backward_scale(nf * nf.sqrt(), sq_a.sqrt(), frobenius(s), lambda, nf); // ‖T̃‖_F = ‖nI‖_F
     let mut ua = u.clone();
     scale_columns(&mut ua, a.view());
     let alpha = matmul(ua.view(), u.t());
-    let w = alpha.mapv(|v| v / nf);
+    let w = alpha.clone();
     ExactSolve {
         alpha,
         w,
-        objective: fit + lambda / nf * reg,
+        objective: fit + lambda * reg,
         residual: res.sqrt() / nf.sqrt(),
         backward_error: res.sqrt() / scale,
         route: Route::Symmetric,
@@ -415,7 +417,8 @@ pub fn solve_alpha_kronecker(
 
 /// The objective the solve minimises (the operator-valued ridge problem behind Proposition 1):
 /// `J(g) = Σᵢ ‖g(xᵢ) − Φ(yᵢ)‖² + λ ‖g‖²_K` with `K(x,x') = k(x,x') C`, C the uncentred sample
-/// operator (`Ĉ_YY`, `Ĉ_YY|X`, or `I/n` for the identity kernel, i.e. `k·I` with `nλ`).
+/// operator (`Ĉ_YY`, `Ĉ_YY|X`) or `I` for the identity kernel (`T = nI`): one J, one λ for all
+/// three, so their figures at equal λ are comparable.
 /// In sample form, with `W = Tα/n`: `tr((Wk − I)ᵀ Lg (Wk − I)) + (λ/n) tr(k αᵀ Lg T α)`.
 pub fn objective(
     t: ArrayView2<f64>,

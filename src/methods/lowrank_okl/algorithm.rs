@@ -1,5 +1,5 @@
 //! Dinuzzo & Fukumizu's Algorithm 1 at one λ, in the row space (see `reduced`), with the
-//! saddle escape of methods.md §2 when the converged point fails Lemma 8 and B has room.
+//! saddle escape of docs/methods.md §2 when the converged point fails Lemma 8 and B has room.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +14,7 @@ use crate::Result;
 /// How B is found at one λ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Solver {
-    /// L-BFGS on `g(B) = min_A Q(A, B)` in the row space (methods.md §1 end).
+    /// L-BFGS on `g(B) = min_A Q(A, B)` in the row space (docs/methods.md §2, solver qn).
     Qn,
     /// The paper's Algorithm 1 (block coordinate descent).
     Bcd,
@@ -106,7 +106,7 @@ pub fn solve(
     settings: &Settings,
     prog: &mut Progress<'_>,
 ) -> Result<Fitted> {
-    // For λ ≥ α the optimum is L = 0 (methods.md §2; Lemma 8 certifies B = 0 since
+    // For λ ≥ α the optimum is L = 0 (docs/methods.md §2; Lemma 8 certifies B = 0 since
     // ‖CᵀKC‖₂ = α²/λ² ≤ 1). Algorithm 1 only creeps towards it (sublinearly at λ = α), so it
     // is set directly.
     let zero_is_optimal = lambda >= red.alpha;

@@ -1,6 +1,6 @@
 //! Global optimality certificate (Dinuzzo & Fukumizu, Lemma 8) and the saddle escape of
-//! methods.md §2. With C solving `K C L + λ C = Y`, L = BBᵀ, the point is the global optimum of
-//! the trace-penalised problem iff `(Cᵀ K C) B = B` and `‖Cᵀ K C‖₂ ≤ 1`.
+//! docs/methods.md §2. With C solving `K C L + λ C = Y`, L = BBᵀ, the point is the global
+//! optimum of the trace-penalised problem iff `(Cᵀ K C) B = B` and `‖Cᵀ K C‖₂ ≤ 1`.
 //!
 //! In the bases of the fit, `C = U Ĉ Q_mᵀ` with `diag(s) Ĉ (B̂B̂ᵀ) + λ Ĉ = Rᵀ`, so
 //! `Cᵀ K C = Q_m G Q_mᵀ`, `G = Ĉᵀ diag(s) Ĉ` (r×r): nothing m×m is needed.
@@ -113,7 +113,7 @@ pub fn certify(
 /// Leave a saddle: `B ← B + τ Σₖ uₖ vₖᵀ`, pairing the eigenvectors uₖ of CᵀKC with eigenvalues
 /// above 1 (each a direction of negative curvature, orthogonal to range B at a stationary point)
 /// with null directions vₖ of B, halving τ until `g(B) = min_A Q(A, B)` decreases
-/// (methods.md §2 does this with one pair; filling every free column at once saves one
+/// (docs/methods.md §2; one pair would do, but filling every free column at once saves one
 /// escape-and-converge round per missing rank). Falls back to the single top pair.
 /// `None` if no τ decreases g.
 pub fn escape_saddle(

@@ -1,6 +1,6 @@
 //! Low-rank output kernel learning (Dinuzzo & Fukumizu, ACML 2011): learns `L = B Bᵀ` of rank
 //! ≤ p with the coefficients, by their Algorithm 1 on eq. (4), run in the row space of the
-//! outputs so that m = 10⁵ outputs fit (methods.md §2).
+//! outputs so that m = 10⁵ outputs fit (docs/methods.md §2).
 
 mod algorithm;
 mod certificate;
@@ -17,9 +17,10 @@ pub use reduced::{AStep, Factor, Reduced, Solution};
 use ndarray::Axis;
 use serde_json::{json, Value as Json};
 
+use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
 use super::params::{common, Default as ParamDefault, ParamKind, ParamSpec};
-use super::{Fit, KernelExpansion, Method, Observer, Params, Phase, Problem};
-use crate::kernels::{check_fits, dense_bytes, gram};
+use super::{Fit, Method, Observer, Params, Phase, Problem};
+use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
 use crate::{OvkError, Result};
@@ -118,9 +119,14 @@ impl Method for LowRankOkl {
         PARAMS
     }
 
+    fn input_route(&self, s: &ProblemShape) -> Result<Route> {
+        s.route(s.n_labeled)
+    }
+
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
         let r = params.resolve(PARAMS);
         let (l, m) = (s.n_labeled, s.m);
+        let factor = self.input_route(s)?.factor_columns(s.d);
         let p = match r.opt_str("rank_sweep")? {
             Some(text) => parse_ranks(&text)?.into_iter().max().unwrap_or(1),
             None => r.opt_usize("rank")?.unwrap_or(10),
@@ -130,15 +136,15 @@ impl Method for LowRankOkl {
         // K and its eigendecomposition with the solver's copies and workspace (measured: about
         // 9 ℓ×ℓ, see tests/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
         // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
-        Ok(mats(9, l, l)
-            + mats(8, l, m)
-            + mats(24, m.max(l), p)
-            + mats(1, saved_l, saved_l)
-            + mats(1, s.n_test, l))
+        let kernel_part = match factor {
+            Some(c) => factor_peak_bytes(l, c, m, s.n_test),
+            None => mats(9, l, l) + mats(1, s.n_test, l),
+        };
+        Ok(kernel_part + mats(8, l, m) + mats(24, m.max(l), p) + mats(1, saved_l, saved_l))
     }
     fn memory_advice(&self) -> &'static str {
         "use fewer training points (--test-fraction, or subsample the file): lowrank-okl \
-         already avoids m×m matrices, its cost is the ℓ×ℓ Gram matrix"
+         already avoids m×m matrices"
     }
 
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -173,17 +179,22 @@ impl Method for LowRankOkl {
         if m == 0 {
             return Err(OvkError::input("lowrank-okl: there are no outputs"));
         }
+        let route = self.input_route(&ProblemShape::of(problem))?;
+        let side = route.factor_columns(x.ncols()).unwrap_or(ell);
         check_fits(
-            dense_bytes(ell, ell) * 3 + dense_bytes(ell, m) * 4,
-            "lowrank-okl (Gram matrix, its eigenvectors and the ℓ×m factors)",
+            dense_bytes(ell, side) * 3 + dense_bytes(ell, m) * 4,
+            "lowrank-okl (the input kernel or its factor, eigenvectors and the ℓ×m factors)",
         )?;
-
-        obs.phase(Phase::Gram, None);
-        let k = gram(&problem.kernel, x.view())?;
-        super::check_cancel(obs)?;
-        obs.phase(Phase::Decomposition, None);
-        let red = Reduced::new(k.view(), y.view())?;
-        drop(k);
+        let input = InputSpectrum::build(
+            route,
+            &problem.kernel,
+            x.view(),
+            y.view(),
+            problem.seed,
+            obs,
+        )?;
+        let factor = input.basis.factor_summary().map(|f| f.to_json());
+        let red = Reduced::from_input(input)?;
         let alpha = red.alpha;
         if alpha <= 0.0 {
             return Err(OvkError::input(
@@ -306,7 +317,7 @@ impl Method for LowRankOkl {
             notes.push(format!(
                 "{escapes} saddle escape(s) on the path at p = {p}: a warm start stopped at a \
                  stationary point with ‖CᵀKC‖₂ > 1 and B rank-deficient; B ← B + τ u vᵀ moved \
-                 it off (methods.md §2)"
+                 it off (docs/methods.md §2)"
             ));
         }
         let unconverged = run.points.iter().filter(|pt| !pt.converged).count();
@@ -338,20 +349,25 @@ impl Method for LowRankOkl {
         let sol = &fitted.solution;
         let a = red.coefficients(sol);
         let b = red.factor_b(sol);
-        let mut fit = Fit::new(Box::new(KernelExpansion {
-            kernel: problem.kernel,
-            x_train: x,
-            coef: red.expansion(sol),
-        }));
+        let embedding = if p == 2 || p == 3 {
+            Some(red.embedding(sol, x.view())?)
+        } else {
+            None
+        };
+        let coef_name = match red.basis {
+            Basis::Eigen(_) => "coefficients",
+            Basis::Factor(_) => "feature_coefficients",
+        };
+        let mut fit = Fit::new(red.basis.model(problem.kernel, x, red.expansion(sol)));
         if m <= MAX_SAVED_OUTPUT_KERNEL {
             fit.matrices
                 .push(("output_kernel".into(), matmul(b.view(), b.t())));
         }
-        if p == 2 || p == 3 {
-            fit.matrices.push(("embedding".into(), red.embedding(sol)));
+        if let Some(e) = embedding {
+            fit.matrices.push(("embedding".into(), e));
         }
         fit.matrices.push(("factor_b".into(), b));
-        fit.matrices.push(("coefficients".into(), a));
+        fit.matrices.push((coef_name.into(), a));
         fit.iterations = total_iterations;
         fit.converged = chosen.converged;
         fit.objective = Some(chosen.objective);
@@ -372,6 +388,9 @@ impl Method for LowRankOkl {
         );
         if ranks.len() > 1 {
             d.insert("rank_sweep".into(), Json::Array(sweep_rows));
+        }
+        if let Some(f) = factor {
+            d.insert("input_factor".into(), f);
         }
         d.insert("validation_mse".into(), json!(chosen.validation_mse));
         d.insert("train_mse".into(), json!(chosen.train_mse));

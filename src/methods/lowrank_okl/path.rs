@@ -1,15 +1,15 @@
-//! The λ path (methods.md §2): 25 log-spaced λ from α = √‖YᵀKY‖₂ (above which L = 0) down to
+//! The λ path (docs/methods.md §2): 25 log-spaced λ from α = √‖YᵀKY‖₂ (above which L = 0) down to
 //! 10⁻⁵ α, warm-starting B, each λ scored on the validation part; and the sweep over ranks p.
 
 use std::time::Instant;
 
-use ndarray::{s, Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 
 use super::algorithm::{solve, Fitted, Progress, Settings};
 use super::certificate::Certificate;
 use super::reduced::{Factor, Reduced, Solution};
-use crate::kernels::{cross_gram, Kernel};
+use crate::kernels::Kernel;
 use crate::linalg::matmul;
 use crate::{OvkError, Result};
 
@@ -52,11 +52,9 @@ impl Validation {
                 red.m
             )));
         }
-        let k_val = cross_gram(kernel, x_val, x_train)?;
-        let ell0 = red.rt_null.nrows();
-        let k_u0 = matmul(k_val.view(), red.u.slice(s![.., ..ell0]));
+        let (k_u0, k_u) = red.cross(kernel, x_train, x_val)?;
         Ok(Validation {
-            k_u: matmul(k_val.view(), red.u.slice(s![.., ell0..])),
+            k_u,
             k_null: matmul(k_u0.view(), red.rt_null.view()),
             y_q: matmul(y_val, red.q_m.view()),
             y_sq: y_val.iter().map(|v| v * v).sum(),
@@ -166,17 +164,37 @@ pub fn run_path(
     })
 }
 
+/// A rank sweep tries at most this many ranks (each is a whole λ path).
+pub const MAX_SWEEP_RANKS: usize = 1000;
+/// The largest rank a sweep may name (as `--rank`).
+pub const MAX_SWEEP_RANK: usize = 1_000_000;
+
 /// Parse a rank sweep: `"1..8"` (inclusive), `"1..40:5"` (step 5; the upper end is always
-/// included), or a list `"2,5,10"`.
+/// included), or a list `"2,5,10"`. Repeated ranks count once (in their first place); more than
+/// `MAX_SWEEP_RANKS` ranks or a rank above `MAX_SWEEP_RANK` is refused before anything is
+/// allocated for them.
 pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     let t = text.trim();
     let bad = || {
         OvkError::input(format!(
-            "rank_sweep: '{text}' is not a range like 1..8, 1..40:5, or a list like 2,5,10"
+            "rank_sweep: '{}' is not a range like 1..8, 1..40:5, or a list like 2,5,10",
+            crate::session::display_safe(&text.chars().take(80).collect::<String>())
         ))
     };
     let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
-    let ranks: Vec<usize> = if let Some((lo, rest)) = t.split_once("..") {
+    let too_large = |r: usize| {
+        OvkError::input(format!(
+            "rank_sweep: rank {r} is above {MAX_SWEEP_RANK}, the largest rank ovk fits"
+        ))
+    };
+    let too_many = |n: String| {
+        OvkError::input(format!(
+            "rank_sweep: {n} ranks; a sweep tries at most {MAX_SWEEP_RANKS} (use a step, e.g. \
+             1..400:10)"
+        ))
+    };
+    let mut ranks: Vec<usize> = Vec::new();
+    if let Some((lo, rest)) = t.split_once("..") {
         let (hi, step) = match rest.split_once(':') {
             Some((h, s)) => (num(h)?, num(s)?),
             None => (num(rest)?, 1),
@@ -185,17 +203,35 @@ pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
         if step == 0 || lo > hi {
             return Err(bad());
         }
-        let mut v: Vec<usize> = (lo..=hi).step_by(step).collect();
-        if v.last() != Some(&hi) {
-            v.push(hi);
+        if hi > MAX_SWEEP_RANK {
+            return Err(too_large(hi));
         }
-        v
+        let count = (hi - lo) / step + 1;
+        if count > MAX_SWEEP_RANKS {
+            return Err(too_many(count.to_string()));
+        }
+        ranks.extend((lo..=hi).step_by(step));
+        if ranks.last() != Some(&hi) {
+            ranks.push(hi);
+        }
     } else {
-        t.split(',').map(num).collect::<Result<_>>()?
-    };
+        for part in t.split(',') {
+            let r = num(part)?;
+            if r > MAX_SWEEP_RANK {
+                return Err(too_large(r));
+            }
+            if !ranks.contains(&r) {
+                if ranks.len() == MAX_SWEEP_RANKS {
+                    return Err(too_many(format!("more than {MAX_SWEEP_RANKS} distinct")));
+                }
+                ranks.push(r);
+            }
+        }
+    }
     if ranks.is_empty() || ranks.contains(&0) {
         return Err(OvkError::input(format!(
-            "rank_sweep: '{text}' must list ranks ≥ 1"
+            "rank_sweep: '{}' must list ranks ≥ 1",
+            crate::session::display_safe(&text.chars().take(80).collect::<String>())
         )));
     }
     Ok(ranks)
@@ -213,6 +249,21 @@ mod tests {
         assert!(parse_ranks("0..3").is_err());
         assert!(parse_ranks("5..3").is_err());
         assert!(parse_ranks("a..b").is_err());
+        assert_eq!(parse_ranks("3,3,5,3").unwrap(), vec![3, 5]);
+        assert_eq!(parse_ranks(&vec!["3"; 200_000].join(",")).unwrap(), vec![3]);
+        for huge in [
+            "1..4000000000",
+            "1..18446744073709551615",
+            "1..1001",
+            "5000000",
+        ] {
+            let e = parse_ranks(huge).unwrap_err().to_string();
+            assert!(
+                e.contains("at most 1000") || e.contains("above 1000000"),
+                "{e}"
+            );
+        }
+        assert_eq!(parse_ranks("1..1000").unwrap().len(), 1000);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Quasi-Newton solver on the reduced problem (methods.md §1 end, §2): with A eliminated,
+//! Quasi-Newton solver on the reduced problem (docs/methods.md §2, solver qn): with A eliminated,
 //! `g(B) = min_A Q(A, B) = ½ Σᵢ ỹᵢᵀ (sᵢ BBᵀ + λI)⁻¹ ỹᵢ + ½ ‖B‖²_F`, minimised over the r×p
 //! matrix B̂ (`B = Q_m B̂`) by L-BFGS. Woodbury in the eigenbasis of `BᵀB` makes one evaluation
 //! one A-step of Algorithm 1: O(ℓrp + p³), and never touches the m outputs.

@@ -1,9 +1,13 @@
-//! The low-rank OKL problem in the eigenbasis of K and the row space of Ỹ (methods.md §2).
+//! The low-rank OKL problem in the eigenbasis of K and the row space of Ỹ (docs/methods.md §2).
 //!
 //! `K = U diag(s) Uᵀ` once; thin QR `Ỹ₊ᵀ = Yᵀ U₊ = Q_m R` once, where `U₊` holds the
 //! eigenvectors of K's numerically nonzero eigenvalues (ℓ₊ = rank K of them). After the first
 //! update every iterate is `B = Q_m B̂`, so `BᵀB = B̂ᵀB̂` and `Ỹ₊ B = Rᵀ B̂`: the loop works on
 //! ℓ₊×r and r×p matrices (r = min(ℓ₊, m)) and never touches the m outputs.
+//!
+//! On a low-rank input kernel `K̃ = ZZᵀ` (`methods::input`) the same holds with U of r columns:
+//! the null space is then not represented at all — its rows add `‖Y − UUᵀY‖²` to the fit term
+//! and nothing to the model, since `Zᵀ U₀ = 0`.
 //!
 //! K's null space is decoupled. With `Ỹ = [Ỹ₀; Ỹ₊]` split by eigenvalue (s₀ = 0), eq. (4)'s
 //! fit term splits into `‖Ỹ₀‖²` (K A has no null component) plus the range part, and
@@ -15,7 +19,9 @@
 
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
+use crate::kernels::Kernel;
 use crate::linalg::{cholesky, divide_by_spectrum, eigh, matmul, matmul_tn, qr_thin};
+use crate::methods::input::{Basis, InputSpectrum};
 use crate::Result;
 
 /// Where B currently is: the paper's start `I_{m×p}`, or a point `Q_m B̂` of the row space.
@@ -46,8 +52,12 @@ pub struct Solution {
 
 pub struct Reduced {
     /// `U_X = [U₀ U₊]`, eigenvectors of K (ℓ×ℓ), eigenvalues ascending: the first ℓ₀ = ℓ − ℓ₊
-    /// columns span K's numerical null space.
-    pub u: Array2<f64>,
+    /// columns span K's numerical null space (on a factor: the basis of K̃'s range).
+    pub basis: Basis,
+    /// Training rows ℓ.
+    pub ell: usize,
+    /// ℓ₀: eigenvalues of the basis below the rank threshold (the null rows of `[V₀; V]`).
+    pub ell0: usize,
     /// `λ_X` of the range: the ℓ₊ eigenvalues of K above `ℓ·ε·max λ_X` (the rest count as 0).
     pub s: Array1<f64>,
     /// Orthonormal basis of the row space of Ỹ₊ (m×r).
@@ -68,16 +78,26 @@ pub struct Reduced {
 impl Reduced {
     /// Eigendecompose K and factor the outputs — the only O(ℓ³) and O(ℓ m r) work of a fit.
     pub fn new(k: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Self> {
-        let ell = k.nrows();
-        let m = y.ncols();
-        let e = eigh(k)?;
-        let s_max = e.values.iter().copied().fold(0.0, f64::max);
-        let threshold = s_max * ell as f64 * f64::EPSILON;
-        let rank_k = e.values.iter().filter(|&&v| v > threshold).count();
-        let ell0 = ell - rank_k; // eigenvalues ascending: the null space comes first
-        let s = e.values.slice(s![ell0..]).to_owned();
-        let u_plus = e.vectors.slice(s![.., ell0..]);
-        let y_sq: f64 = y.iter().map(|v| v * v).sum();
+        Self::from_input(InputSpectrum::exact(k, y)?)
+    }
+
+    /// From any route's spectrum (`methods::input`).
+    pub fn from_input(input: InputSpectrum) -> Result<Self> {
+        let InputSpectrum {
+            s: values,
+            yt,
+            null_sq,
+            basis,
+            n: ell,
+            ..
+        } = input;
+        let m = yt.ncols();
+        let s_max = values.iter().copied().fold(0.0, f64::max);
+        let threshold = s_max * values.len() as f64 * f64::EPSILON;
+        let rank_k = values.iter().filter(|&&v| v > threshold).count();
+        let ell0 = values.len() - rank_k; // eigenvalues ascending: the null space comes first
+        let s = values.slice(s![ell0..]).to_owned();
+        let y_sq: f64 = yt.iter().map(|v| v * v).sum::<f64>() + null_sq;
         let (q_m, rt, rt_null) = if rank_k == 0 || m == 0 {
             let r = rank_k.min(m);
             (
@@ -87,19 +107,16 @@ impl Reduced {
             )
         } else {
             // Ỹ₊ᵀ = Yᵀ U₊ (m×ℓ₊) = Q_m R: the QR runs on ℓ₊ columns, not ℓ.
-            let qr = qr_thin(matmul_tn(y, u_plus).view())?;
-            let rt_null = if ell0 > 0 {
-                let yq = matmul(y, qr.q.view()); // Y Q_m, ℓ×r
-                matmul_tn(e.vectors.slice(s![.., ..ell0]), yq.view())
-            } else {
-                Array2::zeros((0, qr.q.ncols()))
-            };
+            let qr = qr_thin(yt.slice(s![ell0.., ..]).t())?;
+            let rt_null = matmul(yt.slice(s![..ell0, ..]), qr.q.view()); // Ỹ₀ Q_m
             (qr.q, qr.r.t().to_owned(), rt_null)
         };
         // ‖Ỹ₀‖² = ‖Y‖² − ‖Ỹ₊‖² (U orthogonal), ‖Ỹ₊‖² = ‖R‖².
         let plus_sq: f64 = rt.iter().map(|v| v * v).sum();
         let mut red = Reduced {
-            u: e.vectors,
+            basis,
+            ell,
+            ell0,
             s,
             q_m,
             rt,
@@ -114,12 +131,7 @@ impl Reduced {
     }
 
     pub fn ell(&self) -> usize {
-        self.u.nrows()
-    }
-
-    /// ℓ₀ = ℓ − ℓ₊, the dimension of K's numerical null space.
-    fn ell0(&self) -> usize {
-        self.u.ncols() - self.s.len()
+        self.ell
     }
 
     /// All rows of V, `[V₀; V]` (ℓ×p), with `V₀ = Ỹ₀ B U_Y / λ`.
@@ -229,16 +241,31 @@ impl Reduced {
         }
     }
 
-    /// `A = U [V₀; V] U_Yᵀ` (ℓ×p).
+    /// `A = U [V₀; V] U_Yᵀ` (ℓ×p); on a factor `ZᵀA` (r×p).
     pub fn coefficients(&self, sol: &Solution) -> Array2<f64> {
         let v = self.v_full(sol);
-        matmul(matmul(self.u.view(), v.view()).view(), sol.a.u_y.t())
+        matmul(self.basis.lift(v.view()).view(), sol.a.u_y.t())
     }
 
     /// `K A = U₊ E U_Yᵀ` (ℓ×p): the rows are the embedding of the training points.
-    pub fn embedding(&self, sol: &Solution) -> Array2<f64> {
-        let u_plus = self.u.slice(s![.., self.ell0()..]);
-        matmul(matmul(u_plus, sol.a.e.view()).view(), sol.a.u_y.t())
+    pub fn embedding(&self, sol: &Solution, x_train: ArrayView2<f64>) -> Result<Array2<f64>> {
+        let u = self.basis.vectors(x_train)?;
+        let u_plus = u.slice(s![.., self.ell0..]);
+        Ok(matmul(matmul(u_plus, sol.a.e.view()).view(), sol.a.u_y.t()))
+    }
+
+    /// `K(x_new, X) [U₀ U₊]` split into its null and range columns (t×ℓ₀, t×ℓ₊).
+    pub fn cross(
+        &self,
+        kernel: &Kernel,
+        x_train: ArrayView2<f64>,
+        x_new: ArrayView2<f64>,
+    ) -> Result<(Array2<f64>, Array2<f64>)> {
+        let k_u = self.basis.cross(kernel, x_train, x_new)?;
+        Ok((
+            k_u.slice(s![.., ..self.ell0]).to_owned(),
+            k_u.slice(s![.., self.ell0..]).to_owned(),
+        ))
     }
 
     /// `B = Q_m B̂` (m×p).
@@ -246,13 +273,13 @@ impl Reduced {
         matmul(self.q_m.view(), sol.bhat.view())
     }
 
-    /// The model's coefficients `A Bᵀ = (A B̂ᵀ) Q_mᵀ` (ℓ×m).
+    /// The model's coefficients `A Bᵀ = (A B̂ᵀ) Q_mᵀ` (ℓ×m; on a factor `ZᵀA Bᵀ`, r×m).
     pub fn expansion(&self, sol: &Solution) -> Array2<f64> {
         let abt = matmul(self.coefficients(sol).view(), sol.bhat.t()); // ℓ×r
         matmul(abt.view(), self.q_m.t())
     }
 
-    /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (methods.md §2). `‖YᵀKY‖₂ =
+    /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (docs/methods.md §2). `‖YᵀKY‖₂ =
     /// ‖diag(√s) Rᵀ R diag(√s)‖₂`, an ℓ₊×ℓ₊ matrix, since `Ỹ₊ Ỹ₊ᵀ = Rᵀ R` (null rows add 0).
     fn compute_alpha(&self) -> Result<f64> {
         let mut srt = self.rt.clone();

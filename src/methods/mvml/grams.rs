@@ -1,78 +1,81 @@
-//! The per-view Gram matrices the fit works with: exact `K_l`, or Nyström `K̃_l = N_l N_lᵀ`
-//! (eqs. 13–15), with the products `K_l K_m` that `Z (Ā ⊗ I) Zᵀ` needs computed once.
+//! The views' feature matrices the fit works with, computed once per fit and shared by every
+//! output. Problem (7) sees the views only through `Z A Zᵀ` with `Z = [w_1 K_1 … w_v K_v]`;
+//! writing `K_l = Ψ_l Ψ_lᵀ`-style factors in per-view coordinates gives `Z A Zᵀ = Ψ Â Ψᵀ`:
+//! - exact: `Ψ_l = K_l` (r = n), Â = A in the original coordinates;
+//! - block Nyström (eqs. 13–17): `K̃_l = N_l N_lᵀ` with `N_lᵀN_l = X_l Σ_l² X_lᵀ`, and
+//!   `Ψ_l = N_l X_l Σ_l` (r = p) — the eigen-coordinates of K̃_l, where Â = Ã (vp×vp) is the
+//!   metric restricted to the range of the Nyström kernel. `Ψ_l Ψ_lᵀ = K̃_l²`, as `K_l K_l`
+//!   in the exact case, so Â = I is A = I in both routes.
 
 use ndarray::{Array1, Array2, ArrayView1};
 
-use crate::linalg::{matmul, matmul_tn};
+use crate::linalg::{eigh, matmul, matmul_tn};
+use crate::Result;
 
-pub enum ViewGram {
-    Exact(Array2<f64>),
-    /// `K̃ = N Nᵀ`, N n×p; never formed.
-    Nystrom(Array2<f64>),
+pub struct Features {
+    /// Ψ_l (n×r) per view.
+    pub psi: Vec<Array2<f64>>,
+    /// Nyström: `X_l Σ_l` (p×p), which maps a view's ĝ_l to the coefficients of `N_lᵀ`-space
+    /// (`N_lᵀ g_l = X_l Σ_l ĝ_l`); `None` for exact Grams.
+    pub back: Option<Vec<Array2<f64>>>,
 }
 
-impl ViewGram {
-    /// `K_l x`.
-    pub fn matvec(&self, x: ArrayView1<f64>) -> Array1<f64> {
-        match self {
-            ViewGram::Exact(k) => k.dot(&x),
-            ViewGram::Nystrom(f) => f.dot(&f.t().dot(&x)),
+impl Features {
+    /// Exact Grams: Ψ_l = K_l.
+    pub fn exact(grams: Vec<Array2<f64>>) -> Self {
+        Features {
+            psi: grams,
+            back: None,
         }
     }
-}
 
-/// The views' Grams and the products `P_lm = K_l K_m` (l ≤ m) that are needed.
-pub struct Grams {
-    pub views: Vec<ViewGram>,
-    prods: Vec<Vec<Option<Array2<f64>>>>,
-}
-
-impl Grams {
-    /// `pairs`: compute `K_l K_m` for every l < m as well as the squares (a metric whose Ā has
-    /// off-diagonal entries, i.e. the covariance start).
-    pub fn new(views: Vec<ViewGram>, pairs: bool) -> Self {
-        let v = views.len();
-        let mut prods = vec![vec![None; v]; v];
-        for l in 0..v {
-            for m in l..v {
-                if l == m || pairs {
-                    prods[l][m] = Some(product(&views[l], &views[m]));
-                }
-            }
+    /// Block Nyström from the factors N_l (n×p): one p×p eigendecomposition per view.
+    pub fn nystrom(factors: &[Array2<f64>]) -> Result<Self> {
+        let mut psi = Vec::with_capacity(factors.len());
+        let mut back = Vec::with_capacity(factors.len());
+        for nl in factors {
+            let e = eigh(matmul_tn(nl.view(), nl.view()).view())?;
+            let sigma = e.values.mapv(|x| x.max(0.0).sqrt());
+            let xs = &e.vectors * &sigma.view().insert_axis(ndarray::Axis(0));
+            psi.push(matmul(nl.view(), xs.view()));
+            back.push(xs);
         }
-        Grams { views, prods }
+        Ok(Features {
+            psi,
+            back: Some(back),
+        })
     }
 
     pub fn n_views(&self) -> usize {
-        self.views.len()
+        self.psi.len()
     }
 
-    /// `K_l K_m` (transposed when l > m); `None` when it was not precomputed.
-    pub fn prod(&self, l: usize, m: usize) -> Option<(&Array2<f64>, bool)> {
-        if l <= m {
-            self.prods[l][m].as_ref().map(|p| (p, false))
-        } else {
-            self.prods[m][l].as_ref().map(|p| (p, true))
-        }
+    pub fn is_exact(&self) -> bool {
+        self.back.is_none()
     }
-}
 
-fn product(a: &ViewGram, b: &ViewGram) -> Array2<f64> {
-    match (a, b) {
-        (ViewGram::Exact(ka), ViewGram::Exact(kb)) => matmul(ka.view(), kb.view()),
-        (ViewGram::Nystrom(na), ViewGram::Nystrom(nb)) => {
-            // N_a (N_aᵀ N_b) N_bᵀ: O(n p² + n² p) instead of O(n³)
-            let inner = matmul_tn(na.view(), nb.view());
-            let left = matmul(na.view(), inner.view());
-            matmul(left.view(), nb.t())
-        }
-        (ViewGram::Exact(ka), ViewGram::Nystrom(nb)) => {
-            let kn = matmul(ka.view(), nb.view());
-            matmul(kn.view(), nb.t())
-        }
-        (ViewGram::Nystrom(na), ViewGram::Exact(kb)) => {
-            let nk = matmul_tn(na.view(), kb.view());
-            matmul(na.view(), nk.view())
-        }
+    /// Rows n (training points).
+    pub fn n(&self) -> usize {
+        self.psi.first().map_or(0, |p| p.nrows())
+    }
+
+    /// Coordinates per view r (n exact, p Nyström).
+    pub fn r(&self) -> usize {
+        self.psi.first().map_or(0, |p| p.ncols())
+    }
+
+    /// `Ψ_l x` (r → n).
+    pub fn apply(&self, l: usize, x: ArrayView1<f64>) -> Array1<f64> {
+        self.psi[l].dot(&x)
+    }
+
+    /// `Ψ_lᵀ c` (n → r).
+    pub fn apply_t(&self, l: usize, c: ArrayView1<f64>) -> Array1<f64> {
+        self.psi[l].t().dot(&c)
+    }
+
+    /// `Ψ_l Ψ_mᵀ` (n×n): the products the dual route of the general A-step needs.
+    pub fn product(&self, l: usize, m: usize) -> Array2<f64> {
+        matmul(self.psi[l].view(), self.psi[m].t())
     }
 }

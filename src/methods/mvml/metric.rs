@@ -13,9 +13,9 @@ use crate::Result;
 pub struct Metric {
     /// Ā (v×v): the multiple of the identity in every view-pair block.
     pub abar: Array2<f64>,
-    /// U_l (n×t) per view.
+    /// U_l (r×t) per view, in the view's coordinates (grams.rs).
     pub u: Vec<Array2<f64>>,
-    /// K_l U_l (n×t) per view, kept so that `Z A Zᵀ` needs no n×n×t products.
+    /// Ψ_l U_l (n×t) per view, kept so that `Z A Zᵀ` needs no n×n×t products.
     pub ku: Vec<Array2<f64>>,
     /// C (vt×vt); block (l, m) is rows l·t.., columns m·t...
     pub c: Array2<f64>,
@@ -23,13 +23,14 @@ pub struct Metric {
 }
 
 impl Metric {
-    /// `A = Ā ⊗ I_n`.
-    pub fn new(abar: Array2<f64>, n: usize) -> Self {
+    /// `A = Ā ⊗ I_r`; `rows` is the number of training points n (the rows of Ψ_l U_l).
+    pub fn new(abar: Array2<f64>, r: usize, rows: usize) -> Self {
         let v = abar.nrows();
+        let n = r;
         Metric {
             abar,
-            u: vec![Array2::zeros((n, 0)); v],
-            ku: vec![Array2::zeros((n, 0)); v],
+            u: vec![Array2::zeros((r, 0)); v],
+            ku: vec![Array2::zeros((rows, 0)); v],
             c: Array2::zeros((0, 0)),
             n,
         }
@@ -96,7 +97,7 @@ impl Metric {
             }
         }
         let append = |a: &Array2<f64>, col: &Array1<f64>| {
-            let mut out = Array2::zeros((self.n, t1));
+            let mut out = Array2::zeros((a.nrows(), t1));
             out.slice_mut(s![.., ..t]).assign(a);
             out.column_mut(t).assign(col);
             out
@@ -209,36 +210,5 @@ impl Metric {
             }
         }
         a
-    }
-
-    /// `Ã = Nᵀ A N` for per-view Nyström factors N_l (n×p) — the paper's reduced metric.
-    pub fn reduced(&self, factors: &[ArrayView2<f64>]) -> Array2<f64> {
-        let v = self.views();
-        let p: Vec<usize> = factors.iter().map(|f| f.ncols()).collect();
-        let off: Vec<usize> = p
-            .iter()
-            .scan(0, |acc, &x| {
-                let o = *acc;
-                *acc += x;
-                Some(o)
-            })
-            .collect();
-        let total: usize = p.iter().sum();
-        let nu: Vec<Array2<f64>> = (0..v)
-            .map(|l| matmul_tn(factors[l], self.u[l].view()))
-            .collect();
-        let mut out = Array2::zeros((total, total));
-        for l in 0..v {
-            for m in 0..v {
-                let mut b = matmul_tn(factors[l], factors[m]) * self.abar[[l, m]];
-                if self.terms() > 0 {
-                    let nc = matmul(nu[l].view(), self.c_block(l, m));
-                    b += &matmul(nc.view(), nu[m].t());
-                }
-                out.slice_mut(s![off[l]..off[l] + p[l], off[m]..off[m] + p[m]])
-                    .assign(&b);
-            }
-        }
-        out
     }
 }

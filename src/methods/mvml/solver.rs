@@ -1,21 +1,27 @@
-//! The alternating algorithm of Huusari et al. for one output column: the g-step (eq. 8) in
-//! its dual form, the A-step (eq. 9, or the proximal eq. 12) with a step halved until the
-//! objective decreases and a cap on the condition number of A, and the w-step (eq. 10).
+//! The general route of the alternating algorithm (covariance start, block-sparse eq. 12, or
+//! learned view weights eq. 10) for one output column: the metric in the structured form of
+//! metric.rs, an A-step along the gradient of the profiled objective (or its proximal step)
+//! whose length comes from a backtracking line search with a sufficient-decrease test, the
+//! condition cap, and the w-step.
 //!
-//! The g-step never forms A†: with `Z = W H = [w_1 K_1 … w_v K_v]` (n×nv), eq. (8)
+//! The g-step never forms A†. Exact Grams: with `Z = [w_1 Ψ_1 … w_v Ψ_v]`, eq. (8)
 //! `g = (ZᵀZ + λA⁻¹)⁻¹ Zᵀy` equals `g = A Zᵀ c` with `c = (Z A Zᵀ + λI)⁻¹ y` (push-through
-//! identity), an n×n Cholesky solve. Then `A† g = Zᵀc = h`, the term eq. (9) needs, and the
-//! objective of (7) at the optimal g is `λ yᵀc + η‖A‖²_F` (fit `λ²‖c‖²`, penalty `λ hᵀAh`).
+//! identity), an n×n Cholesky solve. Nyström: Â is vp×vp and the same c comes from the primal
+//! `c = (y − Z L (λI + Lᵀ ZᵀZ L)⁻¹ Lᵀ Zᵀ y)/λ` with `Â = L Lᵀ` — vp×vp solves only. Then
+//! `A† g = Zᵀc = h`, the term eq. (9) needs, and the objective of (7) at the optimal g is
+//! `λ yᵀc + η‖A‖²_F` (fit `λ²‖c‖²`, penalty `λ hᵀAh`).
 
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 
-use super::grams::Grams;
+use super::grams::Features;
 use super::metric::Metric;
-use crate::linalg::{cholesky, eigh, matmul};
+use crate::linalg::{cholesky, eigh, matmul, matmul_tn};
 use crate::{OvkError, Result};
 
 /// How many times one A-step may halve μ before the iterate is declared stationary.
 pub const MAX_HALVINGS: usize = 40;
+/// Sufficient-decrease constant: `J(A⁺) ≤ J(A) − c‖A⁺ − A‖²_F / μ`.
+const ARMIJO: f64 = 1e-4;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -29,6 +35,65 @@ pub struct Settings {
     pub tol: f64,
     /// Largest condition number A may reach (the A-step drifts towards rank one).
     pub cond_cap: f64,
+}
+
+impl Settings {
+    /// The longest step tried: eq. (9) keeps A definite only for μη < ½.
+    pub fn mu_max(&self) -> f64 {
+        if self.eta > 0.0 {
+            0.45 / self.eta
+        } else {
+            1e12
+        }
+    }
+}
+
+/// The shared pieces of the g-step, computed once per fit: the products `Ψ_l Ψ_mᵀ` (exact,
+/// n×n) or the vp×vp `ΨᵀΨ` (Nyström).
+pub struct Shared {
+    pub features: Features,
+    prods: Vec<Vec<Option<Array2<f64>>>>,
+    /// Nyström: `ΨᵀΨ` (vr×vr, unweighted).
+    gram: Option<Array2<f64>>,
+}
+
+impl Shared {
+    /// `pairs`: the off-diagonal products too (a metric whose Ā has off-diagonal entries).
+    pub fn new(features: Features, pairs: bool) -> Self {
+        let v = features.n_views();
+        let mut prods = vec![vec![None; v]; v];
+        let mut gram = None;
+        if features.is_exact() {
+            for (l, row) in prods.iter_mut().enumerate() {
+                for (m, slot) in row.iter_mut().enumerate().skip(l) {
+                    if l == m || pairs {
+                        *slot = Some(features.product(l, m));
+                    }
+                }
+            }
+        } else {
+            let psi = super::spectral::weighted(&features, &Array1::ones(v));
+            gram = Some(matmul_tn(psi.view(), psi.view()));
+        }
+        Shared {
+            features,
+            prods,
+            gram,
+        }
+    }
+
+    pub fn n_views(&self) -> usize {
+        self.features.n_views()
+    }
+
+    /// `Ψ_l Ψ_mᵀ` (transposed when l > m); `None` when it was not precomputed.
+    pub fn prod(&self, l: usize, m: usize) -> Option<(&Array2<f64>, bool)> {
+        if l <= m {
+            self.prods[l][m].as_ref().map(|p| (p, false))
+        } else {
+            self.prods[m][l].as_ref().map(|p| (p, true))
+        }
+    }
 }
 
 /// The g-step's result at fixed (A, w).
@@ -48,15 +113,15 @@ pub struct Profile {
 }
 
 /// `Z A Zᵀ + λI` for `A = Ā ⊗ I + Ū C Ūᵀ`:
-/// `Σ_lm w_l w_m Ā_lm K_l K_m + Y C Yᵀ + λI` with `Y = [w_l K_l U_l]`.
+/// `Σ_lm w_l w_m Ā_lm Ψ_l Ψ_mᵀ + Y C Yᵀ + λI` with `Y = [w_l Ψ_l U_l]` (exact Grams).
 pub fn dual_matrix(
-    grams: &Grams,
+    grams: &Shared,
     metric: &Metric,
     w: &Array1<f64>,
     lambda: f64,
 ) -> Result<Array2<f64>> {
     let v = grams.n_views();
-    let n = metric.n();
+    let n = grams.features.n();
     let mut m = Array2::<f64>::zeros((n, n));
     for l in 0..v {
         for k in l..v {
@@ -109,22 +174,25 @@ pub fn penalty(metric: &Metric, s: &Settings) -> f64 {
 
 /// The g-step (eq. 8) at fixed (A, w), and the objective of (7)/(11) there.
 pub fn profile(
-    grams: &Grams,
+    grams: &Shared,
     metric: &Metric,
     w: &Array1<f64>,
     y: ArrayView1<f64>,
     s: &Settings,
 ) -> Result<Profile> {
-    let m = dual_matrix(grams, metric, w, s.lambda)?;
-    let yc = y.to_owned().insert_axis(ndarray::Axis(1));
-    let c = cholesky(m.view())?.solve(yc.view()).column(0).to_owned();
-    let h: Vec<Array1<f64>> = grams
-        .views
-        .iter()
-        .enumerate()
-        .map(|(l, k)| k.matvec(c.view()) * w[l])
-        .collect();
     let lam = s.lambda;
+    let f = &grams.features;
+    let c = match &grams.gram {
+        None => {
+            let m = dual_matrix(grams, metric, w, lam)?;
+            let yc = y.to_owned().insert_axis(Axis(1));
+            cholesky(m.view())?.solve(yc.view()).column(0).to_owned()
+        }
+        Some(g) => primal_c(f, g, metric, w, y, lam)?,
+    };
+    let h: Vec<Array1<f64>> = (0..f.n_views())
+        .map(|l| f.apply_t(l, c.view()) * w[l])
+        .collect();
     let cc = c.dot(&c);
     let fit = lam * lam * cc;
     let reg = lam * (c.dot(&y) - lam * cc);
@@ -137,6 +205,41 @@ pub fn profile(
         pen,
         objective: fit + reg + pen,
     })
+}
+
+/// `c = (Z Â Zᵀ + λI)⁻¹ y` from vr×vr matrices only: `Â = L Lᵀ` (eigenvalues clipped at 0),
+/// `c = (y − Z L (λI + Lᵀ ZᵀZ L)⁻¹ Lᵀ Zᵀ y) / λ`.
+fn primal_c(
+    f: &Features,
+    gram: &Array2<f64>,
+    metric: &Metric,
+    w: &Array1<f64>,
+    y: ArrayView1<f64>,
+    lam: f64,
+) -> Result<Array1<f64>> {
+    let r = f.r();
+    let v = f.n_views();
+    let wr = Array1::from_shape_fn(v * r, |i| w[i / r]);
+    let a = metric.dense();
+    let e = eigh(((&a + &a.t()) * 0.5).view())?;
+    let l = &e.vectors * &e.values.mapv(|x| x.max(0.0).sqrt()).insert_axis(Axis(0));
+    // Zᵀ Z = D_w (ΨᵀΨ) D_w, Zᵀ y = D_w Ψᵀ y
+    let gw = gram * &wr.view().insert_axis(Axis(1)) * wr.view().insert_axis(Axis(0));
+    let mut zty = Array1::zeros(v * r);
+    for j in 0..v {
+        zty.slice_mut(s![j * r..(j + 1) * r])
+            .assign(&(f.apply_t(j, y) * w[j]));
+    }
+    let mut inner = matmul_tn(l.view(), matmul(gw.view(), l.view()).view());
+    inner.diag_mut().mapv_inplace(|x| x + lam);
+    let rhs = l.t().dot(&zty).insert_axis(Axis(1));
+    let z = cholesky(((&inner + &inner.t()) * 0.5).view())?.solve(rhs.view());
+    let lz = l.dot(&z.column(0));
+    let mut c = y.to_owned();
+    for j in 0..v {
+        c.scaled_add(-w[j], &f.apply(j, lz.slice(s![j * r..(j + 1) * r])));
+    }
+    Ok(c / lam)
 }
 
 /// Add δI so that the Weyl bounds on A's spectrum satisfy `hi ≤ cap · lo`. True when it acted.
@@ -183,14 +286,15 @@ pub fn a_step(
     Ok((next, capped))
 }
 
-/// Eq. (10): least squares of y on the v columns `K_l g_l` (pseudo-inverse of the v×v normal
+/// Eq. (10): least squares of y on the v columns `Ψ_l g_l` (pseudo-inverse of the v×v normal
 /// matrix, so collinear views do not break it).
-pub fn weights_step(grams: &Grams, g: &[Array1<f64>], y: ArrayView1<f64>) -> Result<Array1<f64>> {
-    let v = grams.n_views();
+pub fn weights_step(grams: &Shared, g: &[Array1<f64>], y: ArrayView1<f64>) -> Result<Array1<f64>> {
+    let f = &grams.features;
+    let v = f.n_views();
     let n = y.len();
     let mut zc = Array2::<f64>::zeros((n, v));
-    for (l, (view, gl)) in grams.views.iter().zip(g).enumerate() {
-        zc.column_mut(l).assign(&view.matvec(gl.view()));
+    for (l, gl) in g.iter().enumerate() {
+        zc.column_mut(l).assign(&f.apply(l, gl.view()));
     }
     let ztz = zc.t().dot(&zc);
     let zty = zc.t().dot(&y);
@@ -206,24 +310,47 @@ pub fn weights_step(grams: &Grams, g: &[Array1<f64>], y: ArrayView1<f64>) -> Res
     Ok(w)
 }
 
+/// `‖A⁺ − A‖_F` when A⁺ came from A by `scaled_plus_rank_one` (its U extends A's by one
+/// column) and block scaling / a shift of Ā.
+fn change(prev: &Metric, next: &Metric) -> f64 {
+    let t = prev.terms();
+    let t1 = next.terms();
+    let v = prev.views();
+    let mut diff = next.clone();
+    diff.abar = &next.abar - &prev.abar;
+    for l in 0..v {
+        for m in 0..v {
+            let old = prev.c_block(l, m);
+            diff.c
+                .slice_mut(s![l * t1..l * t1 + t, m * t1..m * t1 + t])
+                .scaled_add(-1.0, &old);
+        }
+    }
+    diff.fro2().max(0.0).sqrt()
+}
+
 /// The state of the alternating algorithm for one output column.
 #[derive(Debug, Clone)]
 pub struct OutputFit {
     pub metric: Metric,
     pub w: Array1<f64>,
     pub prof: Profile,
-    /// Current step μ (only ever halved).
+    /// Next step μ to try.
     pub mu: f64,
+    pub last_step: Option<f64>,
     pub halvings: usize,
     pub caps: usize,
     pub iterations: usize,
     pub converged: bool,
     /// The last A-step found no decrease even after `MAX_HALVINGS` halvings.
     pub stalled: bool,
+    /// Relative changes of the last round (objective, A).
+    pub rel_objective: f64,
+    pub rel_metric: f64,
 }
 
 /// What one iteration did (for the trace).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct StepReport {
     pub step: Option<f64>,
     pub halvings: usize,
@@ -232,14 +359,14 @@ pub struct StepReport {
 impl OutputFit {
     /// A₀ = Ā₀ ⊗ I, w = 1/v, and the first g-step.
     pub fn start(
-        grams: &Grams,
+        grams: &Shared,
         abar0: Array2<f64>,
         y: ArrayView1<f64>,
         s: &Settings,
     ) -> Result<Self> {
         let v = grams.n_views();
-        let n = y.len();
-        let mut metric = Metric::new(abar0, n);
+        let f = &grams.features;
+        let mut metric = Metric::new(abar0, f.r(), f.n());
         let mut caps = 0;
         if !s.fixed_metric && cap_condition(&mut metric, s.cond_cap)? {
             caps += 1;
@@ -251,12 +378,15 @@ impl OutputFit {
             metric,
             w,
             prof,
-            mu: s.mu,
+            mu: s.mu.min(s.mu_max()),
+            last_step: None,
             halvings: 0,
             caps,
             iterations: 0,
             converged,
             stalled: false,
+            rel_objective: f64::INFINITY,
+            rel_metric: f64::INFINITY,
         })
     }
 
@@ -265,48 +395,54 @@ impl OutputFit {
         self.metric.apply(&self.prof.h)
     }
 
-    /// One round: A-step (halving μ until the objective does not increase), then w-step.
+    /// One round: the A-step with backtracking (start at the last accepted step ×4, halve
+    /// until `J(A⁺) ≤ J(A) − c‖A⁺ − A‖²_F/μ`), then the w-step.
     pub fn iterate(
         &mut self,
-        grams: &Grams,
+        grams: &Shared,
         y: ArrayView1<f64>,
         s: &Settings,
     ) -> Result<StepReport> {
-        let mut report = StepReport {
-            step: None,
-            halvings: 0,
-        };
+        let mut report = StepReport::default();
         if self.converged {
             return Ok(report);
         }
         let prev = self.prof.objective;
+        let norm_prev = self.metric.fro2().sqrt();
+        let mut moved = 0.0;
         if !s.fixed_metric {
+            let f = &grams.features;
             let kh: Vec<Array1<f64>> = self
                 .prof
                 .h
                 .iter()
                 .enumerate()
-                .map(|(l, h)| grams.views[l].matvec(h.view()))
+                .map(|(l, h)| f.apply(l, h.view()))
                 .collect();
             let mut mu = self.mu;
             loop {
                 // A step so long that A collapses (or the g-step fails) is rejected like one
-                // that increases the objective: μ is halved.
+                // that does not decrease the objective enough: μ is halved.
                 let accepted = a_step(&self.metric, &self.prof.h, &kh, mu, s)
                     .ok()
-                    .and_then(
-                        |(trial, capped)| match profile(grams, &trial, &self.w, y, s) {
-                            Ok(p) if p.objective.is_finite() && p.objective <= prev => {
-                                Some((trial, capped, p))
+                    .and_then(|(trial, capped)| {
+                        let d = change(&self.metric, &trial);
+                        match profile(grams, &trial, &self.w, y, s) {
+                            Ok(p)
+                                if p.objective.is_finite()
+                                    && p.objective <= prev - ARMIJO * d * d / mu =>
+                            {
+                                Some((trial, capped, p, d))
                             }
                             _ => None,
-                        },
-                    );
-                if let Some((trial, capped, p)) = accepted {
+                        }
+                    });
+                if let Some((trial, capped, p, d)) = accepted {
                     self.metric = trial;
                     self.prof = p;
                     self.caps += usize::from(capped);
                     report.step = Some(mu);
+                    moved = d;
                     break;
                 }
                 mu *= 0.5;
@@ -316,21 +452,28 @@ impl OutputFit {
                     break;
                 }
             }
-            self.mu = mu;
+            if let Some(m) = report.step {
+                self.mu = (4.0 * m).min(s.mu_max());
+                self.last_step = Some(m);
+            }
             self.halvings += report.halvings;
         }
         if s.learn_weights {
             let w = weights_step(grams, &self.g(), y)?;
             if let Ok(p) = profile(grams, &self.metric, &w, y, s) {
                 if p.objective.is_finite() && p.objective <= self.prof.objective {
+                    let dw = (&w - &self.w).mapv(|x| x * x).sum().sqrt();
+                    moved =
+                        moved.max(dw / self.w.mapv(|x| x * x).sum().sqrt().max(1e-300) * norm_prev);
                     self.w = w;
                     self.prof = p;
                 }
             }
         }
         self.iterations += 1;
-        let rel = (prev - self.prof.objective).abs() / prev.abs().max(f64::MIN_POSITIVE);
-        if rel < s.tol || self.stalled {
+        self.rel_objective = (prev - self.prof.objective).abs() / prev.abs().max(f64::MIN_POSITIVE);
+        self.rel_metric = moved / norm_prev.max(f64::MIN_POSITIVE);
+        if self.stalled || (self.rel_objective < s.tol && self.rel_metric < s.tol) {
             self.converged = true;
         }
         Ok(report)

@@ -3,7 +3,7 @@
 //!
 //! From `L = 0`: C-step (eq. 6) for the current L, then an L-step for that C, until
 //! `‖Z + λC − Y‖_F < δ` with `Z = E L`, `E = K C`. The default L-step is the exact minimiser of Q
-//! over symmetric L (methods.md §1); `Literal` is the paper's Lemma 4.1, kept for fidelity —
+//! over symmetric L (docs/methods.md §1); `Literal` is the paper's Lemma 4.1, kept for fidelity —
 //! it does not keep L symmetric, and Q can then increase.
 
 use ndarray::Array2;
@@ -60,8 +60,9 @@ pub fn sweep(sp: &Spectral, l_p: &Array2<f64>, update: LUpdate) -> Result<Sweep>
     let l = match update {
         LUpdate::Symmetric => {
             // Stationarity of Q(·, C) over symmetric L: (R + λI)L + L(R + λI) = EᵀY + YᵀE − λCᵀKC,
-            // which equals R L_p + L_p R + λCᵀKC when C solves eq. (6) for L_p (methods.md §1).
-            // The left form is the exact minimiser even when C is only approximately solved.
+            // which equals R L_p + L_p R + λCᵀKC when C solves eq. (6) for L_p
+            // (docs/methods.md §1). The left form is the exact minimiser even when C is only
+            // approximately solved.
             let ety = sp.ety(&ct);
             let rhs = &ety + &ety.t() - &(&ctkc * lambda);
             lyapunov_sym(a.view(), rhs.view())?

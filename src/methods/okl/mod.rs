@@ -4,7 +4,7 @@
 //!
 //! K is eigendecomposed once; both solvers then work in its eigenbasis (`objective`):
 //! `qn` (default) minimises the reduced problem with C eliminated by L-BFGS, `bcd` is the
-//! paper's Algorithm 1 with the symmetric L-step of methods.md §1 (or, on request, the paper's
+//! paper's Algorithm 1 with the symmetric L-step of docs/methods.md §1 (or, on request, the paper's
 //! literal Lemma 4.1 update, which loses symmetry).
 
 pub mod bcd;
@@ -13,13 +13,11 @@ pub mod qn;
 
 use ndarray::{Array2, Axis};
 
-use super::expansion::KernelExpansion;
+use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
 use super::params::{common, Default as Fallback, ParamKind, ParamSpec};
 use super::{
-    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape,
+    ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem, ProblemShape,
 };
-use crate::kernels::gram;
 use crate::linalg::{eigh, frobenius, matmul, symmetrize};
 use crate::{OvkError, Result};
 
@@ -83,8 +81,15 @@ impl Method for Okl {
         PARAMS
     }
 
+    fn input_route(&self, s: &ProblemShape) -> Result<Route> {
+        s.route(s.n_labeled)
+    }
+
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         let (l, m) = (s.n_labeled, s.m);
+        if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
+            return Ok(factor_peak_bytes(l, r, m, s.n_test) + mats(6, l, m) + mats(12, m, m));
+        }
         // During K's eigendecomposition: K, the solver's copy, its eigenvectors and their
         // ndarray copy; then the ℓ×m iterates (Uᵀ Y, C, gradients, L-BFGS pairs) and m×m
         // matrices (L, its eigenvectors, products). Faer's workspace and the allocator's slack
@@ -92,8 +97,11 @@ impl Method for Okl {
         Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
-        "use fewer training points (--test-fraction, or subsample the file), or lowrank-okl \
-         (a rank-p output kernel: no m×m matrices)"
+        concat!(
+            crate::large_n_advice!(),
+            "; when the outputs are many (m×m matrices), lowrank-okl learns a rank-p output \
+             kernel without them"
+        )
     }
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
@@ -130,13 +138,9 @@ impl Method for Okl {
             ));
         }
 
-        obs.phase(Phase::Gram, None);
-        let k = gram(&p.kernel, x.view())?;
-        check_cancel(obs)?;
-        obs.phase(Phase::Decomposition, None);
-        let sp = Spectral::new(k.view(), y.view(), lambda)?;
-        drop(k);
-        check_cancel(obs)?;
+        let route = self.input_route(&ProblemShape::of(p))?;
+        let input = InputSpectrum::build(route, &p.kernel, x.view(), y.view(), p.seed, obs)?;
+        let sp = Spectral::from_input(input, frobenius(&y), lambda)?;
         obs.phase(Phase::Iterating, Some(max_iter));
 
         let m = y.ncols();
@@ -160,7 +164,7 @@ impl Method for Okl {
     }
 }
 
-/// The Fit: model `Ŷ = K_test (C L)`, the matrices, and the diagnostics of methods.md §1.
+/// The Fit: model `Ŷ = K_test (C L)`, the matrices, and the diagnostics of docs/methods.md §1.
 fn assemble(
     p: &Problem,
     x: Array2<f64>,
@@ -193,7 +197,7 @@ fn assemble(
     if asymmetry > 0.0 {
         notes.push(format!(
             "the literal Lemma 4.1 update left L non-symmetric (‖L − Lᵀ‖_F/‖L‖_F = {:.3e}); \
-             the paper's update is flawed here (methods.md §1) — use --l-update symmetric",
+             the paper's update is flawed here (docs/methods.md §1) — use --l-update symmetric",
             asymmetry / l_norm.max(f64::MIN_POSITIVE)
         ));
     }
@@ -207,6 +211,9 @@ fn assemble(
     }
     let c = sp.coefficients(&ct);
     let coef = matmul(c.view(), l.view());
+    if let Some(f) = sp.basis.factor_summary() {
+        details.insert("input_factor".into(), f.to_json());
+    }
     details.insert("solver".into(), solver.into());
     details.insert("l_update".into(), update.as_str().into());
     details.insert(
@@ -215,18 +222,18 @@ fn assemble(
     );
     details.insert("min_eigenvalue_L".into(), serde_json::json!(min_eig));
     details.insert("final_residual".into(), serde_json::json!(residual));
-    details.insert("n_labeled".into(), c.nrows().into());
+    details.insert("n_labeled".into(), x.nrows().into());
 
-    let mut fit = Fit::new(Box::new(KernelExpansion {
-        kernel: p.kernel,
-        x_train: x,
-        coef,
-    }));
+    let coef_name = match sp.basis {
+        Basis::Eigen(_) => "coefficients",
+        Basis::Factor(_) => "feature_coefficients",
+    };
+    let mut fit = Fit::new(sp.basis.model(p.kernel, x, coef));
     fit.iterations = iterations;
     fit.converged = converged;
     fit.objective = Some(objective);
     fit.matrices.push(("output_kernel".into(), l));
-    fit.matrices.push(("coefficients".into(), c));
+    fit.matrices.push((coef_name.into(), c));
     fit.details = details;
     fit.notes = notes;
     Ok(fit)

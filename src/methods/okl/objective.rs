@@ -1,26 +1,33 @@
-//! OKL's objective and its pieces in the eigenbasis of K (methods.md §1).
+//! OKL's objective and its pieces in the eigenbasis of K (docs/methods.md §1).
 //!
 //! With `K = U diag(s) Uᵀ`, `C̃ = UᵀC` and `Ỹ = UᵀY`, every quantity the solvers need costs
 //! O(ℓm² + m³): `E = KC` becomes `diag(s) C̃`, `EᵀE = C̃ᵀ diag(s²) C̃`, `CᵀKC = C̃ᵀ diag(s) C̃`, and
 //! Frobenius norms are unchanged because U is orthogonal. U itself is needed only to map the
 //! final C̃ back.
+//!
+//! On a low-rank input kernel `K̃ = ZZᵀ` (`methods::input`) U has r columns; the null-space
+//! rows of eq. (6) are `λ c̃ᵢ = ỹᵢ` whatever L is, so they add the constant `‖Y − UUᵀY‖²/(2λ)`
+//! to Q and f and nothing to gradients, `CᵀKC`, or predictions.
 
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
 
 use crate::linalg::{
     divide_by_spectrum, eigh, frobenius, frobenius_sq, lu, matmul, matmul_tn, symmetrize,
 };
+use crate::methods::input::{Basis, InputSpectrum};
 use crate::{OvkError, Result};
 
 /// K's eigendecomposition with the targets rotated into its eigenbasis.
 #[derive(Debug, Clone)]
 pub struct Spectral {
-    /// Eigenvectors of K (ℓ×ℓ).
-    pub u: Array2<f64>,
-    /// Eigenvalues of K, ascending, rounding negatives clamped to 0.
+    /// How C̃ maps back: K's eigenvectors (ℓ×ℓ), or a factor's basis.
+    pub basis: Basis,
+    /// Eigenvalues of K (or K̃), ascending, rounding negatives clamped to 0.
     pub s: Array1<f64>,
-    /// Ỹ = UᵀY (ℓ×m).
+    /// Ỹ = UᵀY (one row per eigenvalue).
     pub yt: Array2<f64>,
+    /// `‖Y − UUᵀY‖²`: the targets in K̃'s null space (0 on the exact route).
+    pub null_sq: f64,
     pub lambda: f64,
     /// ‖Y‖_F.
     pub y_norm: f64,
@@ -50,21 +57,28 @@ impl Spectral {
                 y.nrows()
             )));
         }
-        if !(lambda > 0.0 && lambda.is_finite()) {
-            return Err(OvkError::input(format!(
-                "okl: λ must be a positive number, got {lambda}"
-            )));
-        }
-        let e = eigh(k)?;
-        let clamped = e.values.iter().copied().fold(0.0, f64::min);
-        let s = e.values.mapv(|v| v.max(0.0));
-        let yt = matmul_tn(e.vectors.view(), y);
+        check_lambda(lambda)?;
+        Self::from_input(InputSpectrum::exact(k, y)?, frobenius(&y), lambda)
+    }
+
+    /// From any route's spectrum (`methods::input`); `y_norm` is ‖Y‖_F.
+    pub fn from_input(input: InputSpectrum, y_norm: f64, lambda: f64) -> Result<Self> {
+        check_lambda(lambda)?;
+        let InputSpectrum {
+            s,
+            clamped,
+            yt,
+            null_sq,
+            basis,
+            ..
+        } = input;
         Ok(Spectral {
-            u: e.vectors,
+            basis,
             s,
             yt,
+            null_sq,
             lambda,
-            y_norm: frobenius(&y),
+            y_norm,
             clamped,
         })
     }
@@ -132,7 +146,7 @@ impl Spectral {
     /// The paper's eq. (3): `Q(L, C) = ‖Y − KCL‖²_F/(2λ) + ⟨CᵀKC, L⟩_F/2 + ‖L‖²_F/2`.
     pub fn objective(&self, l: &Array2<f64>, ct: &Array2<f64>) -> f64 {
         let e = self.scale_rows(ct, |s| s);
-        let fit = frobenius_sq(&(&self.yt - &matmul(e.view(), l.view())));
+        let fit = frobenius_sq(&(&self.yt - &matmul(e.view(), l.view()))) + self.null_sq;
         let coupling = (&self.ctkc(ct) * l).sum();
         fit / (2.0 * self.lambda) + coupling / 2.0 + frobenius_sq(l) / 2.0
     }
@@ -144,7 +158,7 @@ impl Spectral {
         frobenius_sq(&r).sqrt()
     }
 
-    /// The reduced objective with C eliminated (the paper's Appendix; methods.md §1):
+    /// The reduced objective with C eliminated (the paper's Appendix; docs/methods.md §1):
     /// `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F`, `∇f = L − ½ V [Wᵀ diag(s) W] Vᵀ`,
     /// `W = (ỸV) ⊘ (s tᵀ + λ)`, for a symmetric PSD L = V diag(t) Vᵀ.
     pub fn reduced(&self, l: &Array2<f64>) -> Result<Reduced> {
@@ -153,7 +167,9 @@ impl Spectral {
         self.check_denominators(t.iter().copied().fold(f64::INFINITY, f64::min))?;
         let yv = matmul(self.yt.view(), v.view());
         let w = divide_by_spectrum(yv.view(), self.s.view(), t.view(), self.lambda);
-        let value = 0.5 * (&yv * &w).sum() + 0.5 * frobenius_sq(l);
+        // Null-space rows: ỹᵢᵀ(0·L + λI)⁻¹ỹᵢ = ‖ỹᵢ‖²/λ.
+        let value =
+            0.5 * (&yv * &w).sum() + 0.5 * self.null_sq / self.lambda + 0.5 * frobenius_sq(l);
         let sw = self.scale_rows(&w, f64::sqrt);
         let g = matmul_tn(sw.view(), sw.view()); // Wᵀ diag(s) W
         let ctkc = matmul(matmul(v.view(), g.view()).view(), v.t());
@@ -165,9 +181,9 @@ impl Spectral {
         })
     }
 
-    /// C = U C̃ in the original basis (ℓ×m), O(ℓ²m).
+    /// C = U C̃ in the original basis (ℓ×m), O(ℓ²m); on a factor `ZᵀC` (r×m).
     pub fn coefficients(&self, ct: &Array2<f64>) -> Array2<f64> {
-        matmul(self.u.view(), ct.view())
+        self.basis.lift(ct.view())
     }
 
     /// diag(φ(s)) A.
@@ -188,6 +204,16 @@ impl Spectral {
             return Err(singular_sylvester());
         }
         Ok(())
+    }
+}
+
+fn check_lambda(lambda: f64) -> Result<()> {
+    if lambda > 0.0 && lambda.is_finite() {
+        Ok(())
+    } else {
+        Err(OvkError::input(format!(
+            "okl: λ must be a positive number, got {lambda}"
+        )))
     }
 }
 

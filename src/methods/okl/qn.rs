@@ -1,5 +1,5 @@
 //! The fast solver: eliminate C and minimise the reduced convex objective
-//! `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F` (the paper's Appendix; methods.md §1) over
+//! `f(L) = ½ Σᵢ ỹᵢᵀ (sᵢL + λI)⁻¹ ỹᵢ + ½‖L‖²_F` (the paper's Appendix; docs/methods.md §1) over
 //! `L = M Mᵀ ⪰ 0` with L-BFGS on the square factor M: `g(M) = f(MMᵀ)`, `∇g = 2 ∇f(L) M`.
 //! A square factor has no spurious local minima, and each evaluation costs O(ℓm² + m³).
 //!
@@ -101,10 +101,16 @@ pub fn run(
     }
     let l = gram_of_factor(&res.x, m)?;
     let red = sp.reduced(&l)?;
-    if res.status == LbfgsStatus::GradTol {
-        // The gradient in M vanished exactly (e.g. L = 0 is optimal when KY = 0).
+    if matches!(
+        res.status,
+        LbfgsStatus::GradTol | LbfgsStatus::LineSearchFailed
+    ) {
+        // The monitor never saw the final point when L-BFGS stopped before its first step:
+        // the gradient in M vanished exactly (L = 0 is optimal when KY = 0), or the start was
+        // already optimal so no step could decrease f (one output: M = √α* is the minimiser).
+        // Judge convergence at the point returned.
         rel = frobenius_sq(&red.grad).sqrt() / frobenius_sq(&l).sqrt().max(1.0);
-        converged = rel < tol;
+        converged |= rel < tol;
     }
     let mut notes = Vec::new();
     if !converged {

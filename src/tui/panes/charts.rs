@@ -25,7 +25,13 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     ])
     .areas(area);
     let iter = |t: &TraceRecord| Some(t.iter as f64);
-    let previous = s.previous.as_ref().filter(|_| s.overlay);
+    // Only a run of the same method on the same file shares this run's scale.
+    let (previous, overlay_note) = match (s.overlay, s.overlay_trace()) {
+        (true, Ok((name, t))) => (Some((name, t)), String::new()),
+        (true, Err(why)) => (None, format!(" — overlay: {why}")),
+        (false, Ok(_)) => (None, " — o overlays the earlier run".to_string()),
+        (false, Err(_)) => (None, String::new()),
+    };
     let suffix = match &s.replay {
         Some(_) => {
             let total = s
@@ -38,7 +44,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 total
             )
         }
-        None => String::new(),
+        None => overlay_note,
     };
 
     let mut objective = vec![Series {

@@ -3,7 +3,7 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, List, ListItem, ListState, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, List, ListItem, ListState, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
@@ -15,9 +15,18 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if s.replay.is_some() {
         return replay_summary(frame, area, s);
     }
+    // On a narrow screen the columns get the whole width while they are being edited
+    // (Backspace or u brings the file list back).
+    let files_w = if s.data.focus == DataFocus::Columns && area.width < 110 {
+        0
+    } else {
+        (area.width / 4).clamp(18, 30)
+    };
     let [files, preview] =
-        Layout::horizontal([Constraint::Length(30), Constraint::Fill(1)]).areas(area);
-    draw_files(frame, files, s);
+        Layout::horizontal([Constraint::Length(files_w), Constraint::Fill(1)]).areas(area);
+    if files_w > 0 {
+        draw_files(frame, files, s);
+    }
     draw_preview(frame, preview, s);
 }
 
@@ -71,24 +80,31 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
             ),
         };
         frame.render_widget(
-            Paragraph::new(msg).block(block("Preview", &s.theme, false)),
+            Paragraph::new(msg)
+                .wrap(Wrap { trim: true })
+                .block(block("Preview", &s.theme, false)),
             area,
         );
         return;
     };
-    let head_h = (t.head.len() as u16 + 3).min(10);
+    let small = area.height < 30;
+    let head_rows = if small { 3 } else { 7 }.min(t.head.len());
     let [info, cols, split, head] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(if area.width < 100 { 2 } else { 1 }),
         Constraint::Fill(1),
-        Constraint::Length(2),
-        Constraint::Length(head_h),
+        Constraint::Length(if area.width < 100 { 4 } else { 3 }),
+        Constraint::Length(head_rows as u16 + 3),
     ])
     .areas(area);
     let n_feat = d.features().len();
+    let file = t.path.file_name().map_or_else(
+        || t.path.display().to_string(),
+        |f| f.to_string_lossy().into(),
+    );
     let mut line = vec![
-        Span::styled(clip(&t.path.display().to_string(), 50), s.theme.title),
+        Span::styled(file, s.theme.title),
         Span::raw(format!(
-            "  {} rows × {} columns · {} features, {} targets, class {}",
+            "  {} rows × {} cols · {} features, {} targets, class {}",
             t.n_rows,
             t.columns.len(),
             n_feat,
@@ -99,70 +115,117 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     if let Some(src) = &d.roles_source {
         line.push(Span::styled(format!(" · {src}"), s.theme.dim));
     }
-    frame.render_widget(Line::from(line), info);
+    frame.render_widget(
+        Paragraph::new(Line::from(line)).wrap(Wrap { trim: true }),
+        info,
+    );
 
-    let header =
-        Row::new(["column", "dtype", "role", "missing", "min", "max", "mean"]).style(s.theme.title);
+    // Widths: the name gets what the numbers leave, numbers go first on a narrow screen.
+    let inner = cols.width.saturating_sub(4) as usize;
+    let role_w = 13usize;
+    let mut stats: Vec<&str> = vec!["missing", "min", "max", "mean"];
+    let name_need = t
+        .columns
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let fixed = |stats: &[&str]| 7 + role_w + 1 + stats.len() * 10;
+    // Whole names first (up to 40 characters): they are what the user reads to set roles.
+    while !stats.is_empty() && inner.saturating_sub(fixed(&stats)) < name_need.min(40) {
+        stats.pop();
+    }
+    let name_w = inner.saturating_sub(fixed(&stats)).min(name_need).max(6);
+    let mut head_cells = vec!["column", "dtype", "role"];
+    head_cells.extend(&stats);
+    let header = Row::new(head_cells).style(s.theme.title);
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
     let rows = t.columns.iter().enumerate().map(|(i, c)| {
         let role = d.roles.get(i).copied().unwrap_or(Role::Feature);
+        let role_text = match d.view_name(i) {
+            Some(v) => format!("view {v}"),
+            None => role.label().to_string(),
+        };
         let missing_style = if c.missing > 0 {
             s.theme.warn
         } else {
             s.theme.base
         };
-        Row::new(vec![
-            Cell::from(c.name.clone()),
-            Cell::from(c.dtype.clone()),
-            Cell::from(Span::styled(role.label(), role_style(s, role))),
-            Cell::from(Span::styled(c.missing.to_string(), missing_style)),
-            Cell::from(opt(c.min)),
-            Cell::from(opt(c.max)),
-            Cell::from(opt(c.mean)),
-        ])
+        let mut cells = vec![
+            Cell::from(clip(&c.name, name_w)),
+            Cell::from(clip(&c.dtype, 6)),
+            Cell::from(Span::styled(clip(&role_text, role_w), role_style(s, role))),
+        ];
+        for st in &stats {
+            cells.push(match *st {
+                "missing" => Cell::from(Span::styled(c.missing.to_string(), missing_style)),
+                "min" => Cell::from(opt(c.min)),
+                "max" => Cell::from(opt(c.max)),
+                _ => Cell::from(opt(c.mean)),
+            });
+        }
+        Row::new(cells)
     });
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Fill(2),
-            Constraint::Length(6),
-            Constraint::Length(8),
-            Constraint::Length(8),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
-        ],
-    )
-    .header(header)
-    .block(block(
-        "Columns — f feature · t target · c class · v view · x ignore",
-        &s.theme,
-        d.focus == DataFocus::Columns,
-    ))
-    .row_highlight_style(s.theme.selected)
-    .highlight_symbol("> ");
+    let mut widths = vec![
+        Constraint::Length(name_w as u16),
+        Constraint::Length(6),
+        Constraint::Length(role_w as u16),
+    ];
+    widths.extend(stats.iter().map(|_| Constraint::Length(9)));
+    let hidden = 4 - stats.len();
+    let title = if hidden > 0 {
+        format!("Columns — f t c v x set the role · {hidden} stat columns hidden (widen)")
+    } else {
+        "Columns — f feature · t target · c class · v view · x ignore".into()
+    };
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block(title, &s.theme, d.focus == DataFocus::Columns))
+        .row_highlight_style(s.theme.selected)
+        .highlight_symbol("> ");
     let mut st =
         TableState::default().with_selected((!t.columns.is_empty()).then_some(d.col_cursor));
     frame.render_stateful_widget(table, cols, &mut st);
 
     let median = match &d.median {
-        Median::Unknown => "median σ: choose features and a target first".to_string(),
+        Median::Unknown => match d.config() {
+            Err(why) if d.table.is_some() => format!("not ready: {why}"),
+            _ => "median σ: choose features and a target first".to_string(),
+        },
         Median::Computing => "median σ: computing…".to_string(),
         Median::Value(v) => format!("median σ = {} on the training rows", fmt_num(*v)),
         Median::Failed(e) => format!("median σ unavailable: {e}"),
+    };
+    let median_style = match (&d.median, d.config()) {
+        (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
+        _ => s.theme.dim,
     };
     let scale = match d.scale {
         Scale::Standard => "standard",
         Scale::None => "none",
     };
+    let missing_total: usize = t.columns.iter().map(|c| c.missing).sum();
+    let missing = match (d.drop_missing, missing_total) {
+        (true, _) => "missing: drop rows m",
+        (false, 0) => "missing: none",
+        (false, _) => "missing: refuse m",
+    };
+    let semi = s.method().is_some_and(|m| m.name() == "vvmr");
+    let labeled = match d.labeled {
+        Some(f) => format!("labeled {f:.2} < >"),
+        None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
+        None => "labeled all < >".into(),
+    };
     let lines = vec![
-        Line::from(vec![Span::raw(format!(
-            " test fraction {:.2}  [ ]   seed {}  {{ }}   scaling {scale}  =",
+        Line::raw(format!(
+            " test {:.2} [ ] · seed {} {{ }} · scaling {scale} =",
             d.test_fraction, d.seed
-        ))]),
-        Line::styled(format!(" {median}"), s.theme.dim),
+        )),
+        Line::raw(format!(" {missing} · {labeled}")),
+        Line::styled(format!(" {median}"), median_style),
     ];
-    frame.render_widget(Paragraph::new(lines), split);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), split);
 
     // First rows: the columns around the selected one that fit.
     let inner_w = head.width.saturating_sub(2) as usize;
@@ -172,7 +235,7 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     let shown: Vec<usize> = (start..t.columns.len()).take(fit).collect();
     let header =
         Row::new(shown.iter().map(|&j| clip(&t.columns[j].name, col_w))).style(s.theme.title);
-    let rows = t.head.iter().map(|r| {
+    let rows = t.head.iter().take(head_rows).map(|r| {
         Row::new(
             shown
                 .iter()
@@ -182,7 +245,7 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     let widths = vec![Constraint::Length(col_w as u16); shown.len()];
     frame.render_widget(
         Table::new(rows, widths).header(header).block(block(
-            format!("First {} rows", t.head.len()),
+            format!("First {head_rows} rows"),
             &s.theme,
             false,
         )),

@@ -8,9 +8,10 @@ use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::canvas::{Canvas, Points};
-use ratatui::widgets::{List, ListItem, ListState, Paragraph};
+use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::heatmap::{self, Heatmap, Legend};
 use super::super::widgets::{clip, fmt_num};
@@ -57,49 +58,67 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         );
         return;
     };
-    let names = s.output_names();
+    let ax = axes::of(&f.outcome.record, name, m.dim());
     let label = |i: usize, n: usize| -> String {
-        if n == names.len() {
-            names[i].clone()
+        // `n` tells rows (nrows) from columns; square matrices with one axis use it for both.
+        if n == m.nrows() && i < ax.rows.len() && (n != m.ncols() || ax.same) {
+            ax.rows[i].clone()
+        } else if n == m.ncols() && i < ax.cols.len() {
+            ax.cols[i].clone()
         } else {
             i.to_string()
         }
     };
-    draw_strongest(frame, strong_area, s, m, &label);
+    draw_strongest(frame, strong_area, s, m, &ax);
     if name.contains("embedding") && matches!(m.ncols(), 2 | 3) {
         draw_embedding(frame, right, s, name, m, &label);
         return;
     }
-    draw_heatmap(frame, right, s, name, m, &label);
+    draw_heatmap(frame, right, s, name, m, &ax);
 }
 
-fn draw_strongest(
-    frame: &mut Frame,
-    area: Rect,
-    s: &State,
-    m: &Array2<f64>,
-    label: &dyn Fn(usize, usize) -> String,
-) {
+/// For a similarity (rows and columns index the same things): the strongest off-diagonal
+/// pairs. For any other matrix: its largest entries, with their row and column names.
+fn draw_strongest(frame: &mut Frame, area: Rect, s: &State, m: &Array2<f64>, ax: &axes::Axes) {
     let k = area.height.saturating_sub(2) as usize;
-    let lines: Vec<Line> = heatmap::strongest(m, k)
-        .into_iter()
-        .map(|(i, j, v)| {
-            let style = if v < 0.0 {
-                s.theme.series[0]
-            } else {
-                s.theme.warn
-            };
-            Line::from(vec![
+    let entries = if ax.same {
+        heatmap::strongest(m, k)
+    } else {
+        heatmap::largest(m, k)
+    };
+    let w = area.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, j, v) in entries {
+        let style = if v < 0.0 {
+            s.theme.series[0]
+        } else {
+            s.theme.warn
+        };
+        let sep = if ax.same { " ~ " } else { " · " };
+        let pair = format!("{}{sep}{}", ax.rows[i], ax.cols[j]);
+        // A pair too long for one line goes on its own line(s) below the value.
+        if pair.chars().count() + 10 <= w {
+            lines.push(Line::from(vec![
                 Span::styled(format!("{:>9} ", fmt_num(v)), style),
-                Span::raw(clip(
-                    &format!("{} ~ {}", label(i, m.nrows()), label(j, m.ncols())),
-                    22,
-                )),
-            ])
-        })
-        .collect();
+                Span::raw(pair),
+            ]));
+        } else {
+            lines.push(Line::styled(format!("{:>9}", fmt_num(v)), style));
+            lines.push(Line::raw(format!("  {pair}")));
+        }
+        if lines.len() >= k {
+            break;
+        }
+    }
+    let title = if ax.same {
+        "Strongest off-diagonal"
+    } else {
+        "Largest |entries| (row · col)"
+    };
     frame.render_widget(
-        Paragraph::new(lines).block(block("Strongest off-diagonal", &s.theme, false)),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block(title, &s.theme, false)),
         area,
     );
 }
@@ -110,16 +129,53 @@ fn draw_heatmap(
     s: &State,
     name: &str,
     m: &Array2<f64>,
-    label: &dyn Fn(usize, usize) -> String,
+    ax: &axes::Axes,
 ) {
-    let blk = block(
-        format!("{name} — zoom {} (+ -) · cursor j k H L", s.matrices.zoom),
-        &s.theme,
-        true,
+    let (nr, nc) = m.dim();
+    let (cr, cc) = (
+        s.matrices.cursor.0.min(nr.saturating_sub(1)),
+        s.matrices.cursor.1.min(nc.saturating_sub(1)),
     );
-    let inner = blk.inner(area);
+    let label_w = ax
+        .rows
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1)
+        .min(14) as u16
+        + 1;
+    // The grid's size decides the zoom (0 = fit), so lay it out first.
+    let inner = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let grid_h = inner.height.saturating_sub(3);
+    let grid_w = inner.width.saturating_sub(label_w);
+    let cells_area = Rect::new(0, 0, grid_w, grid_h);
+    let (zoom, (kr, kc)) = match s.matrices.zoom {
+        0 => heatmap::fit_zoom(cells_area, nr, nc),
+        z => (z, (1, 1)),
+    };
+    let shown;
+    let (mat, cur) = if kr > 1 || kc > 1 {
+        shown = heatmap::overview(m, (kr, kc));
+        (&shown, (cr / kr, cc / kc))
+    } else {
+        (m, (cr, cc))
+    };
+    let how = if kr > 1 || kc > 1 {
+        format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in")
+    } else if s.matrices.zoom == 0 {
+        format!("fitted (zoom {zoom}) · + -")
+    } else {
+        format!("zoom {zoom} · + - (0 = fit)")
+    };
+    let blk = block(format!("{name} {nr}×{nc} — {how}"), &s.theme, true);
     frame.render_widget(blk, area);
-    let [legend_area, info_area, grid] = Layout::vertical([
+    let [legend_area, info_area, col_area, grid] = Layout::vertical([
+        Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Fill(1),
@@ -133,57 +189,69 @@ fn draw_heatmap(
         },
         legend_area,
     );
-    let (nr, nc) = m.dim();
-    let (cr, cc) = (
-        s.matrices.cursor.0.min(nr.saturating_sub(1)),
-        s.matrices.cursor.1.min(nc.saturating_sub(1)),
-    );
     if nr > 0 && nc > 0 {
         let info = format!(
-            "[{}, {}] = {}   ({} ~ {})",
-            cr,
-            cc,
+            "[{cr}, {cc}] = {}   row {} · col {}",
             fmt_num(m[[cr, cc]]),
-            label(cr, nr),
-            label(cc, nc)
+            ax.rows[cr],
+            ax.cols[cc]
         );
-        frame.render_widget(Line::styled(info, s.theme.key), info_area);
+        frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
     }
-    let label_w = (0..nr)
-        .map(|i| label(i, nr).chars().count())
-        .max()
-        .unwrap_or(1)
-        .min(14) as u16
-        + 1;
+    let [_, col_labels] =
+        Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(col_area);
     let [labels, cells] =
         Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(grid);
-    let (fit_r, fit_c) = heatmap::capacity(cells, s.matrices.zoom);
+    let (mr, mc) = mat.dim();
+    let (fit_r, fit_c) = heatmap::capacity(cells, zoom);
     let origin = (
-        heatmap::offset(cr, fit_r, nr),
-        heatmap::offset(cc, fit_c, nc),
+        heatmap::offset(cur.0, fit_r, mr),
+        heatmap::offset(cur.1, fit_c, mc),
     );
     frame.render_widget(
         Heatmap {
-            matrix: m,
-            zoom: s.matrices.zoom,
-            cursor: Some((cr, cc)),
+            matrix: mat,
+            zoom,
+            cursor: Some(cur),
             origin,
             theme: &s.theme,
         },
         cells,
     );
+    let z = zoom.max(1) as usize;
+    // Column names along the top, each where its column starts, when there is room for it.
+    let mut spans: Vec<Span> = Vec::new();
+    let mut x = 0usize;
+    let width = col_labels.width as usize;
+    let mut c = origin.1;
+    while c < mc && (c - origin.1) * z < width {
+        let at = (c - origin.1) * z;
+        if at >= x {
+            let text = ax.cols[(c * kc).min(nc - 1)].clone();
+            let room = width - at;
+            let t = clip(&text, room.min(text.chars().count()));
+            if at > x {
+                spans.push(Span::raw(" ".repeat(at - x)));
+            }
+            let style = if c == cur.1 { s.theme.key } else { s.theme.dim };
+            x = at + t.chars().count() + 1;
+            spans.push(Span::styled(format!("{t} "), style));
+        }
+        c += 1;
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), col_labels);
     // Row names, one per screen line: the upper of the two rows a line shows at zoom 1.
-    let z = s.matrices.zoom.max(1) as usize;
     let mut last = usize::MAX;
     let lines: Vec<Line> = (0..labels.height as usize)
         .map(|y| {
             let r = origin.0 + (2 * y) / z;
-            if r >= nr || r == last {
+            if r >= mr || r == last {
                 return Line::raw("");
             }
             last = r;
-            let style = if r == cr { s.theme.key } else { s.theme.dim };
-            Line::styled(clip(&label(r, nr), label_w as usize - 1), style)
+            let style = if r == cur.0 { s.theme.key } else { s.theme.dim };
+            let text = &ax.rows[(r * kr).min(nr - 1)];
+            Line::styled(clip(text, label_w as usize - 1), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);

@@ -4,9 +4,10 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{HighlightSpacing, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
+use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::record_table::{self, RecordTable};
 use super::super::widgets::{clip, fmt_num, fmt_secs};
@@ -33,15 +34,54 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         .collect();
     keys.sort();
     keys.dedup();
-    // Tall enough for the run facts (11 lines with borders) and every metric; the rest goes
-    // to details and the per-step records.
-    let top_h = (keys.len() as u16 + 3).max(13);
-    let [top, bottom] = Layout::vertical([Constraint::Max(top_h), Constraint::Fill(1)]).areas(area);
-    let [metrics, facts] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(top);
+    let records = record_table::from_details(&r.details);
+    let narrow = area.width < 100;
+    let metrics_h = (keys.len() as u16 + 3).max(4);
+    let (metrics, facts, details, records_area) = if narrow {
+        // Stacked: every column of the metrics keeps its width at 80 columns.
+        let (top, rest) = match records {
+            Some(_) => {
+                let [m, t, rest] = Layout::vertical([
+                    Constraint::Max(metrics_h),
+                    Constraint::Min(5),
+                    Constraint::Length(11),
+                ])
+                .areas(area);
+                (m, (rest, Some(t)))
+            }
+            None => {
+                let [m, rest] =
+                    Layout::vertical([Constraint::Max(metrics_h), Constraint::Fill(1)]).areas(area);
+                (m, (rest, None))
+            }
+        };
+        let [fa, de] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(rest.0);
+        (top, fa, de, rest.1)
+    } else {
+        let top_h = metrics_h.max(13);
+        let [top, bottom] =
+            Layout::vertical([Constraint::Max(top_h), Constraint::Fill(1)]).areas(area);
+        let [m, fa] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(top);
+        match records {
+            Some(_) => {
+                let [d, t] =
+                    Layout::vertical([Constraint::Length(8), Constraint::Fill(1)]).areas(bottom);
+                (m, fa, d, Some(t))
+            }
+            None => (m, fa, bottom, None),
+        }
+    };
 
     let get = |m: &crate::session::MetricMap, k: &str| m.get(k).copied();
     let cell = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
+    let name_w = keys
+        .iter()
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 18) as u16;
     let rows = keys.iter().map(|k| {
         let test = get(&r.metrics.test, k);
         let base = r.baseline.as_ref().and_then(|b| get(&b.test, k));
@@ -57,20 +97,27 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             Span::raw(delta),
         ])
     });
+    let file = r.dataset.path.file_name().map_or_else(
+        || r.dataset.path.display().to_string(),
+        |f| f.to_string_lossy().into(),
+    );
     frame.render_widget(
         Table::new(
             rows,
             [
-                Constraint::Length(16),
-                Constraint::Length(11),
-                Constraint::Length(11),
-                Constraint::Length(11),
-                Constraint::Fill(1),
+                Constraint::Length(name_w),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Length(10),
             ],
         )
         .header(Row::new(["metric", "train", "test", "baseline", "Δ test"]).style(s.theme.title))
         .block(block(
-            format!("Metrics — {} on {}", r.method, r.dataset.path.display()),
+            format!(
+                "Metrics — {} on {file} (baseline: krr, same kernel and λ)",
+                r.method
+            ),
             &s.theme,
             true,
         )),
@@ -84,10 +131,24 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         ])
     };
     let params: Vec<String> = r.params.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let per_view = axes::view_sigmas(r);
+    let kernel = if per_view.is_empty() {
+        r.kernel.resolved.to_string()
+    } else {
+        let v: Vec<String> = per_view
+            .iter()
+            .map(|(n, sg)| format!("{n} {}", fmt_num(*sg)))
+            .collect();
+        format!(
+            "{}, σ per view: {}",
+            r.kernel.spec.name.as_str(),
+            v.join(" · ")
+        )
+    };
     let lines = vec![
         kv("session", r.name.clone()),
         kv("task", r.task.as_str().into()),
-        kv("kernel", r.kernel.resolved.to_string()),
+        kv("kernel", kernel),
         kv("params", params.join(" ")),
         kv(
             "iterations",
@@ -108,8 +169,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         kv(
             "timings",
             format!(
-                "load {} · fit {} · predict {} · total {}",
-                fmt_secs(r.timings.load_s),
+                "fit {} · predict {} · total {}",
                 fmt_secs(r.timings.fit_s),
                 fmt_secs(r.timings.predict_s),
                 fmt_secs(r.timings.total_s)
@@ -118,10 +178,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         kv(
             "split",
             format!(
-                "{} train / {} test rows, seed {}",
+                "{} train / {} test rows, seed {}{}",
                 r.split.train.len(),
                 r.split.test.len(),
-                r.split.seed
+                r.split.seed,
+                r.split
+                    .unlabeled
+                    .as_ref()
+                    .map(|u| format!(", {} unlabeled", u.len()))
+                    .unwrap_or_default()
             ),
         ),
         kv(
@@ -138,20 +203,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         facts,
     );
 
-    let records = record_table::from_details(&r.details);
+    // Details a reader can use; what other panes show (records, axes, σ per view) is skipped.
+    let skip = |k: &str| {
+        records.as_ref().is_some_and(|t| t.key == k)
+            || matches!(k, "axes" | "view_sigmas" | "view_kernels")
+    };
     let mut lines: Vec<Line> = r
         .details
         .iter()
-        .filter(|(k, _)| records.as_ref().is_none_or(|t| &t.key != *k))
+        .filter(|(k, _)| !skip(k))
         .map(|(k, v)| {
-            let text = match v {
-                serde_json::Value::Array(a) if a.len() > 6 => format!("[{} values]", a.len()),
-                serde_json::Value::Object(o) if o.len() > 6 => format!("{{{} entries}}", o.len()),
-                v => clip(&v.to_string(), 120),
-            };
             Line::from(vec![
                 Span::styled(format!("{k}: "), s.theme.key),
-                Span::raw(text),
+                Span::raw(readable(v)),
             ])
         })
         .collect();
@@ -163,27 +227,56 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if lines.is_empty() {
         lines.push(Line::styled("no details", s.theme.dim));
     }
-    let (details_area, records_area) = match &records {
-        Some(_) => {
-            let [d, t] = Layout::vertical([
-                Constraint::Length((lines.len() as u16 + 2).min(8)),
-                Constraint::Fill(1),
-            ])
-            .areas(bottom);
-            (d, Some(t))
-        }
-        None => (bottom, None),
+    let inner_w = details.width.saturating_sub(2).max(1) as usize;
+    let total: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_w).max(1))
+        .sum();
+    let fit = details.height.saturating_sub(2) as usize;
+    let top = s.scroll.details.min(total.saturating_sub(fit));
+    let title = if total > fit {
+        format!(
+            "Details & notes {}–{} of {total} — J K",
+            top + 1,
+            (top + fit).min(total)
+        )
+    } else {
+        "Details & notes".into()
     };
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: true }).block(block(
-            "Details & notes",
-            &s.theme,
-            false,
-        )),
-        details_area,
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .scroll((top as u16, 0))
+            .block(block(title, &s.theme, false)),
+        details,
     );
     if let (Some(t), Some(area)) = (records, records_area) {
         draw_records(frame, area, s, &t);
+    }
+}
+
+/// A details value as text a person reads: numbers short, short lists inline, objects as
+/// `key value` pairs, anything deeper summarised.
+fn readable(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::Null => "—".into(),
+        J::Bool(b) => if *b { "yes" } else { "no" }.into(),
+        J::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() => fmt_num(x),
+            _ => n.to_string(),
+        },
+        J::String(s) => s.clone(),
+        J::Array(a) if a.len() <= 8 && a.iter().all(|x| !x.is_array() && !x.is_object()) => {
+            a.iter().map(readable).collect::<Vec<_>>().join(", ")
+        }
+        J::Array(a) => format!("{} values (e exports)", a.len()),
+        J::Object(o) if o.len() <= 6 && o.values().all(|x| !x.is_array() && !x.is_object()) => o
+            .iter()
+            .map(|(k, x)| format!("{k} {}", readable(x)))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        J::Object(o) => format!("{} entries", o.len()),
     }
 }
 
@@ -209,33 +302,49 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State, t: &RecordTable) {
     }
     let shown = widths.len();
     let rows = t.rows.iter().map(|r| {
-        Row::new(
-            r.iter()
-                .zip(&widths)
-                .map(|(c, &w)| Span::raw(clip(c, w)))
-                .collect::<Vec<_>>(),
-        )
-    });
-    let header = Row::new(
-        t.headers
-            .iter()
+        r.iter()
             .zip(&widths)
-            .map(|(h, &w)| clip(h, w))
-            .collect::<Vec<_>>(),
-    )
-    .style(s.theme.title);
+            .map(|(c, &w)| Cell::from(clip(c, w)))
+            .collect::<Vec<_>>()
+    });
     let hidden = t.headers.len() - shown;
     let title = if hidden > 0 {
         format!("{} · {hidden} more columns (widen)", t.title)
     } else {
         t.title.clone()
     };
-    let table = Table::new(rows, widths.iter().map(|&w| Constraint::Length(w as u16)))
+    // The cursor row (j k) is highlighted; the kept row carries the ★. With no cursor yet,
+    // the kept row is the one scrolled into view.
+    let cursor = s
+        .scroll
+        .records
+        .map(|i| i.min(t.rows.len().saturating_sub(1)));
+    let rows = rows.enumerate().map(|(i, row)| {
+        let mark = if Some(i) == t.chosen { "★" } else { " " };
+        let mut cells = vec![Cell::from(Span::styled(mark, s.theme.key))];
+        cells.extend(row);
+        Row::new(cells)
+    });
+    let header = {
+        let mut h = vec![String::new()];
+        h.extend(t.headers.iter().zip(&widths).map(|(h, &w)| clip(h, w)));
+        Row::new(h).style(s.theme.title)
+    };
+    let pos = match cursor {
+        Some(i) => format!(" · row {}/{} (j k g G)", i + 1, t.rows.len()),
+        None => format!(" · j k scroll {} rows", t.rows.len()),
+    };
+    let mut w = vec![Constraint::Length(1)];
+    w.extend(widths.iter().map(|&w| Constraint::Length(w as u16)));
+    let table = Table::new(rows, w)
         .header(header)
-        .block(block(title, &s.theme, false))
-        .row_highlight_style(s.theme.selected)
-        .highlight_symbol("★ ")
-        .highlight_spacing(HighlightSpacing::Always);
-    let mut state = TableState::default().with_selected(t.chosen);
+        .block(block(format!("{title}{pos}"), &s.theme, false))
+        .row_highlight_style(if cursor.is_some() {
+            s.theme.selected
+        } else {
+            s.theme.base
+        })
+        .highlight_spacing(HighlightSpacing::Never);
+    let mut state = TableState::default().with_selected(cursor.or(t.chosen));
     frame.render_stateful_widget(table, area, &mut state);
 }

@@ -3,34 +3,47 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
+use super::super::axes;
 use super::super::state::{RunStatus, State};
 use super::super::widgets::gauge::PhaseGauge;
-use super::super::widgets::{clip, fmt_num};
+use super::super::widgets::{clip, fmt_num, fmt_secs};
 use super::block;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
+    let lines = config_lines(s);
+    let small = area.height < 26;
     let [config, progress, records] = Layout::vertical([
-        Constraint::Length(7),
+        Constraint::Length((lines.len() as u16 + 2).min(if small { 7 } else { 8 })),
         Constraint::Length(5),
         Constraint::Fill(1),
     ])
     .areas(area);
-    draw_config(frame, config, s);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .block(block("Run", &s.theme, true)),
+        config,
+    );
     draw_progress(frame, progress, s);
     draw_records(frame, records, s);
 }
 
-fn draw_config(frame: &mut Frame, area: Rect, s: &State) {
-    let lines = if let Some(f) = s.result.as_ref().filter(|_| s.replay.is_some()) {
-        let c = &f.outcome.record.config;
-        summary(s, c)
-    } else {
-        match s.run_config() {
+/// What runs (or ran, or was replayed) and, when the form has changed since, what the next
+/// fit would use instead: the running fit never picks up an edit.
+fn config_lines(s: &State) -> Vec<Line<'static>> {
+    if let Some(f) = s.result.as_ref().filter(|_| s.replay.is_some()) {
+        let r = &f.outcome.record;
+        return summary(s, &r.config, Some(r));
+    }
+    let form = s.run_config();
+    // While a fit runs, what it runs with; otherwise what Enter would run now.
+    let Some(ran) = s.run.config.as_ref().filter(|_| s.is_running()) else {
+        return match form {
             Ok(c) => {
-                let mut l = summary(s, &c);
+                let mut l = summary(s, &c, None);
                 l.push(Line::styled(
                     "Enter or r starts the fit · Esc or c cancels it",
                     s.theme.ok,
@@ -41,38 +54,109 @@ fn draw_config(frame: &mut Frame, area: Rect, s: &State) {
                 Line::styled("Not ready to run:", s.theme.warn),
                 Line::styled(why, s.theme.error),
             ],
-        }
+        };
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .block(block("Run", &s.theme, true)),
-        area,
-    );
+    let mut l = summary(s, ran, None);
+    match form {
+        Ok(next) if next != *ran => {
+            let changed = changes(ran, &next);
+            l.push(Line::styled(
+                format!("edited since this fit began (used by the next one): {changed}"),
+                s.theme.warn,
+            ));
+        }
+        Ok(_) => {}
+        Err(why) => l.push(Line::styled(format!("next fit: {why}"), s.theme.warn)),
+    }
+    l
 }
 
-fn summary<'a>(s: &State, c: &crate::train::RunConfig) -> Vec<Line<'a>> {
-    let d = &c.data;
-    let params: Vec<String> = c.params.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let kernel = match c.kernel.name {
+/// "lambda 0.1 → 0.5, sigma median → 2" between two configurations.
+fn changes(a: &crate::train::RunConfig, b: &crate::train::RunConfig) -> String {
+    let mut out = Vec::new();
+    if a.method != b.method {
+        out.push(format!("method {} → {}", a.method, b.method));
+    }
+    if a.kernel != b.kernel {
+        out.push(format!("kernel {} → {}", kernel_text(a), kernel_text(b)));
+    }
+    let keys: std::collections::BTreeSet<&String> =
+        a.params.0.keys().chain(b.params.0.keys()).collect();
+    for k in keys {
+        let (x, y) = (a.params.0.get(k), b.params.0.get(k));
+        if x != y {
+            let t = |v: Option<&crate::methods::Value>| {
+                v.map_or_else(|| "default".to_string(), |v| v.to_string())
+            };
+            out.push(format!("{k} {} → {}", t(x), t(y)));
+        }
+    }
+    if a.data != b.data {
+        out.push("data or split".into());
+    }
+    out.join(", ")
+}
+
+fn kernel_text(c: &crate::train::RunConfig) -> String {
+    match c.kernel.name {
         crate::kernels::KernelName::Polynomial => {
             format!("polynomial d={} c={}", c.kernel.degree, c.kernel.coef0)
         }
         n if n.uses_sigma() => format!("{} σ={}", n.as_str(), c.kernel.sigma),
         n => n.as_str().to_string(),
+    }
+}
+
+fn summary(
+    s: &State,
+    c: &crate::train::RunConfig,
+    record: Option<&crate::session::SessionRecord>,
+) -> Vec<Line<'static>> {
+    let d = &c.data;
+    let params: Vec<String> = match record {
+        Some(r) => r.params.0.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        None => c.params.0.iter().map(|(k, v)| format!("{k}={v}")).collect(),
     };
-    let target = match (&d.class, &d.targets) {
-        (Some(cl), _) => format!("class {cl}"),
-        (None, Some(t)) => format!("{} targets", t.len()),
-        _ => "—".into(),
+    let mut kernel = kernel_text(c);
+    if let Some(r) = record {
+        kernel = r.kernel.resolved.to_string();
+        let per_view = axes::view_sigmas(r);
+        if !per_view.is_empty() {
+            let v: Vec<String> = per_view
+                .iter()
+                .map(|(n, sg)| format!("{n} {}", fmt_num(*sg)))
+                .collect();
+            kernel = format!("{} · σ per view: {}", c.kernel.name.as_str(), v.join(" · "));
+        }
+    }
+    // A session knows what the engine resolved (all columns, the sidecar's targets); the
+    // configuration alone may leave features unnamed ("all").
+    let features = match (record, &d.features) {
+        (Some(r), _) => r.feature_names.len().to_string(),
+        (None, Some(f)) => f.len().to_string(),
+        (None, None) => "all".into(),
     };
+    let target = match (&d.class, &d.targets, record) {
+        (Some(cl), _, Some(r)) => format!("class {cl} ({} classes)", r.output_names.len()),
+        (Some(cl), _, None) => format!("class {cl}"),
+        (None, _, Some(r)) => format!("{} targets", r.output_names.len()),
+        (None, Some(t), None) => format!("{} targets", t.len()),
+        _ => "targets from the sidecar".into(),
+    };
+    let labeled = match d.labeled {
+        Some(f) => format!(" · labeled {f:.2}"),
+        None => String::new(),
+    };
+    let file = d.path.file_name().map_or_else(
+        || d.path.display().to_string(),
+        |f| f.to_string_lossy().into(),
+    );
     vec![
         Line::from(vec![
             Span::styled("data    ", s.theme.dim),
             Span::raw(format!(
-                "{} · {} features · {target} · test {:.2} · seed {}",
-                clip(&d.path.display().to_string(), 40),
-                d.features.as_ref().map_or(0, Vec::len),
+                "{} · {features} features · {target} · test {:.2} · seed {}{labeled}",
+                clip(&file, 28),
                 d.test_fraction,
                 d.seed
             )),
@@ -107,94 +191,186 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         })
         .unwrap_or(0.0)
     };
-    let (msg, style) = match &r.status {
-        RunStatus::Idle => ("no fit yet".to_string(), s.theme.dim),
-        RunStatus::Running if r.cancelling => ("cancelling…".into(), s.theme.warn),
-        RunStatus::Running => ("running".into(), s.theme.key),
-        RunStatus::Finished => ("finished".into(), s.theme.ok),
-        RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
-        RunStatus::Cancelled => ("cancelled".into(), s.theme.warn),
-    };
     let blk = block("Progress", &s.theme, false);
     let inner = blk.inner(area);
     frame.render_widget(blk, area);
     let [status, gauge] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(2)]).areas(inner);
-    frame.render_widget(Paragraph::new(Line::styled(msg, style)), status);
+    if let (Some(_), Some(f)) = (&s.replay, &s.result) {
+        let rec = &f.outcome.record;
+        let msg = format!(
+            "saved fit, replayed: {} iterations{} · fit {} · total {}",
+            rec.iterations,
+            if rec.converged { " (converged)" } else { "" },
+            fmt_secs(rec.timings.fit_s),
+            fmt_secs(rec.timings.total_s)
+        );
+        frame.render_widget(Paragraph::new(Line::styled(msg, s.theme.ok)), status);
+        return;
+    }
+    let (msg, style) = match &r.status {
+        RunStatus::Idle if s.result.is_some() => (
+            "no fit in this sitting — the results shown come from an opened session".to_string(),
+            s.theme.dim,
+        ),
+        RunStatus::Idle => ("no fit yet".to_string(), s.theme.dim),
+        RunStatus::Running if r.cancelling => ("cancelling…".into(), s.theme.warn),
+        RunStatus::Running => ("running".into(), s.theme.key),
+        RunStatus::Finished => {
+            // A multi-view fit used one width per view: say which, not the one typed.
+            let per_view = s
+                .result
+                .as_ref()
+                .map(|f| axes::view_sigmas(&f.outcome.record))
+                .unwrap_or_default();
+            let msg = if per_view.is_empty() {
+                "finished".to_string()
+            } else {
+                let v: Vec<String> = per_view
+                    .iter()
+                    .map(|(n, sg)| format!("{n} {}", fmt_num(*sg)))
+                    .collect();
+                format!("finished · σ per view: {}", v.join(" · "))
+            };
+            (msg, s.theme.ok)
+        }
+        RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
+        RunStatus::Cancelled => (
+            format!(
+                "cancelled after {} — nothing from this fit is kept",
+                fmt_secs(since(r.started))
+            ),
+            s.theme.warn,
+        ),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::styled(msg, style)).wrap(Wrap { trim: true }),
+        status,
+    );
+    // Steps done and the recent pace, from the iteration numbers and times of this phase's
+    // records (a record for iteration 0 costs nothing and must not count as a step).
+    let phase_recs = &r.trace[r.trace.len().saturating_sub(r.phase_done)..];
+    let (done, pace) = match (phase_recs.first(), phase_recs.last()) {
+        (Some(a), Some(b)) if b.iter > a.iter => {
+            let w = &phase_recs[phase_recs.len().saturating_sub(8)..];
+            let (x, y) = (&w[0], &w[w.len() - 1]);
+            let pace = (y.iter > x.iter)
+                .then(|| (y.elapsed_ms - x.elapsed_ms) / 1000.0 / (y.iter - x.iter) as f64);
+            (b.iter, pace)
+        }
+        _ => (r.phase_done, None),
+    };
     frame.render_widget(
         PhaseGauge {
             phase: r.phase,
-            done: r.phase_done,
+            done,
+            pace,
             total: r.phase_total,
             elapsed: since(r.started),
             phase_elapsed: since(r.phase_started),
             finished: r.status == RunStatus::Finished,
+            stopped: !matches!(r.status, RunStatus::Running | RunStatus::Finished),
             theme: &s.theme,
         },
         gauge,
     );
 }
 
+/// A trace column: header, width, and the cell of one record.
+type TraceColumn<'a> = (
+    &'a str,
+    u16,
+    Box<dyn Fn(&crate::methods::TraceRecord) -> String + 'a>,
+);
+
 fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
-    let [recs, notes] =
-        Layout::horizontal([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
-    let trace = if s.run.trace.is_empty() {
-        s.chart_trace()
-    } else {
-        &s.run.trace[..]
-    };
-    let fit = area.height.saturating_sub(3) as usize;
-    let start = trace.len().saturating_sub(fit);
+    let narrow = area.width < 100;
+    let [recs, notes] = Layout::horizontal([
+        Constraint::Percentage(if narrow { 62 } else { 60 }),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
+    let trace = s.run_trace();
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
-    let rows = trace[start..].iter().map(|t| {
-        Row::new(vec![
-            t.iter.to_string(),
-            fmt_num(t.objective),
-            opt(t.residual),
-            opt(t.step),
-            opt(t.lambda),
-            opt(t.val_metric),
-            format!("{:.0}", t.elapsed_ms),
-        ])
-    });
-    frame.render_widget(
-        Table::new(
-            rows,
-            [
-                Constraint::Length(6),
-                Constraint::Length(11),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(8),
-            ],
-        )
-        .header(
-            Row::new(["iter", "objective", "residual", "step", "λ", "val", "ms"])
-                .style(s.theme.title),
-        )
-        .block(block(
-            format!("Trace ({} records)", trace.len()),
-            &s.theme,
-            false,
-        )),
-        recs,
-    );
-    let mut notes_src: Vec<&String> = s.run.notes.iter().collect();
-    if notes_src.is_empty() {
-        if let Some(f) = &s.result {
-            notes_src = f.outcome.record.notes.iter().collect();
-        }
+    let has = |f: &dyn Fn(&crate::methods::TraceRecord) -> bool| trace.iter().any(f);
+    // Columns a trace never fills are left out, so the rest fit at 80 columns.
+    let mut cols: Vec<TraceColumn> = vec![
+        ("iter", 5, Box::new(|t| t.iter.to_string())),
+        ("objective", 10, Box::new(|t| fmt_num(t.objective))),
+    ];
+    if has(&|t| t.residual.is_some()) {
+        cols.push(("residual", 9, Box::new(move |t| opt(t.residual))));
     }
+    if has(&|t| t.step.is_some()) {
+        cols.push(("step", 9, Box::new(move |t| opt(t.step))));
+    }
+    if has(&|t| t.lambda.is_some()) {
+        cols.push(("λ", 9, Box::new(move |t| opt(t.lambda))));
+    }
+    if has(&|t| t.val_metric.is_some()) {
+        cols.push(("val", 9, Box::new(move |t| opt(t.val_metric))));
+    }
+    cols.push(("ms", 7, Box::new(|t| format!("{:.0}", t.elapsed_ms))));
+    let room = recs.width.saturating_sub(4);
+    let mut used = 0;
+    cols.retain(|(_, w, _)| {
+        used += w + 1;
+        used <= room + 1
+    });
+    let rows = trace
+        .iter()
+        .map(|t| Row::new(cols.iter().map(|(_, _, f)| f(t)).collect::<Vec<_>>()));
+    let selected = match s.scroll.trace {
+        Some(i) => Some(i.min(trace.len().saturating_sub(1))),
+        None => trace.len().checked_sub(1),
+    };
+    let title = match (trace.len(), s.scroll.trace) {
+        (1, _) => "Trace (1 record)".to_string(),
+        (n, None) => format!("Trace ({n} records, following) — j k g scroll"),
+        (n, Some(i)) => format!("Trace ({}/{n}) — G follows", i.min(n.saturating_sub(1)) + 1),
+    };
+    let mut st = TableState::default().with_selected(selected);
+    frame.render_stateful_widget(
+        Table::new(rows, cols.iter().map(|(_, w, _)| Constraint::Length(*w)))
+            .header(Row::new(cols.iter().map(|(h, _, _)| *h)).style(s.theme.title))
+            .row_highlight_style(if s.scroll.trace.is_some() {
+                s.theme.selected
+            } else {
+                s.theme.base
+            })
+            .block(block(title, &s.theme, false)),
+        recs,
+        &mut st,
+    );
+    let notes_src: &[String] = match (&s.run.status, &s.result) {
+        (RunStatus::Idle, Some(f)) => &f.outcome.record.notes,
+        _ => &s.run.notes,
+    };
     let lines: Vec<Line> = notes_src
         .iter()
         .map(|n| Line::raw(format!("• {n}")))
         .collect();
+    let inner_w = notes.width.saturating_sub(2).max(1) as usize;
+    let total: usize = notes_src
+        .iter()
+        .map(|n| (n.chars().count() + 2).div_ceil(inner_w).max(1))
+        .sum();
+    let fit = notes.height.saturating_sub(2) as usize;
+    let top = s.scroll.notes.min(total.saturating_sub(fit));
+    let title = if total > fit {
+        format!(
+            "Notes {}–{} of {total} lines — J K",
+            top + 1,
+            (top + fit).min(total)
+        )
+    } else {
+        "Notes".into()
+    };
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: true })
-            .block(block("Notes", &s.theme, false)),
+            .scroll((top as u16, 0))
+            .block(block(title, &s.theme, false)),
         notes,
     );
 }

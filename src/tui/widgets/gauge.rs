@@ -30,6 +30,11 @@ pub struct PhaseGauge<'a> {
     pub phase_elapsed: f64,
     /// The run is over (fill the gauge).
     pub finished: bool,
+    /// The run was cancelled or failed: no ETA, the gauge stays where it stopped.
+    pub stopped: bool,
+    /// Seconds per step over the latest steps, when known (steps can slow down as a fit
+    /// proceeds; the average since the phase began then promises too early an end).
+    pub pace: Option<f64>,
     pub theme: &'a Theme,
 }
 
@@ -48,10 +53,14 @@ impl PhaseGauge<'_> {
     /// Seconds left in the current phase at the pace so far.
     pub fn eta(&self) -> Option<f64> {
         let t = self.total?;
-        if self.done == 0 || self.finished || self.done >= t {
+        if self.done == 0 || self.finished || self.stopped || self.done >= t {
             return None;
         }
-        Some(self.phase_elapsed / self.done as f64 * (t - self.done) as f64)
+        let pace = self
+            .pace
+            .filter(|p| p.is_finite() && *p >= 0.0)
+            .unwrap_or(self.phase_elapsed / self.done as f64);
+        Some(pace * (t - self.done) as f64)
     }
 }
 
@@ -91,10 +100,20 @@ impl Widget for PhaseGauge<'_> {
             .unwrap_or_default();
         let phase = if self.finished {
             "done"
+        } else if self.stopped {
+            "stopped in"
         } else {
             self.phase.map_or("waiting", |p| p.label())
         };
-        let label = format!("{phase}{steps} · elapsed {}{eta}", fmt_secs(self.elapsed));
+        let label = if self.stopped {
+            format!(
+                "{phase} {}{steps} · after {}",
+                self.phase.map_or("—", |p| p.label()),
+                fmt_secs(self.elapsed)
+            )
+        } else {
+            format!("{phase}{steps} · elapsed {}{eta}", fmt_secs(self.elapsed))
+        };
         let ratio = self.ratio().unwrap_or(0.0);
         Gauge::default()
             .gauge_style(self.theme.gauge)

@@ -195,6 +195,51 @@ pub fn strongest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
     all
 }
 
+/// The entries of largest |value| anywhere (diagonal included): for matrices whose rows and
+/// columns index different things, where "off-diagonal" means nothing.
+pub fn largest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
+    let mut all: Vec<(usize, usize, f64)> = m
+        .indexed_iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|((i, j), v)| (i, j, *v))
+        .collect();
+    all.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()));
+    all.truncate(k);
+    all
+}
+
+/// The zoom that shows the whole `nr`×`nc` matrix in `area` (largest up to 4), and the block
+/// sizes (rows, columns) of an overview when even zoom 1 is too small (then drawn at zoom 1).
+/// Each axis is reduced only as much as it must be: a 445×6 matrix keeps its 6 columns.
+pub fn fit_zoom(area: Rect, nr: usize, nc: usize) -> (u16, (usize, usize)) {
+    for z in (1..=4u16).rev() {
+        let (r, c) = capacity(area, z);
+        if nr <= r && nc <= c {
+            return (z, (1, 1));
+        }
+    }
+    let (r, c) = capacity(area, 1);
+    (
+        1,
+        (nr.div_ceil(r.max(1)).max(1), nc.div_ceil(c.max(1)).max(1)),
+    )
+}
+
+/// Each `kr`×`kc` block of `m` as its entry of largest |value| (sign kept), so an isolated
+/// strong entry stays visible in the overview.
+pub fn overview(m: &Array2<f64>, (kr, kc): (usize, usize)) -> Array2<f64> {
+    let (kr, kc) = (kr.max(1), kc.max(1));
+    let (nr, nc) = m.dim();
+    let mut out: Array2<f64> = Array2::zeros((nr.div_ceil(kr), nc.div_ceil(kc)));
+    for ((i, j), v) in m.indexed_iter() {
+        let o = &mut out[[i / kr, j / kc]];
+        if v.is_finite() && v.abs() > o.abs() {
+            *o = *v;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +271,22 @@ mod tests {
         let m = array![[5.0, 0.2, -0.9], [0.2, 5.0, 0.1], [-0.9, 0.1, 5.0]];
         let s = strongest(&m, 2);
         assert_eq!(s, vec![(0, 2, -0.9), (0, 1, 0.2)]);
+    }
+
+    #[test]
+    fn overview_keeps_the_strongest_entry_of_each_block() {
+        let mut m = Array2::zeros((576, 576));
+        m[[300, 17]] = -3.0;
+        m[[301, 18]] = 1.0;
+        let (z, (kr, kc)) = fit_zoom(Rect::new(0, 0, 80, 20), 576, 576);
+        assert_eq!(z, 1);
+        assert!(kr >= 15 && kc >= 8, "{kr} {kc}");
+        let o = overview(&m, (kr, kc));
+        assert!(o.nrows() * kr >= 576 && o.nrows() <= 40 && o.ncols() <= 80);
+        assert_eq!(o[[300 / kr, 17 / kc]], -3.0);
+        assert_eq!(fit_zoom(Rect::new(0, 0, 80, 20), 10, 10), (4, (1, 1)));
+        // A tall matrix keeps its columns.
+        assert_eq!(fit_zoom(Rect::new(0, 0, 40, 20), 445, 6).1 .1, 1);
     }
 
     #[test]

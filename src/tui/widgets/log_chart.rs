@@ -75,8 +75,11 @@ pub fn decimate(points: &[(f64, f64)], width: usize) -> Vec<(f64, f64)> {
     out
 }
 
-/// Bounds and labels of one axis over (already transformed) values.
+/// Bounds and labels of one axis over (already transformed) values: whole numbers label
+/// whole-number data (iterations), and data ≥ 0 never get a negative tick.
 fn axis(values: &[f64], log: bool, pad: bool) -> ([f64; 2], Vec<String>) {
+    let integral = !log && values.iter().all(|v| v.fract() == 0.0);
+    let non_negative = !log && values.iter().all(|v| *v >= 0.0);
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !lo.is_finite() || !hi.is_finite() {
@@ -94,6 +97,7 @@ fn axis(values: &[f64], log: bool, pad: bool) -> ([f64; 2], Vec<String>) {
         let pad = if lo == 0.0 { 1.0 } else { 0.05 * lo.abs() };
         (lo - pad, hi + pad)
     };
+    let lo = if non_negative { lo.max(0.0) } else { lo };
     let n = if log && ((hi - lo) as usize) < 5 {
         (hi - lo) as usize + 1
     } else {
@@ -106,6 +110,8 @@ fn axis(values: &[f64], log: bool, pad: bool) -> ([f64; 2], Vec<String>) {
             } else {
                 format!("{:.1e}", 10f64.powf(v))
             }
+        } else if integral && hi - lo >= 2.0 {
+            format!("{}", v.round() as i64)
         } else {
             fmt_num(v)
         }
@@ -123,7 +129,7 @@ impl Widget for LogChart<'_> {
             return;
         }
         let block = Block::bordered()
-            .title(Span::styled(self.title.clone(), self.theme.title))
+            .title(Span::styled(format!(" {} ", self.title), self.theme.title))
             .border_style(self.theme.border);
         let finite: Vec<Vec<(f64, f64)>> = self
             .series
@@ -161,6 +167,17 @@ impl Widget for LogChart<'_> {
         let (xb, xl) = axis(&xs, log_x, false);
         let (yb, yl) = axis(&ys, log_y, true);
         let suffix = |log: bool| if log { " (log)" } else { "" };
+        // Axis names go in the title: inside the plot ratatui draws them over the curve.
+        let block = block.title_bottom(Line::styled(
+            format!(
+                " y: {}{} · x: {}{} ",
+                self.y_label,
+                suffix(log_y),
+                self.x_label,
+                suffix(log_x)
+            ),
+            self.theme.dim,
+        ));
         let datasets: Vec<Dataset> = self
             .series
             .iter()
@@ -177,24 +194,8 @@ impl Widget for LogChart<'_> {
         let many = self.series.len() > 1;
         let mut chart = Chart::new(datasets)
             .block(block)
-            .x_axis(
-                Axis::default()
-                    .title(Span::styled(
-                        format!("{}{}", self.x_label, suffix(log_x)),
-                        self.theme.dim,
-                    ))
-                    .bounds(xb)
-                    .labels(xl),
-            )
-            .y_axis(
-                Axis::default()
-                    .title(Span::styled(
-                        format!("{}{}", self.y_label, suffix(log_y)),
-                        self.theme.dim,
-                    ))
-                    .bounds(yb)
-                    .labels(yl),
-            );
+            .x_axis(Axis::default().bounds(xb).labels(xl))
+            .y_axis(Axis::default().bounds(yb).labels(yl));
         if many {
             chart =
                 chart.hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(2, 3)));

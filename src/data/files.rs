@@ -1,0 +1,221 @@
+//! Reading what a user names — a data file, a config, a sidecar, a session's record — without
+//! trusting what is at the path: only regular files are read (a FIFO would block, `/dev/zero`
+//! or `/dev/urandom` never end), never more than a cap, and never through a memory map (a file
+//! truncated while mapped kills the process with SIGBUS). One place, so every reader follows the
+//! same rules.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+use crate::error::input_at;
+use crate::{OvkError, Result};
+
+/// What a path holds, in words, when it is not a regular file.
+pub fn kind_of(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a regular file"
+    }
+}
+
+/// Open `path` for reading if (after following symbolic links) it is a regular file; its
+/// metadata is taken from the open handle, so what is checked is what is read. The open never
+/// blocks: a FIFO is opened non-blocking and then refused.
+pub fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| open_error(path, e))?;
+    let meta = f.metadata().map_err(|e| open_error(path, e))?;
+    if !meta.is_file() {
+        return Err(input_at(
+            path,
+            format!(
+                "is {}, not a regular file; ovk reads {what} only from regular files (copy it \
+                 into a file first)",
+                kind_of(&meta)
+            ),
+        ));
+    }
+    Ok((f, meta))
+}
+
+fn open_error(path: &Path, e: std::io::Error) -> OvkError {
+    match e.kind() {
+        ErrorKind::NotFound => input_at(path, "no such file"),
+        ErrorKind::PermissionDenied => input_at(path, "permission denied"),
+        ErrorKind::IsADirectory => input_at(path, "is a directory, not a file"),
+        _ => input_at(path, format!("cannot be opened: {e}")),
+    }
+}
+
+/// The whole of a regular file, refused when it is larger than `cap` bytes (checked before
+/// reading, and again while reading in case it grows) or changes size while being read.
+pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
+    let (f, meta) = open_regular(path, what)?;
+    let len = meta.len();
+    if len > cap {
+        return Err(too_large(path, len, cap, what));
+    }
+    read_all(path, f, len, cap, what, |_| Ok(()))
+}
+
+/// `read_regular` that lets `inspect` refuse the bytes as they arrive (each chunk once, in
+/// order), so a hostile file is rejected after its first bad block, not after reading it all.
+pub fn read_regular_with(
+    path: &Path,
+    cap: u64,
+    what: &str,
+    inspect: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
+    let (f, meta) = open_regular(path, what)?;
+    let len = meta.len();
+    if len > cap {
+        return Err(too_large(path, len, cap, what));
+    }
+    read_all(path, f, len, cap, what, inspect)
+}
+
+fn read_all(
+    path: &Path,
+    f: File,
+    len: u64,
+    cap: u64,
+    what: &str,
+    mut inspect: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
+    const CHUNK: usize = 1 << 20;
+    let mut out = Vec::new();
+    out.try_reserve_exact(len as usize).map_err(|_| {
+        OvkError::Resources(format!(
+            "{}: cannot hold its {} in memory",
+            path.display(),
+            crate::kernels::format_bytes(len)
+        ))
+    })?;
+    let mut r = f.take(cap.saturating_add(1));
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let got = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(g) => g,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(input_at(path, format!("cannot be read: {e}"))),
+        };
+        inspect(&buf[..got])?;
+        out.extend_from_slice(&buf[..got]);
+        if out.len() as u64 > cap {
+            return Err(too_large(path, out.len() as u64, cap, what));
+        }
+    }
+    if out.len() as u64 != len {
+        return Err(input_at(
+            path,
+            format!(
+                "changed size while being read ({len} bytes when opened, {} read); read it \
+                 again once it is complete",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+fn too_large(path: &Path, len: u64, cap: u64, what: &str) -> OvkError {
+    input_at(
+        path,
+        format!(
+            "is {}, more than ovk reads as {what} (at most {})",
+            crate::kernels::format_bytes(len),
+            crate::kernels::format_bytes(cap)
+        ),
+    )
+}
+
+/// Refuse text that holds a NUL byte: no CSV, TSV, TOML or JSON file does, and a sparse or
+/// binary file would otherwise be read (and parsed) in full before being found empty.
+pub fn refuse_nul(path: &Path, offset: u64, chunk: &[u8], what: &str) -> Result<()> {
+    match chunk.iter().position(|&b| b == 0) {
+        None => Ok(()),
+        Some(i) => Err(input_at(
+            path,
+            format!(
+                "holds a NUL byte at offset {}: not a {what} text file (binary, or a sparse \
+                 file full of zeros)",
+                offset + i as u64
+            ),
+        )),
+    }
+}
+
+/// Read a text file whole, refusing NUL bytes as they arrive.
+pub fn read_text_file(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
+    let mut offset = 0u64;
+    read_regular_with(path, cap, what, |chunk| {
+        refuse_nul(path, offset, chunk, what)?;
+        offset += chunk.len() as u64;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("ovk-files-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn devices_fifos_and_directories_are_refused_without_blocking() {
+        let d = temp("kinds");
+        let fifo = d.join("p.csv");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        for (p, kind) in [
+            (fifo.as_path(), "named pipe"),
+            (Path::new("/dev/zero"), "character device"),
+            (d.as_path(), "directory"),
+        ] {
+            let e = read_regular(p, 1 << 20, "data").unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(kind), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn caps_and_nul_bytes_are_refused() {
+        let d = temp("caps");
+        let f = d.join("a.csv");
+        std::fs::write(&f, "a,b\n1,2\n").unwrap();
+        assert_eq!(read_regular(&f, 100, "data").unwrap(), b"a,b\n1,2\n");
+        let e = read_regular(&f, 4, "data").unwrap_err().to_string();
+        assert!(e.contains("at most 4 B"), "{e}");
+        std::fs::write(&f, b"a,b\n1,\x002\n").unwrap();
+        let e = read_text_file(&f, 100, "CSV").unwrap_err().to_string();
+        assert!(e.contains("NUL byte at offset 6"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,425 @@
+//! Which input kernel a method solves on, and K's spectrum on that route.
+//!
+//! Three routes (docs/methods.md §6):
+//! - **exact**: the n×n Gram matrix, eigendecomposed once (O(n³), several n×n in memory);
+//! - **primal**: a linear kernel with d ≤ n features is `K = XXᵀ` exactly, so `Z = X`;
+//! - **low rank**: a Nyström factor `K ≈ ZZᵀ` (Z n×r, `kernels::input_factor`).
+//!
+//! On the last two, `ZᵀZ = V diag(s) Vᵀ` (r×r) gives the thin SVD `Z = U diag(√s) Vᵀ` with
+//! `U = Z V diag(s)^{-½}` never formed: `K̃ = U diag(s) Uᵀ` has r nonzero eigenvalues and an
+//! (n − r)-dimensional null space. The spectral forms krr, okl and lowrank-okl solve then hold
+//! with r eigenvalues: the rotated targets are `Ỹ = UᵀY = diag(s)^{-½} Vᵀ ZᵀY`, the null-space
+//! rows contribute the constant `‖Y − UUᵀY‖² = ‖Y‖² − ‖Ỹ‖²` to every fit term and nothing to
+//! predictions (`Zᵀ(I − UUᵀ) = 0`), and a coefficient matrix `C = U C̃ + (null part)` is kept as
+//! `ZᵀC = V diag(√s) C̃` (r×m): the model predicts `z(x)ᵀ ZᵀC`.
+
+use ndarray::{s, Array1, Array2, ArrayView2, Zip};
+use serde_json::json;
+
+use super::expansion::{FeatureExpansion, KernelExpansion};
+use super::{check_cancel, mats, Model, Observer, Phase};
+use crate::kernels::{
+    cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
+};
+use crate::linalg::{eigh, interruptible, matmul, matmul_tn};
+use crate::{OvkError, Result};
+
+/// Under `--input-rank auto`, training sets up to this many rows are solved exactly. Measured
+/// on this machine class (2 cores): one eigendecomposition of a 5000×5000 Gram matrix takes
+/// about 40 s, beyond which an exact fit passes a minute (docs/performance.md).
+pub const AUTO_EXACT_MAX: usize = 5000;
+/// The rank `--input-rank auto` takes beyond `AUTO_EXACT_MAX` rows.
+pub const AUTO_RANK: usize = 2000;
+
+/// How the input kernel enters a fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Exact,
+    /// Linear kernel, d ≤ n: `Z = X` (exact).
+    Primal,
+    LowRank {
+        rank: usize,
+        landmarks: Landmarks,
+        /// Taken by `--input-rank auto` rather than asked for.
+        automatic: bool,
+    },
+}
+
+impl Route {
+    /// The route for `n` training rows of `d` features, for a method that can solve on a
+    /// factor (the others keep `Method::input_route`'s exact default).
+    pub fn resolve(
+        choice: InputRank,
+        landmarks: Landmarks,
+        linear: bool,
+        n: usize,
+        d: usize,
+    ) -> Result<Route> {
+        if let InputRank::Rank(r) = choice {
+            if r > n {
+                return Err(OvkError::input(format!(
+                    "--input-rank {r} is larger than the {n} training rows; choose at most {n} \
+                     (or exact)"
+                )));
+            }
+        }
+        let primal = linear && d <= n;
+        Ok(match choice {
+            InputRank::Exact if primal => Route::Primal,
+            InputRank::Exact => Route::Exact,
+            InputRank::Rank(r) if primal && r >= d => Route::Primal,
+            InputRank::Rank(r) => Route::LowRank {
+                rank: r,
+                landmarks,
+                automatic: false,
+            },
+            InputRank::Auto if primal => Route::Primal,
+            InputRank::Auto if n > AUTO_EXACT_MAX => Route::LowRank {
+                rank: AUTO_RANK.min(n),
+                landmarks,
+                automatic: true,
+            },
+            InputRank::Auto => Route::Exact,
+        })
+    }
+
+    /// Columns of Z, or None on the exact route.
+    pub fn factor_columns(&self, d: usize) -> Option<usize> {
+        match *self {
+            Route::Exact => None,
+            Route::Primal => Some(d),
+            Route::LowRank { rank, .. } => Some(rank),
+        }
+    }
+
+    /// A note for the session when the route was not the user's explicit choice.
+    pub fn note(&self, n: usize) -> Option<String> {
+        match *self {
+            Route::LowRank {
+                rank,
+                landmarks,
+                automatic: true,
+            } => Some(format!(
+                "{n} training rows exceed the exact limit of {AUTO_EXACT_MAX} (about a minute on \
+                 2 cores): solved on a rank-{rank} Nyström factor of the input kernel \
+                 ({} landmarks); give --input-rank exact for the exact solve, or another rank",
+                landmarks.as_str()
+            )),
+            Route::Primal => Some(format!(
+                "linear kernel with d ≤ n: solved in the primal (Z = X, exact, O(n d²)) instead \
+                 of through the {n}×{n} Gram matrix"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// How spectral coefficients map back to the model.
+#[derive(Debug, Clone)]
+pub enum Basis {
+    /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`.
+    Eigen(Array2<f64>),
+    /// A factor `K̃ = ZZᵀ`, Z itself dropped after the rotation.
+    Factor(Box<FactorBasis>),
+}
+
+/// What a factor keeps once Z is gone.
+#[derive(Debug, Clone)]
+pub struct FactorBasis {
+    /// `ZᵀU = V diag(√s)` (r_z×r): `ZᵀC = V diag(√s) C̃`.
+    pub vs: Array2<f64>,
+    /// `V diag(s)^{-½}` (r_z×r): `U = Z V diag(s)^{-½}` when U itself is needed.
+    pub v_inv_sqrt: Array2<f64>,
+    pub map: FeatureMap,
+    pub summary: FactorSummary,
+}
+
+impl Basis {
+    /// The factor's summary for the session (None on the exact route).
+    pub fn factor_summary(&self) -> Option<&FactorSummary> {
+        match self {
+            Basis::Eigen(_) => None,
+            Basis::Factor(f) => Some(&f.summary),
+        }
+    }
+
+    /// Spectral coefficients C̃ (rows = eigenvalues) to the model's coefficients: `C = U C̃`
+    /// (n×m) on the exact route, `ZᵀC = V diag(√s) C̃` (r_z×m) on a factor.
+    pub fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Basis::Eigen(u) => matmul(u.view(), ct),
+            Basis::Factor(f) => matmul(f.vs.view(), ct),
+        }
+    }
+
+    /// The model `Ŷ = K(x, X) C` (exact) or `z(x)ᵀ ZᵀC` (factor) for lifted coefficients.
+    pub fn model(&self, kernel: Kernel, x_train: Array2<f64>, coef: Array2<f64>) -> Box<dyn Model> {
+        match self {
+            Basis::Eigen(_) => Box::new(KernelExpansion {
+                kernel,
+                x_train,
+                coef,
+            }),
+            Basis::Factor(f) => Box::new(FeatureExpansion {
+                map: f.map.clone(),
+                coef,
+            }),
+        }
+    }
+
+    /// `K(x_new, X) U` (t × #eigenvalues): exact `cross_gram · U`, factor `z(x_new)ᵀ V diag(√s)`.
+    pub fn cross(
+        &self,
+        kernel: &Kernel,
+        x_train: ArrayView2<f64>,
+        x_new: ArrayView2<f64>,
+    ) -> Result<Array2<f64>> {
+        match self {
+            Basis::Eigen(u) => Ok(matmul(cross_gram(kernel, x_new, x_train)?.view(), u.view())),
+            Basis::Factor(f) => Ok(matmul(f.map.features(x_new)?.view(), f.vs.view())),
+        }
+    }
+
+    /// The eigenvectors U (n × #eigenvalues); on a factor `Z V diag(s)^{-½}`, recomputing Z.
+    pub fn vectors(&self, x_train: ArrayView2<f64>) -> Result<Array2<f64>> {
+        match self {
+            Basis::Eigen(u) => Ok(u.clone()),
+            Basis::Factor(f) => Ok(matmul(f.map.features(x_train)?.view(), f.v_inv_sqrt.view())),
+        }
+    }
+}
+
+/// What the session records about a factor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactorSummary {
+    pub route: &'static str,
+    pub requested: usize,
+    pub rank: usize,
+    pub landmarks: Option<Landmarks>,
+    pub trace_error: f64,
+    pub seconds: f64,
+}
+
+impl FactorSummary {
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "route": self.route,
+            "requested_rank": self.requested,
+            "rank": self.rank,
+            "landmarks": self.landmarks.map(|l| l.as_str()),
+            "trace_error": self.trace_error,
+            "seconds": self.seconds,
+        })
+    }
+}
+
+/// K (or K̃) in its eigenbasis with the targets rotated into it.
+#[derive(Debug, Clone)]
+pub struct InputSpectrum {
+    /// Eigenvalues, ascending: all n (negatives clamped to 0) on the exact route, the r kept
+    /// ones on a factor.
+    pub s: Array1<f64>,
+    /// The most negative eigenvalue before clamping (0 when K was PSD).
+    pub clamped: f64,
+    /// `Ỹ = UᵀY`, one row per eigenvalue.
+    pub yt: Array2<f64>,
+    /// `‖Y − UUᵀY‖²_F`: the targets' share in K̃'s null space beyond the rows of `yt` (0 on
+    /// the exact route, where every eigenvector is kept).
+    pub null_sq: f64,
+    pub basis: Basis,
+    /// Training rows n (on a factor, more than the eigenvalues kept).
+    pub n: usize,
+}
+
+impl InputSpectrum {
+    /// Build the route's kernel, decompose it and rotate `y` — the Gram/factor and
+    /// decomposition phases of a fit, each ending in a cancellation check.
+    pub fn build(
+        route: Route,
+        kernel: &Kernel,
+        x: ArrayView2<f64>,
+        y: ArrayView2<f64>,
+        seed: u64,
+        obs: &mut dyn Observer,
+    ) -> Result<Self> {
+        match route {
+            Route::Exact => {
+                obs.phase(Phase::Gram, None);
+                let k = gram(kernel, x)?;
+                check_cancel(obs)?;
+                obs.phase(Phase::Decomposition, None);
+                let y = y.to_owned();
+                let sp = interruptible(&|| obs.is_cancelled(), move || {
+                    Self::exact(k.view(), y.view())
+                })?;
+                check_cancel(obs)?;
+                Ok(sp)
+            }
+            Route::Primal => {
+                obs.phase(Phase::Decomposition, None);
+                let sp = Self::of_factor(InputFactor::linear(x), y, "primal", 0.0)?;
+                check_cancel(obs)?;
+                Ok(sp)
+            }
+            Route::LowRank {
+                rank, landmarks, ..
+            } => {
+                // The pipeline fits the krr baseline on the same rows right after the method:
+                // the factor, its eigenproblem and the rotation are reused, not rebuilt.
+                let key = cache_key(kernel, x, y, rank, landmarks, seed);
+                if let Some(sp) = cached(key) {
+                    return Ok(sp);
+                }
+                let clock = std::time::Instant::now();
+                obs.phase(Phase::Gram, Some(rank));
+                let f = {
+                    let mut tick = |done: usize| -> Result<()> {
+                        obs.step(done, rank);
+                        check_cancel(obs)
+                    };
+                    input_factor(kernel, x, rank, landmarks, seed, &mut tick)?
+                };
+                check_cancel(obs)?;
+                obs.phase(Phase::Decomposition, None);
+                let sp = Self::of_factor(f, y, "low_rank", clock.elapsed().as_secs_f64())?;
+                check_cancel(obs)?;
+                remember(key, &sp);
+                Ok(sp)
+            }
+        }
+    }
+
+    /// `K = U diag(s) Uᵀ` (O(n³)), `Ỹ = UᵀY`.
+    pub fn exact(k: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Self> {
+        check_rows(k.nrows(), y)?;
+        let e = eigh(k)?;
+        let clamped = e.values.iter().copied().fold(0.0, f64::min);
+        Ok(InputSpectrum {
+            s: e.values.mapv(|v| v.max(0.0)),
+            clamped,
+            yt: matmul_tn(e.vectors.view(), y),
+            null_sq: 0.0,
+            basis: Basis::Eigen(e.vectors),
+            n: k.nrows(),
+        })
+    }
+
+    /// From a factor: `ZᵀZ = V diag(s) Vᵀ` (r×r), eigenvalues below `r·ε·max s` dropped (Z's
+    /// numerical rank), `Ỹ = diag(s)^{-½} Vᵀ (ZᵀY)`.
+    pub fn of_factor(
+        f: InputFactor,
+        y: ArrayView2<f64>,
+        route: &'static str,
+        seconds: f64,
+    ) -> Result<Self> {
+        check_rows(f.z.nrows(), y)?;
+        let n = f.z.nrows();
+        let ztz = matmul_tn(f.z.view(), f.z.view());
+        let e = eigh(ztz.view())?;
+        let s_max = e.values.iter().copied().fold(0.0, f64::max);
+        let cut = s_max * f.rank() as f64 * f64::EPSILON;
+        let keep = e
+            .values
+            .iter()
+            .position(|&v| v > cut)
+            .unwrap_or(e.values.len());
+        let s = e.values.slice(s![keep..]).to_owned();
+        let v = e.vectors.slice(s![.., keep..]).to_owned();
+        let zty = matmul_tn(f.z.view(), y); // r_z×m
+        let mut v_inv_sqrt = v.clone();
+        let mut vs = v;
+        Zip::from(v_inv_sqrt.columns_mut())
+            .and(vs.columns_mut())
+            .and(&s)
+            .for_each(|mut a, mut b, &si| {
+                a.mapv_inplace(|x| x / si.sqrt());
+                b.mapv_inplace(|x| x * si.sqrt());
+            });
+        let yt = matmul_tn(v_inv_sqrt.view(), zty.view()); // Ỹ = diag(s)^{-½} Vᵀ ZᵀY
+        let y_sq: f64 = y.iter().map(|v| v * v).sum();
+        let yt_sq: f64 = yt.iter().map(|v| v * v).sum();
+        let summary = FactorSummary {
+            route,
+            requested: f.requested,
+            rank: s.len(),
+            landmarks: f.how,
+            trace_error: f.trace_error,
+            seconds,
+        };
+        Ok(InputSpectrum {
+            s,
+            clamped: 0.0,
+            yt,
+            null_sq: (y_sq - yt_sq).max(0.0),
+            basis: Basis::Factor(Box::new(FactorBasis {
+                vs,
+                v_inv_sqrt,
+                map: f.map,
+                summary,
+            })),
+            n,
+        })
+    }
+
+    /// diag(φ(s)) A for a matrix with one row per eigenvalue.
+    pub fn scale_rows(&self, a: &Array2<f64>, phi: impl Fn(f64) -> f64) -> Array2<f64> {
+        let mut out = a.clone();
+        Zip::from(out.rows_mut())
+            .and(&self.s)
+            .for_each(|mut row, &s| row.mapv_inplace(|v| v * phi(s)));
+        out
+    }
+}
+
+/// Peak bytes of a fit on a factor with n rows and r columns: Z and the two n×b residual blocks
+/// while it is built (b ≤ r), then the r×r eigenproblem, the r×m rotation and the blocked
+/// predictions; the caller adds its own n×m blocks.
+pub fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> u64 {
+    let b = r.min(128);
+    mats(1, n, r) + mats(3, n, b) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(4096), r)
+}
+
+/// The last low-rank spectrum built in this process, by a hash of everything it depends on.
+static LAST_SPECTRUM: std::sync::Mutex<Option<(u64, InputSpectrum)>> = std::sync::Mutex::new(None);
+
+fn cache_key(
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    rank: usize,
+    landmarks: Landmarks,
+    seed: u64,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{kernel:?}").hash(&mut h);
+    (x.dim(), y.dim(), rank, landmarks.as_str(), seed).hash(&mut h);
+    for v in x.iter().chain(y.iter()) {
+        v.to_bits().hash(&mut h);
+    }
+    h.finish()
+}
+
+fn cached(key: u64) -> Option<InputSpectrum> {
+    let guard = LAST_SPECTRUM.lock().ok()?;
+    guard
+        .as_ref()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, sp)| sp.clone())
+}
+
+fn remember(key: u64, sp: &InputSpectrum) {
+    if let Ok(mut guard) = LAST_SPECTRUM.lock() {
+        *guard = Some((key, sp.clone()));
+    }
+}
+
+fn check_rows(n: usize, y: ArrayView2<f64>) -> Result<()> {
+    if n != y.nrows() {
+        return Err(OvkError::internal(format!(
+            "a {n}-row kernel for {} target rows",
+            y.nrows()
+        )));
+    }
+    Ok(())
+}

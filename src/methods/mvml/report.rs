@@ -1,0 +1,161 @@
+//! Step 5: what a fit saves — the learned metric of every output (A, or the paper's reduced
+//! `Ã = Nᵀ A N` with Nyström), view weights and block norms, each with its axes labelled by
+//! view (`details.axes`: matrix name → `{"rows": AXIS, "cols": AXIS}`, AXIS either
+//! `{"labels": [...]}` or `{"blocks": [{"name", "size"}, ...]}`), and each view's σ.
+
+use ndarray::{s, Array2};
+use serde_json::{json, Map, Value as Json};
+
+use super::{Run, Setup, Views};
+use crate::kernels::Kernel;
+use crate::methods::{Fit, Problem};
+
+/// The paper's `Ã_lm = N_lᵀ A_lm N_m = (X_l Σ_l) Â_lm (X_m Σ_m)ᵀ` from Â in eigen-coordinates.
+fn reduced(a: &Array2<f64>, back: &[Array2<f64>]) -> Array2<f64> {
+    let v = back.len();
+    let r = a.nrows() / v.max(1);
+    let mut out = Array2::zeros(a.raw_dim());
+    for l in 0..v {
+        for m in 0..v {
+            let blk = a.slice(s![l * r..(l + 1) * r, m * r..(m + 1) * r]);
+            let b = back[l].dot(&blk).dot(&back[m].t());
+            out.slice_mut(s![l * r..(l + 1) * r, m * r..(m + 1) * r])
+                .assign(&b);
+        }
+    }
+    out
+}
+
+fn nested(a: &Array2<f64>) -> Json {
+    Json::Array(a.rows().into_iter().map(|r| json!(r.to_vec())).collect())
+}
+
+fn sigma_of(k: &Kernel) -> Json {
+    match k {
+        Kernel::Gaussian { sigma } | Kernel::Laplacian { sigma } => json!(sigma),
+        _ => Json::Null,
+    }
+}
+
+pub(crate) fn save(
+    fit: &mut Fit,
+    p: &Problem,
+    setup: &Setup,
+    views: &Views,
+    run: &Run,
+    notes: &mut Vec<String>,
+) {
+    let f = &views.features;
+    let v = f.n_views();
+    let r = f.r();
+    let n_out = run.g.len();
+    let names: Vec<String> = p.views.iter().map(|vw| vw.name.clone()).collect();
+    let out_names: Vec<String> = (0..n_out)
+        .map(|k| {
+            p.output_names
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| format!("output {k}"))
+        })
+        .collect();
+    let view_labels = json!({ "labels": names });
+    let blocks = json!({
+        "blocks": names.iter().map(|n| json!({"name": n, "size": r})).collect::<Vec<_>>()
+    });
+    let mut axes = Map::new();
+
+    let mut saved = 0;
+    for (k, a) in run.metric.iter().enumerate() {
+        let Some(a) = a else { continue };
+        let a = match &f.back {
+            Some(back) => reduced(a, back),
+            None => a.clone(),
+        };
+        let name = if k == 0 {
+            "metric".to_string()
+        } else {
+            format!("metric_{k}")
+        };
+        axes.insert(name.clone(), json!({"rows": blocks, "cols": blocks}));
+        fit.matrices.push((name, a));
+        saved += 1;
+    }
+    if saved < n_out {
+        notes.push(format!(
+            "the {s}×{s} metric was saved for {saved} of {n_out} outputs (over the size limit; \
+             use --nystrom); block norms are saved for all",
+            s = v * r
+        ));
+    }
+    let mut weights = Array2::zeros((v, n_out));
+    for (k, w) in run.w.iter().enumerate() {
+        weights.column_mut(k).assign(w);
+    }
+    let mean_norms = run
+        .block_norms
+        .iter()
+        .fold(Array2::zeros((v, v)), |a, b| a + b)
+        / n_out.max(1) as f64;
+    fit.matrices.push(("view_weights".into(), weights));
+    axes.insert(
+        "view_weights".into(),
+        json!({"rows": view_labels, "cols": {"labels": out_names}}),
+    );
+    fit.matrices
+        .push(("block_norms".into(), mean_norms.clone()));
+    axes.insert(
+        "block_norms".into(),
+        json!({"rows": view_labels, "cols": view_labels}),
+    );
+    if n_out > 1 {
+        notes.push(format!(
+            "{n_out} outputs fitted independently, each with its own metric A and weights w; \
+             'metric' is output 0's ('metric_k' output k's), 'block_norms' the average over outputs"
+        ));
+    }
+
+    let d = &mut fit.details;
+    d.insert("views".into(), json!(names));
+    d.insert("view_names".into(), json!(names));
+    let sigmas: Map<String, Json> = names
+        .iter()
+        .zip(&views.kernels)
+        .map(|(n, k)| (n.clone(), sigma_of(k)))
+        .collect();
+    d.insert("view_sigmas".into(), Json::Object(sigmas));
+    d.insert(
+        "view_kernels".into(),
+        Json::Array(views.kernels.iter().map(|k| json!(k.to_string())).collect()),
+    );
+    d.insert("axes".into(), Json::Object(axes));
+    d.insert("block_norms".into(), nested(&mean_norms));
+    d.insert(
+        "block_norms_per_output".into(),
+        Json::Array(run.block_norms.iter().map(nested).collect()),
+    );
+    d.insert(
+        "view_weights".into(),
+        Json::Array(run.w.iter().map(|w| json!(w.to_vec())).collect()),
+    );
+    d.insert(
+        "nystrom".into(),
+        match &views.landmarks {
+            None => Json::Null,
+            Some(idx) => json!({
+                "fraction": setup.fraction,
+                "p": idx.len(),
+                "ranks": views.factors.iter().map(|f| f.rank).collect::<Vec<_>>(),
+            }),
+        },
+    );
+    d.insert("a_step".into(), json!(run.route));
+    d.insert("step_halvings".into(), json!(run.halvings));
+    d.insert("condition_caps".into(), json!(run.caps));
+    d.insert("final_step".into(), json!(run.last_step));
+    d.insert("first_order_residual".into(), json!(run.first_order));
+    d.insert(
+        "outputs".into(),
+        json!("independent: one metric A and weights w per output column"),
+    );
+    d.insert("rank_one_terms".into(), json!(run.terms));
+}

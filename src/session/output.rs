@@ -1,0 +1,431 @@
+//! Where a command writes a file the user named (`export --trace FILE`, `gen --out FILE`,
+//! `predict --out FILE` …): one set of rules, so no writer clobbers what it must not.
+//!
+//! - `-` is standard output.
+//! - Nothing is written into the session store or over an input of the run (the session's
+//!   data file): those are refused whatever `--force` says.
+//! - A new regular file is written to a temporary file beside it and published by a link that
+//!   fails if the name was taken meanwhile; an existing regular file is replaced (temporary file
+//!   renamed over it) only with `--force`. A symbolic link to a regular file counts as that file:
+//!   with `--force` its target is replaced and the link stays a link.
+//! - A FIFO or a character device (`/dev/stdout`, a terminal) is written through, never
+//!   replaced; a directory, a block device or a dangling link is refused.
+//! - Every write error (`/dev/full`, a full disk) is reported with its cause; exit status 2.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, ErrorKind, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::{OvkError, Result};
+
+/// What an output may not touch, and whether an existing file may be replaced.
+#[derive(Debug, Clone, Default)]
+pub struct OutputRules {
+    /// `--force`: replace an existing regular file.
+    pub force: bool,
+    /// The flag that gives this permission, for messages (`--force`).
+    pub force_flag: &'static str,
+    /// Directories nothing is written into (the session store, the session's directory).
+    protected_dirs: Vec<(PathBuf, String)>,
+    /// Files never overwritten (the inputs of the run), with what they are.
+    protected_files: Vec<(PathBuf, String)>,
+}
+
+impl OutputRules {
+    pub fn new(force: bool) -> Self {
+        OutputRules {
+            force,
+            force_flag: "--force",
+            ..Default::default()
+        }
+    }
+
+    /// Refuse writing anywhere inside `dir` (`what` names it in the message).
+    pub fn protect_dir(mut self, dir: &Path, what: impl Into<String>) -> Self {
+        if let Ok(c) = fs::canonicalize(dir) {
+            self.protected_dirs.push((c, what.into()));
+        }
+        self
+    }
+
+    /// Refuse writing over `file` (`what` names it in the message). A file that does not
+    /// exist protects nothing.
+    pub fn protect_file(mut self, file: &Path, what: impl Into<String>) -> Self {
+        if let Ok(c) = fs::canonicalize(file) {
+            self.protected_files.push((c, what.into()));
+        }
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Dest {
+    Stdout,
+    Stderr,
+    /// A FIFO or character device, opened and written in place.
+    Through(PathBuf),
+    /// A new regular file at this (resolved) path.
+    Create(PathBuf),
+    /// An existing regular file at this (resolved) path, replaced (`--force`).
+    Replace(PathBuf),
+}
+
+/// A checked destination: `plan` decided how to write it; `write_with` writes it.
+#[derive(Debug, Clone)]
+pub struct Output {
+    shown: PathBuf,
+    dest: Dest,
+}
+
+fn refuse(path: &Path, why: impl std::fmt::Display) -> OvkError {
+    OvkError::input(format!("{}: {why}", path.display()))
+}
+
+/// Check `path` against `rules` and decide how it will be written; nothing is written yet.
+pub fn plan(path: &Path, rules: &OutputRules) -> Result<Output> {
+    let shown = path.to_path_buf();
+    // `-` and the names of the standard streams write to the stream itself: opening
+    // /dev/stdout would resolve to whatever the shell redirected it to (a regular file that
+    // would need --force, or be truncated).
+    let std_stream = |names: [&str; 3]| names.iter().any(|n| path.as_os_str() == *n);
+    if path.as_os_str() == "-" || std_stream(["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]) {
+        return Ok(Output {
+            shown,
+            dest: Dest::Stdout,
+        });
+    }
+    if std_stream(["/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"]) {
+        return Ok(Output {
+            shown,
+            dest: Dest::Stderr,
+        });
+    }
+    if path.as_os_str().is_empty() {
+        return Err(OvkError::input("an output file name is empty"));
+    }
+    let dest = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            let name = path
+                .file_name()
+                .ok_or_else(|| refuse(path, "is not a file name"))?;
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let dir = fs::canonicalize(parent).map_err(|e| {
+                refuse(
+                    path,
+                    format!("cannot write there: the folder {}: {e}", parent.display()),
+                )
+            })?;
+            if !dir.is_dir() {
+                return Err(refuse(
+                    path,
+                    format!("{} is not a folder", parent.display()),
+                ));
+            }
+            Dest::Create(dir.join(name))
+        }
+        Err(e) => return Err(refuse(path, format!("cannot be checked: {e}"))),
+        Ok(link) => {
+            let meta = match fs::metadata(path) {
+                Ok(m) => m,
+                Err(_) if link.file_type().is_symlink() => {
+                    return Err(refuse(
+                        path,
+                        "is a symbolic link to nothing; refusing to create a file through it",
+                    ))
+                }
+                Err(e) => return Err(refuse(path, format!("cannot be checked: {e}"))),
+            };
+            let real = fs::canonicalize(path)
+                .map_err(|e| refuse(path, format!("cannot be resolved: {e}")))?;
+            let t = meta.file_type();
+            if t.is_dir() {
+                return Err(refuse(path, "is a directory; give a file name"));
+            } else if t.is_block_device() || t.is_socket() {
+                let what = if t.is_socket() {
+                    "a socket"
+                } else {
+                    "a block device"
+                };
+                return Err(refuse(path, format!("is {what}; ovk does not write to it")));
+            } else if t.is_fifo() || t.is_char_device() {
+                Dest::Through(real)
+            } else {
+                if !rules.force {
+                    // A protected file is refused as such, not as merely existing.
+                    Output {
+                        shown: shown.clone(),
+                        dest: Dest::Replace(real.clone()),
+                    }
+                    .check_protected(rules)?;
+                    let via = if link.file_type().is_symlink() {
+                        format!(" (a symbolic link to {})", real.display())
+                    } else {
+                        String::new()
+                    };
+                    return Err(refuse(
+                        path,
+                        format!(
+                            "already exists{via}; pass {} to replace it, or choose another name",
+                            rules.force_flag
+                        ),
+                    ));
+                }
+                Dest::Replace(real)
+            }
+        }
+    };
+    let out = Output { shown, dest };
+    out.check_protected(rules)?;
+    Ok(out)
+}
+
+/// `plan` for several outputs of one command: all are checked before any is written, and two
+/// outputs naming the same file are refused.
+pub fn plan_all(paths: &[&Path], rules: &OutputRules) -> Result<Vec<Output>> {
+    let outs = paths
+        .iter()
+        .map(|p| plan(p, rules))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, a) in outs.iter().enumerate() {
+        for b in &outs[i + 1..] {
+            if a.dest == b.dest && a.real().is_some() {
+                return Err(refuse(
+                    &b.shown,
+                    format!(
+                        "is given twice as an output (also as {})",
+                        a.shown.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(outs)
+}
+
+impl Output {
+    /// The path as the user gave it.
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    /// Whether this writes a regular file (not a stream or a device).
+    pub fn is_file(&self) -> bool {
+        matches!(self.dest, Dest::Create(_) | Dest::Replace(_))
+    }
+
+    fn real(&self) -> Option<&Path> {
+        match &self.dest {
+            Dest::Stdout | Dest::Stderr => None,
+            Dest::Through(p) | Dest::Create(p) | Dest::Replace(p) => Some(p),
+        }
+    }
+
+    fn check_protected(&self, rules: &OutputRules) -> Result<()> {
+        let Some(real) = self.real() else {
+            return Ok(());
+        };
+        for (dir, what) in &rules.protected_dirs {
+            if real.starts_with(dir) {
+                return Err(refuse(
+                    &self.shown,
+                    format!(
+                        "is inside {what} {}; ovk never writes there — choose a path outside it",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        let id = |p: &Path| fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let real_id = id(real);
+        for (file, what) in &rules.protected_files {
+            if real == file.as_path() || (real_id.is_some() && real_id == id(file)) {
+                return Err(refuse(
+                    &self.shown,
+                    format!(
+                        "is {what}; refusing to overwrite an input of the run (even with {})",
+                        rules.force_flag
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Write `bytes`.
+    pub fn write(&self, bytes: &[u8]) -> Result<()> {
+        self.write_with(|w| w.write_all(bytes))
+    }
+
+    /// Write what `fill` produces. A regular file appears complete or not at all; an error
+    /// (disk full, `/dev/full`, a closed pipe) names the file and its cause.
+    pub fn write_with(&self, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+        let fail = |e: io::Error| refuse(&self.shown, format!("cannot write: {e}"));
+        match &self.dest {
+            Dest::Stdout => {
+                let out = io::stdout();
+                let mut w = BufWriter::new(out.lock());
+                fill(&mut w)
+                    .and_then(|_| w.flush())
+                    .map_err(|e| OvkError::input(format!("writing to standard output: {e}")))
+            }
+            Dest::Stderr => {
+                let err = io::stderr();
+                let mut w = BufWriter::new(err.lock());
+                fill(&mut w)
+                    .and_then(|_| w.flush())
+                    .map_err(|e| OvkError::input(format!("writing to standard error: {e}")))
+            }
+            Dest::Through(p) => {
+                // Opening a FIFO waits for its reader, as a shell redirection does.
+                let f = OpenOptions::new().write(true).open(p).map_err(fail)?;
+                let mut w = BufWriter::new(f);
+                fill(&mut w).and_then(|_| w.flush()).map_err(fail)
+            }
+            Dest::Create(p) | Dest::Replace(p) => {
+                let tmp = temp_beside(p);
+                let written = (|| -> io::Result<()> {
+                    // create_new: never follows a link planted at the temporary name.
+                    let f = OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(0o666)
+                        .open(&tmp)?;
+                    let mut w = BufWriter::new(f);
+                    fill(&mut w)?;
+                    let f = w.into_inner().map_err(|e| e.into_error())?;
+                    if let Dest::Replace(_) = self.dest {
+                        if let Ok(m) = fs::metadata(p) {
+                            f.set_permissions(m.permissions())?;
+                        }
+                    }
+                    f.sync_all()
+                })();
+                if let Err(e) = written {
+                    let _ = fs::remove_file(&tmp);
+                    return Err(fail(e));
+                }
+                let published = match self.dest {
+                    Dest::Create(_) => publish_new(&tmp, p),
+                    _ => fs::rename(&tmp, p),
+                };
+                let _ = fs::remove_file(&tmp);
+                match published {
+                    Ok(()) => {
+                        if let Some(dir) = p.parent() {
+                            let _ = File::open(dir).and_then(|d| d.sync_all());
+                        }
+                        Ok(())
+                    }
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(refuse(
+                        &self.shown,
+                        "was created by someone else while ovk wrote it; nothing replaced",
+                    )),
+                    Err(e) => Err(fail(e)),
+                }
+            }
+        }
+    }
+}
+
+/// Link `tmp` to `dest` only if `dest` does not exist (a rename would replace a file created
+/// meanwhile). Where hard links are not supported, a rename after a last check.
+fn publish_new(tmp: &Path, dest: &Path) -> io::Result<()> {
+    match fs::hard_link(tmp, dest) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(e),
+        Err(_) if fs::symlink_metadata(dest).is_ok() => {
+            Err(io::Error::from(ErrorKind::AlreadyExists))
+        }
+        Err(_) => fs::rename(tmp, dest),
+    }
+}
+
+fn temp_beside(p: &Path) -> PathBuf {
+    let name = p
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    p.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ovk-output-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn new_files_are_written_existing_ones_need_force() {
+        let d = temp("force");
+        let f = d.join("a.csv");
+        plan(&f, &OutputRules::new(false))
+            .unwrap()
+            .write(b"1\n")
+            .unwrap();
+        assert_eq!(fs::read(&f).unwrap(), b"1\n");
+        let e = plan(&f, &OutputRules::new(false)).unwrap_err().to_string();
+        assert!(e.contains("already exists") && e.contains("--force"), "{e}");
+        plan(&f, &OutputRules::new(true))
+            .unwrap()
+            .write(b"2\n")
+            .unwrap();
+        assert_eq!(fs::read(&f).unwrap(), b"2\n");
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 1, "no temporary left");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_symlink_keeps_being_a_link_and_protected_files_are_refused() {
+        let d = temp("links");
+        let target = d.join("t.csv");
+        fs::write(&target, "old").unwrap();
+        let link = d.join("l.csv");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        plan(&link, &OutputRules::new(true))
+            .unwrap()
+            .write(b"new")
+            .unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        let rules = OutputRules::new(true).protect_file(&target, "the data file");
+        let e = plan(&link, &rules).unwrap_err().to_string();
+        assert!(e.contains("input of the run"), "{e}");
+        let rules = OutputRules::new(true).protect_dir(&d, "the session store");
+        let e = plan(&d.join("x.csv"), &rules).unwrap_err().to_string();
+        assert!(e.contains("session store"), "{e}");
+        let dangling = d.join("dangling.csv");
+        std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
+        assert!(plan(&dangling, &OutputRules::new(true)).is_err());
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn devices_are_written_through_and_their_errors_reported() {
+        let full = Path::new("/dev/full");
+        if full.exists() {
+            let e = plan(full, &OutputRules::new(false))
+                .unwrap()
+                .write(&[b'x'; 100_000])
+                .unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains("/dev/full"), "{e}");
+            assert!(full.exists() && !fs::metadata(full).unwrap().is_file());
+        }
+        plan(Path::new("/dev/null"), &OutputRules::new(false))
+            .unwrap()
+            .write(b"x")
+            .unwrap();
+    }
+}

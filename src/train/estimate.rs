@@ -1,0 +1,107 @@
+//! How long a fit will take, before it starts: the floor rates of this machine (one symmetric
+//! eigendecomposition and one matrix product, timed once per process on small matrices) scaled
+//! to the problem's sizes. A floor, not a promise — iterations come on top — but enough to say
+//! "the exact fit takes minutes; a low-rank input kernel takes seconds".
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use ndarray::Array2;
+
+use crate::data::rng::Rng;
+use crate::linalg::{eigh, matmul};
+use crate::methods::{ProblemShape, Route};
+
+/// Seconds per unit of work, measured here.
+#[derive(Debug, Clone, Copy)]
+pub struct Rates {
+    /// One n×n symmetric eigendecomposition takes `eigh · n³` seconds.
+    pub eigh: f64,
+    /// A product of (a×b)(b×c) takes `gemm · a·b·c` seconds.
+    pub gemm: f64,
+}
+
+/// Calibration size: big enough to reach the kernels' steady speed, small enough to cost a
+/// few tens of milliseconds.
+const CALIBRATE_N: usize = 400;
+
+/// This process's rates, measured on first use.
+pub fn rates() -> Rates {
+    static RATES: OnceLock<Rates> = OnceLock::new();
+    *RATES.get_or_init(|| {
+        let mut rng = Rng::new(1);
+        let n = CALIBRATE_N;
+        let a = Array2::from_shape_fn((n, n), |_| rng.normal());
+        let t = Instant::now();
+        let p = matmul(a.view(), a.t());
+        let gemm = t.elapsed().as_secs_f64() / (n * n * n) as f64;
+        let t = Instant::now();
+        let _ = eigh(p.view());
+        let eigh = t.elapsed().as_secs_f64() / (n * n * n) as f64;
+        Rates {
+            eigh: eigh.max(1e-12),
+            gemm: gemm.max(1e-13),
+        }
+    })
+}
+
+/// Floor seconds of a fit: on the exact route `eighs` eigendecompositions of the n×n kernel
+/// (the method's own multiple) plus the Gram matrix; on a factor the landmark columns, the
+/// factor's products (about 2·n·r² multiply-adds) and the r×r eigenproblem.
+pub fn fit_seconds(route: Route, n: usize, shape: &ProblemShape, eighs: f64) -> f64 {
+    let r8 = rates();
+    let (n_f, d) = (n as f64, shape.d.max(1) as f64);
+    match route.factor_columns(shape.d) {
+        None => eighs * r8.eigh * n_f.powi(3) + r8.gemm * n_f * n_f * d,
+        Some(r) => {
+            let r = r as f64;
+            r8.gemm * (2.0 * n_f * r * r + n_f * r * d + n_f * r * shape.m as f64)
+                + eighs * r8.eigh * r.powi(3)
+        }
+    }
+}
+
+/// "12 s", "3.4 min", "2.1 h".
+pub fn format_seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{s:.2} s")
+    } else if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Landmarks;
+
+    #[test]
+    fn a_factor_is_estimated_far_below_the_exact_route_at_scale() {
+        let shape = ProblemShape {
+            n_train: 20_000,
+            n_labeled: 20_000,
+            d: 50,
+            m: 10,
+            ..Default::default()
+        };
+        let exact = fit_seconds(Route::Exact, 20_000, &shape, 1.0);
+        let low = fit_seconds(
+            Route::LowRank {
+                rank: 1000,
+                landmarks: Landmarks::Rpcholesky,
+                automatic: false,
+            },
+            20_000,
+            &shape,
+            1.0,
+        );
+        assert!(exact.is_finite() && low.is_finite() && low > 0.0);
+        assert!(low * 20.0 < exact, "low {low} vs exact {exact}");
+        assert_eq!(format_seconds(0.5), "0.50 s");
+        assert_eq!(format_seconds(600.0), "10.0 min");
+    }
+}

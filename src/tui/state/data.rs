@@ -1,0 +1,203 @@
+//! The data half of the workbench: the folder, the open table, column roles and the split.
+
+use std::path::PathBuf;
+
+use crate::data::{DataConfig, Scale, Table};
+
+/// What a column of the table is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Feature,
+    Target,
+    Class,
+    /// A feature that also names a view: its prefix (up to the first `_`) groups columns.
+    View,
+    Ignore,
+}
+
+impl Role {
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Feature => "feature",
+            Role::Target => "target",
+            Role::Class => "class",
+            Role::View => "view",
+            Role::Ignore => "ignore",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEntry {
+    pub name: String,
+    pub path: PathBuf,
+    pub is_dir: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFocus {
+    Files,
+    Columns,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Median {
+    Unknown,
+    Computing,
+    Value(f64),
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct DataState {
+    pub dir: PathBuf,
+    pub entries: Vec<FileEntry>,
+    pub file_cursor: usize,
+    pub focus: DataFocus,
+    pub table: Option<Table>,
+    pub load_error: Option<String>,
+    /// The table being read on a background thread; an answer for any other path is stale.
+    pub loading: Option<PathBuf>,
+    pub roles: Vec<Role>,
+    /// Per column: the view it belongs to, when its role is `View` (sidecar name or prefix).
+    pub view_of: Vec<Option<String>>,
+    pub col_cursor: usize,
+    /// Where the pre-filled roles came from (sidecar file or naming convention).
+    pub roles_source: Option<String>,
+    pub test_fraction: f64,
+    pub seed: u64,
+    pub scale: Scale,
+    /// Drop rows with a missing cell in a used column (else such a column refuses the run).
+    pub drop_missing: bool,
+    /// Semi-supervised methods: the fraction of training rows that keep their labels
+    /// (`None`: all of them).
+    pub labeled: Option<f64>,
+    pub median: Median,
+    /// Bumped whenever the data choice changes, so a late median result for an old choice is dropped.
+    pub generation: u64,
+}
+
+impl DataState {
+    pub fn new(dir: PathBuf) -> Self {
+        DataState {
+            dir,
+            entries: Vec::new(),
+            file_cursor: 0,
+            focus: DataFocus::Files,
+            table: None,
+            load_error: None,
+            loading: None,
+            roles: Vec::new(),
+            view_of: Vec::new(),
+            col_cursor: 0,
+            roles_source: None,
+            test_fraction: 0.25,
+            seed: 0,
+            scale: Scale::Standard,
+            drop_missing: false,
+            labeled: None,
+            median: Median::Unknown,
+            generation: 0,
+        }
+    }
+
+    fn names_with(&self, pick: impl Fn(Role) -> bool) -> Vec<String> {
+        match &self.table {
+            Some(t) => t
+                .columns
+                .iter()
+                .zip(&self.roles)
+                .filter(|(_, r)| pick(**r))
+                .map(|(c, _)| c.name.clone())
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    pub fn features(&self) -> Vec<String> {
+        self.names_with(|r| matches!(r, Role::Feature | Role::View))
+    }
+
+    pub fn targets(&self) -> Vec<String> {
+        self.names_with(|r| r == Role::Target)
+    }
+
+    pub fn class(&self) -> Option<String> {
+        self.names_with(|r| r == Role::Class).into_iter().next()
+    }
+
+    /// The view of column `i` (its sidecar view, else the text before its first `_`).
+    pub fn view_name(&self, i: usize) -> Option<String> {
+        if self.roles.get(i) != Some(&Role::View) {
+            return None;
+        }
+        if let Some(Some(v)) = self.view_of.get(i) {
+            return Some(v.clone());
+        }
+        let name = &self.table.as_ref()?.columns.get(i)?.name;
+        Some(name.split('_').next().unwrap_or(name).to_string())
+    }
+
+    /// The views of the columns marked as views, in column order.
+    pub fn views(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for i in 0..self.roles.len() {
+            if let Some(v) = self.view_name(i) {
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// The data half of a run configuration, or why there is none yet.
+    pub fn config(&self) -> Result<DataConfig, String> {
+        let Some(t) = &self.table else {
+            return Err("no table loaded — open a file in the Data pane (1)".into());
+        };
+        let features = self.features();
+        if features.is_empty() {
+            return Err("no feature columns — mark some with f".into());
+        }
+        let targets = self.targets();
+        let class = self.class();
+        if targets.is_empty() && class.is_none() {
+            return Err("no target — mark a class column with c or target columns with t".into());
+        }
+        // Say here, in full, what the engine would refuse after loading the whole file.
+        let used: Vec<String> = features
+            .iter()
+            .chain(&targets)
+            .chain(class.iter())
+            .cloned()
+            .collect();
+        for c in t.columns.iter().filter(|c| used.contains(&c.name)) {
+            let is_class = class.as_deref() == Some(c.name.as_str());
+            if !is_class && c.min.is_none() && c.missing < t.n_rows {
+                return Err(format!(
+                    "column `{}` is text ({}): mark it x (ignore) or c (class)",
+                    c.name, c.dtype
+                ));
+            }
+            if c.missing > 0 && !self.drop_missing {
+                return Err(format!(
+                    "column `{}` has {} missing values: press m to drop those rows, or x",
+                    c.name, c.missing
+                ));
+            }
+        }
+        let mut cfg = DataConfig::new(t.path.clone());
+        cfg.features = Some(features);
+        cfg.targets = (!targets.is_empty()).then_some(targets);
+        cfg.class = class;
+        let views = self.views();
+        cfg.views = (!views.is_empty()).then_some(views);
+        cfg.test_fraction = self.test_fraction;
+        cfg.seed = self.seed;
+        cfg.scale = self.scale;
+        cfg.drop_missing = self.drop_missing;
+        cfg.labeled = self.labeled;
+        Ok(cfg)
+    }
+}

@@ -1,0 +1,363 @@
+//! Everything the workbench shows, as plain data. Only `update` changes it; `render` reads it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::methods::{self, Method, TraceRecord};
+use crate::session::{Listing, SessionRecord};
+use crate::train::{RunConfig, RunOutcome};
+
+use super::theme::Theme;
+
+mod data;
+mod form;
+mod run;
+
+pub use data::{DataFocus, DataState, FileEntry, Median, Role};
+pub use form::{Field, FieldKind, KernelState};
+pub use run::{RunState, RunStatus};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Data,
+    Method,
+    Kernel,
+    Run,
+    Charts,
+    Matrices,
+    Results,
+    Sessions,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 8] = [
+        Pane::Data,
+        Pane::Method,
+        Pane::Kernel,
+        Pane::Run,
+        Pane::Charts,
+        Pane::Matrices,
+        Pane::Results,
+        Pane::Sessions,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Data => "Data",
+            Pane::Method => "Method",
+            Pane::Kernel => "Kernel",
+            Pane::Run => "Run",
+            Pane::Charts => "Charts",
+            Pane::Matrices => "Matrices",
+            Pane::Results => "Results",
+            Pane::Sessions => "Sessions",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    pub fn next(self) -> Pane {
+        Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
+    }
+
+    pub fn prev(self) -> Pane {
+        Pane::ALL[(self.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MethodState {
+    pub cursor: usize,
+    pub chosen: usize,
+}
+
+/// A finished fit, from this run or from a saved session.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub outcome: RunOutcome,
+    /// Where it is saved, once saved (or where it was loaded from).
+    pub saved: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct MatrixState {
+    pub selected: usize,
+    /// Screen columns per matrix cell (1–8); rows are half as many lines (half-blocks).
+    /// 0 = fit: the largest zoom that shows the whole matrix, or an overview of blocks when
+    /// even zoom 1 does not fit. Each matrix starts at 0.
+    pub zoom: u16,
+    pub cursor: (usize, usize),
+}
+
+/// Scroll positions of the long lists (trace, records, notes): `None` follows the end.
+#[derive(Debug, Clone, Default)]
+pub struct Scroll {
+    /// Run pane: the trace row at the cursor (`None`: the newest, following a live fit).
+    pub trace: Option<usize>,
+    /// Run pane: first note line shown.
+    pub notes: usize,
+    /// Results pane: selected row of the records table (`None`: the kept row).
+    pub records: Option<usize>,
+    /// Results pane: first line of details & notes shown.
+    pub details: usize,
+    /// Sessions pane: first line of the compare table.
+    pub compare: usize,
+    /// The help overlay's first row (it is taller than a 24-line terminal).
+    pub help: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SessionsState {
+    pub root: Option<PathBuf>,
+    pub list: Vec<Listing>,
+    pub cursor: usize,
+    /// Up to two entries marked for comparison (indices into `list`).
+    pub marked: Vec<usize>,
+    pub compare: Option<Box<(SessionRecord, SessionRecord)>>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptKind {
+    SaveName,
+    Rename {
+        id: String,
+    },
+    ConfirmDelete {
+        id: String,
+        name: String,
+    },
+    /// `q` with a fit running or a result not saved: y quits, n or Esc stays.
+    ConfirmQuit {
+        why: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub kind: PromptKind,
+    pub text: String,
+}
+
+/// Trace playback of a saved session.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// Index of the last trace record shown.
+    pub cursor: usize,
+    pub playing: bool,
+    pub last_step: Instant,
+}
+
+/// The finished run a new result replaced, kept for the Charts overlay.
+#[derive(Debug, Clone)]
+pub struct PreviousRun {
+    pub name: String,
+    pub method: String,
+    pub dataset: PathBuf,
+    pub trace: Vec<TraceRecord>,
+}
+
+/// The split settings chosen for one file, restored when it is opened again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplitChoice {
+    pub test_fraction: f64,
+    pub seed: u64,
+    pub scale: crate::data::Scale,
+    pub drop_missing: bool,
+    pub labeled: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub pane: Pane,
+    pub data: DataState,
+    pub method: MethodState,
+    pub kernel: KernelState,
+    /// Each method's form as last left, so one method's λ never reaches another.
+    pub kernel_by_method: HashMap<String, KernelState>,
+    /// Each file's split settings as last left (a test fraction of 0 stays with its file).
+    pub split_by_file: HashMap<PathBuf, SplitChoice>,
+    pub run: RunState,
+    pub result: Option<Finished>,
+    /// The previous finished run, for the overlay in Charts.
+    pub previous: Option<PreviousRun>,
+    /// Off by default: an overlay is asked for (o), and drawn only for the same data and method.
+    pub overlay: bool,
+    pub matrices: MatrixState,
+    pub scroll: Scroll,
+    pub sessions: SessionsState,
+    pub prompt: Option<Prompt>,
+    pub help: bool,
+    /// Read-only: a saved session opened with `ovk replay`.
+    pub replay: Option<Replay>,
+    pub status: String,
+    pub now: Instant,
+    pub quit: bool,
+    pub theme: Theme,
+}
+
+impl State {
+    pub fn new(dir: PathBuf) -> State {
+        let methods = methods::registry();
+        let chosen = methods.iter().position(|m| m.name() == "okl").unwrap_or(0);
+        let kernel = match methods.get(chosen) {
+            Some(m) => KernelState::for_method(*m, None),
+            None => KernelState {
+                fields: Vec::new(),
+                cursor: 0,
+                editing: false,
+                backup: String::new(),
+            },
+        };
+        State {
+            pane: Pane::Data,
+            data: DataState::new(dir),
+            method: MethodState {
+                cursor: chosen,
+                chosen,
+            },
+            kernel,
+            kernel_by_method: HashMap::new(),
+            split_by_file: HashMap::new(),
+            run: RunState::new(),
+            result: None,
+            previous: None,
+            overlay: false,
+            matrices: MatrixState::default(),
+            scroll: Scroll::default(),
+            sessions: SessionsState::default(),
+            prompt: None,
+            help: false,
+            replay: None,
+            status: "ready — pick a file in Data (Enter), then r in Run; ? lists every key".into(),
+            now: Instant::now(),
+            quit: false,
+            theme: Theme::default(),
+        }
+    }
+
+    /// A fit is running, or the shown result was never saved: quitting would lose work.
+    pub fn unsaved_work(&self) -> Option<String> {
+        if self.is_running() {
+            return Some("a fit is running — quitting cancels it".into());
+        }
+        match &self.result {
+            Some(f) if f.saved.is_none() && self.replay.is_none() => Some(format!(
+                "the result of '{}' is not saved (s saves it)",
+                f.outcome.record.name
+            )),
+            _ => None,
+        }
+    }
+
+    /// The curve to overlay in Charts — while a fit runs, the last result; after, the run it
+    /// replaced — when it was fitted by the same method on the same file (otherwise its scale
+    /// says nothing about this run). `Err` says why nothing is drawn.
+    pub fn overlay_trace(&self) -> Result<(&str, &[TraceRecord]), String> {
+        let (name, method, dataset, trace) = if self.is_running() {
+            match &self.result {
+                Some(f) => {
+                    let r = &f.outcome.record;
+                    (
+                        r.name.as_str(),
+                        r.method.as_str(),
+                        &r.config.data.path,
+                        &r.trace[..],
+                    )
+                }
+                None => return Err("no earlier run".into()),
+            }
+        } else {
+            match &self.previous {
+                Some(p) => (p.name.as_str(), p.method.as_str(), &p.dataset, &p.trace[..]),
+                None => return Err("no earlier run".into()),
+            }
+        };
+        let (cur_method, cur_data) = if self.is_running() {
+            match &self.run.config {
+                Some(c) => (c.method.as_str(), &c.data.path),
+                None => return Err("no earlier run".into()),
+            }
+        } else {
+            match &self.result {
+                Some(f) => (
+                    f.outcome.record.method.as_str(),
+                    &f.outcome.record.config.data.path,
+                ),
+                None => return Err("no earlier run".into()),
+            }
+        };
+        if method != cur_method || dataset != cur_data {
+            let file = dataset.file_name().map_or_else(
+                || dataset.display().to_string(),
+                |f| f.to_string_lossy().into(),
+            );
+            return Err(format!("earlier run is {method} on {file}: not comparable"));
+        }
+        Ok((name, trace))
+    }
+
+    pub fn method(&self) -> Option<&'static dyn Method> {
+        methods::registry().get(self.method.chosen).copied()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.run.status == RunStatus::Running
+    }
+
+    /// The whole configuration, or the first reason it cannot run.
+    pub fn run_config(&self) -> Result<RunConfig, String> {
+        let data = self.data.config()?;
+        let method = self.method().ok_or("no method chosen (2 Method)")?;
+        if let Some((key, why)) = self.kernel.first_error() {
+            return Err(format!("fix {key} in the Kernel pane (3): {why}"));
+        }
+        let kernel = self.kernel.kernel_spec()?;
+        let params = self.kernel.params()?;
+        let cfg = RunConfig {
+            data,
+            method: method.name().to_string(),
+            kernel,
+            params,
+            name: None,
+        };
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
+    }
+
+    /// The trace the Charts pane draws: the live one while running, else the result's (cut at
+    /// the replay cursor).
+    pub fn chart_trace(&self) -> &[TraceRecord] {
+        if self.is_running() {
+            return &self.run.trace;
+        }
+        match &self.result {
+            Some(f) => {
+                let t = &f.outcome.record.trace;
+                match &self.replay {
+                    Some(r) if !t.is_empty() => &t[..=r.cursor.min(t.len() - 1)],
+                    _ => t,
+                }
+            }
+            None => &self.run.trace,
+        }
+    }
+
+    /// The trace the Run pane lists: this fit's while one has run, else the shown result's.
+    pub fn run_trace(&self) -> &[TraceRecord] {
+        match (&self.run.status, &self.result) {
+            (RunStatus::Idle, Some(f)) => &f.outcome.record.trace,
+            _ => &self.run.trace,
+        }
+    }
+
+    pub fn output_names(&self) -> Vec<String> {
+        self.result
+            .as_ref()
+            .map(|f| f.outcome.record.output_names.clone())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,56 @@
+//! A fit in progress or just ended: phase, trace, notes, timing.
+
+use std::time::Instant;
+
+use crate::methods::{Phase, TraceRecord};
+use crate::train::RunConfig;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStatus {
+    Idle,
+    Running,
+    Finished,
+    Failed(String),
+    Cancelled,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunState {
+    pub status: RunStatus,
+    pub started: Option<Instant>,
+    pub ended: Option<Instant>,
+    pub phase: Option<Phase>,
+    pub phase_total: Option<usize>,
+    pub phase_started: Option<Instant>,
+    /// Records received since the current phase began.
+    pub phase_done: usize,
+    pub trace: Vec<TraceRecord>,
+    pub notes: Vec<String>,
+    pub cancelling: bool,
+    /// The configuration this fit runs with (the form may be edited meanwhile).
+    pub config: Option<RunConfig>,
+}
+
+impl RunState {
+    pub fn new() -> Self {
+        RunState {
+            status: RunStatus::Idle,
+            started: None,
+            ended: None,
+            phase: None,
+            phase_total: None,
+            phase_started: None,
+            phase_done: 0,
+            trace: Vec::new(),
+            notes: Vec::new(),
+            cancelling: false,
+            config: None,
+        }
+    }
+}
+
+impl Default for RunState {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,77 @@
+//! Charts pane and trace playback of a saved session: step with ← →, play with Space.
+
+use std::time::{Duration, Instant};
+
+use super::super::action::Action;
+use super::super::effect::Effect;
+use super::super::state::State;
+use super::delta;
+
+/// How often replay playback advances.
+const PLAY_STEP: Duration = Duration::from_millis(80);
+
+pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
+    match a {
+        Action::ToggleOverlay => {
+            s.overlay = !s.overlay;
+            s.status = match (s.overlay, s.overlay_trace()) {
+                (false, _) => "earlier-run overlay off".into(),
+                (true, Ok((name, _))) => format!("overlaying '{name}' (grey)"),
+                (true, Err(why)) => format!("overlay on, but nothing to draw: {why}"),
+            };
+            vec![]
+        }
+        Action::Space => {
+            toggle_play(s);
+            vec![]
+        }
+        a => {
+            // g / G jump to the ends of a replayed trace.
+            if let Some(d) = delta(&a).filter(|d| d.abs() > 1_000_000) {
+                step(s, d);
+            }
+            vec![]
+        }
+    }
+}
+
+fn trace_len(s: &State) -> usize {
+    s.result
+        .as_ref()
+        .map_or(0, |f| f.outcome.record.trace.len())
+}
+
+pub(super) fn toggle_play(s: &mut State) {
+    let len = trace_len(s);
+    if let Some(r) = &mut s.replay {
+        if !r.playing && r.cursor + 1 >= len {
+            r.cursor = 0;
+        }
+        r.playing = !r.playing;
+        r.last_step = s.now;
+    }
+}
+
+pub(super) fn step(s: &mut State, d: i64) {
+    let len = trace_len(s);
+    if let Some(r) = &mut s.replay {
+        r.playing = false;
+        r.cursor = (r.cursor as i64)
+            .saturating_add(d)
+            .clamp(0, len.saturating_sub(1) as i64) as usize;
+    }
+}
+
+pub(super) fn tick(s: &mut State, now: Instant) {
+    s.now = now;
+    let len = trace_len(s);
+    if let Some(r) = &mut s.replay {
+        if r.playing && now.duration_since(r.last_step) >= PLAY_STEP {
+            r.last_step = now;
+            r.cursor = (r.cursor + (len / 60).max(1)).min(len.saturating_sub(1));
+            if r.cursor + 1 >= len {
+                r.playing = false;
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Starting, cancelling and following a fit; a finished fit becomes the shown result.
+
+use std::path::PathBuf;
+
+use crate::train::{RunMessage, RunOutcome};
+
+use super::super::effect::Effect;
+use super::super::state::{Finished, PreviousRun, RunState, RunStatus, State};
+
+pub(super) fn start(s: &mut State) -> Vec<Effect> {
+    if s.replay.is_some() {
+        s.status = "replay is read-only: open the workbench to run".into();
+        return vec![];
+    }
+    if s.is_running() {
+        s.status = "a fit is already running (Esc or c in Run cancels it)".into();
+        return vec![];
+    }
+    match s.run_config() {
+        Ok(cfg) => {
+            s.run = RunState::new();
+            s.run.status = RunStatus::Running;
+            s.run.started = Some(s.now);
+            s.run.config = Some(cfg.clone());
+            s.scroll.trace = None;
+            s.scroll.notes = 0;
+            s.status = format!("fitting {} on {}…", cfg.method, cfg.data.path.display());
+            vec![Effect::StartRun(cfg)]
+        }
+        Err(why) => {
+            s.status = format!("cannot run: {why}");
+            vec![]
+        }
+    }
+}
+
+pub(super) fn cancel(s: &mut State) -> Vec<Effect> {
+    if s.is_running() {
+        s.run.cancelling = true;
+        s.status = "cancelling…".into();
+        vec![Effect::CancelRun]
+    } else {
+        s.status = "no fit is running".into();
+        vec![]
+    }
+}
+
+pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
+    match msg {
+        RunMessage::Phase { phase, total } => {
+            s.run.phase = Some(phase);
+            s.run.phase_total = total;
+            s.run.phase_started = Some(s.now);
+            s.run.phase_done = 0;
+        }
+        RunMessage::Record(r) => {
+            s.run.trace.push(r);
+            s.run.phase_done += 1;
+        }
+        RunMessage::Step { done, total } => {
+            s.run.phase_done = done;
+            s.run.phase_total = Some(total);
+        }
+        RunMessage::Note(n) => {
+            s.status = n.clone();
+            s.run.notes.push(n);
+        }
+        RunMessage::Finished(outcome) => {
+            s.run.status = RunStatus::Finished;
+            s.run.ended = Some(s.now);
+            s.run.cancelling = false;
+            s.status = format!("finished: {} — s saves the session", headline(&outcome));
+            install_result(s, *outcome, None);
+        }
+        RunMessage::Failed { message, .. } => {
+            s.run.status = RunStatus::Failed(message.clone());
+            s.run.ended = Some(s.now);
+            s.run.cancelling = false;
+            s.status = format!("failed: {message}");
+        }
+        RunMessage::Cancelled => {
+            s.run.status = RunStatus::Cancelled;
+            s.run.ended = Some(s.now);
+            s.run.cancelling = false;
+            s.status = match &s.result {
+                Some(f) if f.saved.is_none() => format!(
+                    "fit stopped, nothing kept from it — the results shown are still those of \
+                     '{}' (s saves them)",
+                    f.outcome.record.name
+                ),
+                _ => "fit stopped, nothing kept from it — r starts a new one".into(),
+            };
+        }
+    }
+    vec![]
+}
+
+/// Make `outcome` the shown result; the one it replaces becomes the overlay curve.
+pub(super) fn install_result(s: &mut State, outcome: RunOutcome, saved: Option<PathBuf>) {
+    if let Some(old) = s.result.take() {
+        let r = old.outcome.record;
+        s.previous = Some(PreviousRun {
+            name: r.name,
+            method: r.method,
+            dataset: r.config.data.path,
+            trace: r.trace,
+        });
+    }
+    s.matrices.selected = 0;
+    s.matrices.cursor = (0, 0);
+    s.matrices.zoom = 0;
+    s.scroll.records = None;
+    s.scroll.details = 0;
+    s.result = Some(Finished { outcome, saved });
+}
+
+/// "test accuracy 0.9712, 37 iterations".
+pub fn headline(o: &RunOutcome) -> String {
+    let r = &o.record;
+    let key = match r.task {
+        crate::data::Task::Regression => "mse",
+        crate::data::Task::Multiclass => "accuracy",
+        crate::data::Task::Multilabel => "mean_auc",
+    };
+    let metric = r
+        .metrics
+        .test
+        .get_key_value(key)
+        .or_else(|| r.metrics.test.iter().next())
+        .map(|(k, v)| format!("test {k} {v:.4}, "))
+        .unwrap_or_default();
+    format!("{metric}{} iterations", r.iterations)
+}

@@ -1,0 +1,233 @@
+//! `--input-rank`, `--landmarks` and `--test-column` through the real binary: good values run
+//! and are recorded in the session, bad ones exit 2 naming the option, and a cancelled run
+//! (SIGINT) exits 130 without saving.
+
+mod binary;
+
+use std::path::Path;
+
+use binary::{ovk, stderr, stdout, temp_dir};
+
+fn sessions_in(store: &Path) -> usize {
+    std::fs::read_dir(store)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.path().join("session.json").is_file())
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn bad_input_ranks_are_refused_naming_the_option() {
+    let store = temp_dir("rank", "bad", true);
+    for (value, want) in [
+        ("0", "--input-rank"),
+        ("abc", "--input-rank"),
+        ("-3", "--input-rank"),
+        ("1e3", "--input-rank"),
+        ("100000", "--input-rank 100000"),
+    ] {
+        let out = ovk(
+            &[
+                "run",
+                "--data",
+                "datasets/iris.csv",
+                "--method",
+                "okl",
+                "--input-rank",
+                value,
+            ],
+            &store,
+        );
+        assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{value}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{value}");
+    }
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            "datasets/iris.csv",
+            "--method",
+            "krr",
+            "--input-rank",
+            "20",
+            "--landmarks",
+            "random",
+        ],
+        &store,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--landmarks"), "{}", stderr(&out));
+    assert_eq!(sessions_in(&store), 0);
+    let _ = std::fs::remove_dir_all(&store);
+}
+
+#[test]
+fn a_low_rank_run_records_its_factor_and_replays() {
+    let store = temp_dir("rank", "ok", true);
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            "datasets/digits.csv",
+            "--method",
+            "okl",
+            "--input-rank",
+            "300",
+            "--landmarks",
+            "uniform",
+            "--json",
+        ],
+        &store,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let dir = j["session"].as_str().unwrap().to_string();
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(&dir).join("session.json")).unwrap(),
+    )
+    .unwrap();
+    let f = &rec["details"]["input_factor"];
+    assert_eq!(f["rank"], 300, "{f}");
+    assert_eq!(f["landmarks"], "uniform");
+    let te = f["trace_error"].as_f64().unwrap();
+    assert!(te > 0.0 && te < 1.0, "{te}");
+    assert_eq!(rec["config"]["kernel"]["input_rank"], 300);
+    assert!(
+        rec["matrices"].get("feature_coefficients").is_some(),
+        "{}",
+        rec["matrices"]
+    );
+    let acc = j["metrics"]["test"]["accuracy"].as_f64().unwrap();
+    assert!(acc > 0.9, "accuracy {acc}");
+    let replay = ovk(&["replay", "--verify", &dir], &store);
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        stdout(&replay),
+        stderr(&replay)
+    );
+    let _ = std::fs::remove_dir_all(&store);
+}
+
+#[test]
+fn a_test_column_replaces_the_random_split() {
+    let dir = temp_dir("rank", "split", true);
+    let data = dir.join("t.csv");
+    let mut text = String::from("a,b,is_test,y\n");
+    for i in 0..40 {
+        let x = i as f64 / 10.0;
+        text.push_str(&format!(
+            "{x},{},{},{}\n",
+            (x * 1.7).sin(),
+            (i % 4 == 0) as u8,
+            x.cos()
+        ));
+    }
+    std::fs::write(&data, text).unwrap();
+    let store = dir.join("store");
+    let d = data.to_str().unwrap();
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            d,
+            "--targets",
+            "y",
+            "--test-column",
+            "is_test",
+            "--method",
+            "krr",
+            "--json",
+        ],
+        &store,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(j["session"].as_str().unwrap()).join("session.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let test: Vec<u64> = rec["split"]["test"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(test, (0..40).step_by(4).collect::<Vec<u64>>());
+    assert_eq!(rec["feature_names"], serde_json::json!(["a", "b"]));
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            d,
+            "--targets",
+            "y",
+            "--test-column",
+            "is_tst",
+            "--method",
+            "krr",
+        ],
+        &store,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is_test"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigint_during_an_exact_decomposition_exits_130_quickly_and_saves_nothing() {
+    let dir = temp_dir("rank", "sigint", true);
+    let data = dir.join("big.csv");
+    // 4000 rows: the exact eigendecomposition alone takes seconds, longer than the grace.
+    let mut text = String::from("a,b,c,y\n");
+    for i in 0..4000 {
+        let x = i as f64 * 0.001;
+        text.push_str(&format!(
+            "{x},{},{},{}\n",
+            (x * 7.0).sin(),
+            (x * 3.0).cos(),
+            x * x
+        ));
+    }
+    std::fs::write(&data, text).unwrap();
+    let store = dir.join("store");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ovk"))
+        .args([
+            "run",
+            "--data",
+            data.to_str().unwrap(),
+            "--targets",
+            "y",
+            "--method",
+            "okl",
+        ])
+        .args([
+            "--input-rank",
+            "exact",
+            "--sessions",
+            store.to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the decomposition phase, then interrupt.
+    let t0 = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(130), "after {:?}", t0.elapsed());
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "exit took {took:?}"
+    );
+    assert_eq!(sessions_in(&store), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
