@@ -95,23 +95,37 @@ fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
     }
 }
 
-/// Read every column of a CSV/TSV/Parquet file.
+/// Read every column of a CSV/TSV/Parquet file, and hash the very bytes parsed.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     let format = check_file(path)?;
     let bytes = read_bytes(path, format)?;
-    if let Format::Csv { separator } = format {
+    let size = bytes.len() as u64;
+    let hashed = |mut t: RawTable, sha256: String| {
+        t.sha256 = sha256;
+        t.size = size;
+        t
+    };
+    let sha256 = if let Format::Csv { separator } = format {
         // A text file holding only whitespace counts as empty.
         if bytes.iter().all(|b| b.is_ascii_whitespace()) {
             return Err(input_at(path, "the file is empty"));
         }
         check_table_fits(path, &bytes, separator, BYTES_PER_COLUMN)?;
-        // A plain numeric table is read directly; anything else is checked cell by cell and
-        // read by polars.
-        if let Some((n_rows, columns)) = read_numeric(&bytes, separator) {
-            return table(path, n_rows, columns);
+        // A plain numeric table is read directly (hashed meanwhile); anything else is checked
+        // cell by cell and read by polars.
+        let (sha256, numeric) = rayon::join(
+            || super::prepare::sha256_bytes(&bytes),
+            || read_numeric(&bytes, separator),
+        );
+        if let Some((n_rows, columns)) = numeric {
+            return Ok(hashed(table(path, n_rows, columns)?, sha256));
         }
-    }
-    from_frame(path, format, read_frame(path, format, bytes)?)
+        sha256
+    } else {
+        super::prepare::sha256_bytes(&bytes)
+    };
+    let t = from_frame(path, format, read_frame(path, format, bytes)?)?;
+    Ok(hashed(t, sha256))
 }
 
 fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
@@ -152,6 +166,8 @@ fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable
         path: path.to_path_buf(),
         n_rows,
         columns,
+        sha256: String::new(),
+        size: 0,
     })
 }
 

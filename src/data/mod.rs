@@ -10,6 +10,7 @@ mod guard;
 mod load;
 mod numeric_csv;
 mod parquet_footer;
+mod parquet_write;
 mod prepare;
 mod raw;
 pub mod rng;

@@ -113,8 +113,8 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     let info = DatasetInfo {
         path: cfg.path.clone(),
         absolute_path: std::path::absolute(path).ok(),
-        size: std::fs::metadata(path).ok().map(|m| m.len()),
-        sha256: sha256_hex(path)?,
+        size: Some(raw.size),
+        sha256: raw.sha256.clone(),
         rows: raw.n_rows,
         features: feature_names.clone(),
         targets: coded.output_names.clone(),
@@ -169,6 +169,14 @@ fn check_magnitude(
         }
     }
     Ok(())
+}
+
+/// SHA-256 of bytes in memory, lower-case hex.
+pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// SHA-256 of the file's bytes, lower-case hex (streamed: the file is not held twice).

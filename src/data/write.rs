@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::load::format_of;
 use super::load::Format;
+use super::parquet_write::{write_plain_parquet, MAX_PAGE_BYTES};
 use crate::error::input_at;
 use crate::Result;
 
@@ -61,6 +62,16 @@ pub fn write_table(
     match format {
         Format::Csv { separator } => write_csv(out, columns, rows, separator),
         Format::Parquet => {
+            let numbers: Option<Vec<(&str, &[f64])>> = columns
+                .iter()
+                .map(|(n, c)| match c {
+                    OutColumn::Numbers(v) => Some((n.as_str(), v.as_slice())),
+                    OutColumn::Text(_) => None,
+                })
+                .collect();
+            if let Some(numbers) = numbers.filter(|_| rows * 8 <= MAX_PAGE_BYTES) {
+                return write_plain_parquet(out, &numbers);
+            }
             let mut df = frame(columns).map_err(std::io::Error::other)?;
             // Statistics per column cost more than the data for 10⁵ narrow columns, and
             // random numbers do not compress.

@@ -143,7 +143,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     let t_start = Instant::now();
 
     obs.phase(Phase::Loading, None);
-    let prepared = data::prepare(
+    let mut prepared = data::prepare(
         &config.data,
         PrepareOptions {
             allow_unlabeled: method.semi_supervised(),
@@ -189,12 +189,13 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     let load_s = t_start.elapsed().as_secs_f64();
     check_cancel(obs)?;
 
-    let problem = Problem {
-        x: prepared.x_train.clone(),
-        y: prepared.y_train.clone(),
+    // The matrices move into the problem (with 10⁵ outputs a copy is 100+ MB).
+    let mut problem = Problem {
+        x: std::mem::take(&mut prepared.x_train),
+        y: std::mem::take(&mut prepared.y_train),
         labeled: prepared.labeled.clone(),
-        x_test: prepared.x_test.clone(),
-        y_test: prepared.y_test.clone(),
+        x_test: std::mem::take(&mut prepared.x_test),
+        y_test: std::mem::take(&mut prepared.y_test),
         kernel,
         kernel_spec: config.kernel.clone(),
         task: prepared.task,
@@ -232,14 +233,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     };
     let mut scores = Metrics {
         train: score(y_lab.view(), pred_train.view()),
-        test: score(prepared.y_test.view(), pred_test.view()),
+        test: score(problem.y_test.view(), pred_test.view()),
         unlabeled: None,
     };
     // Structured outputs (KDE) are also scored by the RBF loss of their output kernel.
     if let Some(sigma) = fit.details.get("output_sigma").and_then(|v| v.as_f64()) {
         for (map, y, yhat) in [
             (&mut scores.train, y_lab.view(), pred_train.view()),
-            (&mut scores.test, prepared.y_test.view(), pred_test.view()),
+            (&mut scores.test, problem.y_test.view(), pred_test.view()),
         ] {
             if y.nrows() > 0 {
                 map.insert("rbf_loss".into(), metrics::rbf_loss(y, yhat, sigma));
@@ -279,7 +280,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             }
         };
         add("train", y_lab.view(), pred_train.view());
-        add("test", prepared.y_test.view(), pred_test.view());
+        add("test", problem.y_test.view(), pred_test.view());
         if let Some((truth, p)) = &unlabeled {
             add("unlabeled", truth.view(), p.view());
         }
@@ -334,7 +335,10 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     };
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));
-    matrices.push(("targets_test".to_string(), prepared.y_test.clone()));
+    matrices.push((
+        "targets_test".to_string(),
+        std::mem::take(&mut problem.y_test),
+    ));
     for (name, a) in parts.arrays {
         matrices.push((session::model_matrix_name(&name), a));
     }
@@ -472,7 +476,7 @@ fn baseline_scores(
     };
     Ok(Some(Metrics {
         train: score(y_lab.view(), x_lab.view())?,
-        test: score(prepared.y_test.view(), problem.x_test.view())?,
+        test: score(problem.y_test.view(), problem.x_test.view())?,
         unlabeled: None,
     }))
 }
