@@ -138,12 +138,15 @@ fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
             format!("has a header ({} columns) but no data rows", df.width()),
         ));
     }
+    let height = df.height();
+    // Each polars column is dropped once converted: the frame and the table are never both
+    // whole in memory.
     let columns = df
-        .columns()
-        .iter()
-        .map(|c| raw_column(c).map_err(|e| polars_failure(path, format, e)))
+        .into_columns()
+        .into_iter()
+        .map(|c| raw_column(&c).map_err(|e| polars_failure(path, format, e)))
         .collect::<Result<Vec<_>>>()?;
-    table(path, df.height(), columns)
+    table(path, height, columns)
 }
 
 /// The columns as a table, once their names are known to be distinct.

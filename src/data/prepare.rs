@@ -41,6 +41,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         opts.allow_unlabeled,
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
+    drop(outputs);
     let used: Vec<usize> = rows
         .labeled
         .iter()

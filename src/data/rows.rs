@@ -34,9 +34,8 @@ pub(crate) fn usable_rows(
         dropped: 0,
     };
     let missing_outputs = outputs.missing_by_row();
-    for i in 0..x.nrows() {
+    for (i, &(n_missing, first_missing_output)) in missing_outputs.iter().enumerate() {
         let missing_feature = x.row(i).iter().position(|v| v.is_nan());
-        let (n_missing, first_missing_output) = missing_outputs[i];
         let all_outputs_missing = n_missing == outputs.width();
         let missing_column = match (missing_feature, first_missing_output) {
             (Some(j), _) => Some(feature_names[j].as_str()),

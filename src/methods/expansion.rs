@@ -51,6 +51,13 @@ impl Model for KernelExpansion {
             .with_array("coef", self.coef.clone())
     }
 
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        ModelParts::new(Self::KIND)
+            .with_setting("kernel", &self.kernel)
+            .with_array("x_train", self.x_train)
+            .with_array("coef", self.coef)
+    }
+
     fn n_features(&self) -> Option<usize> {
         Some(self.x_train.ncols())
     }
@@ -158,6 +165,10 @@ impl Model for FeatureExpansion {
 
     fn parts(&self) -> ModelParts {
         with_map(ModelParts::new(Self::KIND), &self.map).with_array("coef", self.coef.clone())
+    }
+
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        with_map(ModelParts::new(Self::KIND), &self.map).with_array("coef", self.coef)
     }
 
     fn n_features(&self) -> Option<usize> {

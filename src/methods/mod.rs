@@ -76,6 +76,10 @@ pub trait Model: Send + Sync {
     /// What prediction needs, to save in a session and load back with `load_model`: a kind,
     /// settings as JSON, arrays by name. See `parts.rs` for the pattern a new model follows.
     fn parts(&self) -> ModelParts;
+    /// `parts` of a model no longer needed: its arrays may move instead of being copied.
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        self.parts()
+    }
     /// The number of (scaled) feature columns `predict` expects, when the model knows it.
     fn n_features(&self) -> Option<usize> {
         None

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 
 use super::estimate;
 use super::faults::{fit_watched, Watched};
@@ -218,8 +218,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
     let labeled_rows = problem.labeled_rows();
-    let x_lab = problem.x.select(Axis(0), &labeled_rows);
-    let y_lab = problem.y.select(Axis(0), &labeled_rows);
+    let (x_lab, y_lab) = labeled_part(&problem, &labeled_rows);
     let pred_train = fit.model.predict(x_lab.view())?;
     let pred_test = predict_or_empty(fit.model.as_ref(), &problem)?;
     let predict_s = t_pred.elapsed().as_secs_f64();
@@ -314,8 +313,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
 
     // What `ovk predict` needs: the model's parts, saved as `model_<name>` matrices, and the
     // transformations in front of it.
-    let parts = fit.model.parts();
-    drop(fit.model);
+    let parts = fit.model.into_parts();
     let model_record = ModelRecord {
         kind: parts.kind.clone(),
         settings: parts.settings.clone(),
@@ -420,6 +418,22 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     Ok(RunOutcome { record, matrices })
 }
 
+/// The labeled training rows of x and y: views when every row is labeled (with 10⁵ outputs a
+/// copy of y is 100+ MB), copies otherwise.
+fn labeled_part<'a>(
+    problem: &'a Problem,
+    rows: &[usize],
+) -> (CowArray<'a, f64, Ix2>, CowArray<'a, f64, Ix2>) {
+    if rows.len() == problem.x.nrows() {
+        (problem.x.view().into(), problem.y.view().into())
+    } else {
+        (
+            problem.x.select(Axis(0), rows).into(),
+            problem.y.select(Axis(0), rows).into(),
+        )
+    }
+}
+
 fn predict_or_empty(model: &dyn methods::Model, p: &Problem) -> Result<Array2<f64>> {
     if p.x_test.nrows() == 0 {
         Ok(Array2::zeros((0, p.n_outputs())))
@@ -460,8 +474,7 @@ fn baseline_scores(
         return Ok(None);
     };
     let rows = problem.labeled_rows();
-    let x_lab = problem.x.select(Axis(0), &rows);
-    let y_lab = problem.y.select(Axis(0), &rows);
+    let (x_lab, y_lab) = labeled_part(problem, &rows);
     let score = |y: ArrayView2<f64>, x: ArrayView2<f64>| -> Result<MetricMap> {
         if y.nrows() == 0 {
             return Ok(MetricMap::new());
