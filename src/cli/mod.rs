@@ -10,6 +10,7 @@ mod bench_lowrank;
 mod export;
 mod options;
 mod paper;
+mod predict;
 mod progress;
 mod replay;
 mod run;
@@ -52,11 +53,13 @@ enum Cmd {
     /// Fit one method on one dataset and save the session
     Run(RunArgs),
     /// List saved sessions, newest first
-    Sessions,
+    Sessions(SessionsArgs),
     /// Show a saved session (--print), or re-run it and compare (--verify)
     Replay(ReplayArgs),
     /// Sweep hyperparameters (lists and ranges in a TOML file) with k-fold cross-validation
     Sweep(SweepCmd),
+    /// Apply a session's model to new rows: `ovk predict SESSION --data FILE [--out FILE|-]`
+    Predict(PredictArgs),
     /// Export a session's predictions, a learned matrix, or its trace as CSV
     Export(ExportCmd),
     /// Generate synthetic data: `ovk gen gp-mix --outputs M --seed S --out FILE`
@@ -82,6 +85,28 @@ struct RunArgs {
 }
 
 #[derive(clap::Args, Debug)]
+struct SessionsArgs {
+    /// Print one JSON array (id, name, created, dataset, method, metric, value, path)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct PredictArgs {
+    /// A session directory, or an id or name in the store
+    session: String,
+    /// The rows to predict: CSV, TSV or Parquet with the trained feature columns (by name)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// Where to write the predictions: .csv, .tsv or .parquet, or - for standard output
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    out: PathBuf,
+    /// Replace --out if it exists (never the session store, the session or its data)
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(clap::Args, Debug)]
 struct ReplayArgs {
     /// A session directory, or an id or name in the store
     session: String,
@@ -91,6 +116,9 @@ struct ReplayArgs {
     /// Re-run the fit from the saved configuration and compare metrics and matrices
     #[arg(long)]
     verify: bool,
+    /// With --verify: the session's data file, moved or copied (its SHA-256 must match)
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -124,11 +152,17 @@ struct GenCmd {
     outputs: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    #[command(flatten)]
-    file: OutFile,
+    /// The file to write, in the format its extension names (.csv, .tsv, .parquet): column x,
+    /// then y0 … y{m-1}; a sidecar `<stem>.toml` beside it names those roles. `-` is standard
+    /// output (CSV, no sidecar)
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
 }
 
-/// Where a generated table goes (`gen`, `bench data`).
+/// Where `bench data` writes its table.
 #[derive(clap::Args, Debug)]
 struct OutFile {
     /// The CSV file to write; `-` is standard output
@@ -143,13 +177,13 @@ struct OutFile {
 struct ExportCmd {
     /// A session directory, or an id or name in the store
     session: String,
-    /// Test predictions: row index, true and predicted values per output
+    /// Test predictions: row index, true and predicted values per output (- for stdout)
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
-    /// A learned matrix by name (e.g. output_kernel), then the CSV file
+    /// A learned matrix by name (e.g. output_kernel), then the CSV file (- for stdout)
     #[arg(long, num_args = 2, value_names = ["NAME", "FILE"])]
     matrix: Option<Vec<String>>,
-    /// The convergence trace
+    /// The convergence trace (- for stdout)
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Replace output files that exist (never the session store or the session's data)
@@ -165,7 +199,19 @@ fn run_option_args() -> Vec<Arg> {
             .long(o.key.replace('_', "-"))
             .help(o.help_text());
         if o.is_flag {
-            a = a.action(ArgAction::SetTrue);
+            // `--drop-missing` alone, or `--drop-missing false`.
+            a = a
+                .value_name("BOOL")
+                .num_args(0..=1)
+                .require_equals(false)
+                .default_missing_value("true")
+                .action(ArgAction::Set);
+        } else if o.key == "views" {
+            // `--view q=q1..q7 --view dq=dq1..dq7`, or `--views fou,fac`.
+            a = a
+                .value_name(o.value_name)
+                .visible_alias("view")
+                .action(ArgAction::Append);
         } else {
             a = a
                 .value_name(o.value_name)
@@ -201,15 +247,18 @@ fn run_option_args() -> Vec<Arg> {
             options::describe_kind(&spec),
             owners.join(", ")
         );
-        args.push(
-            Arg::new(spec.key)
-                .long(spec.flag())
-                .value_name(spec.unit_or_value())
-                .help(help)
-                .help_heading("Method parameters")
-                .action(ArgAction::Set)
-                .allow_negative_numbers(true),
-        );
+        let mut a = Arg::new(spec.key)
+            .long(spec.flag())
+            .value_name(spec.unit_or_value())
+            .help(help)
+            .help_heading("Method parameters")
+            .action(ArgAction::Set)
+            .allow_negative_numbers(true);
+        if matches!(spec.kind, crate::methods::ParamKind::Bool) {
+            // A bare `--fixed-metric` means `--fixed-metric true`.
+            a = a.num_args(0..=1).default_missing_value("true");
+        }
+        args.push(a);
     }
     args
 }
@@ -229,12 +278,9 @@ fn command() -> Command {
 fn given_options(m: &ArgMatches) -> RawOptions {
     let mut raw = RawOptions::new();
     for o in options::RUN_OPTIONS {
-        if o.is_flag {
-            if m.get_flag(o.key) {
-                raw.insert(o.key.to_string(), "true".into());
-            }
-        } else if let Some(v) = m.get_one::<String>(o.key) {
-            raw.insert(o.key.to_string(), v.clone());
+        if let Some(v) = m.get_many::<String>(o.key) {
+            let v: Vec<&str> = v.map(String::as_str).collect();
+            raw.insert(o.key.to_string(), v.join("\n"));
         }
     }
     for (spec, _) in options::method_params() {
@@ -276,10 +322,21 @@ pub fn main() -> i32 {
                 cli.sessions.as_deref(),
             )
         }
-        Some(Cmd::Sessions) => sessions::list(cli.sessions.as_deref()),
-        Some(Cmd::Replay(a)) => {
-            replay::replay(&a.session, a.print, a.verify, cli.sessions.as_deref())
-        }
+        Some(Cmd::Sessions(a)) => sessions::list(cli.sessions.as_deref(), a.json),
+        Some(Cmd::Replay(a)) => replay::replay(replay::ReplayArgs {
+            session: &a.session,
+            print: a.print,
+            verify: a.verify,
+            data: a.data.as_deref(),
+            sessions: cli.sessions.as_deref(),
+        }),
+        Some(Cmd::Predict(a)) => predict::predict(
+            &a.session,
+            &a.data,
+            &a.out,
+            a.force,
+            cli.sessions.as_deref(),
+        ),
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),
             cv: a.cv,
@@ -334,13 +391,43 @@ fn generate(g: &GenCmd) -> Result<i32> {
         "--outputs",
         g.outputs,
     )?;
-    let out =
-        crate::session::output::plan(&g.file.out, &crate::session::OutputRules::new(g.file.force))?;
-    let (x, y) = crate::data::gpmix::gp_mix(g.outputs, g.seed);
-    out.write_with(|w| crate::data::gpmix::write_rows(w, &x, &y))?;
+    use crate::data::{gpmix, output_format, sidecar_for, sidecar_path};
+    use crate::session::{output, OutputRules};
+    let format = output_format(&g.out)?;
+    let out = output::plan(&g.out, &OutputRules::new(g.force))?;
+    // A sidecar goes beside a regular file only; one `gen` wrote may be replaced, the user's not.
+    let side = match (out.is_file(), sidecar_path(&g.out)) {
+        (true, Some(path)) => {
+            let ours = match sidecar_for(&g.out) {
+                Ok(None) => false,
+                Ok(Some(s)) if gpmix::is_generated_sidecar(&s.source) => true,
+                Ok(Some(_)) | Err(_) => {
+                    return Err(OvkError::input(format!(
+                        "{}: a sidecar that ovk gen did not write is already there; choose \
+                         another --out name",
+                        path.display()
+                    )))
+                }
+            };
+            Some(output::plan(&path, &OutputRules::new(ours))?)
+        }
+        _ => None,
+    };
+    let (x, y) = gpmix::gp_mix(g.outputs, g.seed);
+    let columns = gpmix::columns(&x, &y);
+    out.write_with(|w| crate::data::write_table(w, format, &columns))?;
+    drop(columns);
+    if let Some(side) = &side {
+        side.write(gpmix::sidecar_text(g.outputs, g.seed)?.as_bytes())?;
+    }
     eprintln!(
-        "wrote {} ({} rows, {} outputs)",
-        g.file.out.display(),
+        "wrote {}{} ({} rows, {} outputs)",
+        g.out.display(),
+        if side.is_some() {
+            " and its sidecar"
+        } else {
+            ""
+        },
         x.nrows(),
         y.ncols()
     );

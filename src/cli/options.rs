@@ -77,7 +77,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("targets", "COLS", "target columns (regression or multi-label), same syntax as --features", None),
     opt("class", "COL", "one class column (multi-class), one-hot coded", None),
     opt("task", "TASK", "regression | multiclass | multilabel (default: inferred)", None),
-    opt("views", "PREFIXES", "feature groups by column-name prefix, comma-separated (multi-view methods)", None),
+    opt("views", "VIEWS", "feature groups (multi-view methods): column-name prefixes, comma-separated (fou,fac), or NAME=COLS with column selectors (q=q1..q7); --view may be repeated", None),
     declared(&data::options::TEST_FRACTION, "F"),
     opt("test_column", "COL", "a column marking the test rows (nonzero = test), e.g. a dataset's official split; replaces the random split and is never a feature", None),
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
@@ -219,6 +219,13 @@ fn toml_to_text(key: &str, v: &toml::Value, path: &Path) -> Result<String> {
     })
 }
 
+/// ` (did you mean 'x'?)` when a value is close to a valid one.
+fn did_you_mean(value: &str, valid: &[&str]) -> String {
+    nearest(value, valid)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default()
+}
+
 pub fn unknown_option(key: &str, keys: &[&str]) -> String {
     match nearest(key, keys) {
         Some(n) => format!("unknown option '{key}' (did you mean '{n}'?)"),
@@ -231,6 +238,29 @@ fn list(s: &str) -> Vec<String> {
         .map(|p| p.trim().to_string())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// View entries from `--views`/`--view` text: one per line (repeated flags), and within a
+/// line comma-separated prefixes (`fou,fac`) or `NAME=COLS` entries whose selectors run on
+/// until the next `NAME=` (`q=q1,q2,dq=dq1..dq7`).
+fn view_entries(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in s.lines() {
+        let mut open = false;
+        for piece in list(line) {
+            if piece.contains('=') {
+                out.push(piece);
+                open = true;
+            } else if open {
+                let last = out.last_mut().expect("an open NAME= entry");
+                last.push(',');
+                last.push_str(&piece);
+            } else {
+                out.push(piece);
+            }
+        }
+    }
+    out
 }
 
 fn parse_num<T: std::str::FromStr>(key: &str, s: &str, what: &str) -> Result<T> {
@@ -277,11 +307,12 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
             "multiclass" => Ok(Task::Multiclass),
             "multilabel" => Ok(Task::Multilabel),
             other => Err(OvkError::input(format!(
-                "--task: '{other}' is not regression, multiclass or multilabel"
+                "--task: '{other}' is not regression, multiclass or multilabel{}",
+                did_you_mean(other, &["regression", "multiclass", "multilabel"])
             ))),
         })
         .transpose()?;
-    dc.views = get("views").map(list);
+    dc.views = get("views").map(view_entries);
     if let Some(f) = get("test_fraction") {
         dc.test_fraction = declared_number(&data::options::TEST_FRACTION, f)?;
     }
@@ -295,7 +326,8 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
             "none" => Scale::None,
             other => {
                 return Err(OvkError::input(format!(
-                    "--scale: '{other}' is not standard or none"
+                    "--scale: '{other}' is not standard or none{}",
+                    did_you_mean(other, &["standard", "none"])
                 )))
             }
         };

@@ -10,11 +10,32 @@ use crate::{train, Result};
 /// the last bits; this leaves room only for summation order in threaded kernels.
 const VERIFY_RTOL: f64 = 1e-9;
 
-pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> Result<i32> {
+pub struct ReplayArgs<'a> {
+    pub session: &'a str,
+    pub print: bool,
+    pub verify: bool,
+    /// A moved copy of the data file (`--data`).
+    pub data: Option<&'a Path>,
+    pub sessions: Option<&'a Path>,
+}
+
+pub fn replay(a: ReplayArgs) -> Result<i32> {
+    let ReplayArgs {
+        session: arg,
+        print,
+        verify,
+        data,
+        sessions,
+    } = a;
     let dir = match Path::new(arg).is_dir() {
         true => Path::new(arg).to_path_buf(),
         false => Store::open(sessions)?.resolve(arg)?,
     };
+    if data.is_some() && !verify {
+        return Err(crate::OvkError::input(
+            "--data goes with --verify (it names the data file to re-run the session on)",
+        ));
+    }
     if !print && !verify {
         crate::tui::run_replay(dir)?;
         return Ok(0);
@@ -26,22 +47,26 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
     if !verify {
         return Ok(0);
     }
+    let located = session::locate_data(&dir, &loaded.record.dataset, data)?;
+    let config = relocated_config(&loaded.record, &located.path);
+    if located.path != loaded.record.config.data.path {
+        eprintln!("data: {} ({})", located.path.display(), located.how);
+    }
     // A changed data file explains any difference below: say so first.
     let mut mismatches = Vec::new();
-    let data = &loaded.record.config.data.path;
     let saved_hash = &loaded.record.dataset.sha256;
-    if let Ok(now) = crate::data::sha256_hex(data) {
-        if !saved_hash.is_empty() && &now != saved_hash {
+    if let Some(now) = &located.changed {
+        if !saved_hash.is_empty() {
             mismatches.push(format!(
                 "data file {}: its SHA-256 is {} now but was {} when the session was saved (the \
                  file changed; differences below follow from it)",
-                session::display_safe(&data.display().to_string()),
-                short(&now),
+                session::display_safe(&located.path.display().to_string()),
+                short(now),
                 short(saved_hash)
             ));
         }
     }
-    let rerun = train::run(&loaded.record.config, &mut Silent)?;
+    let rerun = train::run(&config, &mut Silent)?;
     let mut exact = true;
     let saved = &loaded.record.metrics;
     let new = &rerun.record.metrics;
@@ -109,6 +134,26 @@ pub fn replay(arg: &str, print: bool, verify: bool, sessions: Option<&Path>) -> 
         }
         Ok(1)
     }
+}
+
+/// The saved configuration pointed at the file found. A copy without its sidecar gets the
+/// roles the sidecar gave (they are in the record), so the re-run reads the same columns.
+fn relocated_config(r: &session::SessionRecord, path: &Path) -> crate::train::RunConfig {
+    let mut cfg = r.config.clone();
+    let had_roles = cfg.data.class.is_some() || cfg.data.targets.is_some();
+    cfg.data.path = path.to_path_buf();
+    let sidecar_here = crate::data::sidecar_path(path).is_some_and(|p| p.is_file());
+    if !had_roles && !sidecar_here {
+        match (r.model.as_ref().and_then(|m| m.class.as_ref()), r.task) {
+            (Some(c), _) => cfg.data.class = Some(c.column.clone()),
+            // An older session does not name its class column: the sidecar must.
+            (None, crate::data::Task::Multiclass) => return cfg,
+            (None, _) => cfg.data.targets = Some(r.dataset.targets.clone()),
+        }
+        cfg.data.features = Some(r.feature_names.clone());
+        cfg.data.task = Some(r.task);
+    }
+    cfg
 }
 
 /// The first 12 hex digits of a hash.

@@ -1,13 +1,39 @@
 //! `ovk sessions`: the store, newest first, one line each; unreadable entries say why.
+//! `--json` prints one JSON array instead (readable and unreadable entries alike).
 
 use std::path::Path;
+
+use serde_json::json;
 
 use crate::session::{display_safe as safe, Listing, Store};
 use crate::Result;
 
-pub fn list(sessions: Option<&Path>) -> Result<i32> {
+pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
     let store = Store::open(sessions)?;
     let entries = store.list();
+    if as_json {
+        let items: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| match e {
+                Listing::Ok(s) => json!({
+                    "id": s.id,
+                    "name": s.name,
+                    "created": s.created,
+                    "dataset": s.dataset,
+                    "method": s.method,
+                    "metric": s.key_metric.as_ref().map(|(k, _)| k),
+                    "value": s.key_metric.as_ref().map(|(_, v)| v),
+                    "path": s.path.display().to_string(),
+                }),
+                Listing::Corrupt { path, reason } => json!({
+                    "path": path.display().to_string(),
+                    "unreadable": reason,
+                }),
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(items));
+        return Ok(0);
+    }
     if entries.is_empty() {
         println!("no sessions in {}", store.root().display());
         return Ok(0);

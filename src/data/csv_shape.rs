@@ -1,7 +1,7 @@
 //! One pass over a CSV/TSV file's bytes before polars parses it, so that the mistakes polars
 //! reports vaguely (or silently repairs) get a row and a column: bytes that are not UTF-8, rows
 //! with fewer or more cells than the header, a header naming a column twice (polars would
-//! rename the second `a` to `a_duplicated_0`), an unclosed quote, and a header too wide to load.
+//! rename the second `a` to `a_duplicated_0`), an unclosed quote, and a table too large for the memory available.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -9,15 +9,48 @@ use std::path::Path;
 use crate::error::input_at;
 use crate::Result;
 
-/// More columns than this is a mistake (a transposed file, a data row used as header), not a
-/// dataset: polars spends about 2 KB per column, so 10⁶ columns would take gigabytes and many
-/// seconds before any other check could run.
-pub(crate) const MAX_COLUMNS: usize = 100_000;
+/// Bytes a table costs per column beyond its cells: ovk's own column, or, when polars reads
+/// it, polars' builders and schema (measured about 2 KB); and per cell (`Option<f64>`). The
+/// matrices built later are counted by each method's own estimate.
+pub(crate) const BYTES_PER_COLUMN: u64 = 128;
+pub(crate) const BYTES_PER_COLUMN_POLARS: u64 = 2048;
+const BYTES_PER_CELL: u64 = 16;
+
+/// Refuse, from the header and a count of lines, a table that would not fit in memory (a
+/// transposed file, a data row used as header): before any parser spends gigabytes on it.
+pub(crate) fn check_table_fits(
+    path: &Path,
+    bytes: &[u8],
+    separator: u8,
+    per_column: u64,
+) -> Result<()> {
+    let Some(header) = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+    else {
+        return Ok(());
+    };
+    let columns = header.iter().filter(|&&b| b == separator).count() as u64 + 1;
+    // An upper bound on the rows (blank lines counted too), in one vectorised pass.
+    let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    let need = (bytes.len() as u64)
+        .saturating_add(columns.saturating_mul(per_column))
+        .saturating_add(columns.saturating_mul(rows).saturating_mul(BYTES_PER_CELL));
+    crate::kernels::check_fits_or(
+        need,
+        &format!(
+            "{}: reading {columns} columns × {rows} rows",
+            path.display()
+        ),
+        "is the file transposed? otherwise subsample its rows or columns",
+    )
+}
 
 /// Check the shape of delimited text; `bytes` is the whole file. Returns the names of the
 /// columns holding a whole number beyond i64 (polars infers i64 for any run of digits, then
 /// fails on such a cell; the loader reads these columns as f64).
 pub(crate) fn check_csv_shape(path: &Path, bytes: &[u8], separator: u8) -> Result<Vec<String>> {
+    check_table_fits(path, bytes, separator, BYTES_PER_COLUMN_POLARS)?;
     let bad_utf8 = std::str::from_utf8(bytes).err().map(|e| e.valid_up_to());
     let mut scan = Scan {
         path,
@@ -135,15 +168,6 @@ impl Scan<'_> {
         let name = unquote(&String::from_utf8_lossy(&self.name));
         self.name.clear();
         let column = self.header.len() + 1;
-        if column > MAX_COLUMNS {
-            return Err(input_at(
-                self.path,
-                format!(
-                    "the header names more than {MAX_COLUMNS} columns; ovk does not load \
-                     tables this wide (is the file transposed?)"
-                ),
-            ));
-        }
         if let Some(first) = self.positions.insert(name.clone(), column) {
             return Err(input_at(
                 self.path,

@@ -7,6 +7,9 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2, Axis};
 
+use super::sidecar::Sidecar;
+use super::write::OutColumn;
+use super::Task;
 use crate::linalg::matmul;
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
@@ -62,6 +65,55 @@ pub fn gp_mix_parts(outputs: usize, seed: u64) -> GpMix {
     }
     GpMix { x, signal, noise }
 }
+
+/// The grid and outputs as named columns: `x` (or `x0 …`), then `y0 … y{m-1}` — what `ovk gen`
+/// writes in the format its `--out` names.
+pub fn columns(x: &Array2<f64>, y: &Array2<f64>) -> Vec<(String, OutColumn)> {
+    let mut columns = Vec::with_capacity(x.ncols() + y.ncols());
+    for (j, c) in x.columns().into_iter().enumerate() {
+        let name = if x.ncols() == 1 {
+            "x".to_string()
+        } else {
+            format!("x{j}")
+        };
+        columns.push((name, OutColumn::Numbers(c.to_vec())));
+    }
+    for (j, c) in y.columns().into_iter().enumerate() {
+        columns.push((format!("y{j}"), OutColumn::Numbers(c.to_vec())));
+    }
+    columns
+}
+
+/// The sidecar of a generated file: its roles, so `ovk run --data FILE` needs no role flags.
+pub fn sidecar(outputs: usize, seed: u64) -> Sidecar {
+    Sidecar {
+        description: format!(
+            "gp-mix: {outputs} outputs mixed from {LATENT} latent Gaussian-process paths on \
+             {GRID} grid points in [-1, 1], noise at SNR 1:1 (seed {seed})"
+        ),
+        source: format!("{SOURCE} (Dinuzzo & Fukumizu, ACML 2011, §6)"),
+        task: Some(Task::Regression),
+        class: None,
+        targets: Some(vec![format!("y0..y{}", outputs.saturating_sub(1))]),
+        features: Some(vec!["x".to_string()]),
+        views: Default::default(),
+    }
+}
+
+/// The sidecar's TOML text.
+pub fn sidecar_text(outputs: usize, seed: u64) -> Result<String> {
+    toml::to_string(&sidecar(outputs, seed))
+        .map_err(|e| OvkError::internal(format!("writing the gp-mix sidecar: {e}")))
+}
+
+/// Whether a sidecar's text is one `ovk gen` wrote (so a new `gen` may replace it; any other
+/// sidecar is the user's).
+pub fn is_generated_sidecar(text: &str) -> bool {
+    text.contains(SOURCE)
+}
+
+/// How a sidecar written by `ovk gen` starts its `source`.
+const SOURCE: &str = "ovk gen gp-mix";
 
 /// Write `x,y0,y1,…` rows to `path` atomically: a temporary file in the same folder, renamed
 /// over the target once complete, so a reader never sees half a file.

@@ -6,15 +6,16 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::csv_shape::check_csv_shape;
+use super::csv_shape::{check_csv_shape, check_table_fits, BYTES_PER_COLUMN};
 use super::files;
+use super::numeric_csv::read_numeric;
 use super::raw::{Cells, RawColumn, RawTable};
 use crate::error::input_at;
 use crate::Result;
 
 /// The file formats ovk reads, chosen by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub enum Format {
     Csv { separator: u8 },
     Parquet,
 }
@@ -94,10 +95,40 @@ fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
     }
 }
 
-/// Read every column of a CSV/TSV/Parquet file.
+/// Read every column of a CSV/TSV/Parquet file, and hash the very bytes parsed.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     let format = check_file(path)?;
-    let df = read_frame(path, format)?;
+    let bytes = read_bytes(path, format)?;
+    let size = bytes.len() as u64;
+    let hashed = |mut t: RawTable, sha256: String| {
+        t.sha256 = sha256;
+        t.size = size;
+        t
+    };
+    let sha256 = if let Format::Csv { separator } = format {
+        // A text file holding only whitespace counts as empty.
+        if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+            return Err(input_at(path, "the file is empty"));
+        }
+        check_table_fits(path, &bytes, separator, BYTES_PER_COLUMN)?;
+        // A plain numeric table is read directly (hashed meanwhile); anything else is checked
+        // cell by cell and read by polars.
+        let (sha256, numeric) = rayon::join(
+            || super::prepare::sha256_bytes(&bytes),
+            || read_numeric(&bytes, separator),
+        );
+        if let Some((n_rows, columns)) = numeric {
+            return Ok(hashed(table(path, n_rows, columns)?, sha256));
+        }
+        sha256
+    } else {
+        super::prepare::sha256_bytes(&bytes)
+    };
+    let t = from_frame(path, format, read_frame(path, format, bytes)?)?;
+    Ok(hashed(t, sha256))
+}
+
+fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
     if df.width() == 0 {
         return Err(input_at(path, "the file is empty"));
     }
@@ -107,11 +138,19 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
             format!("has a header ({} columns) but no data rows", df.width()),
         ));
     }
+    let height = df.height();
+    // Each polars column is dropped once converted: the frame and the table are never both
+    // whole in memory.
     let columns = df
-        .columns()
-        .iter()
-        .map(|c| raw_column(c).map_err(|e| polars_failure(path, format, e)))
+        .into_columns()
+        .into_iter()
+        .map(|c| raw_column(&c).map_err(|e| polars_failure(path, format, e)))
         .collect::<Result<Vec<_>>>()?;
+    table(path, height, columns)
+}
+
+/// The columns as a table, once their names are known to be distinct.
+fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable> {
     // Names are trimmed, so ` a` and `a` would collide (a CSV header is checked earlier).
     let mut seen = std::collections::HashMap::new();
     for (i, c) in columns.iter().enumerate() {
@@ -128,20 +167,18 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
     }
     Ok(RawTable {
         path: path.to_path_buf(),
-        n_rows: df.height(),
+        n_rows,
         columns,
+        sha256: String::new(),
+        size: 0,
     })
 }
 
-fn read_frame(path: &Path, format: Format) -> Result<DataFrame> {
+/// polars' reading of the file's `bytes` (already read, and checked by `read_raw`).
+fn read_frame(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DataFrame> {
     let fail = |e: PolarsError| polars_failure(path, format, e);
-    let bytes = read_bytes(path, format)?;
     let lazy = match format {
         Format::Csv { separator } => {
-            // A text file holding only whitespace counts as empty.
-            if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-                return Err(input_at(path, "the file is empty"));
-            }
             let wide = check_csv_shape(path, &bytes, separator)?;
             let mut reader = LazyCsvReader::new_with_sources(in_memory(bytes))
                 .with_separator(separator)
@@ -251,7 +288,7 @@ fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
 /// Write a table as Parquet (tests and conversions; keeps polars inside `data`).
 pub fn write_parquet(table_path: &Path, out: &Path) -> Result<()> {
     let format = check_file(table_path)?;
-    let mut df = read_frame(table_path, format)?;
+    let mut df = read_frame(table_path, format, read_bytes(table_path, format)?)?;
     let file = std::fs::File::create(out).map_err(|e| crate::OvkError::io_path(out, e))?;
     ParquetWriter::new(file)
         .finish(&mut df)

@@ -1,14 +1,17 @@
 //! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
+mod apply;
 mod csv_shape;
 mod encode;
 pub mod files;
 pub mod gpmix;
 mod guard;
 mod load;
+mod numeric_csv;
 pub mod options;
 mod parquet_footer;
+mod parquet_write;
 mod prepare;
 mod raw;
 mod roles;
@@ -19,12 +22,16 @@ mod sidecar;
 mod split;
 mod table;
 mod views;
+mod write;
 
 pub use crate::util::rng;
+pub use apply::{dtype_family, read_new_rows, TrainedColumns};
 pub use load::write_parquet;
-pub use prepare::sha256_hex;
+pub use load::Format;
+pub use prepare::{sha256_file, sha256_hex};
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
 pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
+pub use write::{output_format, write_table, OutColumn};
 
 use std::path::PathBuf;
 
@@ -165,7 +172,14 @@ pub struct View {
 /// Facts about the file a run used, for the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DatasetInfo {
+    /// As the user gave it (relative to the working directory of the run, or absolute).
     pub path: PathBuf,
+    /// The same file made absolute when the run read it, so a replay finds it from anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absolute_path: Option<PathBuf>,
+    /// Bytes, and the SHA-256 of those bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
     pub sha256: String,
     pub rows: usize,
     pub features: Vec<String>,
@@ -203,6 +217,10 @@ pub struct Prepared {
     pub views: Vec<View>,
     pub scaler: Scaler,
     pub info: DatasetInfo,
+    /// polars dtypes of the feature columns, in feature order (checked again at prediction).
+    pub feature_dtypes: Vec<String>,
+    /// Multi-class: the class column's name and polars dtype.
+    pub class_column: Option<(String, String)>,
 }
 
 /// Options that come from the method rather than the user.

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::encode::{encode, RawOutputs};
 use super::load::read_raw;
-use super::roles::{resolve_roles, SidecarCache};
+use super::roles::{resolve_roles, OutputColumns, SidecarCache};
 use super::rows::usable_rows;
 use super::split::{cv_fold, keep_labels, split, split_by_column};
 use super::views::resolve_views;
@@ -41,6 +41,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         opts.allow_unlabeled,
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
+    drop(outputs);
     let used: Vec<usize> = rows
         .labeled
         .iter()
@@ -99,9 +100,22 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         &mut sidecar,
     )?;
 
+    let feature_dtypes = roles
+        .features
+        .iter()
+        .map(|&c| raw.columns[c].dtype.clone())
+        .collect();
+    let class_column = match &roles.outputs {
+        OutputColumns::Class(c) => {
+            Some((raw.columns[*c].name.clone(), raw.columns[*c].dtype.clone()))
+        }
+        OutputColumns::Targets(_) => None,
+    };
     let info = DatasetInfo {
         path: cfg.path.clone(),
-        sha256: sha256_hex(path)?,
+        absolute_path: std::path::absolute(path).ok(),
+        size: Some(raw.size),
+        sha256: raw.sha256.clone(),
         rows: raw.n_rows,
         features: feature_names.clone(),
         targets: coded.output_names.clone(),
@@ -122,6 +136,8 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         views,
         scaler,
         info,
+        feature_dtypes,
+        class_column,
     })
 }
 
@@ -156,8 +172,21 @@ fn check_magnitude(
     Ok(())
 }
 
+/// SHA-256 of bytes in memory, lower-case hex.
+pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// SHA-256 of the file's bytes, lower-case hex (streamed: the file is not held twice).
 pub fn sha256_hex(path: &std::path::Path) -> Result<String> {
+    sha256_file(path)
+}
+
+/// SHA-256 of a file, read in blocks (a large file is never held in memory for it).
+pub fn sha256_file(path: &std::path::Path) -> Result<String> {
     use std::io::Read;
     let (mut f, _) = super::files::open_regular(path, "data")?;
     let mut hasher = Sha256::new();

@@ -28,6 +28,10 @@ pub(crate) struct RawTable {
     pub path: PathBuf,
     pub n_rows: usize,
     pub columns: Vec<RawColumn>,
+    /// The SHA-256 and size of the very bytes parsed (a file replaced meanwhile cannot be
+    /// recorded under another file's hash).
+    pub sha256: String,
+    pub size: u64,
 }
 
 /// Text cells that mean "no value" rather than "not a number".

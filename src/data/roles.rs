@@ -119,17 +119,20 @@ pub(crate) fn resolve_roles(
         }
         (o, _) => o,
     };
-    let mut out_idx = outputs.indices();
+    let mut is_output = vec![false; columns.len()];
+    for i in outputs.indices() {
+        is_output[i] = true;
+    }
     let test_column = match &cfg.test_column {
         Some(name) => {
             let c = super::select::exact(path, columns, name.trim())?;
-            if out_idx.contains(&c) {
+            if is_output[c] {
                 return Err(input_at(
                     path,
                     format!("column `{name}` is chosen both as the test column and as an output"),
                 ));
             }
-            out_idx.push(c);
+            is_output[c] = true;
             Some(c)
         }
         None => None,
@@ -137,7 +140,7 @@ pub(crate) fn resolve_roles(
     let features = match features {
         Some(sel) => {
             let f = resolve(path, columns, &sel)?;
-            if let Some(&both) = f.iter().find(|i| out_idx.contains(i)) {
+            if let Some(&both) = f.iter().find(|&&i| is_output[i]) {
                 return Err(input_at(
                     path,
                     format!(
@@ -149,9 +152,7 @@ pub(crate) fn resolve_roles(
             }
             f
         }
-        None => (0..columns.len())
-            .filter(|i| !out_idx.contains(i))
-            .collect(),
+        None => (0..columns.len()).filter(|&i| !is_output[i]).collect(),
     };
     if features.is_empty() {
         return Err(input_at(

@@ -33,9 +33,9 @@ pub(crate) fn usable_rows(
         unlabeled: Vec::new(),
         dropped: 0,
     };
-    for i in 0..x.nrows() {
+    let missing_outputs = outputs.missing_by_row();
+    for (i, &(n_missing, first_missing_output)) in missing_outputs.iter().enumerate() {
         let missing_feature = x.row(i).iter().position(|v| v.is_nan());
-        let (n_missing, first_missing_output) = outputs.missing_in_row(i);
         let all_outputs_missing = n_missing == outputs.width();
         let missing_column = match (missing_feature, first_missing_output) {
             (Some(j), _) => Some(feature_names[j].as_str()),

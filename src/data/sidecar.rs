@@ -14,6 +14,8 @@ use crate::Result;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sidecar {
+    /// What the file is (optional: a generated file may carry only its roles).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

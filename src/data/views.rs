@@ -22,7 +22,24 @@ pub(crate) fn resolve_views(
     match requested {
         Some(req) => {
             let mut views = Vec::new();
-            for name in req.iter().flat_map(|s| s.split(',')).map(str::trim) {
+            // `NAME=COLS`: a view by column selectors (SARCOS-style `q=q1..q7`).
+            for entry in req.iter().filter(|e| e.contains('=')) {
+                let (name, sel) = entry.split_once('=').expect("an entry with =");
+                let selectors: Vec<String> = sel.split(',').map(|s| s.trim().to_string()).collect();
+                let cols = by_spec(path, &ViewSpec::Columns(selectors), columns, features)?;
+                if cols.is_empty() {
+                    return Err(input_at(
+                        path,
+                        format!("the view `{entry}` selects no feature column"),
+                    ));
+                }
+                views.push(View {
+                    name: name.trim().to_string(),
+                    columns: cols,
+                });
+            }
+            let prefixes = req.iter().filter(|e| !e.contains('='));
+            for name in prefixes.flat_map(|s| s.split(',')).map(str::trim) {
                 if name.is_empty() {
                     continue;
                 }
@@ -37,8 +54,9 @@ pub(crate) fn resolve_views(
                         path,
                         format!(
                             "the view `{name}` matches no feature column (a view is a column-name \
-                             prefix, e.g. `fou` for `fou_0`, `fou_1`, …, or a view named in the \
-                             dataset's sidecar)"
+                             prefix, e.g. `fou` for `fou_0`, `fou_1`, …, a view named in the \
+                             dataset's sidecar, or NAME=COLS with column selectors, e.g. \
+                             `q=q1..q7`)"
                         ),
                     ));
                 }

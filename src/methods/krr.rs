@@ -147,9 +147,14 @@ pub fn objective_identity(
     lambda: f64,
 ) -> f64 {
     let kc = crate::linalg::matmul(k, c);
-    let fit = (&y - &kc).mapv(|v| v * v).sum() / (2.0 * lambda);
-    let reg = (&c * &kc).sum() / 2.0;
-    fit + reg + y.ncols() as f64 / 2.0
+    // One pass, no ℓ×m temporaries (with 10⁵ outputs each is 100+ MB).
+    let (sq, ckc) = ndarray::Zip::from(&y)
+        .and(&kc)
+        .and(&c)
+        .fold((0.0, 0.0), |(sq, ckc), &y, &kc, &c| {
+            (sq + (y - kc) * (y - kc), ckc + c * kc)
+        });
+    sq / (2.0 * lambda) + ckc / 2.0 + y.ncols() as f64 / 2.0
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod expansion;
 pub mod input;
 mod observer;
 pub mod params;
+mod parts;
 mod shape;
 
 pub mod kde;
@@ -24,6 +25,7 @@ pub use observer::{
     check_cancel, record_solved, Clock, Collect, Observer, Phase, Silent, TraceRecord,
 };
 pub use params::{ParamDefault, ParamKind, ParamSpec, Params, Value};
+pub use parts::{load_model, ModelParts, KINDS};
 pub use shape::{mats, ProblemShape};
 
 use crate::data::{Task, View};
@@ -156,6 +158,17 @@ impl Problem {
 /// A fitted model: maps new inputs to real-valued outputs (scores, for classification).
 pub trait Model: Send + Sync {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>>;
+    /// What prediction needs, to save in a session and load back with `load_model`: a kind,
+    /// settings as JSON, arrays by name. See `parts.rs` for the pattern a new model follows.
+    fn parts(&self) -> ModelParts;
+    /// `parts` of a model no longer needed: its arrays may move instead of being copied.
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        self.parts()
+    }
+    /// The number of (scaled) feature columns `predict` expects, when the model knows it.
+    fn n_features(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// What a fit returns besides the model: enough for a session to show and replay it.
@@ -268,8 +281,11 @@ pub fn find(name: &str) -> Result<&'static dyn Method> {
         .find(|m| m.name() == name)
         .ok_or_else(|| {
             let names: Vec<&str> = registry().iter().map(|m| m.name()).collect();
+            let hint = crate::util::text::nearest(name, &names)
+                .map(|n| format!("did you mean '{n}'? "))
+                .unwrap_or_default();
             OvkError::input(format!(
-                "unknown method '{name}' (choose one of: {})",
+                "unknown method '{name}' ({hint}choose one of: {})",
                 names.join(", ")
             ))
         })

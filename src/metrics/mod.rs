@@ -42,8 +42,11 @@ pub fn scores(
     if y.dim() != yhat.dim() {
         return out;
     }
-    let (y, yhat) = labeled_rows(y, yhat);
-    let (y, yhat) = (y.view(), yhat.view());
+    let kept = labeled_rows(y, yhat);
+    let (y, yhat) = match &kept {
+        Some((y, yhat)) => (y.view(), yhat.view()),
+        None => (y, yhat),
+    };
     let t = coding_midpoint(coding);
     let values: Vec<(&str, f64)> = match task {
         Task::Regression => vec![("mse", mse(y, yhat)), ("r2", r2(y, yhat))],
@@ -62,15 +65,15 @@ pub fn scores(
     out
 }
 
-/// The rows of (y, ŷ) where y has no NaN.
-fn labeled_rows(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> (Array2<f64>, Array2<f64>) {
+/// The rows of (y, ŷ) where y has no NaN; `None` when that is every row (no copy).
+fn labeled_rows(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> Option<(Array2<f64>, Array2<f64>)> {
     let keep: Vec<usize> = y
         .axis_iter(Axis(0))
         .enumerate()
         .filter(|(_, row)| row.iter().all(|v| !v.is_nan()))
         .map(|(i, _)| i)
         .collect();
-    (y.select(Axis(0), &keep), yhat.select(Axis(0), &keep))
+    (keep.len() < y.nrows()).then(|| (y.select(Axis(0), &keep), yhat.select(Axis(0), &keep)))
 }
 
 /// The metric that ranks models for `task`, and whether higher is better.

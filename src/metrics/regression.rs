@@ -25,26 +25,49 @@ pub fn r2(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
     if y.dim() != yhat.dim() || y.nrows() == 0 || y.ncols() == 0 {
         return f64::NAN;
     }
-    let per_output = y
-        .axis_iter(Axis(1))
-        .zip(yhat.axis_iter(Axis(1)))
-        .map(|(yj, fj)| {
-            let mean = yj.sum() / yj.len() as f64;
-            let sst: f64 = yj.iter().map(|v| (v - mean) * (v - mean)).sum();
-            let sse: f64 = yj
-                .iter()
-                .zip(fj.iter())
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum();
-            if sst > 0.0 {
-                1.0 - sse / sst
-            } else if sse == 0.0 {
-                1.0
-            } else {
-                0.0
-            }
-        });
+    if y.ncols() == 1 || !y.is_standard_layout() {
+        // Column by column, summed in ndarray's own order for each column's layout.
+        let per_output = y
+            .axis_iter(Axis(1))
+            .zip(yhat.axis_iter(Axis(1)))
+            .map(|(yj, fj)| {
+                let mean = yj.sum() / yj.len() as f64;
+                let sst: f64 = yj.iter().map(|v| (v - mean) * (v - mean)).sum();
+                let sse: f64 = yj.iter().zip(fj).map(|(a, b)| (a - b) * (a - b)).sum();
+                one_r2(sst, sse)
+            });
+        return per_output.sum::<f64>() / y.ncols() as f64;
+    }
+    // Accumulated row by row (each column's sums in row order, as ndarray sums a strided
+    // column): a row-major 150 × 10⁵ matrix read by columns misses the cache on every cell.
+    let n = y.nrows() as f64;
+    let mut sum = vec![0.0; y.ncols()];
+    for row in y.rows() {
+        for (s, v) in sum.iter_mut().zip(row) {
+            *s += v;
+        }
+    }
+    let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
+    let (mut sst, mut sse) = (vec![-0.0; y.ncols()], vec![-0.0; y.ncols()]);
+    for (yr, fr) in y.rows().into_iter().zip(yhat.rows()) {
+        for j in 0..yr.len() {
+            let (a, b) = (yr[j], fr[j]);
+            sst[j] += (a - mean[j]) * (a - mean[j]);
+            sse[j] += (a - b) * (a - b);
+        }
+    }
+    let per_output = sst.iter().zip(&sse).map(|(&sst, &sse)| one_r2(sst, sse));
     per_output.sum::<f64>() / y.ncols() as f64
+}
+
+fn one_r2(sst: f64, sse: f64) -> f64 {
+    if sst > 0.0 {
+        1.0 - sse / sst
+    } else if sse == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// Mean over rows of 2 − 2·exp(−‖y − ŷ‖² / (2σ²)): the squared distance between the two

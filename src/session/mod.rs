@@ -4,6 +4,8 @@
 
 mod durable;
 mod load;
+mod locate;
+mod model;
 mod naming;
 mod npy_claims;
 pub mod output;
@@ -14,8 +16,13 @@ mod summary;
 pub use crate::metrics::MetricMap;
 pub use crate::util::text::{display_safe, text_safe};
 pub use load::{load, Loaded};
+pub use locate::{locate_data, Located};
+pub use model::load_model;
 pub use naming::{new_id, now_rfc3339, safe_name, slug, MAX_NAME_CHARS};
 pub use output::{Output, OutputRules};
-pub use record::{KernelRecord, Metrics, SessionRecord, Split, Timings, SCHEMA};
+pub use record::{
+    model_matrix_name, ClassRecord, KernelRecord, Metrics, ModelRecord, SessionRecord, Split,
+    Timings, SCHEMA,
+};
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;

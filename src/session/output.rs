@@ -155,6 +155,12 @@ pub fn plan(path: &Path, rules: &OutputRules) -> Result<Output> {
                 Dest::Through(real)
             } else {
                 if !rules.force {
+                    // A protected file is refused as such, not as merely existing.
+                    Output {
+                        shown: shown.clone(),
+                        dest: Dest::Replace(real.clone()),
+                    }
+                    .check_protected(rules)?;
                     let via = if link.file_type().is_symlink() {
                         format!(" (a symbolic link to {})", real.display())
                     } else {
@@ -204,6 +210,11 @@ impl Output {
     /// The path as the user gave it.
     pub fn path(&self) -> &Path {
         &self.shown
+    }
+
+    /// Whether this writes a regular file (not a stream or a device).
+    pub fn is_file(&self) -> bool {
+        matches!(self.dest, Dest::Create(_) | Dest::Replace(_))
     }
 
     fn real(&self) -> Option<&Path> {

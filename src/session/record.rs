@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
-use crate::data::{DatasetInfo, Scale, Task};
+use crate::data::{ClassCoding, DatasetInfo, Scale, Scaler, Task};
 use crate::kernels::Kernel;
 use crate::methods::{Params, TraceRecord};
 use crate::metrics::MetricMap;
@@ -102,4 +102,38 @@ pub struct SessionRecord {
     pub notes: Vec<String>,
     /// The full configuration, so the run can be replayed and verified.
     pub config: RunConfig,
+    /// What `ovk predict` needs besides the model's arrays (`model_<name>` in `matrices`);
+    /// absent in sessions saved before ovk kept models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRecord>,
+}
+
+/// A fitted model and the data transformations in front of it, as saved in `session.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRecord {
+    /// Which loader reads the parts (`methods::load_model`).
+    pub kind: String,
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// The model's array names; each is the matrix `model_<name>` (`model_<name>.npy`).
+    pub arrays: Vec<String>,
+    /// Feature scaling fitted on the training rows, one entry per feature column.
+    pub scaler: Scaler,
+    /// polars dtypes of the feature columns in the training file.
+    pub feature_dtypes: Vec<String>,
+    /// Multi-class: the class column, its dtype, and its classes in output order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ClassRecord>,
+    pub class_coding: ClassCoding,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassRecord {
+    pub column: String,
+    pub dtype: String,
+    pub values: Vec<String>,
+}
+
+/// The matrix name under which a model array is saved.
+pub fn model_matrix_name(array: &str) -> String {
+    format!("model_{array}")
 }

@@ -8,10 +8,12 @@ mod faults;
 mod messages;
 pub mod papers;
 mod pipeline;
+pub mod predict;
 mod runner;
 pub mod sweep;
 
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{run, RunOutcome};
+pub use predict::{predict_file, write_predictions, PredictionTable};
 pub use runner::{spawn, ChannelObserver, RunHandle};

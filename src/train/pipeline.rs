@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 
 use super::estimate;
 use super::faults::{fit_watched, Watched};
@@ -17,7 +17,9 @@ use crate::methods::{
     self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Route, Silent,
 };
 use crate::metrics;
-use crate::session::{self, KernelRecord, MetricMap, Metrics, SessionRecord, Split, Timings};
+use crate::session::{
+    self, ClassRecord, KernelRecord, MetricMap, Metrics, ModelRecord, SessionRecord, Split, Timings,
+};
 use crate::{OvkError, Result};
 
 /// A finished run: the session record and the matrices to save beside it.
@@ -140,7 +142,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     let t_start = Instant::now();
 
     obs.phase(Phase::Loading, None);
-    let prepared = data::prepare(
+    let mut prepared = data::prepare(
         &config.data,
         PrepareOptions {
             allow_unlabeled: method.semi_supervised(),
@@ -186,12 +188,13 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     let load_s = t_start.elapsed().as_secs_f64();
     check_cancel(obs)?;
 
+    // The matrices move into the problem (with 10⁵ outputs a copy is 100+ MB).
     let problem = Problem {
-        x: prepared.x_train.clone(),
-        y: prepared.y_train.clone(),
+        x: std::mem::take(&mut prepared.x_train),
+        y: std::mem::take(&mut prepared.y_train),
         labeled: prepared.labeled.clone(),
-        x_test: prepared.x_test.clone(),
-        y_test: prepared.y_test.clone(),
+        x_test: std::mem::take(&mut prepared.x_test),
+        y_test: std::mem::take(&mut prepared.y_test),
         kernel,
         kernel_spec: config.kernel.clone(),
         task: prepared.task,
@@ -214,8 +217,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
     let labeled_rows = problem.labeled_rows();
-    let x_lab = problem.x.select(Axis(0), &labeled_rows);
-    let y_lab = problem.y.select(Axis(0), &labeled_rows);
+    let (x_lab, y_lab) = labeled_part(&problem, &labeled_rows);
     let pred_train = fit.model.predict(x_lab.view())?;
     let pred_test = predict_or_empty(fit.model.as_ref(), &problem)?;
     let predict_s = t_pred.elapsed().as_secs_f64();
@@ -229,14 +231,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     };
     let mut scores = Metrics {
         train: score(y_lab.view(), pred_train.view()),
-        test: score(prepared.y_test.view(), pred_test.view()),
+        test: score(problem.y_test.view(), pred_test.view()),
         unlabeled: None,
     };
     // Structured outputs (KDE) are also scored by the RBF loss of their output kernel.
     if let Some(sigma) = fit.details.get("output_sigma").and_then(|v| v.as_f64()) {
         for (map, y, yhat) in [
             (&mut scores.train, y_lab.view(), pred_train.view()),
-            (&mut scores.test, prepared.y_test.view(), pred_test.view()),
+            (&mut scores.test, problem.y_test.view(), pred_test.view()),
         ] {
             if y.nrows() > 0 {
                 map.insert("rbf_loss".into(), metrics::rbf_loss(y, yhat, sigma));
@@ -276,7 +278,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             }
         };
         add("train", y_lab.view(), pred_train.view());
-        add("test", prepared.y_test.view(), pred_test.view());
+        add("test", problem.y_test.view(), pred_test.view());
         if let Some((truth, p)) = &unlabeled {
             add("unlabeled", truth.view(), p.view());
         }
@@ -291,7 +293,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     if let InputRank::Rank(r) = baseline_problem.kernel_spec.input_rank {
         baseline_problem.kernel_spec.input_rank = InputRank::Rank(r.min(shape.n_labeled.max(1)));
     }
-    let problem = baseline_problem;
+    let mut problem = baseline_problem;
     let baseline_shape = ProblemShape::of(&problem);
     let krr_need = peak_estimate(krr, &baseline_shape, &Params::new())
         .map_err(|e| OvkError::input(format!("the krr baseline was skipped: {e}")))
@@ -316,9 +318,35 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         }),
     );
 
+    // What `ovk predict` needs: the model's parts, saved as `model_<name>` matrices, and the
+    // transformations in front of it.
+    let parts = fit.model.into_parts();
+    let model_record = ModelRecord {
+        kind: parts.kind.clone(),
+        settings: parts.settings.clone(),
+        arrays: parts.arrays.iter().map(|(n, _)| n.clone()).collect(),
+        scaler: prepared.scaler.clone(),
+        feature_dtypes: prepared.feature_dtypes.clone(),
+        class: prepared
+            .class_column
+            .clone()
+            .zip(prepared.class_values.clone())
+            .map(|((column, dtype), values)| ClassRecord {
+                column,
+                dtype,
+                values,
+            }),
+        class_coding: config.data.class_coding,
+    };
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));
-    matrices.push(("targets_test".to_string(), prepared.y_test.clone()));
+    matrices.push((
+        "targets_test".to_string(),
+        std::mem::take(&mut problem.y_test),
+    ));
+    for (name, a) in parts.arrays {
+        matrices.push((session::model_matrix_name(&name), a));
+    }
     for (name, m) in &matrices {
         if m.iter().any(|v| !v.is_finite()) {
             return Err(OvkError::numerical(format!(
@@ -392,8 +420,25 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         details,
         notes,
         config: config.clone(),
+        model: Some(model_record),
     };
     Ok(RunOutcome { record, matrices })
+}
+
+/// The labeled training rows of x and y: views when every row is labeled (with 10⁵ outputs a
+/// copy of y is 100+ MB), copies otherwise.
+fn labeled_part<'a>(
+    problem: &'a Problem,
+    rows: &[usize],
+) -> (CowArray<'a, f64, Ix2>, CowArray<'a, f64, Ix2>) {
+    if rows.len() == problem.x.nrows() {
+        (problem.x.view().into(), problem.y.view().into())
+    } else {
+        (
+            problem.x.select(Axis(0), rows).into(),
+            problem.y.select(Axis(0), rows).into(),
+        )
+    }
 }
 
 fn predict_or_empty(model: &dyn methods::Model, p: &Problem) -> Result<Array2<f64>> {
@@ -436,8 +481,7 @@ fn baseline_scores(
         return Ok(None);
     };
     let rows = problem.labeled_rows();
-    let x_lab = problem.x.select(Axis(0), &rows);
-    let y_lab = problem.y.select(Axis(0), &rows);
+    let (x_lab, y_lab) = labeled_part(problem, &rows);
     let score = |y: ArrayView2<f64>, x: ArrayView2<f64>| -> Result<MetricMap> {
         if y.nrows() == 0 {
             return Ok(MetricMap::new());
@@ -452,7 +496,7 @@ fn baseline_scores(
     };
     Ok(Some(Metrics {
         train: score(y_lab.view(), x_lab.view())?,
-        test: score(prepared.y_test.view(), problem.x_test.view())?,
+        test: score(problem.y_test.view(), problem.x_test.view())?,
         unlabeled: None,
     }))
 }

@@ -161,7 +161,10 @@ impl ParamSpec {
             }
             (ParamKind::Choice(opts), Value::Text(s)) => {
                 if !opts.contains(&s.as_str()) {
-                    return bad(format!("'{s}' is not one of {}", opts.join(", ")));
+                    let hint = crate::util::text::nearest(s, opts)
+                        .map(|n| format!(" (did you mean '{n}'?)"))
+                        .unwrap_or_default();
+                    return bad(format!("'{s}' is not one of {}{hint}", opts.join(", ")));
                 }
                 Ok(())
             }

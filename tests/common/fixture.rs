@@ -47,6 +47,8 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
         ovk_version: "0.1.0".to_string(),
         dataset: DatasetInfo {
             path: PathBuf::from("/data/yeast.csv"),
+            absolute_path: None,
+            size: None,
             sha256: "ab".repeat(32),
             rows: 8,
             features: vec!["f0".into(), "f1".into()],
@@ -100,5 +102,6 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
             params,
             name: Some(name.to_string()),
         },
+        model: None,
     }
 }

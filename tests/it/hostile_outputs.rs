@@ -328,7 +328,7 @@ fn huge_sizes_are_refused_before_allocating() {
         &grid,
         format!(
             "data = \"{}\"\ntargets = [\"target_weight\"]\nmethod = \"lowrank-okl\"\n\
-             rank_sweep = [\"1..18446744073709551615\", \"2\"]\n",
+             rank_sweep = [\"1..18446744073709551615\", \"1..4000000000\"]\n",
             s(&data)
         ),
     )

@@ -8,7 +8,6 @@ use ovk::kernels::{gram, Kernel};
 use ovk::linalg::{cholesky, eigh};
 use ovk::methods::lowrank_okl::{LowRankOkl, Reduced};
 use ovk::methods::{Collect, Method, Params, Problem, Silent, Value};
-use ovk::OvkError;
 
 fn alpha_of(p: &Problem) -> f64 {
     let k = gram(&p.kernel, p.x.view()).unwrap();
@@ -272,29 +271,40 @@ fn warm_start_needs_fewer_iterations_than_cold() {
     );
 }
 
+/// p above min(rank K, m) is an inactive constraint: the fit is the one at the bound (bit for
+/// bit) and a note names both bounds.
 #[test]
-fn rank_above_bounds_is_a_clear_input_error() {
+fn rank_above_bounds_is_fitted_at_the_bound_with_a_note() {
     let p = smooth_problem(12, 3, 1);
-    let err = LowRankOkl
+    let above = LowRankOkl
         .fit(&p, &params(Some(0.1), 4), &mut Silent)
-        .err()
         .unwrap();
-    let msg = err.to_string();
-    assert!(matches!(err, OvkError::Input(_)), "{msg}");
+    let at = LowRankOkl
+        .fit(&p, &params(Some(0.1), 3), &mut Silent)
+        .unwrap();
+    let note = above.notes.join("\n");
     assert!(
-        msg.contains("rank K = 12") && msg.contains("m = 3"),
-        "{msg}"
+        note.contains("rank p = 4") && note.contains("rank K = 12") && note.contains("m = 3"),
+        "{note}"
     );
+    assert_eq!(matrix(&above, "coefficients"), matrix(&at, "coefficients"));
+    assert!(!at.notes.iter().any(|n| n.contains("is above min")));
 
     // A linear kernel on 2-D inputs has rank 2.
     let mut q = smooth_problem(12, 5, 1);
     q.kernel = Kernel::Linear;
-    let msg = LowRankOkl
+    let above = LowRankOkl
         .fit(&q, &params(Some(0.1), 3), &mut Silent)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(msg.contains("rank K = 2") && msg.contains("m = 5"), "{msg}");
+        .unwrap();
+    let at = LowRankOkl
+        .fit(&q, &params(Some(0.1), 2), &mut Silent)
+        .unwrap();
+    let note = above.notes.join("\n");
+    assert!(
+        note.contains("rank K = 2") && note.contains("m = 5"),
+        "{note}"
+    );
+    assert_eq!(matrix(&above, "coefficients"), matrix(&at, "coefficients"));
 }
 
 #[test]

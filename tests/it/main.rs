@@ -10,6 +10,7 @@
 mod common;
 
 mod cli_bench;
+mod cli_conventions;
 mod cli_input_rank;
 mod cli_run;
 mod cli_sweep;
@@ -18,6 +19,7 @@ mod data_prepare;
 mod doc_commands;
 mod e2e_tui;
 mod example_sessions;
+mod gen_formats;
 mod hostile_inputs;
 mod hostile_outputs;
 mod kde_fit;
@@ -35,8 +37,10 @@ mod mvml_fit;
 mod numerical_faults;
 mod okl_solvers;
 mod paper_quick;
+mod predict_sessions;
 mod resource_limits;
 mod session_store;
 mod session_summary;
+mod travel_sessions;
 mod tui_render;
 mod vvmr_solve;

@@ -89,6 +89,8 @@ fn record(name: &str) -> SessionRecord {
         ovk_version: "0.1.0".into(),
         dataset: DatasetInfo {
             path: "toy/digits.csv".into(),
+            absolute_path: None,
+            size: None,
             sha256: "abc".into(),
             rows: 3,
             features: vec!["p_0_0".into(), "p_0_1".into()],
@@ -142,6 +144,7 @@ fn record(name: &str) -> SessionRecord {
             params: Params::new(),
             name: None,
         },
+        model: None,
     }
 }
 

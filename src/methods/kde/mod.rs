@@ -32,6 +32,8 @@ use preimage::{KdeModel, Preimage};
 use score::ScoreOperator;
 use solve::Ovk;
 
+pub use preimage::{model_from_parts, KIND};
+
 pub struct Kde;
 
 pub const OVK: ParamSpec = ParamSpec {

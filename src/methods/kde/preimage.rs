@@ -8,8 +8,11 @@ use ndarray::{s, Array2, ArrayView2, Axis};
 use super::score::ScoreOperator;
 use crate::kernels::{cross_gram, FeatureMap, Kernel};
 use crate::linalg::{matmul, matmul_tn};
-use crate::methods::Model;
+use crate::methods::{Model, ModelParts};
 use crate::Result;
+
+/// The model kind KDE saves (`methods::load_model`).
+pub const KIND: &str = "kde";
 
 /// Test rows scored per block (bounds the candidates × rows score matrix).
 const ROWS_PER_BLOCK: usize = 512;
@@ -21,6 +24,12 @@ pub enum Preimage {
 }
 
 impl Preimage {
+    fn parse(s: &str) -> Option<Preimage> {
+        [Preimage::Candidates, Preimage::ClosedForm]
+            .into_iter()
+            .find(|p| p.name() == s)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Preimage::Candidates => "candidates",
@@ -213,7 +222,157 @@ impl KdeModel {
     }
 }
 
+/// The KDE model back from its saved parts: the candidates' Gram rows (or, on a factor, the
+/// folded operator) and self-kernels are saved as computed, so no output kernel is evaluated
+/// again (bit-for-bit predictions).
+pub fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
+    let name: String = parts.setting("preimage")?;
+    let preimage = Preimage::parse(&name)
+        .ok_or_else(|| parts.mismatch(&format!("unknown pre-image `{name}`")))?;
+    // Sessions saved before the factor route have no `scoring`: they are on the kernel.
+    let scoring: String = if parts.settings.contains_key("scoring") {
+        parts.setting("scoring")?
+    } else {
+        "kernel".to_string()
+    };
+    let c0 = parts.setting("c0")?;
+    let has_right: bool = parts.setting("has_right")?;
+    let y_train = parts.take_array("y_train")?;
+    let left = parts.take_array("score_left")?;
+    let right = if has_right {
+        Some(parts.take_array("score_right")?)
+    } else {
+        None
+    };
+    let candidates = parts.take_array("candidates")?;
+    let cand_self = parts.take_array("candidate_self")?;
+    let op = ScoreOperator { c0, left, right };
+    let candidates_ok = |rows_of_score: usize| match preimage {
+        Preimage::ClosedForm => true,
+        Preimage::Candidates => {
+            candidates.ncols() == y_train.ncols()
+                && rows_of_score == candidates.nrows()
+                && cand_self.dim() == (candidates.nrows(), 1)
+        }
+    };
+    let inner_ok = |op: &ScoreOperator, cols: usize| match &op.right {
+        Some(r) => op.left.ncols() == r.nrows() && r.ncols() == cols,
+        None => op.left.ncols() == cols,
+    };
+    let scoring = match scoring.as_str() {
+        "kernel" => {
+            let kernel = parts.setting("kernel")?;
+            let x_train = parts.take_array("x_train")?;
+            let cand_gram = parts.take_array("candidate_gram")?;
+            let n = x_train.nrows();
+            let ok = y_train.nrows() == n
+                && op.left.nrows() == n
+                && inner_ok(&op, n)
+                && candidates_ok(cand_gram.nrows())
+                && (preimage == Preimage::ClosedForm || cand_gram.ncols() == n);
+            if !ok {
+                return Err(parts.mismatch(&format!(
+                    "x_train {:?}, y_train {:?}, score_left {:?}, score_right {:?}, candidates \
+                     {:?}, candidate_gram {:?}, candidate_self {:?}",
+                    x_train.dim(),
+                    y_train.dim(),
+                    op.left.dim(),
+                    op.right.as_ref().map(|r| r.dim()),
+                    candidates.dim(),
+                    cand_gram.dim(),
+                    cand_self.dim()
+                )));
+            }
+            Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                cand_gram,
+            }
+        }
+        "features" => {
+            let map = crate::methods::expansion::map_from_parts(&mut parts)?;
+            // `op` maps z(x) (r) to the candidates' scores (c), or to Yᵀ W k_x (m).
+            let r = match &map {
+                FeatureMap::Nystrom { l_s, .. } => l_s.nrows(),
+                FeatureMap::Linear => op.right.as_ref().map_or(op.left.ncols(), |r| r.ncols()),
+            };
+            let ok = inner_ok(&op, r)
+                && match preimage {
+                    Preimage::ClosedForm => op.left.nrows() == y_train.ncols(),
+                    Preimage::Candidates => candidates_ok(op.left.nrows()),
+                };
+            if !ok {
+                return Err(parts.mismatch(&format!(
+                    "rank {r}, y_train {:?}, score_left {:?}, score_right {:?}, candidates {:?}, \
+                     candidate_self {:?}",
+                    y_train.dim(),
+                    op.left.dim(),
+                    op.right.as_ref().map(|r| r.dim()),
+                    candidates.dim(),
+                    cand_self.dim()
+                )));
+            }
+            Scoring::Features { map, op }
+        }
+        other => return Err(parts.mismatch(&format!("unknown scoring `{other}`"))),
+    };
+    Ok(KdeModel {
+        scoring,
+        y_train,
+        preimage,
+        candidates,
+        cand_self: cand_self.column(0).to_vec(),
+    })
+}
+
 impl Model for KdeModel {
+    fn parts(&self) -> ModelParts {
+        let parts = ModelParts::new(KIND).with_setting("preimage", &self.preimage.name());
+        let (parts, op) = match &self.scoring {
+            Scoring::Kernel {
+                kernel,
+                x_train,
+                op,
+                cand_gram,
+            } => (
+                parts
+                    .with_setting("scoring", &"kernel")
+                    .with_setting("kernel", kernel)
+                    .with_array("x_train", x_train.clone())
+                    .with_array("candidate_gram", cand_gram.clone()),
+                op,
+            ),
+            Scoring::Features { map, op } => (
+                crate::methods::expansion::with_map(
+                    parts.with_setting("scoring", &"features"),
+                    map,
+                ),
+                op,
+            ),
+        };
+        let mut parts = parts
+            .with_setting("c0", &op.c0)
+            .with_setting("has_right", &op.right.is_some())
+            .with_array("y_train", self.y_train.clone())
+            .with_array("score_left", op.left.clone());
+        if let Some(r) = &op.right {
+            parts = parts.with_array("score_right", r.clone());
+        }
+        let cand_self = Array2::from_shape_vec((self.cand_self.len(), 1), self.cand_self.clone())
+            .expect("a column of the candidates' self-kernels");
+        parts
+            .with_array("candidates", self.candidates.clone())
+            .with_array("candidate_self", cand_self)
+    }
+
+    fn n_features(&self) -> Option<usize> {
+        match &self.scoring {
+            Scoring::Kernel { x_train, .. } => Some(x_train.ncols()),
+            Scoring::Features { map, .. } => crate::methods::expansion::map_features(map),
+        }
+    }
+
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         let m = self.y_train.ncols();
         let mut out = Array2::<f64>::zeros((x.nrows(), m));

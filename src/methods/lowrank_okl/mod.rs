@@ -218,16 +218,27 @@ impl Method for LowRankOkl {
                 vec![p]
             }
         };
-        for &p in &ranks {
-            if p > bound {
-                return Err(OvkError::input(format!(
-                    "lowrank-okl: rank p = {p} exceeds min(rank K = {}, m = {m}) = {bound}; \
-                     choose a rank between 1 and {bound} (a larger p adds nothing: every \
-                     stationary B has rank ≤ rank K)",
-                    red.rank_k
-                )));
-            }
+        // The constraint is rank L ≤ p, and every stationary B already has rank ≤ rank K and
+        // ≤ m: a larger p is inactive, so it is fitted at the bound (the same solution), not
+        // refused — `--rank 50` on a kernel of numerical rank 15 means "at most 50".
+        if let Some(&asked) = ranks.iter().filter(|&&p| p > bound).max() {
+            notes.push(format!(
+                "rank p = {asked} is above min(rank K = {}, m = {m}) = {bound}, which bounds the \
+                 rank of every stationary B: fitted at p = {bound}, the same solution (rank K is \
+                 the input kernel's numerical rank on the {ell} training rows; a narrower \
+                 Gaussian kernel, smaller --sigma, has a higher one)",
+                red.rank_k
+            ));
         }
+        let ranks: Vec<usize> = {
+            let mut seen = Vec::new();
+            for p in ranks.into_iter().map(|p| p.min(bound).max(1)) {
+                if !seen.contains(&p) {
+                    seen.push(p);
+                }
+            }
+            seen
+        };
 
         let validation = if problem.x_test.nrows() > 0 {
             Some(Validation::new(

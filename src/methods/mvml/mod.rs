@@ -36,6 +36,8 @@ use crate::{OvkError, Result};
 use grams::Features;
 use model::{MvmlModel, ViewPredictor};
 
+pub use model::{model_from_parts, KIND};
+
 pub struct Mvml;
 
 /// A's condition number is kept below this (docs/methods.md §5: A drifts towards rank one); on the

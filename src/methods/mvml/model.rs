@@ -6,8 +6,11 @@ use ndarray::{Array2, ArrayView2, Axis};
 
 use crate::kernels::{cross_gram, Kernel};
 use crate::linalg::matmul;
-use crate::methods::Model;
+use crate::methods::{Model, ModelParts};
 use crate::Result;
+
+/// The model kind MVML saves (`methods::load_model`).
+pub const KIND: &str = "mvml";
 
 pub struct ViewPredictor {
     pub kernel: Kernel,
@@ -23,11 +26,71 @@ pub struct MvmlModel {
     pub views: Vec<ViewPredictor>,
 }
 
+/// One view's saved settings (its arrays are `view<l>_x_ref` and `view<l>_coef`).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ViewSettings {
+    kernel: Kernel,
+    columns: Vec<usize>,
+}
+
+/// The MVML model back from its saved parts.
+pub fn model_from_parts(mut parts: ModelParts) -> Result<MvmlModel> {
+    let settings: Vec<ViewSettings> = parts.setting("views")?;
+    let mut views = Vec::with_capacity(settings.len());
+    for (l, s) in settings.into_iter().enumerate() {
+        let x_ref = parts.take_array(&format!("view{l}_x_ref"))?;
+        let coef = parts.take_array(&format!("view{l}_coef"))?;
+        if x_ref.nrows() != coef.nrows() || x_ref.ncols() != s.columns.len() {
+            return Err(parts.mismatch(&format!(
+                "view {l}: reference rows {:?} for {} columns, coefficients {:?}",
+                x_ref.dim(),
+                s.columns.len(),
+                coef.dim()
+            )));
+        }
+        views.push(ViewPredictor {
+            kernel: s.kernel,
+            columns: s.columns,
+            x_ref,
+            coef,
+        });
+    }
+    let m = views.first().map_or(0, |v| v.coef.ncols());
+    if views.is_empty() || views.iter().any(|v| v.coef.ncols() != m) {
+        return Err(parts.mismatch("the views predict different numbers of outputs"));
+    }
+    Ok(MvmlModel { views })
+}
+
 impl Model for MvmlModel {
+    fn parts(&self) -> ModelParts {
+        let settings: Vec<ViewSettings> = self
+            .views
+            .iter()
+            .map(|v| ViewSettings {
+                kernel: v.kernel,
+                columns: v.columns.clone(),
+            })
+            .collect();
+        let mut parts = ModelParts::new(KIND).with_setting("views", &settings);
+        for (l, v) in self.views.iter().enumerate() {
+            parts = parts
+                .with_array(&format!("view{l}_x_ref"), v.x_ref.clone())
+                .with_array(&format!("view{l}_coef"), v.coef.clone());
+        }
+        parts
+    }
+
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         let m = self.views.first().map_or(0, |v| v.coef.ncols());
         let mut out = Array2::zeros((x.nrows(), m));
         for v in &self.views {
+            if let Some(&c) = v.columns.iter().find(|&&c| c >= x.ncols()) {
+                return Err(crate::OvkError::input(format!(
+                    "the multi-view model reads feature column {c} but the inputs have {}",
+                    x.ncols()
+                )));
+            }
             let xv = x.select(Axis(1), &v.columns);
             let k = cross_gram(&v.kernel, xv.view(), v.x_ref.view())?;
             out += &matmul(k.view(), v.coef.view());

@@ -1,0 +1,107 @@
+//! New rows for a trained model: the trained feature columns by name, checked against what the
+//! model was trained on (present, same kind of values, no missing cells), and the class column
+//! checked for classes the model never saw.
+
+use std::path::Path;
+
+use ndarray::Array2;
+
+use super::load::read_raw;
+use super::raw::{row_label, RawTable};
+use crate::error::input_at;
+use crate::Result;
+
+/// The kind of values a polars dtype holds: what must agree between training and prediction
+/// (an `i64` column read as `f64` elsewhere is the same numbers; text is not).
+pub fn dtype_family(dtype: &str) -> &'static str {
+    match dtype {
+        "bool" => "bool",
+        "str" | "string" => "text",
+        d if d.starts_with('i') || d.starts_with('u') || d.starts_with('f') => "numeric",
+        _ => "other",
+    }
+}
+
+/// What the model was trained on, to check a new file against.
+pub struct TrainedColumns<'a> {
+    pub features: &'a [String],
+    /// polars dtypes of the feature columns in the training file (empty: not recorded).
+    pub feature_dtypes: &'a [String],
+    /// The class column, its dtype in training, and the classes the model knows.
+    pub class: Option<(&'a str, &'a str, &'a [String])>,
+}
+
+/// The feature columns of `path` as an unscaled matrix, in the trained order.
+pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64>> {
+    let raw = read_raw(path)?;
+    let names = raw.names();
+    let mut x = Array2::zeros((raw.n_rows, trained.features.len()));
+    for (j, name) in trained.features.iter().enumerate() {
+        let c = column(&raw, &names, name, "feature")?;
+        if let Some(want) = trained.feature_dtypes.get(j) {
+            same_family(path, &raw, c, want)?;
+        }
+        for (i, v) in raw.numeric(c)?.into_iter().enumerate() {
+            if v.is_nan() {
+                return Err(input_at(
+                    path,
+                    format!(
+                        "column `{name}` has a missing value in {}; the model needs every \
+                         feature",
+                        row_label(i)
+                    ),
+                ));
+            }
+            x[[i, j]] = v;
+        }
+    }
+    if let Some((class, dtype, known)) = trained.class {
+        if let Some(c) = names.iter().position(|n| *n == class) {
+            same_family(path, &raw, c, dtype)?;
+            for (i, label) in raw.labels(c).iter().enumerate() {
+                let Some(label) = label else { continue };
+                let text = label.text();
+                if !known.contains(&text) {
+                    return Err(input_at(
+                        path,
+                        format!(
+                            "column `{class}` holds the class `{text}` in {}, which the model \
+                             never saw (it knows {})",
+                            row_label(i),
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(x)
+}
+
+fn column(raw: &RawTable, names: &[&str], name: &str, role: &str) -> Result<usize> {
+    names.iter().position(|n| *n == name).ok_or_else(|| {
+        input_at(
+            &raw.path,
+            format!(
+                "lacks the column `{name}`, a {role} the model was trained on (a file to predict \
+                 on needs every trained feature column, by name)"
+            ),
+        )
+    })
+}
+
+fn same_family(path: &Path, raw: &RawTable, c: usize, trained: &str) -> Result<()> {
+    let col = &raw.columns[c];
+    let (now, then) = (dtype_family(&col.dtype), dtype_family(trained));
+    if now != then {
+        return Err(input_at(
+            path,
+            format!(
+                "column `{}` holds {now} values ({}) but the model was trained on {then} values \
+                 ({trained})",
+                col.name, col.dtype
+            ),
+        ));
+    }
+    Ok(())
+}

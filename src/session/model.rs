@@ -1,0 +1,110 @@
+//! A session's saved model put back together: every part present (a missing file is named),
+//! finite, and consistent with the record, before `methods::load_model` sees it.
+
+use crate::methods::{self, Model, ModelParts};
+use crate::{OvkError, Result};
+
+use super::{model_matrix_name, Loaded, ModelRecord};
+
+/// The session's model and its record; a session saved without one is refused with the way out.
+pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
+    let r = &s.record;
+    let Some(rec) = r.model.clone() else {
+        return Err(OvkError::input(format!(
+            "{}: the session holds no model (it was saved by an ovk that did not keep models); \
+             re-run it with `ovk run --config` on its settings, or `ovk replay --verify`, to \
+             get one",
+            s.dir.display()
+        )));
+    };
+    let json = s.dir.join("session.json");
+    let d = r.feature_names.len();
+    if rec.scaler.mean.len() != d || rec.scaler.std.len() != d {
+        return Err(OvkError::input(format!(
+            "{}: the model's scaler has {} means and {} scales for {d} feature columns",
+            json.display(),
+            rec.scaler.mean.len(),
+            rec.scaler.std.len()
+        )));
+    }
+    if let Some(bad) = rec
+        .scaler
+        .mean
+        .iter()
+        .chain(&rec.scaler.std)
+        .find(|v| !v.is_finite())
+    {
+        return Err(OvkError::input(format!(
+            "{}: the model's scaler holds {bad}",
+            json.display()
+        )));
+    }
+    if rec.scaler.std.contains(&0.0) {
+        return Err(OvkError::input(format!(
+            "{}: the model's scaler divides by zero",
+            json.display()
+        )));
+    }
+    if !rec.feature_dtypes.is_empty() && rec.feature_dtypes.len() != d {
+        return Err(OvkError::input(format!(
+            "{}: the model records {} feature dtypes for {d} feature columns",
+            json.display(),
+            rec.feature_dtypes.len()
+        )));
+    }
+    if let Some(c) = &rec.class {
+        if c.values.len() != r.output_names.len() {
+            return Err(OvkError::input(format!(
+                "{}: the model records {} classes for {} outputs",
+                json.display(),
+                c.values.len(),
+                r.output_names.len()
+            )));
+        }
+    }
+    if !methods::KINDS.contains(&rec.kind.as_str()) {
+        return Err(OvkError::input(format!(
+            "{}: unknown model kind `{}` (this ovk reads {}); use the ovk version that saved it",
+            json.display(),
+            rec.kind,
+            methods::KINDS.join(", ")
+        )));
+    }
+    let mut parts = ModelParts::new(&rec.kind);
+    parts.settings = rec.settings.clone();
+    for name in &rec.arrays {
+        let matrix = model_matrix_name(name);
+        let file = s.dir.join(format!("{matrix}.npy"));
+        if !r.matrices.contains_key(&matrix) || !file.is_file() {
+            return Err(OvkError::input(format!(
+                "{}: missing — the session's model needs it (array `{name}`)",
+                file.display()
+            )));
+        }
+        let a = s.matrix(&matrix)?;
+        if a.iter().any(|v| !v.is_finite()) {
+            return Err(OvkError::input(format!(
+                "{}: the model array `{name}` holds NaN or infinite values (corrupt session)",
+                file.display()
+            )));
+        }
+        parts.arrays.push((name.clone(), a));
+    }
+    let model = methods::load_model(parts)
+        .map_err(|e| OvkError::input(format!("{}: {e}", s.dir.display())))?;
+    if let Some(k) = model.n_features() {
+        if k != d {
+            return Err(OvkError::input(format!(
+                "{}: the model reads {k} feature columns but the session names {d}",
+                s.dir.display()
+            )));
+        }
+    }
+    if let Some(bad) = r.output_names.iter().position(|n| n.is_empty()) {
+        return Err(OvkError::input(format!(
+            "{}: output {bad} has no name",
+            json.display()
+        )));
+    }
+    Ok((rec, model))
+}

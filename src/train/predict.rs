@@ -1,0 +1,128 @@
+//! A saved model applied to new rows: read the trained feature columns by name, scale them
+//! with the training scaler, predict, and decode classes or labels — the engine behind
+//! `ovk predict` and the workbench's Sessions pane.
+
+use std::path::Path;
+
+use ndarray::{Array2, Axis};
+
+use crate::data::{self, OutColumn, Task, TrainedColumns};
+use crate::metrics::coding_midpoint;
+use crate::session::{self, ModelRecord};
+use crate::Result;
+
+/// Predictions for every row of a file, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionTable {
+    /// The session's output names: one score column each.
+    pub output_names: Vec<String>,
+    /// rows × outputs: regression values, or class/label scores.
+    pub scores: Array2<f64>,
+    /// Classification: the decoded prediction beside the scores — one column named after the
+    /// class column (multi-class), or `<label>_predicted` 0/1 columns (multi-label).
+    pub decoded: Vec<(String, Vec<String>)>,
+}
+
+impl PredictionTable {
+    pub fn n_rows(&self) -> usize {
+        self.scores.nrows()
+    }
+
+    /// Every column, scores first, as a table writer takes them.
+    pub fn columns(&self) -> Vec<(String, OutColumn)> {
+        let mut cols: Vec<(String, OutColumn)> = self
+            .output_names
+            .iter()
+            .zip(self.scores.axis_iter(Axis(1)))
+            .map(|(n, c)| (n.clone(), OutColumn::Numbers(c.to_vec())))
+            .collect();
+        for (n, v) in &self.decoded {
+            cols.push((n.clone(), OutColumn::Text(v.clone())));
+        }
+        cols
+    }
+}
+
+/// Apply the model saved in `session_dir` to the rows of `data_path`.
+pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTable> {
+    let loaded = session::load(session_dir)?;
+    let (rec, model) = session::load_model(&loaded)?;
+    let r = &loaded.record;
+    let trained = TrainedColumns {
+        features: &r.feature_names,
+        feature_dtypes: &rec.feature_dtypes,
+        class: rec
+            .class
+            .as_ref()
+            .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
+    };
+    let mut x = data::read_new_rows(data_path, &trained)?;
+    rec.scaler.apply(&mut x);
+    let scores = model.predict(x.view())?;
+    if scores.ncols() != r.output_names.len() {
+        return Err(crate::OvkError::input(format!(
+            "{}: the model predicts {} outputs but the session names {}",
+            session_dir.display(),
+            scores.ncols(),
+            r.output_names.len()
+        )));
+    }
+    let decoded = decode(r.task, &rec, &r.output_names, &scores);
+    Ok(PredictionTable {
+        output_names: r.output_names.clone(),
+        scores,
+        decoded,
+    })
+}
+
+/// Classes by argmax (first on ties, as the accuracy metric counts them); labels by the
+/// coding's midpoint.
+fn decode(
+    task: Task,
+    rec: &ModelRecord,
+    names: &[String],
+    scores: &Array2<f64>,
+) -> Vec<(String, Vec<String>)> {
+    match (task, &rec.class) {
+        (Task::Multiclass, Some(class)) => {
+            let picked = scores
+                .rows()
+                .into_iter()
+                .map(|row| {
+                    let best = row
+                        .iter()
+                        .enumerate()
+                        .fold(
+                            (0, f64::NEG_INFINITY),
+                            |b, (k, &v)| if v > b.1 { (k, v) } else { b },
+                        )
+                        .0;
+                    class.values[best].clone()
+                })
+                .collect();
+            vec![(class.column.clone(), picked)]
+        }
+        (Task::Multilabel, _) => {
+            let mid = coding_midpoint(rec.class_coding);
+            names
+                .iter()
+                .zip(scores.axis_iter(Axis(1)))
+                .map(|(n, c)| {
+                    let v = c
+                        .iter()
+                        .map(|&s| if s > mid { "1" } else { "0" }.to_string());
+                    (format!("{n}_predicted"), v.collect())
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Write a prediction table where `out` was planned: CSV or Parquet by the name's extension
+/// (CSV on standard output).
+pub fn write_predictions(table: &PredictionTable, out: &session::Output) -> Result<()> {
+    let format = data::output_format(out.path())?;
+    let columns = table.columns();
+    out.write_with(|w| data::write_table(w, format, &columns))
+}

@@ -1,0 +1,184 @@
+//! The command-line conventions users expect: bare boolean flags, "did you mean" for values,
+//! `ovk sessions --json`, `-` as standard output, views by column selectors, and a sidecar
+//! without a description.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ovk-conv-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn ovk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ovk"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn session_json(store: &Path) -> serde_json::Value {
+    let dir = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    serde_json::from_str(&std::fs::read_to_string(dir.join("session.json")).unwrap()).unwrap()
+}
+
+/// A SARCOS-like table: views q1..q3 and dq1..dq3 share no `prefix_`.
+fn sarcos_like(dir: &Path) -> String {
+    let mut text = String::from("q1,q2,q3,dq1,dq2,dq3,y\n");
+    for i in 0..40 {
+        let t = i as f64 / 7.0;
+        text.push_str(&format!(
+            "{},{},{},{},{},{},{}\n",
+            t.sin(),
+            t.cos(),
+            (2.0 * t).sin(),
+            t.cos() * 0.5,
+            -t.sin(),
+            (3.0 * t).cos(),
+            t.sin() + 0.3 * t.cos()
+        ));
+    }
+    let path = dir.join("arm.csv");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn bare_boolean_flags_and_view_selectors() {
+    let dir = scratch("views");
+    let data = sarcos_like(&dir);
+    let store = dir.join("store").display().to_string();
+    ok(&ovk(&[
+        "run",
+        "--data",
+        &data,
+        "--targets",
+        "y",
+        "--method",
+        "mvml",
+        "--view",
+        "q=q1..q3",
+        "--view",
+        "dq=dq1..dq3",
+        "--fixed-metric",
+        "--max-iter",
+        "3",
+        "--sessions",
+        &store,
+    ]));
+    let s = session_json(Path::new(&store));
+    assert_eq!(s["params"]["fixed_metric"], serde_json::json!(true));
+    assert_eq!(s["details"]["views"], serde_json::json!(["q", "dq"]));
+    let store2 = dir.join("store2").display().to_string();
+    ok(&ovk(&[
+        "run",
+        "--data",
+        &data,
+        "--targets",
+        "y",
+        "--method",
+        "krr",
+        "--drop-missing",
+        "false",
+        "--sessions",
+        &store2,
+    ]));
+    let s = session_json(Path::new(&store2));
+    assert_eq!(
+        s["config"]["data"]["drop_missing"],
+        serde_json::json!(false)
+    );
+}
+
+#[test]
+fn option_values_get_did_you_mean() {
+    let out = ovk(&["run", "--data", "datasets/iris.csv", "--method", "okll"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean 'okl'"), "{err}");
+    let out = ovk(&[
+        "run",
+        "--data",
+        "datasets/linnerud.csv",
+        "--method",
+        "kde",
+        "--ovk",
+        "conditionl",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean 'conditional'"), "{err}");
+}
+
+#[test]
+fn sessions_json_and_export_to_stdout() {
+    let dir = scratch("json");
+    let store = dir.join("store").display().to_string();
+    ok(&ovk(&[
+        "run",
+        "--data",
+        "datasets/iris.csv",
+        "--method",
+        "krr",
+        "--sessions",
+        &store,
+    ]));
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&ovk(&["sessions", "--json", "--sessions", &store]))).unwrap();
+    let first = &list.as_array().unwrap()[0];
+    assert_eq!(first["method"], "krr");
+    let id = first["id"].as_str().unwrap();
+    let csv = ok(&ovk(&[
+        "export",
+        id,
+        "--sessions",
+        &store,
+        "--matrix",
+        "predictions_test",
+        "-",
+    ]));
+    assert!(csv.starts_with("species=0,species=1,species=2\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 38);
+    assert!(!Path::new(&root().join("-")).exists());
+}
+
+#[test]
+fn a_sidecar_needs_no_description() {
+    let dir = scratch("side");
+    std::fs::copy(root().join("datasets/iris.csv"), dir.join("iris.csv")).unwrap();
+    std::fs::write(
+        dir.join("iris.toml"),
+        "source = \"x\"\nclass = \"species\"\n",
+    )
+    .unwrap();
+    let store = dir.join("store").display().to_string();
+    ok(&ovk(&[
+        "run",
+        "--data",
+        &dir.join("iris.csv").display().to_string(),
+        "--method",
+        "krr",
+        "--sessions",
+        &store,
+    ]));
+}
