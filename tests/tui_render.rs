@@ -452,14 +452,27 @@ fn previous_run_is_overlaid() {
 }
 
 fn summary(name: &str) -> Listing {
+    run_summary(name, "okl", "digits.csv", 0.1, 0.97)
+}
+
+/// A listed session with a λ and a test accuracy, for the runs table.
+fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -> Listing {
     Listing::Ok(Summary {
         id: format!("{name}-id"),
         name: name.into(),
         created: "2026-11-21T07:00:00Z".into(),
-        dataset: "digits.csv".into(),
-        method: "okl".into(),
-        key_metric: Some(("accuracy".into(), 0.97)),
+        dataset: dataset.into(),
+        method: method.into(),
+        key_metric: Some(("accuracy".into(), acc)),
         path: PathBuf::from(format!("/store/{name}-id")),
+        settings: BTreeMap::from([
+            ("kernel".to_string(), "gaussian".to_string()),
+            ("sigma".to_string(), "1.5000".to_string()),
+            ("lambda".to_string(), lambda.to_string()),
+        ]),
+        metrics: BTreeMap::from([("accuracy".to_string(), acc)]),
+        iterations: 37,
+        fit_s: 0.25,
     })
 }
 
@@ -485,13 +498,20 @@ fn sessions_list_compare_rename_and_delete() {
     let out = screen(&s, 150, 40);
     assert!(
         out.contains("alpha")
-            && out.contains("accuracy 0.9700")
-            && out.contains("unreadable: bad json"),
+            && out.contains("test accuracy")
+            && out.contains("0.9700")
+            && out.contains("unreadable"),
         "{out}"
     );
-    update(&mut s, Action::Space);
-    update(&mut s, Action::Down);
+    update(&mut s, Action::Bottom);
+    let out = screen(&s, 150, 40);
+    assert!(out.contains("/store/bad: unreadable: bad json"), "{out}");
+    update(&mut s, Action::Top);
+    // Space marks and moves on; c compares the two marked runs.
     let effects = update(&mut s, Action::Space);
+    assert!(matches!(effects.as_slice(), [Effect::LoadMarked(p)] if p.ends_with("alpha-id")));
+    update(&mut s, Action::Space);
+    let effects = update(&mut s, Action::Compare);
     assert!(
         matches!(effects.as_slice(), [Effect::LoadCompare(a, b)] if a.ends_with("alpha-id") && b.ends_with("beta-id"))
     );
@@ -509,6 +529,7 @@ fn sessions_list_compare_rename_and_delete() {
         "{out}"
     );
     // Rename: prompt pre-filled, Enter sends the effect.
+    update(&mut s, Action::Up);
     update(&mut s, Action::Rename);
     assert!(
         matches!(&s.prompt, Some(Prompt { kind: PromptKind::Rename { id }, text }) if id == "beta-id" && text == "beta")
@@ -1432,7 +1453,7 @@ fn p17_ticks_plurals_details_and_row_counts_read_right() {
 fn export_writes_the_current_matrix_as_csv() {
     let mut s = on(finished(), Pane::Matrices);
     let effects = update(&mut s, Action::Export);
-    let [Effect::Export { name, text }] = effects.as_slice() else {
+    let [Effect::Export { name, text, .. }] = effects.as_slice() else {
         panic!("{effects:?}")
     };
     assert_eq!(name, "first-output_kernel");

@@ -15,4 +15,4 @@ pub mod sweep;
 pub use config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{run, RunOutcome};
-pub use runner::{spawn, ChannelObserver, RunHandle};
+pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};

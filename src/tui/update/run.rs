@@ -61,6 +61,7 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.phase_done = done;
             s.run.phase_total = Some(total);
         }
+        RunMessage::SweepRow(row) => super::sweep::row(s, *row),
         RunMessage::Note(n) => {
             s.status = n.clone();
             s.run.notes.push(n);
