@@ -57,6 +57,25 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         };
     };
     let mut l = summary(s, ran, None);
+    if let Some(sw) = &s.run.sweep {
+        let v = &sw.plan.values;
+        let ends = |x: Option<&f64>| x.map_or_else(String::new, |x| fmt_num(*x));
+        l.push(Line::styled(
+            format!(
+                "sweep   {} over {} values {} … {} · {} · the best is refitted and kept",
+                sw.plan.label,
+                v.len(),
+                ends(v.first()),
+                ends(v.last()),
+                sw.plan.folds.map_or_else(
+                    || "scored on the test part".into(),
+                    |k| format!("{k}-fold CV")
+                )
+            ),
+            s.theme.key,
+        ));
+        return l;
+    }
     match form {
         Ok(next) if next != *ran => {
             let changed = changes(ran, &next);
@@ -356,7 +375,7 @@ fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
     rows.sort_by_key(|r| r.index);
     let metric = rows.first().map_or("score", |r| r.metric.as_str());
     let body = sw.plan.values.iter().enumerate().map(|(i, v)| {
-        let value = crate::methods::Value::Float(*v).to_string();
+        let value = fmt_num(*v);
         match rows.iter().find(|r| r.index == i) {
             None => Row::new(vec![" ".into(), value, "…".into()]).style(s.theme.dim),
             Some(r) => match &r.error {

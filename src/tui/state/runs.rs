@@ -48,7 +48,8 @@ impl Column {
             Column::Method => 11,
             Column::Iterations => 6,
             Column::FitSeconds => 7,
-            c => (c.title().chars().count() as u16).clamp(9, 14),
+            // Room for the sort arrow after the title.
+            c => (c.title().chars().count() as u16 + 1).clamp(9, 15),
         }
     }
 
@@ -66,7 +67,12 @@ impl Column {
             Column::Method => s.method.clone(),
             Column::Dataset => s.dataset.clone(),
             Column::Created => s.created.replace('T', " ").chars().take(16).collect(),
-            Column::Setting(k) => s.settings.get(k).cloned().unwrap_or_else(|| "—".into()),
+            Column::Setting(k) => match s.settings.get(k) {
+                // A long number (0.018000000000000002) in the screen's short form.
+                Some(v) if v.len() > 9 => v.parse::<f64>().map_or_else(|_| v.clone(), fmt_num),
+                Some(v) => v.clone(),
+                None => "—".into(),
+            },
             Column::Metric(k) => s.metrics.get(k).map_or_else(|| "—".into(), |v| fmt_num(*v)),
             Column::Iterations => s.iterations.to_string(),
             Column::FitSeconds => format!("{:.2}", s.fit_s),

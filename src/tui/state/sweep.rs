@@ -174,12 +174,16 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
             })
     );
     let mut values = grid_values(lo, hi, n, log);
-    if integer {
-        for v in &mut values {
-            *v = v.round();
-        }
-        values.dedup();
+    for v in &mut values {
+        // Whole numbers for counts; three significant digits otherwise (λ = 0.001, not
+        // 0.0010000000000000002 — the value is saved and shown as typed).
+        *v = if integer {
+            v.round()
+        } else {
+            format!("{v:.2e}").parse().unwrap_or(*v)
+        };
     }
+    values.dedup();
     for v in &values {
         check(f, *v, integer)?;
     }

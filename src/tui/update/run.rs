@@ -22,6 +22,7 @@ pub(super) fn start(s: &mut State) -> Vec<Effect> {
             s.run.status = RunStatus::Running;
             s.run.started = Some(s.now);
             s.run.config = Some(cfg.clone());
+            s.sessions.runs.chart_marked = false;
             s.scroll.trace = None;
             s.scroll.notes = 0;
             s.status = format!("fitting {} on {}…", cfg.method, cfg.data.path.display());

@@ -88,6 +88,8 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     s.scroll.trace = None;
     s.scroll.notes = 0;
     s.pane = Pane::Run;
+    // The live validation curve, not marked runs, is what Charts shows now.
+    s.sessions.runs.chart_marked = false;
     let cv = folds.map_or_else(
         || "scored on the test part".into(),
         |k| format!("{k}-fold CV"),

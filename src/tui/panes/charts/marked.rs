@@ -67,11 +67,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 lines.push(Line::from(vec![tag, Span::raw(r.name.clone())]));
                 lines.push(Line::styled(
                     format!(
-                        "    {} · {} · {} it{}",
-                        r.method,
-                        r.dataset,
+                        "    {} it{} · {}",
                         r.trace.len(),
-                        last.map(|v| format!(" · {v}")).unwrap_or_default()
+                        last.map(|v| format!(" · Q {v}")).unwrap_or_default(),
+                        r.method,
                     ),
                     s.theme.dim,
                 ));
@@ -92,7 +91,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     }
     frame.render_widget(
         Paragraph::new(lines).block(block(
-            format!("Marked runs ({}) — m: this run", runs.marked.len()),
+            format!("Marked runs ({})", runs.marked.len()),
             &s.theme,
             false,
         )),
@@ -133,7 +132,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         frame.render_widget(
             LogChart {
                 title: format!(
-                    "Objective — {} on {} (runs {})",
+                    "Objective — {} on {} (runs {}) · m: this run",
                     key.0,
                     key.1,
                     ids.join(", ")
