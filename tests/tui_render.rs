@@ -1679,7 +1679,7 @@ fn marked_runs_overlay_in_charts_one_chart_per_problem_with_a_legend() {
         // Two problems, two charts: digits' objective (≈5000) never shares iris' axis (≈10).
         assert!(
             out.contains("Objective — okl on iris.csv (runs 1, 2)")
-                && out.contains("Objective — okl on digits.csv (runs 3)"),
+                && out.contains("Objective — okl on digits.csv (run 3)"),
             "{size:?}\n{out}"
         );
     });
@@ -1848,7 +1848,7 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
     assert!(s.is_running() && s.pane == Pane::Run);
     at_both(&s, |out, size| {
         assert!(
-            out.contains("sweep   λ over 4 values") && out.contains("Sweep of λ — 0/4 scored"),
+            out.contains("sweep   λ: 4 values") && out.contains("Sweep of λ — 0/4 scored"),
             "{size:?}\n{out}"
         )
     });

@@ -406,10 +406,15 @@ fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
     }
 }
 
-/// The hyperparameters of a saved fit as text by key, with σ as used (a "median" σ resolved).
+/// The hyperparameters of a saved fit as text by key, as used: defaults filled in, a "median"
+/// σ resolved.
 fn settings_of(rec: &SessionRecord) -> BTreeMap<String, String> {
     let mut m = crate::train::sweep::settings(&rec.config);
     m.remove("method");
+    // The parameters as used, defaults included (a λ left at its default is still a λ).
+    for (k, v) in &rec.params.0 {
+        m.insert(k.clone(), v.to_string());
+    }
     if let crate::kernels::Kernel::Gaussian { sigma }
     | crate::kernels::Kernel::Laplacian { sigma } = rec.kernel.resolved
     {

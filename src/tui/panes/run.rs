@@ -62,7 +62,7 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         let ends = |x: Option<&f64>| x.map_or_else(String::new, |x| fmt_num(*x));
         l.push(Line::styled(
             format!(
-                "sweep   {} over {} values {} … {} · {} · the best is refitted and kept",
+                "sweep   {}: {} values {} … {} · {} · best refitted",
                 sw.plan.label,
                 v.len(),
                 ends(v.first()),
@@ -281,6 +281,11 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
     };
     frame.render_widget(
         PhaseGauge {
+            idle_label: if r.sweep.is_some() {
+                "sweep: configurations scored"
+            } else {
+                "waiting"
+            },
             phase: r.phase,
             done,
             pace,

@@ -167,7 +167,7 @@ impl RunsView {
                 let (Some(a), Some(b)) = (sum(a), sum(b)) else {
                     return std::cmp::Ordering::Equal;
                 };
-                let ord = if col.numeric() {
+                if col.numeric() {
                     // Missing values sort last whatever the direction.
                     match (col.number(a), col.number(b)) {
                         (Some(x), Some(y)) if *desc => y.total_cmp(&x),
@@ -183,8 +183,7 @@ impl RunsView {
                     } else {
                         o
                     }
-                };
-                ord
+                }
             });
         }
         if self.filter.trim().is_empty() {

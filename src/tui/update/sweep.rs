@@ -80,7 +80,8 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     s.run = RunState::new();
     s.run.status = RunStatus::Running;
     s.run.started = Some(s.now);
-    s.run.config = Some(base.clone());
+    // Shown in Run: the form as typed (the swept field's own text is not what runs).
+    s.run.config = Some(s.run_config().unwrap_or_else(|_| base.clone()));
     s.run.sweep = Some(SweepState {
         plan: plan.clone(),
         rows: Vec::new(),
@@ -108,6 +109,8 @@ pub(super) fn row(s: &mut State, row: SweepRow) {
         let total = sw.plan.values.len();
         s.run.phase_done = sw.rows.len();
         s.run.phase_total = Some(total);
+        // The ETA's pace: the sweep's time per configuration so far.
+        s.run.phase_started = s.run.started;
         if let Some(b) = sw.best() {
             let v = sw.plan.values.get(b.index).copied().unwrap_or(f64::NAN);
             s.status = format!(

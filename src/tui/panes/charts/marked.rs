@@ -132,9 +132,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         frame.render_widget(
             LogChart {
                 title: format!(
-                    "Objective — {} on {} (runs {}) · m: this run",
+                    "Objective — {} on {} ({} {}) · m: this run",
                     key.0,
                     key.1,
+                    if ids.len() == 1 { "run" } else { "runs" },
                     ids.join(", ")
                 ),
                 x_label: "iteration".into(),
