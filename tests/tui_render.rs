@@ -1902,3 +1902,45 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
         matches!(&s.prompt, Some(Prompt { kind: PromptKind::SaveName, text }) if text == "toy-okl-best")
     );
 }
+
+#[test]
+fn a_cancelled_sweep_keeps_its_scored_rows_and_says_no_best_was_kept() {
+    let mut s = kernel_at("lambda");
+    update(&mut s, Action::SweepPrompt);
+    type_prompt(&mut s, "1e-3 1 4 log cv=3");
+    update(
+        &mut s,
+        Action::Run(RunMessage::SweepRow(Box::new(sweep_row(1, 0.9)))),
+    );
+    // q during a sweep asks first, like a fit.
+    update(&mut s, Action::Quit);
+    assert!(matches!(
+        &s.prompt,
+        Some(Prompt {
+            kind: PromptKind::ConfirmQuit { .. },
+            ..
+        })
+    ));
+    update(&mut s, Action::Back);
+    assert!(matches!(
+        update(&mut s, Action::Back).as_slice(),
+        [Effect::CancelRun]
+    ));
+    update(&mut s, Action::Run(RunMessage::Cancelled));
+    assert!(
+        s.status.contains("sweep stopped, no best refitted"),
+        "{}",
+        s.status
+    );
+    assert!(s.result.is_none() && s.unsaved_work().is_none());
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("nothing from this sweep is kept")
+                && out.contains("Sweep of λ — 1/4 scored"),
+            "{size:?}\n{out}"
+        );
+    });
+    // A new fit forgets the sweep.
+    update(&mut s, Action::StartRun);
+    assert!(s.run.sweep.is_none());
+}

@@ -256,8 +256,9 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
         RunStatus::Cancelled => (
             format!(
-                "cancelled after {} — nothing from this fit is kept",
-                fmt_secs(since(r.started))
+                "cancelled after {} — nothing from this {} is kept",
+                fmt_secs(since(r.started)),
+                if r.sweep.is_some() { "sweep" } else { "fit" }
             ),
             s.theme.warn,
         ),

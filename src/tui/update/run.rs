@@ -84,13 +84,18 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.status = RunStatus::Cancelled;
             s.run.ended = Some(s.now);
             s.run.cancelling = false;
+            let what = if s.run.sweep.is_some() {
+                "sweep stopped, no best refitted (its scored rows stay in Run, e exports them)"
+            } else {
+                "fit stopped, nothing kept from it"
+            };
             s.status = match &s.result {
                 Some(f) if f.saved.is_none() => format!(
-                    "fit stopped, nothing kept from it — the results shown are still those of \
+                    "{what} — the results shown are still those of \
                      '{}' (s saves them)",
                     f.outcome.record.name
                 ),
-                _ => "fit stopped, nothing kept from it — r starts a new one".into(),
+                _ => format!("{what} — r starts a new fit"),
             };
         }
     }
