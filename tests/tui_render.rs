@@ -1532,7 +1532,14 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
             "{size:?}\n{out}"
         );
     });
-    // Every hyperparameter is a column: moving the column cursor right scrolls to λ.
+    // Every hyperparameter is a column, those that differ between runs (λ) first.
+    let titles: Vec<String> = ovk::tui::state::columns(&s.sessions.list)
+        .iter()
+        .map(|c| c.title())
+        .collect();
+    let at = |t: &str| titles.iter().position(|x| x == t).unwrap();
+    assert!(at("lambda") < at("kernel") && at("lambda") < at("sigma"), "{titles:?}");
+    // Moving the column cursor right scrolls to λ.
     for _ in 0..5 {
         update(&mut s, Action::Column(1));
     }

@@ -57,11 +57,7 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "Kernel",
         "next choice (kernel, choices, true/false)",
     ),
-    (
-        "w",
-        "Kernel",
-        "sweep the number under the cursor (range, CV; best kept)",
-    ),
+    ("w", "Kernel", "sweep this number by CV over a range"),
     ("Ctrl-U", "editing", "clear the field"),
     ("Enter r", "Run", "start the fit"),
     ("Esc c", "Run", "cancel the fit"),

@@ -116,17 +116,29 @@ pub struct RunsView {
     pub chart_marked: bool,
 }
 
-/// The runs table's columns for this store: fixed ones, then every hyperparameter and metric
-/// any session has.
+/// The runs table's columns for this store: fixed ones, every metric, then every setting any
+/// session has (those that differ between runs first).
 pub fn columns(list: &[Listing]) -> Vec<Column> {
+    let runs: Vec<&Summary> = list
+        .iter()
+        .filter_map(|l| match l {
+            Listing::Ok(s) => Some(s),
+            Listing::Corrupt { .. } => None,
+        })
+        .collect();
     let mut settings = BTreeSet::new();
     let mut metrics = BTreeSet::new();
-    for l in list {
-        if let Listing::Ok(s) = l {
-            settings.extend(s.settings.keys().cloned());
-            metrics.extend(s.metrics.keys().cloned());
-        }
+    for s in &runs {
+        settings.extend(s.settings.keys().cloned());
+        metrics.extend(s.metrics.keys().cloned());
     }
+    // Settings that differ between runs first: a tolerance every run shares says little.
+    let varies = |k: &String| {
+        let first = runs.first().and_then(|s| s.settings.get(k));
+        runs.iter().any(|s| s.settings.get(k) != first)
+    };
+    let (mut settings, same): (Vec<String>, Vec<String>) = settings.into_iter().partition(varies);
+    settings.extend(same);
     let mut cols = vec![Column::Name, Column::Method, Column::Dataset];
     cols.extend(metrics.into_iter().map(Column::Metric));
     cols.extend(settings.into_iter().map(Column::Setting));
