@@ -1538,7 +1538,10 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
         .map(|c| c.title())
         .collect();
     let at = |t: &str| titles.iter().position(|x| x == t).unwrap();
-    assert!(at("lambda") < at("kernel") && at("lambda") < at("sigma"), "{titles:?}");
+    assert!(
+        at("lambda") < at("kernel") && at("lambda") < at("sigma"),
+        "{titles:?}"
+    );
     // Moving the column cursor right scrolls to λ.
     for _ in 0..5 {
         update(&mut s, Action::Column(1));
@@ -1737,8 +1740,9 @@ fn runs_table_exports_as_shown_with_full_precision() {
         rows.iter().all(|r| r.contains(",krr,digits.csv,")),
         "{text}"
     );
-    // Metrics at full precision, not the screen's four digits.
+    // Metrics at full precision, not the screen's four digits; the full creation time.
     assert!(rows[0].starts_with("run-00,krr,digits.csv,0.8,"), "{text}");
+    assert!(rows[0].contains(",2026-11-21T07:00:00Z,"), "{text}");
 }
 
 /// okl on the toy table, the Kernel cursor on `key`.

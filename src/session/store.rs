@@ -418,7 +418,7 @@ fn settings_of(rec: &SessionRecord) -> BTreeMap<String, String> {
     if let crate::kernels::Kernel::Gaussian { sigma }
     | crate::kernels::Kernel::Laplacian { sigma } = rec.kernel.resolved
     {
-        m.insert("sigma".into(), format!("{sigma:.4}"));
+        m.insert("sigma".into(), sigma.to_string());
     }
     m
 }

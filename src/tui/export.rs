@@ -166,17 +166,8 @@ fn runs_csv(s: &State) -> String {
     let mut out = join(&head);
     for i in ss.runs.rows(&ss.list) {
         if let Listing::Ok(sum) = &ss.list[i] {
-            let mut row: Vec<String> = cols.iter().map(|c| c.cell(sum)).collect();
-            // Full precision, not the screen's rounding.
-            for (c, cell) in cols.iter().zip(row.iter_mut()) {
-                if let super::state::Column::Metric(k) = c {
-                    *cell = sum
-                        .metrics
-                        .get(k)
-                        .map(|v| v.to_string())
-                        .unwrap_or_default();
-                }
-            }
+            // Full precision, not the screen's rounding; a missing value is an empty field.
+            let mut row: Vec<String> = cols.iter().map(|c| c.raw(sum)).collect();
             row.push(sum.path.display().to_string());
             out.push_str(&join(&row));
         }

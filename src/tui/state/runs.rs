@@ -79,6 +79,17 @@ impl Column {
         }
     }
 
+    /// The cell at full precision for export (empty when the run has no such value).
+    pub fn raw(&self, s: &Summary) -> String {
+        match self {
+            Column::Created => s.created.clone(),
+            Column::Setting(k) => s.settings.get(k).cloned().unwrap_or_default(),
+            Column::Metric(k) => s.metrics.get(k).map(|v| v.to_string()).unwrap_or_default(),
+            Column::FitSeconds => s.fit_s.to_string(),
+            c => c.cell(s),
+        }
+    }
+
     fn number(&self, s: &Summary) -> Option<f64> {
         match self {
             Column::Setting(k) => s.settings.get(k)?.parse().ok(),
