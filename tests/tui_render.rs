@@ -1883,7 +1883,8 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
     let charts = on(s.clone(), Pane::Charts);
     at_both(&charts, |out, size| {
         assert!(
-            out.contains("Sweep: 3-fold CV accuracy per λ (2/4 scored)"),
+            out.contains("Sweep: 3-fold CV accuracy per λ (2/4 scored)")
+                && out.contains("best λ = 0.1000 (0.9500)"),
             "{size:?}\n{out}"
         );
     });

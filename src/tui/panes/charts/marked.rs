@@ -159,24 +159,28 @@ pub fn sweep_curve(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
         .plan
         .folds
         .map_or_else(|| "test-part".to_string(), |k| format!("{k}-fold CV"));
-    let mut series = vec![Series {
-        name: format!("mean {how} {metric}"),
+    // One curve: no legend box over it; the best is named in the title.
+    let series = vec![Series {
+        name: String::new(),
         points: pts,
         style: s.theme.series[3],
     }];
-    if let Some(b) = sw.best() {
-        if let Some(v) = sw.plan.values.get(b.index) {
-            series.push(Series {
-                name: "best".into(),
-                points: vec![(*v, b.mean)],
-                style: s.theme.series[0],
-            });
-        }
-    }
+    let best = sw
+        .best()
+        .and_then(|b| Some((sw.plan.values.get(b.index)?, b.mean)))
+        .map(|(v, m)| {
+            format!(
+                " · best {} = {} ({})",
+                sw.plan.label,
+                fmt_num(*v),
+                fmt_num(m)
+            )
+        })
+        .unwrap_or_default();
     frame.render_widget(
         LogChart {
             title: format!(
-                "Sweep: {how} {metric} per {} ({}/{} scored)",
+                "Sweep: {how} {metric} per {} ({}/{} scored){best}",
                 sw.plan.label,
                 sw.rows.len(),
                 sw.plan.values.len()
