@@ -12,9 +12,10 @@ use super::options::{
 use super::progress::CliProgress;
 use crate::session::{self, Store};
 use crate::train::sweep::{
-    check_size, collect, run_sweep, SweepResult, MAX_CONFIGURATIONS, MAX_FITS,
+    check_size, collect, grid_values, refit_best, run_sweep, SweepResult, MAX_CONFIGURATIONS,
+    MAX_FITS,
 };
-use crate::train::{self, RunConfig};
+use crate::train::RunConfig;
 use crate::{OvkError, Result};
 
 /// Keys that may hold several values in a sweep (data keys keep their list meaning).
@@ -179,21 +180,9 @@ fn range(key: &str, t: &toml::Table) -> std::result::Result<Vec<String>, String>
             "'{key}': a log range needs positive ends, got [{lo}, {hi}]"
         ));
     }
-    Ok((0..n)
-        .map(|i| {
-            let f = i as f64 / (n - 1) as f64;
-            // The ends are the user's numbers, not exp(ln a) or a + 1·(b − a) rounded.
-            let v = if i == 0 {
-                lo
-            } else if i == n - 1 {
-                hi
-            } else if kind == "log" {
-                (lo.ln() + f * (hi.ln() - lo.ln())).exp()
-            } else {
-                lo + f * (hi - lo)
-            };
-            format!("{}", v.clamp(lo.min(hi), lo.max(hi)))
-        })
+    Ok(grid_values(lo, hi, n, kind == "log")
+        .into_iter()
+        .map(|v| format!("{v}"))
         .collect())
 }
 
@@ -286,21 +275,10 @@ fn finish(configs: &[RunConfig], result: SweepResult, store: &Store) -> Result<i
         eprintln!("no configuration could be scored; nothing saved");
         return Ok(if result.interrupted { 130 } else { 2 });
     };
-    let mut cfg = configs[best].clone();
-    cfg.data.cv = None;
-    cfg.name = Some(format!(
-        "{}-best",
-        cfg.name.clone().unwrap_or_else(|| cfg.default_name())
-    ));
-    eprintln!("refitting configuration {best} on the whole training part");
     let mut progress = CliProgress::new();
-    let outcome = train::run(&cfg, &mut progress);
+    let outcome = refit_best(configs, &result, &mut progress);
     progress.finish();
-    let mut outcome = outcome?;
-    outcome.record.details.insert(
-        "sweep".into(),
-        serde_json::to_value(&result).map_err(|e| OvkError::internal(e.to_string()))?,
-    );
+    let outcome = outcome?;
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     println!("best configuration {best} saved as {}", dir.display());
     Ok(if result.interrupted { 130 } else { 0 })

@@ -34,6 +34,13 @@ pub struct Summary {
     /// The task's primary test metric (name, value), when recorded.
     pub key_metric: Option<(String, f64)>,
     pub path: PathBuf,
+    /// The settings it was fitted with, by key (kernel, σ as used, the method's parameters):
+    /// the columns of the workbench's runs table.
+    pub settings: BTreeMap<String, String>,
+    /// Every test metric, by name.
+    pub metrics: BTreeMap<String, f64>,
+    pub iterations: usize,
+    pub fit_s: f64,
 }
 
 /// Work directories (saves in progress, deletions) start with this; listing skips them.
@@ -392,5 +399,26 @@ fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
             .get(metric)
             .map(|v| (metric.to_string(), *v)),
         path,
+        settings: settings_of(rec),
+        metrics: rec.metrics.test.clone().into_iter().collect(),
+        iterations: rec.iterations,
+        fit_s: rec.timings.fit_s,
     }
+}
+
+/// The hyperparameters of a saved fit as text by key, as used: defaults filled in, a "median"
+/// σ resolved.
+fn settings_of(rec: &SessionRecord) -> BTreeMap<String, String> {
+    let mut m = crate::train::sweep::settings(&rec.config);
+    m.remove("method");
+    // The parameters as used, defaults included (a λ left at its default is still a λ).
+    for (k, v) in &rec.params.0 {
+        m.insert(k.clone(), v.to_string());
+    }
+    if let crate::kernels::Kernel::Gaussian { sigma }
+    | crate::kernels::Kernel::Laplacian { sigma } = rec.kernel.resolved
+    {
+        m.insert("sigma".into(), sigma.to_string());
+    }
+    m
 }

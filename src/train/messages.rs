@@ -1,5 +1,6 @@
 //! What the background runner tells its face (TUI or CLI), in order: phases, records and notes
-//! while fitting, then exactly one of finished / failed / cancelled.
+//! while fitting (a sweep: its rows, then the refit of the best), then exactly one of
+//! finished / failed / cancelled.
 
 use crate::methods::{Phase, TraceRecord};
 
@@ -19,6 +20,8 @@ pub enum RunMessage {
         total: usize,
     },
     Note(String),
+    /// A sweep scored one configuration (its rows arrive before the best one is refitted).
+    SweepRow(Box<super::sweep::SweepRow>),
     Finished(Box<RunOutcome>),
     Failed {
         message: String,

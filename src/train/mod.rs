@@ -16,4 +16,4 @@ pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{run, RunOutcome};
 pub use predict::{predict_file, write_predictions, PredictionTable};
-pub use runner::{spawn, ChannelObserver, RunHandle};
+pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};

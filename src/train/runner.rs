@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::messages::RunMessage;
-use super::{pipeline, RunConfig};
+use super::{pipeline, sweep, RunConfig, RunOutcome};
 use crate::methods::{Observer, Phase, TraceRecord};
 use crate::OvkError;
 
@@ -50,6 +50,28 @@ impl Drop for RunHandle {
 
 /// Start `config` on a background thread.
 pub fn spawn(config: RunConfig) -> RunHandle {
+    spawn_job(move |obs| pipeline::run(&config, obs))
+}
+
+/// A cross-validated sweep on its own thread: one `SweepRow` message per scored configuration,
+/// then the best configuration refitted on the whole training part (`sweep::refit_best`), ending
+/// like a fit. Cancelling stops the sweep's fits and the refit alike.
+pub fn spawn_sweep(configs: Vec<RunConfig>, folds: Option<usize>, jobs: usize) -> RunHandle {
+    spawn_job(move |obs| {
+        let tx = obs.tx.clone();
+        let result = sweep::run_sweep(&configs, folds, jobs, obs.cancel.clone(), |row| {
+            let _ = tx.send(RunMessage::SweepRow(Box::new(row.clone())));
+        })?;
+        if result.interrupted {
+            return Err(OvkError::Cancelled);
+        }
+        sweep::refit_best(&configs, &result, obs)
+    })
+}
+
+fn spawn_job(
+    job: impl FnOnce(&mut ChannelObserver) -> crate::Result<RunOutcome> + Send + 'static,
+) -> RunHandle {
     let (tx, rx) = channel();
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
@@ -60,9 +82,8 @@ pub fn spawn(config: RunConfig) -> RunHandle {
                 tx: tx.clone(),
                 cancel: flag,
             };
-            let msg = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                pipeline::run(&config, &mut obs)
-            })) {
+            let msg = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut obs)))
+            {
                 Ok(Ok(outcome)) => RunMessage::Finished(Box::new(outcome)),
                 Ok(Err(OvkError::Cancelled)) => RunMessage::Cancelled,
                 Ok(Err(e)) => RunMessage::Failed {

@@ -282,6 +282,58 @@ fn make_row(
     }
 }
 
+/// The best configuration of a finished sweep refitted on the whole training part (no fold),
+/// named `<name>-best`, with the sweep's table in its details: what `ovk sweep` and the
+/// workbench keep as the session.
+pub fn refit_best(
+    configs: &[RunConfig],
+    result: &SweepResult,
+    obs: &mut dyn Observer,
+) -> Result<super::RunOutcome> {
+    let best = result
+        .best
+        .ok_or_else(|| OvkError::input("no configuration of the sweep could be scored"))?;
+    let mut cfg = configs
+        .get(best)
+        .ok_or_else(|| OvkError::internal("the sweep's best row is not in its grid"))?
+        .clone();
+    cfg.data.cv = None;
+    cfg.name = Some(format!(
+        "{}-best",
+        cfg.name.clone().unwrap_or_else(|| cfg.default_name())
+    ));
+    obs.note(&format!(
+        "refitting the best configuration ({best}) on the whole training part"
+    ));
+    let mut outcome = pipeline::run(&cfg, obs)?;
+    outcome.record.details.insert(
+        "sweep".into(),
+        serde_json::to_value(result).map_err(|e| OvkError::internal(e.to_string()))?,
+    );
+    Ok(outcome)
+}
+
+/// `n` values from `lo` to `hi`, ends included and exactly the user's numbers, evenly spaced
+/// on a log scale (`log`, both ends positive) or a linear one.
+pub fn grid_values(lo: f64, hi: f64, n: usize, log: bool) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let f = i as f64 / (n.max(2) - 1) as f64;
+            // The ends are the user's numbers, not exp(ln a) or a + 1·(b − a) rounded.
+            let v = if i == 0 {
+                lo
+            } else if i == n - 1 {
+                hi
+            } else if log {
+                (lo.ln() + f * (hi.ln() - lo.ln())).exp()
+            } else {
+                lo + f * (hi - lo)
+            };
+            v.clamp(lo.min(hi), lo.max(hi))
+        })
+        .collect()
+}
+
 /// Mean and population standard deviation.
 pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;

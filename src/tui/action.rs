@@ -8,7 +8,7 @@ use crate::data::Table;
 use crate::session::{Listing, SessionRecord};
 use crate::train::{RunMessage, RunOutcome};
 
-use super::state::{FileEntry, Pane, Role};
+use super::state::{FileEntry, MarkedRun, Pane, Role};
 
 #[derive(Debug)]
 pub enum Action {
@@ -55,8 +55,13 @@ pub enum Action {
     ScrollNotes(i32),
     /// Write what the pane shows (matrix, table, trace) as CSV.
     Export,
+    // Kernel
+    /// `w`: sweep the field under the cursor over a range (asks the range).
+    SweepPrompt,
     // Charts
     ToggleOverlay,
+    /// `m`: the marked runs' curves / this run's charts.
+    ToggleMarked,
     // Matrices
     NextMatrix,
     PrevMatrix,
@@ -66,6 +71,14 @@ pub enum Action {
     Rename,
     Delete,
     Refresh,
+    /// `c`: compare the first two marked runs.
+    Compare,
+    /// `[` `]`: move the runs table's column cursor.
+    Column(i32),
+    /// `o`: sort the runs table by the column under the cursor.
+    SortBy,
+    /// `/`: filter the runs table.
+    Filter,
     // Replay
     Step(i64),
     // The world answering
@@ -94,6 +107,8 @@ pub enum Action {
     },
     SessionOpened(Result<Box<(PathBuf, RunOutcome)>, String>),
     CompareLoaded(Result<Box<(SessionRecord, SessionRecord)>, String>),
+    /// A marked run's curve, read for the Charts overlay.
+    MarkedLoaded(PathBuf, Result<MarkedRun, String>),
     /// A rename or delete finished (message for the status bar); the list is refreshed after.
     SessionChanged(Result<String, String>),
     /// An export finished (message for the status bar).

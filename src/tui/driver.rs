@@ -8,13 +8,13 @@ use std::sync::mpsc::{channel, Receiver, SendError, Sender, TryRecvError};
 
 use crate::data::{self, DataConfig, PrepareOptions};
 use crate::kernels::median_distance;
-use crate::session::{self, Store};
+use crate::session::{self, output, Store};
 use crate::train::{self, RunHandle, RunMessage, RunOutcome};
 use crate::{OvkError, Result};
 
 use super::action::Action;
 use super::effect::Effect;
-use super::state::FileEntry;
+use super::state::{FileEntry, MarkedRun};
 
 /// Rows of the table kept for the preview.
 const HEAD_ROWS: usize = 12;
@@ -99,6 +99,16 @@ impl Driver {
             Effect::StartRun(cfg) => {
                 self.run = Some(train::spawn(cfg));
             }
+            Effect::StartSweep { configs, folds } => {
+                // Fits run one at a time: the machine's cores go to each fit's own threads.
+                self.run = Some(train::spawn_sweep(configs, folds, 1));
+            }
+            Effect::LoadMarked(path) => self.in_background(move || {
+                let r = session::load(&path)
+                    .map(|l| marked_run(l.record))
+                    .map_err(|e| e.to_string());
+                Action::MarkedLoaded(path, r)
+            }),
             Effect::CancelRun => {
                 if let Some(h) = &self.run {
                     h.cancel();
@@ -140,8 +150,16 @@ impl Driver {
                 });
                 self.queue.push(Action::SessionChanged(r));
             }
-            Effect::Export { name, text } => {
-                self.queue.push(Action::Exported(export_file(&name, &text)));
+            Effect::Export { name, text, inputs } => {
+                let mut rules = output::OutputRules::new(false);
+                if let Ok(st) = &self.store {
+                    rules = rules.protect_dir(st.root(), "the session store");
+                }
+                for p in &inputs {
+                    rules = rules.protect_file(p, "an input of the fit");
+                }
+                self.queue
+                    .push(Action::Exported(export_file(&name, &text, &rules)));
             }
             Effect::DeleteSession { id } => {
                 let r = self.store().and_then(|st| {
@@ -251,9 +269,13 @@ impl Driver {
 }
 
 /// Write an export to `ovk-NAME.csv` in the current folder, or `ovk-NAME-2.csv` … when that
-/// exists: an export never replaces a file.
-fn export_file(name: &str, text: &str) -> std::result::Result<String, String> {
-    use std::io::Write;
+/// exists, through the engine's output rules: an export never replaces a file, never writes
+/// into the session store, and never over an input of the shown fit.
+fn export_file(
+    name: &str,
+    text: &str,
+    rules: &output::OutputRules,
+) -> std::result::Result<String, String> {
     let stem: String = name
         .chars()
         .map(|c| {
@@ -271,27 +293,22 @@ fn export_file(name: &str, text: &str) -> std::result::Result<String, String> {
             format!("ovk-{stem}-{k}.csv")
         };
         let path = PathBuf::from(&file);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                return f
-                    .write_all(text.as_bytes())
-                    .and_then(|_| f.sync_all())
-                    .map(|_| {
-                        let full = std::path::absolute(&path).unwrap_or(path);
-                        format!(
-                            "exported {} lines to {}",
-                            text.lines().count(),
-                            full.display()
-                        )
-                    })
-                    .map_err(|e| format!("{file}: {e}"));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            continue;
+        }
+        let out = output::plan(&path, rules).map_err(|e| e.to_string())?;
+        match out.write(text.as_bytes()) {
+            Ok(()) => {
+                let full = std::path::absolute(&path).unwrap_or(path);
+                return Ok(format!(
+                    "exported {} lines to {}",
+                    text.lines().count(),
+                    full.display()
+                ));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("{file}: {e}")),
+            // Taken between the check and the write: the next name.
+            Err(_) if std::fs::symlink_metadata(&path).is_ok() => continue,
+            Err(e) => return Err(e.to_string()),
         }
     }
     Err(format!(
@@ -346,6 +363,20 @@ pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
     out.extend(dirs);
     out.extend(files);
     Ok(out)
+}
+
+/// What the Charts overlay needs of a marked run.
+fn marked_run(r: session::SessionRecord) -> MarkedRun {
+    let dataset = r.dataset.path.file_name().map_or_else(
+        || r.dataset.path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    MarkedRun {
+        name: r.name,
+        method: r.method,
+        dataset,
+        trace: r.trace,
+    }
 }
 
 /// A saved session with its matrices, as a run outcome (for Results, Charts, Matrices).

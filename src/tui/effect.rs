@@ -19,6 +19,11 @@ pub enum Effect {
         config: DataConfig,
     },
     StartRun(RunConfig),
+    /// Score each configuration by CV (`folds`; `None`: on the test part), then refit the best.
+    StartSweep {
+        configs: Vec<RunConfig>,
+        folds: Option<usize>,
+    },
     CancelRun,
     SaveSession {
         name: String,
@@ -27,6 +32,8 @@ pub enum Effect {
     ListSessions,
     OpenSession(PathBuf),
     LoadCompare(PathBuf, PathBuf),
+    /// Read a marked run's trace for the Charts overlay.
+    LoadMarked(PathBuf),
     RenameSession {
         id: String,
         name: String,
@@ -34,9 +41,11 @@ pub enum Effect {
     DeleteSession {
         id: String,
     },
-    /// Write `text` to a new file named after `name` (`ovk-NAME.csv`, never overwriting).
+    /// Write `text` to a new file named after `name` (`ovk-NAME.csv`, never overwriting, never
+    /// into the session store nor over one of `inputs`).
     Export {
         name: String,
         text: String,
+        inputs: Vec<PathBuf>,
     },
 }

@@ -1,12 +1,15 @@
 //! What the current pane shows, as CSV text: the selected matrix with its row and column
-//! names (Matrices), the trace (Run, Charts), the records table or the metrics (Results), the
-//! session list (Sessions). The driver writes it to a new file.
+//! names (Matrices), the trace or a sweep's table (Run, Charts), the marked runs' curves
+//! (Charts), the records table or the metrics (Results), the runs table as filtered and sorted
+//! (Sessions). The driver writes it to a new file through the engine's output rules.
 
 use crate::methods::TraceRecord;
+use std::path::PathBuf;
+
 use crate::session::Listing;
 
 use super::axes;
-use super::state::{Pane, State};
+use super::state::{columns, Pane, State};
 use super::widgets::record_table;
 
 /// (file-name stem, CSV text) for the current pane, or why there is nothing to export.
@@ -40,6 +43,11 @@ pub fn current(s: &State) -> Result<(String, String), String> {
             }
             Ok((format!("{session}-{name}"), out))
         }
+        Pane::Run if s.run.sweep.is_some() => sweep_csv(s),
+        Pane::Charts if s.sessions.runs.chart_marked && !s.sessions.runs.marked.is_empty() => {
+            marked_csv(s)
+        }
+        Pane::Charts if s.run.sweep.is_some() && s.replay.is_none() => sweep_csv(s),
         Pane::Run | Pane::Charts => {
             let t = if s.pane == Pane::Run {
                 s.run_trace()
@@ -82,29 +90,7 @@ pub fn current(s: &State) -> Result<(String, String), String> {
             }
             Ok((format!("{session}-metrics"), out))
         }
-        Pane::Sessions => {
-            let mut out = String::from("name,created,dataset,method,metric,value,path\n");
-            for l in &s.sessions.list {
-                if let Listing::Ok(sum) = l {
-                    let (k, v) = sum
-                        .key_metric
-                        .as_ref()
-                        .map(|(k, v)| (k.clone(), v.to_string()))
-                        .unwrap_or_default();
-                    out.push_str(&format!(
-                        "{},{},{},{},{},{},{}\n",
-                        field(&sum.name),
-                        field(&sum.created),
-                        field(&sum.dataset),
-                        field(&sum.method),
-                        field(&k),
-                        v,
-                        field(&sum.path.display().to_string())
-                    ));
-                }
-            }
-            Ok(("sessions".into(), out))
-        }
+        Pane::Sessions => Ok(("runs".into(), runs_csv(s))),
         _ => Err("e exports the matrix, table or chart of panes 4–8".into()),
     }
 }
@@ -153,4 +139,110 @@ fn join(cells: &[String]) -> String {
     let mut out = cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
     out.push('\n');
     out
+}
+
+/// The files the shown fit (or the running one) read, which an export must never replace.
+pub fn inputs(s: &State) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    let data = [
+        s.result
+            .as_ref()
+            .map(|f| &f.outcome.record.config.data.path),
+        s.run.config.as_ref().map(|c| &c.data.path),
+    ];
+    for p in data.into_iter().flatten() {
+        v.push(p.clone());
+        v.push(p.with_extension("toml"));
+    }
+    v
+}
+
+/// The runs table as shown (filter and sort applied), every column, and each run's folder.
+fn runs_csv(s: &State) -> String {
+    let ss = &s.sessions;
+    let cols = columns(&ss.list);
+    let mut head: Vec<String> = cols.iter().map(|c| c.title()).collect();
+    head.push("path".into());
+    let mut out = join(&head);
+    for i in ss.runs.rows(&ss.list) {
+        if let Listing::Ok(sum) = &ss.list[i] {
+            // Full precision, not the screen's rounding; a missing value is an empty field.
+            let mut row: Vec<String> = cols.iter().map(|c| c.raw(sum)).collect();
+            row.push(sum.path.display().to_string());
+            out.push_str(&join(&row));
+        }
+    }
+    out
+}
+
+/// The marked runs' curves, one line per (run, iteration).
+fn marked_csv(s: &State) -> Result<(String, String), String> {
+    let runs = &s.sessions.runs;
+    let mut out = String::from("run,name,method,dataset,iter,objective,residual,val_metric\n");
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let mut any = false;
+    for (i, p) in runs.marked.iter().enumerate() {
+        if let Some(Ok(r)) = runs.curves.get(p) {
+            for t in &r.trace {
+                any = true;
+                out.push_str(&format!(
+                    "{},{},{},{},{},{},{},{}\n",
+                    i + 1,
+                    field(&r.name),
+                    field(&r.method),
+                    field(&r.dataset),
+                    t.iter,
+                    t.objective,
+                    opt(t.residual),
+                    opt(t.val_metric)
+                ));
+            }
+        }
+    }
+    if !any {
+        return Err("the marked runs have no curves to export yet".into());
+    }
+    Ok(("marked-runs".into(), out))
+}
+
+/// A sweep's rows in grid order: the value, the mean and sd of the score, each fold's score.
+fn sweep_csv(s: &State) -> Result<(String, String), String> {
+    let sw = s.run.sweep.as_ref().ok_or("no sweep")?;
+    if sw.rows.is_empty() {
+        return Err("no configuration of the sweep is scored yet".into());
+    }
+    let metric = sw.rows[0].metric.clone();
+    let folds = sw
+        .rows
+        .iter()
+        .map(|r| r.fold_scores.len())
+        .max()
+        .unwrap_or(0);
+    let mut head = vec![
+        sw.plan.key.clone(),
+        format!("mean_{metric}"),
+        "sd".into(),
+        "seconds".into(),
+        "error".into(),
+    ];
+    head.extend((0..folds).map(|k| format!("fold_{k}")));
+    let mut out = join(&head);
+    let mut rows: Vec<_> = sw.rows.iter().collect();
+    rows.sort_by_key(|r| r.index);
+    for r in rows {
+        let mut row = vec![
+            sw.plan
+                .values
+                .get(r.index)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            r.mean.to_string(),
+            r.sd.to_string(),
+            r.seconds.to_string(),
+            r.error.clone().unwrap_or_default(),
+        ];
+        row.extend(r.fold_scores.iter().map(|v| v.to_string()));
+        out.push_str(&join(&row));
+    }
+    Ok((format!("sweep-{}", sw.plan.key), out))
 }

@@ -187,6 +187,14 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
             format!("Delete '{name}' for good? Type y and Enter:"),
         ),
         PromptKind::ConfirmQuit { .. } => ("Quit", String::new()),
+        PromptKind::Sweep { key } => (
+            "Sweep",
+            format!("{key} over LOW HIGH N [log|lin] [cv=K]; the best is kept:"),
+        ),
+        PromptKind::Filter => (
+            "Filter runs",
+            "Words, or method:okl dataset:iris lambda:0.1 (as you type):".to_string(),
+        ),
     };
     let r = centered(area, 60, 5);
     frame.render_widget(Clear, r);

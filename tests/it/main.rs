@@ -41,6 +41,7 @@ mod predict_sessions;
 mod resource_limits;
 mod session_store;
 mod session_summary;
+mod sweep_spawn;
 mod travel_sessions;
 mod tui_render;
 mod vvmr_solve;

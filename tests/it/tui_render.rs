@@ -22,7 +22,7 @@ use ovk::tui::action::Action;
 use ovk::tui::effect::Effect;
 use ovk::tui::keys::{map_key, tab_spans};
 use ovk::tui::render::{draw, MIN_HEIGHT, MIN_WIDTH};
-use ovk::tui::state::{DataFocus, Pane, Prompt, PromptKind, Role, RunStatus, State};
+use ovk::tui::state::{DataFocus, MarkedRun, Pane, Prompt, PromptKind, Role, RunStatus, State};
 use ovk::tui::update::update;
 
 // ---------- fixtures ----------
@@ -455,14 +455,27 @@ fn previous_run_is_overlaid() {
 }
 
 fn summary(name: &str) -> Listing {
+    run_summary(name, "okl", "digits.csv", 0.1, 0.97)
+}
+
+/// A listed session with a λ and a test accuracy, for the runs table.
+fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -> Listing {
     Listing::Ok(Summary {
         id: format!("{name}-id"),
         name: name.into(),
         created: "2026-11-21T07:00:00Z".into(),
-        dataset: "digits.csv".into(),
-        method: "okl".into(),
-        key_metric: Some(("accuracy".into(), 0.97)),
+        dataset: dataset.into(),
+        method: method.into(),
+        key_metric: Some(("accuracy".into(), acc)),
         path: PathBuf::from(format!("/store/{name}-id")),
+        settings: BTreeMap::from([
+            ("kernel".to_string(), "gaussian".to_string()),
+            ("sigma".to_string(), "1.5000".to_string()),
+            ("lambda".to_string(), lambda.to_string()),
+        ]),
+        metrics: BTreeMap::from([("accuracy".to_string(), acc)]),
+        iterations: 37,
+        fit_s: 0.25,
     })
 }
 
@@ -488,13 +501,20 @@ fn sessions_list_compare_rename_and_delete() {
     let out = screen(&s, 150, 40);
     assert!(
         out.contains("alpha")
-            && out.contains("accuracy 0.9700")
-            && out.contains("unreadable: bad json"),
+            && out.contains("test accuracy")
+            && out.contains("0.9700")
+            && out.contains("unreadable"),
         "{out}"
     );
-    update(&mut s, Action::Space);
-    update(&mut s, Action::Down);
+    update(&mut s, Action::Bottom);
+    let out = screen(&s, 150, 40);
+    assert!(out.contains("/store/bad: unreadable: bad json"), "{out}");
+    update(&mut s, Action::Top);
+    // Space marks and moves on; c compares the two marked runs.
     let effects = update(&mut s, Action::Space);
+    assert!(matches!(effects.as_slice(), [Effect::LoadMarked(p)] if p.ends_with("alpha-id")));
+    update(&mut s, Action::Space);
+    let effects = update(&mut s, Action::Compare);
     assert!(
         matches!(effects.as_slice(), [Effect::LoadCompare(a, b)] if a.ends_with("alpha-id") && b.ends_with("beta-id"))
     );
@@ -512,6 +532,7 @@ fn sessions_list_compare_rename_and_delete() {
         "{out}"
     );
     // Rename: prompt pre-filled, Enter sends the effect.
+    update(&mut s, Action::Up);
     update(&mut s, Action::Rename);
     assert!(
         matches!(&s.prompt, Some(Prompt { kind: PromptKind::Rename { id }, text }) if id == "beta-id" && text == "beta")
@@ -1435,7 +1456,7 @@ fn p17_ticks_plurals_details_and_row_counts_read_right() {
 fn export_writes_the_current_matrix_as_csv() {
     let mut s = on(finished(), Pane::Matrices);
     let effects = update(&mut s, Action::Export);
-    let [Effect::Export { name, text }] = effects.as_slice() else {
+    let [Effect::Export { name, text, .. }] = effects.as_slice() else {
         panic!("{effects:?}")
     };
     assert_eq!(name, "first-output_kernel");
@@ -1443,4 +1464,498 @@ fn export_writes_the_current_matrix_as_csv() {
         text.starts_with("\"\",digit=0,digit=1,digit=2\ndigit=0,1,0.62,-0.4\n"),
         "{text}"
     );
+}
+
+// ---------- runs table, marked-run overlay, sweeps, export (issue 18, "what must exist") ----------
+
+/// A store of 25 runs: okl and krr on iris and digits, λ from 1e-3 up, accuracy varying.
+fn runs_state() -> State {
+    let mut s = on(state(), Pane::Sessions);
+    let list = (0..25)
+        .map(|i| {
+            let (method, data) = match i % 3 {
+                0 => ("krr", "digits.csv"),
+                1 => ("okl", "iris.csv"),
+                _ => ("okl", "digits.csv"),
+            };
+            let acc = 0.80 + 0.007 * ((i * 7) % 25) as f64;
+            run_summary(
+                &format!("run-{i:02}"),
+                method,
+                data,
+                1e-3 * (i + 1) as f64,
+                acc,
+            )
+        })
+        .collect();
+    update(
+        &mut s,
+        Action::SessionsListed {
+            root: Ok("/store".into()),
+            list,
+        },
+    );
+    s
+}
+
+/// The names of the runs on screen, top to bottom.
+fn names_shown(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            let i = l.find("run-")?;
+            Some(l[i..i + 6].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
+    let mut s = runs_state();
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("Runs in /store")
+                && out.contains("test accuracy")
+                && out.contains("run-00")
+                && out.contains("column 1/"),
+            "{size:?}\n{out}"
+        );
+        if size.1 == 24 {
+            assert!(
+                !out.contains("run-24"),
+                "{size:?}: 25 rows cannot all fit\n{out}"
+            );
+        }
+    });
+    update(&mut s, Action::Bottom);
+    at_both(&s, |out, size| {
+        let shown = names_shown(out);
+        assert_eq!(
+            shown.last().map(String::as_str),
+            Some("run-24"),
+            "{size:?}\n{out}"
+        );
+    });
+    // Every hyperparameter is a column, those that differ between runs (λ) first.
+    let titles: Vec<String> = ovk::tui::state::columns(&s.sessions.list)
+        .iter()
+        .map(|c| c.title())
+        .collect();
+    let at = |t: &str| titles.iter().position(|x| x == t).unwrap();
+    assert!(
+        at("lambda") < at("kernel") && at("lambda") < at("sigma"),
+        "{titles:?}"
+    );
+    // Moving the column cursor right scrolls to λ.
+    for _ in 0..5 {
+        update(&mut s, Action::Column(1));
+    }
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("lambda") && out.contains("0.025"),
+            "{size:?}\n{out}"
+        );
+    });
+    update(&mut s, Action::Column(1));
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("sigma") && out.contains("1.5000"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn runs_table_sorts_by_the_chosen_column_and_reverses() {
+    let mut s = runs_state();
+    // Column 3 is the first metric (test accuracy): o sorts best first, again worst first.
+    update(&mut s, Action::Column(3));
+    update(&mut s, Action::SortBy);
+    let acc =
+        |s: &State, i: usize| match &s.sessions.list[s.sessions.runs.rows(&s.sessions.list)[i]] {
+            Listing::Ok(x) => x.metrics["accuracy"],
+            _ => f64::NAN,
+        };
+    let n = s.sessions.runs.rows(&s.sessions.list).len();
+    assert!((1..n).all(|i| acc(&s, i - 1) >= acc(&s, i)));
+    at_both(&s, |out, size| {
+        assert!(out.contains("test accuracy▼"), "{size:?}\n{out}");
+        assert!(s.status.contains("largest first"), "{}", s.status);
+    });
+    update(&mut s, Action::SortBy);
+    assert!((1..n).all(|i| acc(&s, i - 1) <= acc(&s, i)));
+    at_both(&s, |out, size| {
+        assert!(out.contains("test accuracy▲"), "{size:?}\n{out}")
+    });
+    // A third o: back to newest first (the listing's order).
+    update(&mut s, Action::SortBy);
+    assert_eq!(
+        s.sessions.runs.rows(&s.sessions.list),
+        (0..25).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn runs_table_filters_by_text_method_and_dataset() {
+    let mut s = runs_state();
+    update(&mut s, Action::Filter);
+    assert!(matches!(
+        &s.prompt,
+        Some(Prompt {
+            kind: PromptKind::Filter,
+            ..
+        })
+    ));
+    for c in "method:okl dataset:iris".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    // Applied as typed.
+    let rows = s.sessions.runs.rows(&s.sessions.list);
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    update(&mut s, Action::Enter);
+    at_both(&s, |out, size| {
+        assert!(out.contains("8/25 match"), "{size:?}\n{out}");
+        assert!(
+            out.contains("run-01") && !out.contains("run-00"),
+            "{size:?}\n{out}"
+        );
+    });
+    // Enter on a filtered row opens that run, not the unfiltered list's row.
+    let effects = update(&mut s, Action::Enter);
+    assert!(matches!(effects.as_slice(), [Effect::OpenSession(p)] if p.ends_with("run-01-id")));
+    // Nothing matches: said so; Esc clears the filter.
+    update(&mut s, Action::Filter);
+    update(&mut s, Action::ClearText);
+    for c in "zzz".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Enter);
+    at_both(&s, |out, size| {
+        assert!(out.contains("no run matches 'zzz'"), "{size:?}\n{out}")
+    });
+    update(&mut s, Action::Back);
+    assert!(s.sessions.runs.filter.is_empty());
+    assert_eq!(s.sessions.runs.rows(&s.sessions.list).len(), 25);
+}
+
+fn marked_curve(name: &str, method: &str, dataset: &str, scale: f64) -> MarkedRun {
+    MarkedRun {
+        name: name.into(),
+        method: method.into(),
+        dataset: dataset.into(),
+        trace: trace(8)
+            .into_iter()
+            .map(|mut t| {
+                t.objective = scale * (1.0 + t.objective);
+                t
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn marked_runs_overlay_in_charts_one_chart_per_problem_with_a_legend() {
+    let mut s = runs_state();
+    // Mark three runs: run-01 and run-04 (okl on iris), run-02 (okl on digits).
+    let mut effects = Vec::new();
+    for i in [1usize, 4, 2] {
+        s.sessions.cursor = i;
+        effects.extend(update(&mut s, Action::Space));
+    }
+    let paths: Vec<PathBuf> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::LoadMarked(p) => p.clone(),
+            e => panic!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(paths.len(), 3);
+    at_both(&s, |out, size| {
+        assert!(out.contains("3 marked"), "{size:?}\n{out}")
+    });
+    let curves = [
+        marked_curve("run-01", "okl", "iris.csv", 10.0),
+        marked_curve("run-04", "okl", "iris.csv", 12.0),
+        marked_curve("run-02", "okl", "digits.csv", 5000.0),
+    ];
+    for (p, c) in paths.iter().zip(curves) {
+        update(&mut s, Action::MarkedLoaded(p.clone(), Ok(c)));
+    }
+    s.pane = Pane::Charts;
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("Marked runs (3)")
+                && out.contains("━1━ run-01")
+                && out.contains("━2━ run-04")
+                && out.contains("━3━ run-02"),
+            "{size:?}\n{out}"
+        );
+        // Two problems, two charts: digits' objective (≈5000) never shares iris' axis (≈10).
+        assert!(
+            out.contains("Objective — okl on iris.csv (runs 1, 2)")
+                && out.contains("Objective — okl on digits.csv (run 3)"),
+            "{size:?}\n{out}"
+        );
+    });
+    // m: back to this run's charts; the marks stay.
+    update(&mut s, Action::ToggleMarked);
+    at_both(&s, |out, size| {
+        assert!(
+            !out.contains("Marked runs") && out.contains("m: marked runs"),
+            "{size:?}\n{out}"
+        )
+    });
+    // Export of the marked curves: one line per run and iteration.
+    update(&mut s, Action::ToggleMarked);
+    let effects = update(&mut s, Action::Export);
+    let [Effect::Export { name, text, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "marked-runs");
+    assert_eq!(text.lines().count(), 1 + 3 * 8, "{text}");
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("1,run-01,okl,iris.csv,0,"),
+        "{text}"
+    );
+}
+
+#[test]
+fn runs_table_exports_as_shown_with_full_precision() {
+    let mut s = runs_state();
+    update(&mut s, Action::Filter);
+    for c in "method:krr".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Enter);
+    let effects = update(&mut s, Action::Export);
+    let [Effect::Export { name, text, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "runs");
+    let mut lines = text.lines();
+    let head = lines.next().unwrap();
+    assert!(head.starts_with("name,method,dataset,test accuracy,") && head.ends_with(",path"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 9, "{text}");
+    assert!(
+        rows.iter().all(|r| r.contains(",krr,digits.csv,")),
+        "{text}"
+    );
+    // Metrics at full precision, not the screen's four digits; the full creation time.
+    assert!(rows[0].starts_with("run-00,krr,digits.csv,0.8,"), "{text}");
+    assert!(rows[0].contains(",2026-11-21T07:00:00Z,"), "{text}");
+}
+
+/// okl on the toy table, the Kernel cursor on `key`.
+fn kernel_at(key: &str) -> State {
+    let mut s = loaded();
+    choose(&mut s, "okl");
+    s.pane = Pane::Kernel;
+    s.kernel.cursor = s
+        .kernel
+        .visible()
+        .iter()
+        .position(|&i| s.kernel.fields[i].key() == key)
+        .unwrap();
+    s
+}
+
+fn type_prompt(s: &mut State, text: &str) -> Vec<Effect> {
+    update(s, Action::ClearText);
+    for c in text.chars() {
+        update(s, Action::Char(c));
+    }
+    update(s, Action::Enter)
+}
+
+fn sweep_row(index: usize, mean: f64) -> ovk::train::sweep::SweepRow {
+    ovk::train::sweep::SweepRow {
+        index,
+        values: BTreeMap::new(),
+        metric: "accuracy".into(),
+        higher_is_better: true,
+        mean,
+        sd: 0.01,
+        fold_scores: vec![mean - 0.01, mean + 0.01],
+        seconds: 0.5,
+        error: None,
+    }
+}
+
+#[test]
+fn sweep_range_is_checked_against_the_parameter() {
+    // A field that is not a number cannot be swept.
+    let mut s = kernel_at("solver");
+    update(&mut s, Action::SweepPrompt);
+    assert!(
+        s.prompt.is_none() && s.status.contains("not a number"),
+        "{}",
+        s.status
+    );
+    // λ: the prompt starts with a log range; a log range through 0 is refused and kept.
+    let mut s = kernel_at("lambda");
+    at_both(&s, |out, size| {
+        assert!(out.contains("w sweeps lambda"), "{size:?}\n{out}")
+    });
+    update(&mut s, Action::SweepPrompt);
+    assert!(
+        matches!(&s.prompt, Some(Prompt { kind: PromptKind::Sweep { key }, text }) if key == "lambda" && text.contains("log"))
+    );
+    at_both(&s, |out, size| {
+        assert!(out.contains("LOW HIGH N"), "{size:?}\n{out}")
+    });
+    let effects = type_prompt(&mut s, "0 1 5 log");
+    assert!(
+        effects.is_empty() && s.status.contains("positive ends"),
+        "{}",
+        s.status
+    );
+    assert!(s.prompt.is_some(), "the prompt stays for a fix");
+    // λ must be > 0 even on a linear range (the ParamSpec's open minimum).
+    let effects = type_prompt(&mut s, "0 1 3 lin");
+    assert!(
+        effects.is_empty() && s.status.contains("outside (0"),
+        "{}",
+        s.status
+    );
+    // max_iter is a whole number ≥ 1.
+    let mut s = kernel_at("max_iter");
+    update(&mut s, Action::SweepPrompt);
+    let effects = type_prompt(&mut s, "0 10 3");
+    assert!(
+        effects.is_empty() && s.status.contains("outside [1"),
+        "{}",
+        s.status
+    );
+    let effects = type_prompt(&mut s, "1 3 5 cv=2");
+    let [Effect::StartSweep { configs, folds }] = effects.as_slice() else {
+        panic!("{effects:?} {}", s.status)
+    };
+    // 1, 1.5→2, 2, 2.5→3, 3: whole numbers, each once.
+    let iters: Vec<String> = configs
+        .iter()
+        .map(|c| c.params.0["max_iter"].to_string())
+        .collect();
+    assert_eq!(iters, ["1", "2", "3"]);
+    assert_eq!(*folds, Some(2));
+}
+
+#[test]
+fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
+    let mut s = kernel_at("lambda");
+    update(&mut s, Action::SweepPrompt);
+    let effects = type_prompt(&mut s, "1e-3 1 4 log cv=3");
+    let [Effect::StartSweep { configs, folds }] = effects.as_slice() else {
+        panic!("{effects:?} {}", s.status)
+    };
+    let lambdas: Vec<String> = configs
+        .iter()
+        .map(|c| c.params.0["lambda"].to_string())
+        .collect();
+    assert_eq!(lambdas, ["0.001", "0.01", "0.1", "1"]);
+    assert_eq!(*folds, Some(3));
+    assert!(configs
+        .iter()
+        .all(|c| c.method == "okl" && c.data.cv.is_none()));
+    assert!(s.is_running() && s.pane == Pane::Run);
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("sweep   λ: 4 values") && out.contains("Sweep of λ — 0/4 scored"),
+            "{size:?}\n{out}"
+        )
+    });
+    // A second sweep or fit waits for this one.
+    assert!(update(&mut s, Action::StartRun).is_empty());
+    update(
+        &mut s,
+        Action::Run(RunMessage::SweepRow(Box::new(sweep_row(2, 0.95)))),
+    );
+    update(
+        &mut s,
+        Action::Run(RunMessage::SweepRow(Box::new(sweep_row(0, 0.80)))),
+    );
+    assert!(s.status.contains("best so far λ = 0.1"), "{}", s.status);
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("Sweep of λ — 2/4 scored, * best"),
+            "{size:?}\n{out}"
+        );
+    });
+    let charts = on(s.clone(), Pane::Charts);
+    at_both(&charts, |out, size| {
+        assert!(
+            out.contains("Sweep: 3-fold CV accuracy per λ (2/4 scored)")
+                && out.contains("best λ = 0.1000 (0.9500)"),
+            "{size:?}\n{out}"
+        );
+    });
+    // The sweep's rows export as CSV from the Run pane.
+    let effects = update(&mut s, Action::Export);
+    let [Effect::Export { name, text, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "sweep-lambda");
+    assert!(
+        text.starts_with("lambda,mean_accuracy,sd,seconds,error,fold_0,fold_1\n0.001,0.8,"),
+        "{text}"
+    );
+    // Cancelling reaches the sweep.
+    assert!(matches!(
+        update(&mut s, Action::CancelRun).as_slice(),
+        [Effect::CancelRun]
+    ));
+    // The refit of the best ends the run like a fit: the result, unsaved, s saves it.
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("toy-okl-best")))),
+    );
+    assert!(s.result.is_some() && s.unsaved_work().is_some());
+    update(&mut s, Action::Save);
+    assert!(
+        matches!(&s.prompt, Some(Prompt { kind: PromptKind::SaveName, text }) if text == "toy-okl-best")
+    );
+}
+
+#[test]
+fn a_cancelled_sweep_keeps_its_scored_rows_and_says_no_best_was_kept() {
+    let mut s = kernel_at("lambda");
+    update(&mut s, Action::SweepPrompt);
+    type_prompt(&mut s, "1e-3 1 4 log cv=3");
+    update(
+        &mut s,
+        Action::Run(RunMessage::SweepRow(Box::new(sweep_row(1, 0.9)))),
+    );
+    // q during a sweep asks first, like a fit.
+    update(&mut s, Action::Quit);
+    assert!(matches!(
+        &s.prompt,
+        Some(Prompt {
+            kind: PromptKind::ConfirmQuit { .. },
+            ..
+        })
+    ));
+    update(&mut s, Action::Back);
+    assert!(matches!(
+        update(&mut s, Action::Back).as_slice(),
+        [Effect::CancelRun]
+    ));
+    update(&mut s, Action::Run(RunMessage::Cancelled));
+    assert!(
+        s.status.contains("sweep stopped, no best refitted"),
+        "{}",
+        s.status
+    );
+    assert!(s.result.is_none() && s.unsaved_work().is_none());
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("nothing from this sweep is kept")
+                && out.contains("Sweep of λ — 1/4 scored"),
+            "{size:?}\n{out}"
+        );
+    });
+    // A new fit forgets the sweep.
+    update(&mut s, Action::StartRun);
+    assert!(s.run.sweep.is_none());
 }

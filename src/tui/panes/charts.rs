@@ -5,6 +5,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
 
 use super::super::state::State;
+
+mod marked;
 use super::super::widgets::log_chart::{LogChart, Series};
 use crate::methods::TraceRecord;
 
@@ -17,21 +19,51 @@ fn series(
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
+    let runs = &s.sessions.runs;
+    if runs.chart_marked && !runs.marked.is_empty() {
+        return marked::draw(frame, area, s);
+    }
     let trace = s.chart_trace();
-    let [obj, res, val] = Layout::vertical([
-        Constraint::Percentage(40),
-        Constraint::Percentage(30),
-        Constraint::Fill(1),
-    ])
+    let sweep = s.run.sweep.as_ref().filter(|_| s.replay.is_none());
+    let [obj, res, val] = Layout::vertical(if sweep.is_some() {
+        [
+            Constraint::Percentage(30),
+            Constraint::Percentage(25),
+            Constraint::Fill(1),
+        ]
+    } else {
+        [
+            Constraint::Percentage(40),
+            Constraint::Percentage(30),
+            Constraint::Fill(1),
+        ]
+    })
     .areas(area);
-    let iter = |t: &TraceRecord| Some(t.iter as f64);
-    // Only a run of the same method on the same file shares this run's scale.
-    let (previous, overlay_note) = match (s.overlay, s.overlay_trace()) {
+    if let Some(sw) = sweep {
+        draw_convergence(frame, obj, res, s, trace);
+        return marked::sweep_curve(frame, val, s, sw);
+    }
+    draw_convergence(frame, obj, res, s, trace);
+    draw_validation(frame, val, s, trace);
+}
+
+/// The earlier run to overlay, if asked for and comparable, and the title note saying so.
+fn overlay(s: &State) -> (Option<(&str, &[TraceRecord])>, String) {
+    match (s.overlay, s.overlay_trace()) {
         (true, Ok((name, t))) => (Some((name, t)), String::new()),
         (true, Err(why)) => (None, format!(" — overlay: {why}")),
         (false, Ok(_)) => (None, " — o overlays the earlier run".to_string()),
         (false, Err(_)) => (None, String::new()),
-    };
+    }
+}
+
+fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &[TraceRecord]) {
+    let iter = |t: &TraceRecord| Some(t.iter as f64);
+    // Only a run of the same method on the same file shares this run's scale.
+    let (previous, mut overlay_note) = overlay(s);
+    if !s.sessions.runs.marked.is_empty() {
+        overlay_note.push_str(" — m: marked runs");
+    }
     let suffix = match &s.replay {
         Some(_) => {
             let total = s
@@ -100,7 +132,11 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         },
         res,
     );
+}
 
+fn draw_validation(frame: &mut Frame, val: Rect, s: &State, trace: &[TraceRecord]) {
+    let iter = |t: &TraceRecord| Some(t.iter as f64);
+    let (previous, _) = overlay(s);
     // On a λ path the validation metric is drawn against λ.
     let by_lambda = trace
         .iter()

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
+use super::super::state::sweepable;
 use super::super::state::{FieldKind, Median, State};
 use super::super::widgets::fmt_num;
 use super::block;
@@ -63,7 +64,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let title = if s.replay.is_some() {
         format!("Kernel & hyperparameters of {method} (read-only)")
     } else {
-        format!("Kernel & hyperparameters of {method} — Enter edits · Space cycles choices")
+        format!("Kernel & hyperparameters of {method} — Enter edits · Space cycles · w sweeps")
     };
     let table = Table::new(
         rows,
@@ -103,6 +104,18 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             "All values valid. Empty = the method's default.",
             s.theme.ok,
         )),
+    }
+    // Last: the box is short, and the field's own problems come first.
+    if let Some(f) = k.current().map(|i| &k.fields[i]) {
+        if sweepable(f) && f.error.is_none() && s.replay.is_none() {
+            lines.push(Line::styled(
+                format!(
+                    "w sweeps {} over a range by cross-validation and keeps the best",
+                    f.key()
+                ),
+                s.theme.dim,
+            ));
+        }
     }
     frame.render_widget(
         Paragraph::new(lines)

@@ -7,7 +7,7 @@ use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
 use super::super::axes;
-use super::super::state::{RunStatus, State};
+use super::super::state::{RunStatus, State, SweepState};
 use super::super::widgets::gauge::PhaseGauge;
 use super::super::widgets::{clip, fmt_num, fmt_secs};
 use super::block;
@@ -57,6 +57,25 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         };
     };
     let mut l = summary(s, ran, None);
+    if let Some(sw) = &s.run.sweep {
+        let v = &sw.plan.values;
+        let ends = |x: Option<&f64>| x.map_or_else(String::new, |x| fmt_num(*x));
+        l.push(Line::styled(
+            format!(
+                "sweep   {}: {} values {} … {} · {} · best refitted",
+                sw.plan.label,
+                v.len(),
+                ends(v.first()),
+                ends(v.last()),
+                sw.plan.folds.map_or_else(
+                    || "scored on the test part".into(),
+                    |k| format!("{k}-fold CV")
+                )
+            ),
+            s.theme.key,
+        ));
+        return l;
+    }
     match form {
         Ok(next) if next != *ran => {
             let changed = changes(ran, &next);
@@ -237,8 +256,9 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
         RunStatus::Cancelled => (
             format!(
-                "cancelled after {} — nothing from this fit is kept",
-                fmt_secs(since(r.started))
+                "cancelled after {} — nothing from this {} is kept",
+                fmt_secs(since(r.started)),
+                if r.sweep.is_some() { "sweep" } else { "fit" }
             ),
             s.theme.warn,
         ),
@@ -262,6 +282,11 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
     };
     frame.render_widget(
         PhaseGauge {
+            idle_label: if r.sweep.is_some() {
+                "sweep: configurations scored"
+            } else {
+                "waiting"
+            },
             phase: r.phase,
             done,
             pace,
@@ -290,6 +315,10 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
         Constraint::Fill(1),
     ])
     .areas(area);
+    draw_notes(frame, notes, s);
+    if let Some(sw) = &s.run.sweep {
+        return draw_sweep(frame, recs, s, sw);
+    }
     let trace = s.run_trace();
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
     let has = |f: &dyn Fn(&crate::methods::TraceRecord) -> bool| trace.iter().any(f);
@@ -342,6 +371,74 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
         recs,
         &mut st,
     );
+}
+
+/// A sweep's configurations in grid order: value, mean ± sd of the score, time; the best is
+/// starred, a failed one says why.
+fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
+    let best = sw.best().map(|b| b.index);
+    let mut rows: Vec<&crate::train::sweep::SweepRow> = sw.rows.iter().collect();
+    rows.sort_by_key(|r| r.index);
+    let metric = rows.first().map_or("score", |r| r.metric.as_str());
+    let body = sw.plan.values.iter().enumerate().map(|(i, v)| {
+        let value = fmt_num(*v);
+        match rows.iter().find(|r| r.index == i) {
+            None => Row::new(vec![" ".into(), value, "…".into()]).style(s.theme.dim),
+            Some(r) => match &r.error {
+                Some(e) => {
+                    Row::new(vec![" ".into(), value, format!("failed: {e}")]).style(s.theme.error)
+                }
+                None => Row::new(vec![
+                    if best == Some(i) { "*" } else { " " }.to_string(),
+                    value,
+                    fmt_num(r.mean),
+                    fmt_num(r.sd),
+                    format!("{:.1}", r.seconds),
+                ]),
+            },
+        }
+    });
+    let n = sw.plan.values.len();
+    let selected = match s.scroll.trace {
+        Some(i) => Some(i.min(n.saturating_sub(1))),
+        None => best.or(Some(0)),
+    };
+    let title = format!(
+        "Sweep of {} — {}/{n} scored{} — j k scroll",
+        sw.plan.label,
+        sw.rows.len(),
+        if best.is_some() { ", * best" } else { "" }
+    );
+    let mut st = TableState::default().with_selected(selected);
+    frame.render_stateful_widget(
+        Table::new(
+            body,
+            [
+                Constraint::Length(1),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Length(9),
+                Constraint::Length(6),
+            ],
+        )
+        .header(
+            Row::new(vec![
+                String::new(),
+                sw.plan.label.clone(),
+                metric.to_string(),
+                "sd".into(),
+                "s".into(),
+            ])
+            .style(s.theme.title),
+        )
+        .row_highlight_style(s.theme.selected)
+        .block(block(title, &s.theme, false)),
+        area,
+        &mut st,
+    );
+}
+
+fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
     let notes_src: &[String] = match (&s.run.status, &s.result) {
         (RunStatus::Idle, Some(f)) => &f.outcome.record.notes,
         _ => &s.run.notes,

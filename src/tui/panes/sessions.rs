@@ -1,12 +1,13 @@
-//! Sessions pane: saved sessions (name, date, dataset, method, key metric); open, rename,
-//! delete with confirmation, and two marked sessions compared side by side.
+//! Sessions pane: the runs table — every saved session with its metrics and hyperparameters as
+//! columns, sorted and filtered — open, rename, delete with confirmation, runs marked for the
+//! Charts overlay, and two of them compared side by side.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::super::state::State;
+use super::super::state::{columns, Column, State};
 use super::super::widgets::{clip, fmt_num};
 use super::block;
 use crate::session::{Listing, SessionRecord};
@@ -20,12 +21,32 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     } else {
         (area, None)
     };
-    let root = match (&ss.root, &ss.error) {
-        (_, Some(e)) => format!("Sessions — {}", clip(e, 60)),
-        (Some(r), None) => format!("Sessions in {}", clip(&r.display().to_string(), 50)),
-        _ => "Sessions".into(),
+    let rows = ss.runs.rows(&ss.list);
+    let ok = ss
+        .list
+        .iter()
+        .filter(|l| matches!(l, Listing::Ok(_)))
+        .count();
+    let mut title = match (&ss.root, &ss.error) {
+        (_, Some(e)) => format!("Runs — {}", clip(e, 60)),
+        (Some(r), None) => format!(
+            "Runs in {}",
+            clip(&r.display().to_string(), (area.width as usize / 3).max(12))
+        ),
+        _ => "Runs".into(),
     };
-    let title = format!("{root} — Enter open · n rename · d delete · Space mark 2 to compare");
+    if !ss.runs.filter.is_empty() {
+        title.push_str(&format!(
+            " · {}/{ok} match '{}'",
+            rows.iter()
+                .filter(|&&i| matches!(ss.list[i], Listing::Ok(_)))
+                .count(),
+            clip(&ss.runs.filter, 16)
+        ));
+    }
+    if !ss.runs.marked.is_empty() {
+        title.push_str(&format!(" · {} marked", ss.runs.marked.len()));
+    }
     if ss.list.is_empty() {
         let msg = match &ss.error {
             Some(e) => Line::styled(e.clone(), s.theme.error),
@@ -40,51 +61,142 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         );
         return;
     }
-    let rows = ss.list.iter().enumerate().map(|(i, l)| {
-        let mark = if ss.marked.contains(&i) { "*" } else { " " };
-        match l {
-            Listing::Ok(sum) => Row::new(vec![
-                Cell::from(Span::styled(mark, s.theme.key)),
-                Cell::from(sum.name.clone()),
-                Cell::from(clip(&sum.created, 19)),
-                Cell::from(sum.dataset.clone()),
-                Cell::from(sum.method.clone()),
-                Cell::from(
-                    sum.key_metric
-                        .as_ref()
-                        .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
-                        .unwrap_or_else(|| "—".into()),
-                ),
-            ]),
-            Listing::Corrupt { path, reason } => Row::new(vec![
-                Cell::from(" "),
-                Cell::from(Span::styled(path.display().to_string(), s.theme.error)),
-                Cell::from(Span::styled(format!("unreadable: {reason}"), s.theme.error)),
-            ]),
-        }
-    });
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(1),
-            Constraint::Fill(2),
-            Constraint::Length(20),
-            Constraint::Fill(1),
-            Constraint::Length(10),
-            Constraint::Length(20),
-        ],
-    )
-    .header(
-        Row::new(["", "name", "created", "dataset", "method", "key metric"]).style(s.theme.title),
-    )
-    .block(block(title, &s.theme, true))
-    .row_highlight_style(s.theme.selected)
-    .highlight_symbol("> ");
-    let mut st = TableState::default().with_selected(Some(ss.cursor));
-    frame.render_stateful_widget(table, list_area, &mut st);
+    let [table_area, keys_area] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
+    let hint = if area.width >= 100 {
+        "Space mark (Charts overlays) · c compare 2 · [ ] column · o sort · / filter · Enter open · n rename · d delete"
+    } else {
+        "Space mark · c compare · [ ] o sort · / filter · Enter open · n rename · d del"
+    };
+    let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
+        Some(Listing::Corrupt { path, reason }) => Line::styled(
+            clip(
+                &format!("{}: unreadable: {reason}", path.display()),
+                area.width as usize,
+            ),
+            s.theme.error,
+        ),
+        _ => Line::styled(clip(hint, area.width as usize), s.theme.dim),
+    };
+    frame.render_widget(Paragraph::new(key_line), keys_area);
+    draw_table(frame, table_area, s, &rows, title);
     if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
+}
+
+/// The runs table: the name pinned on the left, the other columns scrolled so the column
+/// under the header cursor is always in view.
+fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], title: String) {
+    let ss = &s.sessions;
+    let cols = columns(&ss.list);
+    let sel = ss.runs.column.min(cols.len().saturating_sub(1));
+    // Borders, highlight symbol, mark, and the spacing after each column.
+    let room = area.width.saturating_sub(2 + 2 + 2) as i32;
+    let name_w = cols[0].width().min((room / 3).max(8) as u16);
+    let mut left = room - name_w as i32 - 1;
+    let widths: Vec<i32> = cols.iter().map(|c| c.width() as i32 + 1).collect();
+    let mut first = 1usize;
+    if sel > 0 {
+        // The widest window that ends at `sel`, then as many to its right as fit.
+        let mut used = 0;
+        let mut i = sel;
+        while i >= 1 && used + widths[i] <= left {
+            used += widths[i];
+            first = i;
+            i -= 1;
+        }
+    }
+    let mut shown = vec![0usize];
+    for (i, w) in widths.iter().enumerate().skip(first) {
+        if *w > left {
+            break;
+        }
+        left -= w;
+        shown.push(i);
+    }
+    let arrow = |c: &Column| match &ss.runs.sort {
+        Some((k, desc)) if k == c => {
+            if *desc {
+                "▼"
+            } else {
+                "▲"
+            }
+        }
+        _ => "",
+    };
+    let mut header = vec![Cell::from("")];
+    for &i in &shown {
+        let text = format!("{}{}", cols[i].title(), arrow(&cols[i]));
+        let style = if i == sel {
+            s.theme.selected
+        } else {
+            s.theme.title
+        };
+        header.push(Cell::from(Span::styled(text, style)));
+    }
+    let more = |n: usize| {
+        if n > 0 {
+            format!(" +{n}→")
+        } else {
+            String::new()
+        }
+    };
+    let hidden_right = cols.len() - 1 - shown.last().copied().unwrap_or(0);
+    let title = format!(
+        "{title} — column {}/{}{}",
+        sel + 1,
+        cols.len(),
+        more(hidden_right)
+    );
+    let body = rows.iter().map(|&i| match &ss.list[i] {
+        Listing::Ok(sum) => {
+            let mark = if ss.runs.is_marked(sum) { "*" } else { " " };
+            let mut cells = vec![Cell::from(Span::styled(mark, s.theme.key))];
+            cells.extend(shown.iter().map(|&c| Cell::from(cols[c].cell(sum))));
+            Row::new(cells)
+        }
+        // The reason is on the key line when the cursor is on it (a cell is too narrow).
+        Listing::Corrupt { path, .. } => Row::new(vec![
+            Cell::from(" "),
+            Cell::from(Span::styled(
+                path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |f| f.to_string_lossy().into(),
+                ),
+                s.theme.error,
+            )),
+            Cell::from(Span::styled("unreadable", s.theme.error)),
+        ]),
+    });
+    let mut constraints = vec![Constraint::Length(1), Constraint::Length(name_w)];
+    constraints.extend(
+        shown
+            .iter()
+            .skip(1)
+            .map(|&i| Constraint::Length(cols[i].width())),
+    );
+    let table = Table::new(body, constraints)
+        .header(Row::new(header))
+        .block(block(title, &s.theme, true))
+        .row_highlight_style(s.theme.selected)
+        .highlight_symbol("> ");
+    if rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!(
+                    "no run matches '{}' — Esc clears the filter",
+                    ss.runs.filter
+                ),
+                s.theme.warn,
+            ))
+            .block(block("Runs", &s.theme, true)),
+            area,
+        );
+        return;
+    }
+    let mut st = TableState::default().with_selected(Some(ss.cursor.min(rows.len() - 1)));
+    frame.render_stateful_widget(table, area, &mut st);
 }
 
 fn draw_compare(frame: &mut Frame, area: Rect, s: &State, a: &SessionRecord, b: &SessionRecord) {

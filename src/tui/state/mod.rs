@@ -13,10 +13,16 @@ use super::theme::Theme;
 mod data;
 mod form;
 mod run;
+mod runs;
+mod sweep;
 
 pub use data::{DataFocus, DataState, FileEntry, Median, Role};
 pub use form::{Field, FieldKind, KernelState};
 pub use run::{RunState, RunStatus};
+pub use runs::{columns, Column, MarkedRun, RunsView};
+pub use sweep::{configs as sweep_configs, default_text as sweep_default_text};
+pub use sweep::{parse as parse_sweep, sweepable, MAX_VALUES as MAX_SWEEP_VALUES};
+pub use sweep::{SweepPlan, SweepState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -113,9 +119,10 @@ pub struct Scroll {
 pub struct SessionsState {
     pub root: Option<PathBuf>,
     pub list: Vec<Listing>,
+    /// Position in the shown rows (`runs.rows(&list)`), not in `list`.
     pub cursor: usize,
-    /// Up to two entries marked for comparison (indices into `list`).
-    pub marked: Vec<usize>,
+    /// Sort, filter, marks and the marked runs' curves.
+    pub runs: RunsView,
     pub compare: Option<Box<(SessionRecord, SessionRecord)>>,
     pub error: Option<String>,
 }
@@ -130,6 +137,12 @@ pub enum PromptKind {
         id: String,
         name: String,
     },
+    /// Sweep the Kernel field `key`: the prompt takes `LOW HIGH N [log|lin] [cv=K]`.
+    Sweep {
+        key: String,
+    },
+    /// Sessions: the runs table's filter, applied as it is typed.
+    Filter,
     /// `q` with a fit running or a result not saved: y quits, n or Esc stays.
     ConfirmQuit {
         why: String,

@@ -29,6 +29,8 @@ pub struct RunState {
     pub cancelling: bool,
     /// The configuration this fit runs with (the form may be edited meanwhile).
     pub config: Option<RunConfig>,
+    /// Set when this run is a sweep: its plan and the rows scored so far.
+    pub sweep: Option<super::SweepState>,
 }
 
 impl RunState {
@@ -45,6 +47,7 @@ impl RunState {
             notes: Vec::new(),
             cancelling: false,
             config: None,
+            sweep: None,
         }
     }
 }

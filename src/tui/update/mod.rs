@@ -12,6 +12,7 @@ mod replay;
 mod results;
 mod run;
 mod sessions;
+mod sweep;
 
 use super::action::Action;
 use super::effect::Effect;
@@ -83,6 +84,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         | Action::SessionsListed { .. }
         | Action::SessionOpened(_)
         | Action::CompareLoaded(_)
+        | Action::MarkedLoaded(..)
         | Action::SessionChanged(_)) => sessions::answer(s, a),
         Action::Exported(r) => {
             s.status = match r {
@@ -94,6 +96,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         // Everything else means something only in the pane it was pressed in.
         a => match s.pane {
             Pane::Data => data::on_key(s, a),
+            Pane::Kernel if matches!(a, Action::SweepPrompt) => sweep::prompt(s),
             Pane::Method | Pane::Kernel => form::on_key(s, a),
             Pane::Run | Pane::Results => results::on_key(s, a),
             Pane::Charts => replay::on_key(s, a),
@@ -156,6 +159,11 @@ fn back(s: &mut State) -> Vec<Effect> {
             PromptKind::ConfirmQuit { .. } => "still here".into(),
             PromptKind::SaveName => "not saved".into(),
             PromptKind::Rename { .. } => "not renamed".into(),
+            PromptKind::Sweep { .. } => "no sweep".into(),
+            PromptKind::Filter => {
+                sessions::filter_typed(s, "");
+                "filter cleared".into()
+            }
         };
         return vec![];
     }

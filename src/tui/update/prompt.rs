@@ -3,7 +3,7 @@
 use super::super::action::Action;
 use super::super::effect::Effect;
 use super::super::state::{Pane, Prompt, PromptKind, State};
-use super::{force_quit, sessions};
+use super::{force_quit, sessions, sweep};
 
 /// A typed character, Backspace or Ctrl-U: into the prompt, else into the field being edited.
 pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
@@ -37,6 +37,10 @@ pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
     };
     if let Some(p) = &mut s.prompt {
         edit(&mut p.text);
+        if p.kind == PromptKind::Filter {
+            let text = p.text.clone();
+            sessions::filter_typed(s, &text);
+        }
     } else if s.kernel.editing && s.pane == Pane::Kernel {
         if let Some(i) = s.kernel.current() {
             edit(&mut s.kernel.fields[i].text);
@@ -82,6 +86,17 @@ pub(super) fn submit(s: &mut State, p: Prompt) -> Vec<Effect> {
                 s.status = "not deleted (type y to confirm)".into();
                 vec![]
             }
+        }
+        PromptKind::Sweep { key } => sweep::submit(s, &key, &p.text),
+        PromptKind::Filter => {
+            sessions::filter_typed(s, &p.text);
+            let shown = s.sessions.runs.rows(&s.sessions.list).len();
+            s.status = if p.text.trim().is_empty() {
+                "no filter".into()
+            } else {
+                format!("{shown} runs match '{}' (Esc clears)", p.text.trim())
+            };
+            vec![]
         }
         // Enter at "quit?" keeps the work: only y quits.
         PromptKind::ConfirmQuit { .. } => {

@@ -1,4 +1,5 @@
-//! Charts pane and trace playback of a saved session: step with ← →, play with Space.
+//! Charts pane (this run or the marked runs, the earlier-run overlay) and trace playback of a
+//! saved session: step with ← →, play with Space.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,16 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
                 (false, _) => "earlier-run overlay off".into(),
                 (true, Ok((name, _))) => format!("overlaying '{name}' (grey)"),
                 (true, Err(why)) => format!("overlay on, but nothing to draw: {why}"),
+            };
+            vec![]
+        }
+        Action::ToggleMarked => {
+            let runs = &mut s.sessions.runs;
+            runs.chart_marked = !runs.chart_marked;
+            s.status = match (runs.chart_marked, runs.marked.len()) {
+                (true, 0) => "no run is marked — Space in 8 Sessions marks runs".into(),
+                (true, n) => format!("the {n} marked runs' curves (m: this run)"),
+                (false, _) => "this run's charts (m: the marked runs)".into(),
             };
             vec![]
         }

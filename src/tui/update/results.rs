@@ -9,7 +9,12 @@ use super::{delta, replay, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     if let Some(d) = delta(&a) {
-        if s.pane == Pane::Run {
+        if let (Pane::Run, Some(sw)) = (s.pane, &s.run.sweep) {
+            // A sweep's table: the cursor starts on the best row.
+            let len = sw.plan.values.len() as i64;
+            let cur = s.scroll.trace.or(sw.best().map(|b| b.index)).unwrap_or(0) as i64;
+            s.scroll.trace = Some(cur.saturating_add(d).clamp(0, (len - 1).max(0)) as usize);
+        } else if s.pane == Pane::Run {
             let len = s.run_trace().len();
             // Down to (or past) the end follows the newest record again.
             let cur = s.scroll.trace.unwrap_or(len.saturating_sub(1)) as i64;
@@ -52,7 +57,11 @@ pub(super) fn export(s: &mut State) -> Vec<Effect> {
     match export::current(s) {
         Ok((name, text)) => {
             s.status = format!("exporting {name}…");
-            vec![Effect::Export { name, text }]
+            vec![Effect::Export {
+                name,
+                text,
+                inputs: export::inputs(s),
+            }]
         }
         Err(why) => {
             s.status = why;

@@ -22,6 +22,7 @@ pub(super) fn start(s: &mut State) -> Vec<Effect> {
             s.run.status = RunStatus::Running;
             s.run.started = Some(s.now);
             s.run.config = Some(cfg.clone());
+            s.sessions.runs.chart_marked = false;
             s.scroll.trace = None;
             s.scroll.notes = 0;
             s.status = format!("fitting {} on {}…", cfg.method, cfg.data.path.display());
@@ -61,6 +62,7 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.phase_done = done;
             s.run.phase_total = Some(total);
         }
+        RunMessage::SweepRow(row) => super::sweep::row(s, *row),
         RunMessage::Note(n) => {
             s.status = n.clone();
             s.run.notes.push(n);
@@ -82,13 +84,18 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.status = RunStatus::Cancelled;
             s.run.ended = Some(s.now);
             s.run.cancelling = false;
+            let what = if s.run.sweep.is_some() {
+                "sweep stopped, no best refitted (its scored rows stay in Run, e exports them)"
+            } else {
+                "fit stopped, nothing kept from it"
+            };
             s.status = match &s.result {
                 Some(f) if f.saved.is_none() => format!(
-                    "fit stopped, nothing kept from it — the results shown are still those of \
+                    "{what} — the results shown are still those of \
                      '{}' (s saves them)",
                     f.outcome.record.name
                 ),
-                _ => "fit stopped, nothing kept from it — r starts a new one".into(),
+                _ => format!("{what} — r starts a new fit"),
             };
         }
     }

@@ -1,11 +1,11 @@
-//! Sessions pane and saving: the list, open, rename, delete, compare two marked sessions; and
-//! the answers of the store.
+//! Sessions pane and saving: the runs table (sort by a column, filter, mark any number for the
+//! Charts overlay), open, rename, delete, compare two marked runs; and the answers of the store.
 
 use crate::session::{Listing, Summary};
 
 use super::super::action::Action;
 use super::super::effect::Effect;
-use super::super::state::{Pane, Prompt, PromptKind, State};
+use super::super::state::{columns, Column, Pane, Prompt, PromptKind, State};
 use super::{delta, moved, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
@@ -13,14 +13,22 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         if s.sessions.compare.is_some() && matches!(a, Action::MoveCursor(..)) {
             s.scroll.compare = (s.scroll.compare as i64 + d).max(0) as usize;
         } else {
-            s.sessions.cursor = moved(s.sessions.cursor, d, s.sessions.list.len());
+            let n = s.sessions.runs.rows(&s.sessions.list).len();
+            s.sessions.cursor = moved(s.sessions.cursor, d, n);
         }
         return vec![];
     }
     match a {
         Action::Back => {
-            s.sessions.compare = None;
-            s.sessions.marked.clear();
+            if s.sessions.compare.take().is_some() {
+                s.status = "compare closed".into();
+            } else if !s.sessions.runs.filter.is_empty() {
+                s.sessions.runs.filter.clear();
+                s.status = "filter cleared".into();
+            } else if !s.sessions.runs.marked.is_empty() {
+                s.sessions.runs.marked.clear();
+                s.status = "marks cleared".into();
+            }
             vec![]
         }
         Action::Enter => match selected(s) {
@@ -28,6 +36,23 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             None => vec![],
         },
         Action::Space => mark(s),
+        Action::Compare => compare(s),
+        Action::Column(d) => {
+            let n = columns(&s.sessions.list).len();
+            s.sessions.runs.column = moved(s.sessions.runs.column, d as i64, n);
+            vec![]
+        }
+        Action::SortBy => {
+            sort_by_column(s);
+            vec![]
+        }
+        Action::Filter => {
+            s.prompt = Some(Prompt {
+                kind: PromptKind::Filter,
+                text: s.sessions.runs.filter.clone(),
+            });
+            vec![]
+        }
         Action::Rename => {
             if let Some(sum) = selected(s) {
                 s.prompt = Some(Prompt {
@@ -54,35 +79,86 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     }
 }
 
+/// `o`: sort by the column under the header cursor; again reverses; a third time, newest first.
+fn sort_by_column(s: &mut State) {
+    let cols = columns(&s.sessions.list);
+    let Some(col) = cols.get(s.sessions.runs.column).cloned() else {
+        return;
+    };
+    let title = col.title();
+    // Metrics and settings start best/largest first is a guess; text starts A→Z.
+    let first_desc = matches!(col, Column::Metric(_));
+    s.sessions.runs.sort = match s.sessions.runs.sort.take() {
+        Some((c, d)) if c == col && d == first_desc => Some((c, !d)),
+        Some((c, _)) if c == col => None,
+        _ => Some((col, first_desc)),
+    };
+    s.status = match &s.sessions.runs.sort {
+        Some((_, true)) => format!("sorted by {title}, largest first (o again reverses)"),
+        Some((_, false)) => format!("sorted by {title}, smallest first (o again: newest first)"),
+        None => "sorted newest first".into(),
+    };
+}
+
+/// The filter prompt's text, applied as it is typed.
+pub(super) fn filter_typed(s: &mut State, text: &str) {
+    s.sessions.runs.filter = text.trim().to_string();
+    s.sessions.cursor = 0;
+}
+
+/// Space: mark or unmark the run under the cursor (any number: Charts overlays them all, `c`
+/// compares two). A newly marked run's curve is read in the background.
 fn mark(s: &mut State) -> Vec<Effect> {
-    if s.sessions.list.is_empty() {
+    let Some(path) = selected(s).map(|sum| sum.path.clone()) else {
         return vec![];
-    }
-    let i = s.sessions.cursor;
-    if let Some(k) = s.sessions.marked.iter().position(|&m| m == i) {
-        s.sessions.marked.remove(k);
+    };
+    let runs = &mut s.sessions.runs;
+    let mut effects = vec![];
+    if let Some(k) = runs.marked.iter().position(|m| *m == path) {
+        runs.marked.remove(k);
     } else {
-        if s.sessions.marked.len() == 2 {
-            s.sessions.marked.remove(0);
+        runs.marked.push(path.clone());
+        runs.chart_marked = true;
+        if !runs.curves.contains_key(&path) {
+            effects.push(Effect::LoadMarked(path));
         }
-        s.sessions.marked.push(i);
     }
-    s.sessions.compare = None;
+    let n = runs.marked.len();
+    s.status = match n {
+        0 => "no run marked".into(),
+        1 => "1 run marked — mark more: 5 Charts overlays their curves".into(),
+        _ => format!("{n} runs marked — 5 Charts overlays their curves · c compares two"),
+    };
+    s.sessions.cursor += 1;
+    let rows = s.sessions.runs.rows(&s.sessions.list).len();
+    s.sessions.cursor = s.sessions.cursor.min(rows.saturating_sub(1));
+    effects
+}
+
+/// `c`: the first two marked runs side by side.
+fn compare(s: &mut State) -> Vec<Effect> {
     s.scroll.compare = 0;
-    if let [a, b] = s.sessions.marked[..] {
-        let path = |i: usize| match &s.sessions.list[i] {
-            Listing::Ok(sum) => Some(sum.path.clone()),
-            _ => None,
-        };
-        if let (Some(a), Some(b)) = (path(a), path(b)) {
-            return vec![Effect::LoadCompare(a, b)];
+    match &s.sessions.runs.marked[..] {
+        [a, b, ..] => {
+            if s.sessions.runs.marked.len() > 2 {
+                s.status = "comparing the first two marked runs".into();
+            }
+            vec![Effect::LoadCompare(a.clone(), b.clone())]
+        }
+        _ => {
+            s.status = "mark two runs with Space, then c compares them".into();
+            vec![]
         }
     }
-    vec![]
 }
 
 fn selected(s: &State) -> Option<&Summary> {
-    match s.sessions.list.get(s.sessions.cursor)? {
+    let i = *s
+        .sessions
+        .runs
+        .rows(&s.sessions.list)
+        .get(s.sessions.cursor)?;
+    match s.sessions.list.get(i)? {
         Listing::Ok(sum) => Some(sum),
         Listing::Corrupt { .. } => None,
     }
@@ -146,11 +222,22 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                 Err(e) => s.sessions.error = Some(e),
             }
             s.sessions.list = list;
-            s.sessions.marked.retain(|&i| i < s.sessions.list.len());
-            s.sessions.cursor = s
+            let listed: Vec<&std::path::Path> = s
                 .sessions
-                .cursor
-                .min(s.sessions.list.len().saturating_sub(1));
+                .list
+                .iter()
+                .filter_map(|l| match l {
+                    Listing::Ok(sum) => Some(sum.path.as_path()),
+                    Listing::Corrupt { .. } => None,
+                })
+                .collect();
+            let runs = &mut s.sessions.runs;
+            runs.marked.retain(|p| listed.contains(&p.as_path()));
+            runs.curves.retain(|p, _| listed.contains(&p.as_path()));
+            let n = columns(&s.sessions.list).len();
+            s.sessions.runs.column = s.sessions.runs.column.min(n.saturating_sub(1));
+            let rows = s.sessions.runs.rows(&s.sessions.list).len();
+            s.sessions.cursor = s.sessions.cursor.min(rows.saturating_sub(1));
             vec![]
         }
         Action::SessionOpened(r) => {
@@ -169,6 +256,13 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
             }
             vec![]
         }
+        Action::MarkedLoaded(path, r) => {
+            if let Err(e) = &r {
+                s.status = format!("cannot read the marked run's curve: {e}");
+            }
+            s.sessions.runs.curves.insert(path, r);
+            vec![]
+        }
         Action::CompareLoaded(r) => {
             match r {
                 Ok(pair) => {
@@ -184,7 +278,6 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                 Ok(m) => m,
                 Err(e) => e,
             };
-            s.sessions.marked.clear();
             s.sessions.compare = None;
             vec![Effect::ListSessions]
         }

@@ -35,6 +35,8 @@ pub struct PhaseGauge<'a> {
     /// Seconds per step over the latest steps, when known (steps can slow down as a fit
     /// proceeds; the average since the phase began then promises too early an end).
     pub pace: Option<f64>,
+    /// What the steps are before any phase began (a sweep's configurations), else "waiting".
+    pub idle_label: &'static str,
     pub theme: &'a Theme,
 }
 
@@ -103,7 +105,7 @@ impl Widget for PhaseGauge<'_> {
         } else if self.stopped {
             "stopped in"
         } else {
-            self.phase.map_or("waiting", |p| p.label())
+            self.phase.map_or(self.idle_label, |p| p.label())
         };
         let label = if self.stopped {
             format!(

@@ -191,7 +191,8 @@ impl Widget for LogChart<'_> {
                     .data(d)
             })
             .collect();
-        let many = self.series.len() > 1;
+        // Unnamed series (a pane that draws its own legend) get no legend box.
+        let many = self.series.len() > 1 && self.series.iter().any(|s| !s.name.is_empty());
         let mut chart = Chart::new(datasets)
             .block(block)
             .x_axis(Axis::default().bounds(xb).labels(xl))

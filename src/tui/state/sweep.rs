@@ -1,0 +1,244 @@
+//! A sweep started from the workbench: one numeric setting over a range, scored by k-fold CV on
+//! the training part (the engine's `train::sweep`), its rows arriving as they finish. The range
+//! typed at the prompt is parsed and checked here against the field's `ParamSpec`.
+
+use crate::kernels::Sigma;
+use crate::methods::{ParamKind, Value};
+use crate::train::sweep::{grid_values, SweepRow};
+use crate::train::RunConfig;
+
+use super::form::{Field, FieldKind};
+
+/// What a sweep runs: `key` over `values`, each scored with `folds`-fold CV.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPlan {
+    pub key: String,
+    /// The field's symbol or label for axes and titles (`λ`, `σ`, `rank`).
+    pub label: String,
+    pub values: Vec<f64>,
+    pub log: bool,
+    pub folds: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepState {
+    pub plan: SweepPlan,
+    /// Scored configurations, in the order they finished.
+    pub rows: Vec<SweepRow>,
+}
+
+impl SweepState {
+    /// (value, mean score) of the scored rows, in the order of the values: the validation curve.
+    pub fn curve(&self) -> Vec<(f64, f64)> {
+        let mut pts: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .filter(|r| r.error.is_none() && r.mean.is_finite())
+            .filter_map(|r| Some((*self.plan.values.get(r.index)?, r.mean)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    }
+
+    /// The best scored row so far.
+    pub fn best(&self) -> Option<&SweepRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.error.is_none() && r.mean.is_finite())
+            .reduce(|a, b| {
+                let better = if a.higher_is_better {
+                    b.mean > a.mean
+                } else {
+                    b.mean < a.mean
+                };
+                if better {
+                    b
+                } else {
+                    a
+                }
+            })
+    }
+}
+
+/// At most this many values in a workbench sweep (the CLI takes grids from a file).
+pub const MAX_VALUES: usize = 50;
+
+/// Whether a field can be swept (a number).
+pub fn sweepable(f: &Field) -> bool {
+    matches!(
+        f.kind,
+        FieldKind::Sigma
+            | FieldKind::Degree
+            | FieldKind::Coef0
+            | FieldKind::Param(crate::methods::ParamSpec {
+                kind: ParamKind::Float { .. } | ParamKind::Int { .. },
+                ..
+            })
+    )
+}
+
+/// The text the prompt starts with: a range around the field's value on its natural scale.
+pub fn default_text(f: &Field) -> String {
+    let cur: Option<f64> = f.text.trim().parse().ok();
+    match f.kind {
+        FieldKind::Param(spec) => match spec.kind {
+            ParamKind::Float { log: true, .. } => {
+                let c = cur.filter(|c| *c > 0.0).unwrap_or(1e-2);
+                format!("{} {} 7 log cv=3", fmt(c / 1e3), fmt(c * 1e3))
+            }
+            ParamKind::Float { min, max, .. } => {
+                let hi = if max.is_finite() && max < 1e6 {
+                    max
+                } else {
+                    1.0
+                };
+                format!("{} {} 5 lin cv=3", fmt(min.max(0.0)), fmt(hi))
+            }
+            ParamKind::Int { min, max } => {
+                let c = cur.unwrap_or(min.max(1) as f64) as i64;
+                format!(
+                    "{} {} 5 lin cv=3",
+                    min.max(c / 4).max(1),
+                    max.min(c * 4).max(2)
+                )
+            }
+            _ => String::new(),
+        },
+        FieldKind::Sigma => "0.1 100 7 log cv=3".into(),
+        FieldKind::Degree => "1 5 5 lin cv=3".into(),
+        FieldKind::Coef0 => "0 2 5 lin cv=3".into(),
+        _ => String::new(),
+    }
+}
+
+fn fmt(x: f64) -> String {
+    Value::Float(x).to_string()
+}
+
+/// Parse `LOW HIGH N [log|lin] [cv=K]` for field `f`; every value is checked as the field
+/// checks a typed one, so a sweep never runs a value a fit would refuse.
+pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
+    let usage = "type LOW HIGH N [log|lin] [cv=K], e.g. 1e-4 10 8 log cv=3";
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() < 3 {
+        return Err(usage.into());
+    }
+    let num = |w: &str| {
+        w.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("'{w}' is not a number — {usage}"))
+    };
+    let (lo, hi) = (num(words[0])?, num(words[1])?);
+    let n: usize = words[2]
+        .parse()
+        .ok()
+        .filter(|n| (2..=MAX_VALUES).contains(n))
+        .ok_or_else(|| format!("N must be a whole number from 2 to {MAX_VALUES}"))?;
+    let natural_log = match f.kind {
+        FieldKind::Sigma => true,
+        FieldKind::Param(spec) => matches!(spec.kind, ParamKind::Float { log: true, .. }),
+        _ => false,
+    };
+    let mut log = natural_log;
+    let mut folds = Some(3);
+    for w in &words[3..] {
+        match *w {
+            "log" => log = true,
+            "lin" => log = false,
+            w if w.starts_with("cv=") => {
+                folds = match &w[3..] {
+                    "0" | "none" | "no" => None,
+                    k => Some(
+                        k.parse::<usize>()
+                            .ok()
+                            .filter(|k| (2..=20).contains(k))
+                            .ok_or("cv=K needs 2 to 20 folds (cv=0: score on the test part)")?,
+                    ),
+                }
+            }
+            w => return Err(format!("'{w}' is not understood — {usage}")),
+        }
+    }
+    if log && (lo <= 0.0 || hi <= 0.0) {
+        return Err(format!(
+            "a log range needs positive ends, got {lo} and {hi}"
+        ));
+    }
+    let integer = matches!(
+        f.kind,
+        FieldKind::Degree
+            | FieldKind::Param(crate::methods::ParamSpec {
+                kind: ParamKind::Int { .. },
+                ..
+            })
+    );
+    let mut values = grid_values(lo, hi, n, log);
+    for v in &mut values {
+        // Whole numbers for counts; three significant digits otherwise (λ = 0.001, not
+        // 0.0010000000000000002 — the value is saved and shown as typed).
+        *v = if integer {
+            v.round()
+        } else {
+            format!("{v:.2e}").parse().unwrap_or(*v)
+        };
+    }
+    values.dedup();
+    for v in &values {
+        check(f, *v, integer)?;
+    }
+    let label = match f.unit() {
+        "" => f.key().to_string(),
+        u if u.chars().count() <= 2 => u.to_string(),
+        _ => f.key().to_string(),
+    };
+    Ok(SweepPlan {
+        key: f.key().to_string(),
+        label,
+        values,
+        log,
+        folds,
+    })
+}
+
+/// Refuse a value the field would refuse, with the field's own message.
+fn check(f: &Field, v: f64, integer: bool) -> Result<(), String> {
+    let mut probe = f.clone();
+    probe.text = if integer {
+        format!("{}", v as i64)
+    } else {
+        fmt(v)
+    };
+    probe.validate();
+    if let Some(e) = probe.error {
+        return Err(e);
+    }
+    if matches!(f.kind, FieldKind::Sigma) && v <= 0.0 {
+        return Err(format!("σ must be positive, got {v}"));
+    }
+    Ok(())
+}
+
+/// One configuration per value: `base` with the swept setting replaced.
+pub fn configs(base: &RunConfig, plan: &SweepPlan, f: &Field) -> Vec<RunConfig> {
+    plan.values
+        .iter()
+        .map(|&v| {
+            let mut c = base.clone();
+            match f.kind {
+                FieldKind::Sigma => c.kernel.sigma = Sigma::Value(v),
+                FieldKind::Degree => c.kernel.degree = v as u32,
+                FieldKind::Coef0 => c.kernel.coef0 = v,
+                FieldKind::Param(spec) => {
+                    let value = match spec.kind {
+                        ParamKind::Int { .. } => Value::Int(v as i64),
+                        _ => Value::Float(v),
+                    };
+                    c.params.set(spec.key, value);
+                }
+                _ => {}
+            }
+            c
+        })
+        .collect()
+}

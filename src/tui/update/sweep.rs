@@ -1,0 +1,126 @@
+//! Sweeps from the workbench: `w` on a numeric Kernel field asks a range, Enter checks it
+//! against the field and starts the engine's cross-validated sweep on the background thread;
+//! rows arrive as `RunMessage::SweepRow` and the best configuration, refitted, ends the run
+//! like a fit (`s` saves it).
+
+use crate::train::sweep::SweepRow;
+
+use super::super::effect::Effect;
+use super::super::state::{
+    parse_sweep, sweep_configs, sweep_default_text, sweepable, Pane, Prompt, PromptKind, RunState,
+    RunStatus, State, SweepState,
+};
+
+/// `w` in the Kernel pane: ask the range for the field under the cursor.
+pub(super) fn prompt(s: &mut State) -> Vec<Effect> {
+    if s.replay.is_some() {
+        s.status = "replay is read-only: open the workbench to sweep".into();
+        return vec![];
+    }
+    let Some(f) = s.kernel.current().map(|i| &s.kernel.fields[i]) else {
+        return vec![];
+    };
+    if !sweepable(f) {
+        s.status = format!(
+            "{} is not a number: w sweeps a numeric field (σ, λ, rank, iterations …)",
+            f.key()
+        );
+        return vec![];
+    }
+    s.prompt = Some(Prompt {
+        kind: PromptKind::Sweep {
+            key: f.key().to_string(),
+        },
+        text: sweep_default_text(f),
+    });
+    vec![]
+}
+
+/// Enter at the sweep prompt: check the range and the rest of the form, then start.
+pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
+    let again = |s: &mut State, why: String| {
+        s.status = format!("sweep {key}: {why}");
+        s.prompt = Some(Prompt {
+            kind: PromptKind::Sweep {
+                key: key.to_string(),
+            },
+            text: text.to_string(),
+        });
+        vec![]
+    };
+    if s.is_running() {
+        s.status = "a fit is already running (Esc or c in Run cancels it)".into();
+        return vec![];
+    }
+    let Some(field) = s.kernel.fields.iter().find(|f| f.key() == key).cloned() else {
+        return vec![];
+    };
+    let plan = match parse_sweep(&field, text) {
+        Ok(p) => p,
+        Err(why) => return again(s, why),
+    };
+    // The swept field's own text does not matter (each value replaces it); the rest must run.
+    let form = s.kernel.clone();
+    if let Some(f) = s.kernel.fields.iter_mut().find(|f| f.key() == key) {
+        f.text = crate::methods::Value::Float(plan.values[0]).to_string();
+        f.validate();
+    }
+    let base = s.run_config();
+    s.kernel = form;
+    let base = match base {
+        Ok(c) => c,
+        Err(why) => {
+            s.status = format!("cannot sweep: {why}");
+            return vec![];
+        }
+    };
+    let configs = sweep_configs(&base, &plan, &field);
+    let folds = plan.folds;
+    let n = configs.len();
+    s.run = RunState::new();
+    s.run.status = RunStatus::Running;
+    s.run.started = Some(s.now);
+    // Shown in Run: the form as typed (the swept field's own text is not what runs).
+    s.run.config = Some(s.run_config().unwrap_or_else(|_| base.clone()));
+    s.run.sweep = Some(SweepState {
+        plan: plan.clone(),
+        rows: Vec::new(),
+    });
+    s.scroll.trace = None;
+    s.scroll.notes = 0;
+    s.pane = Pane::Run;
+    // The live validation curve, not marked runs, is what Charts shows now.
+    s.sessions.runs.chart_marked = false;
+    let cv = folds.map_or_else(
+        || "scored on the test part".into(),
+        |k| format!("{k}-fold CV"),
+    );
+    s.status = format!(
+        "sweeping {} over {n} values ({cv}) with {} — the best is refitted and kept",
+        plan.label, base.method
+    );
+    vec![Effect::StartSweep { configs, folds }]
+}
+
+/// A scored configuration of the running sweep.
+pub(super) fn row(s: &mut State, row: SweepRow) {
+    if let Some(sw) = &mut s.run.sweep {
+        sw.rows.push(row);
+        let total = sw.plan.values.len();
+        s.run.phase_done = sw.rows.len();
+        s.run.phase_total = Some(total);
+        // The ETA's pace: the sweep's time per configuration so far.
+        s.run.phase_started = s.run.started;
+        if let Some(b) = sw.best() {
+            let v = sw.plan.values.get(b.index).copied().unwrap_or(f64::NAN);
+            s.status = format!(
+                "sweep {}/{total} · best so far {} = {} ({} {:.4})",
+                sw.rows.len(),
+                sw.plan.label,
+                crate::methods::Value::Float(v),
+                b.metric,
+                b.mean
+            );
+        }
+    }
+}
