@@ -3,6 +3,7 @@
 //! columns = outputs.
 
 mod classification;
+mod diagnostics;
 mod ranking;
 mod regression;
 
@@ -12,6 +13,10 @@ use crate::data::{ClassCoding, Task};
 use crate::session::MetricMap;
 
 pub use classification::{accuracy, hamming_loss};
+pub use diagnostics::{
+    confusion, diagnostics, output_fit, per_label, LabelScores, OutputFit, PartDiagnostics,
+    SCATTER_POINTS,
+};
 pub use ranking::{auc, mean_auc, per_label_auc};
 pub use regression::{mse, r2, rbf_loss};
 

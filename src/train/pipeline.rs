@@ -284,6 +284,24 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         details.insert("per_label_auc".into(), serde_json::Value::Object(per_label));
     }
 
+    // Per-output diagnostics of each part (confusion matrix, per-label scores, scatter sample).
+    {
+        let mid = metrics::coding_midpoint(config.data.class_coding);
+        let mut diag = serde_json::Map::new();
+        for (part, y, yhat) in [
+            ("train", y_lab.view(), pred_train.view()),
+            ("test", prepared.y_test.view(), pred_test.view()),
+        ] {
+            if y.nrows() > 0 {
+                let d = metrics::diagnostics(prepared.task, y, yhat, mid);
+                if let Ok(v) = serde_json::to_value(d) {
+                    diag.insert(part.to_string(), v);
+                }
+            }
+        }
+        details.insert("diagnostics".into(), serde_json::Value::Object(diag));
+    }
+
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
     // A semi-supervised method's --input-rank may exceed the labeled rows krr would fit on.
     let krr_need = peak_estimate(methods::find("krr")?, &shape, &Params::new())
