@@ -166,7 +166,15 @@ pub fn output_fit(y: ArrayView1<f64>, yhat: ArrayView1<f64>) -> OutputFit {
     OutputFit {
         r2,
         mse,
-        pairs: sample(&pairs, SCATTER_POINTS),
+        // JSON has no NaN: a non-finite prediction is scored (above) but not plotted.
+        pairs: sample(
+            &pairs
+                .iter()
+                .copied()
+                .filter(|p| p.1.is_finite())
+                .collect::<Vec<_>>(),
+            SCATTER_POINTS,
+        ),
         rows: n,
     }
 }

@@ -66,6 +66,17 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "scroll the trace / records",
     ),
     ("J K", "Run, Results", "scroll the notes / details"),
+    (
+        "d",
+        "Results",
+        "per-output diagnostics (confusion, per label, scatter) / summary",
+    ),
+    ("p", "Results", "diagnostics of the train / test part"),
+    (
+        "j k",
+        "Results: diagnostics",
+        "scroll the classes / labels; choose the output to plot",
+    ),
     ("o", "Charts", "overlay the previous run on/off"),
     ("n N", "Matrices", "next / previous matrix"),
     (
@@ -174,6 +185,8 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Run | Pane::Results, 'J') => Action::ScrollNotes(3),
         (Pane::Run | Pane::Results, 'K') => Action::ScrollNotes(-3),
         (Pane::Run, 'c') => Action::CancelRun,
+        (Pane::Results, 'd') => Action::ToggleDiagnostics,
+        (Pane::Results, 'p') => Action::TogglePart,
         (Pane::Charts, 'o') => Action::ToggleOverlay,
         (Pane::Matrices, 'n') => Action::NextMatrix,
         (Pane::Matrices, 'N') => Action::PrevMatrix,

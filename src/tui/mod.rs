@@ -4,7 +4,8 @@
 pub mod action;
 mod app;
 pub mod axes;
-pub mod driver;
+pub mod diag;
+mod driver;
 pub mod effect;
 pub mod export;
 pub mod keys;

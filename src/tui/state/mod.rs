@@ -109,6 +109,26 @@ pub struct Scroll {
     pub help: usize,
 }
 
+/// Results pane: the per-output diagnostics in place of the summary (`d`), for one part.
+#[derive(Debug, Clone, Default)]
+pub struct DiagView {
+    pub shown: bool,
+    /// The training part (`p` toggles); the test part by default.
+    pub train: bool,
+    /// The class, label or output at the cursor (j k); a regression draws this output.
+    pub row: usize,
+}
+
+impl DiagView {
+    pub fn part(&self) -> &'static str {
+        if self.train {
+            "train"
+        } else {
+            "test"
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SessionsState {
     pub root: Option<PathBuf>,
@@ -188,6 +208,7 @@ pub struct State {
     pub overlay: bool,
     pub matrices: MatrixState,
     pub scroll: Scroll,
+    pub diag: DiagView,
     pub sessions: SessionsState,
     pub prompt: Option<Prompt>,
     pub help: bool,
@@ -228,6 +249,7 @@ impl State {
             overlay: false,
             matrices: MatrixState::default(),
             scroll: Scroll::default(),
+            diag: DiagView::default(),
             sessions: SessionsState::default(),
             prompt: None,
             help: false,
