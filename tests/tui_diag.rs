@@ -32,6 +32,7 @@ fn col(name: &str, min: f64, max: f64) -> ColumnSummary {
         min: Some(min),
         max: Some(max),
         mean: Some(0.5 * (min + max)),
+        ..Default::default()
     }
 }
 
@@ -418,5 +419,100 @@ fn an_old_session_gets_test_diagnostics_from_its_saved_predictions() {
     press(&mut s, 'd');
     at_both(&s, |out, size| {
         assert!(out.contains("1/2 right"), "{size:?}\n{out}");
+    });
+}
+
+// ---------- missing values (9) and encoded columns (10) in the Data pane ----------
+
+fn mixed() -> Table {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mixed_columns.csv");
+    let t = ovk::data::load_table(&path, 5).unwrap();
+    Table {
+        path: "toy/mixed_columns.csv".into(),
+        ..t
+    }
+}
+
+#[test]
+fn text_dates_and_ids_get_their_roles_and_the_pane_says_so() {
+    let t = mixed();
+    // `NA` in a numeric column reads as missing, as the engine reads it.
+    let age = t.columns.iter().find(|c| c.name == "age").unwrap();
+    assert_eq!((age.dtype.as_str(), age.missing), ("f64", 2));
+    let mut s = state();
+    open_table(&mut s, "toy/mixed_columns.csv", Ok(t), None);
+    let role = |s: &State, n: &str| {
+        let i = s
+            .data
+            .table
+            .as_ref()
+            .unwrap()
+            .columns
+            .iter()
+            .position(|c| c.name == n)
+            .unwrap();
+        s.data.roles[i]
+    };
+    assert_eq!(role(&s, "id"), Role::Ignore);
+    assert_eq!(role(&s, "user"), Role::Ignore);
+    assert_eq!(role(&s, "when"), Role::Ignore);
+    assert_eq!(role(&s, "city"), Role::Feature);
+    at_both(&s, |out, size| {
+        assert!(out.contains("one-hot 3"), "{size:?}\n{out}");
+        assert!(out.contains("one-hot encoded (city)"), "{size:?}\n{out}");
+        assert!(out.contains("not encoded (when)"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn missing_cells_cycle_refuse_drop_impute_with_counts_and_the_reason_is_whole() {
+    let mut s = state();
+    open_table(&mut s, "toy/mixed_columns.csv", Ok(mixed()), None);
+    s.data.col_cursor = 6;
+    update(&mut s, Action::SetRole(Role::Target));
+    let why = s.run_config().unwrap_err();
+    assert!(why.contains("missing values: press m"), "{why}");
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("missing: refuse (3 rows affected) m"),
+            "{size:?}\n{out}"
+        );
+        // The whole reason, up to its last words, wrapped rather than cut.
+        assert!(out.contains("ignore the column"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'm');
+    at_both(&s, |out, size| {
+        assert!(out.contains("missing: drop 3 rows m"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'm');
+    let cfg = s.run_config().unwrap();
+    assert!(cfg.data.impute_missing && !cfg.data.drop_missing);
+    at_both(&s, |out, size| {
+        assert!(out.contains("missing: impute 3 rows m"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'm');
+    assert!(s.run_config().is_err(), "back to refusing");
+}
+
+#[test]
+fn a_text_id_marked_as_feature_is_refused_with_the_reason() {
+    let mut s = state();
+    open_table(&mut s, "toy/mixed_columns.csv", Ok(mixed()), None);
+    s.data.col_cursor = 6;
+    update(&mut s, Action::SetRole(Role::Target));
+    s.data.col_cursor = 1;
+    update(&mut s, Action::SetRole(Role::Feature));
+    press(&mut s, 'm');
+    let why = s.run_config().unwrap_err();
+    assert!(
+        why.contains("`user` is text with 40 distinct values"),
+        "{why}"
+    );
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("mark it x (ignore) or c (class)"),
+            "{size:?}\n{out}"
+        );
     });
 }

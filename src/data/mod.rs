@@ -3,6 +3,7 @@
 
 mod csv_shape;
 mod encode;
+mod features;
 pub mod files;
 pub mod gpmix;
 mod guard;
@@ -20,6 +21,7 @@ mod split;
 mod table;
 mod views;
 
+pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use prepare::sha256_hex;
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
@@ -107,6 +109,14 @@ pub struct DataConfig {
     /// Drop rows with missing/NaN cells instead of refusing them.
     #[serde(default)]
     pub drop_missing: bool,
+    /// Fill missing feature cells instead (numeric: the column mean; text: its most frequent
+    /// value); rows with a missing output are dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub impute_missing: bool,
+    /// The one-hot encoding of text feature columns, fixed by an earlier run (a replay encodes
+    /// identically); `None`: derived from the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categories: Option<Vec<Categorical>>,
     /// Semi-supervised: keep this many labels of the training part (≥ 1), or this fraction
     /// (< 1), chosen at random with `seed`; the rest become unlabeled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +154,8 @@ impl DataConfig {
             scale: Scale::Standard,
             class_coding: ClassCoding::Pm1,
             drop_missing: false,
+            impute_missing: false,
+            categories: None,
             labeled: None,
             cv: None,
         }
@@ -199,6 +211,12 @@ pub struct Prepared {
     pub views: Vec<View>,
     pub scaler: Scaler,
     pub info: DatasetInfo,
+    /// The text feature columns that were one-hot encoded, and their levels.
+    pub categories: Vec<Categorical>,
+    /// Rows with a missing feature cell filled in (`impute_missing`).
+    pub imputed_rows: usize,
+    /// Rows left out for a missing cell (`drop_missing`, or a missing output when imputing).
+    pub dropped_rows: usize,
 }
 
 /// Options that come from the method rather than the user.

@@ -341,6 +341,27 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
 
     details.insert("estimate".into(), guidance.to_json());
     let mut notes = route_notes;
+    if prepared.imputed_rows > 0 {
+        notes.push(format!(
+            "{} row(s) had missing feature cells filled in (numeric: column mean; text: most \
+             frequent value)",
+            prepared.imputed_rows
+        ));
+    }
+    if prepared.dropped_rows > 0 {
+        notes.push(format!(
+            "{} row(s) with a missing cell were dropped",
+            prepared.dropped_rows
+        ));
+    }
+    for c in &prepared.categories {
+        notes.push(format!(
+            "`{}` is text: one-hot encoded into {} features ({})",
+            c.column,
+            c.levels.len(),
+            c.levels.join(", ")
+        ));
+    }
     notes.extend(observed_notes);
     notes.extend(skipped);
     for n in fit.notes {
@@ -402,7 +423,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             .collect::<BTreeMap<_, _>>(),
         details,
         notes,
-        config: config.clone(),
+        config: {
+            // The encoding is part of the run: a replay encodes the same levels.
+            let mut c = config.clone();
+            if !prepared.categories.is_empty() {
+                c.data.categories = Some(prepared.categories.clone());
+            }
+            c
+        },
     };
     Ok(RunOutcome { record, matrices })
 }

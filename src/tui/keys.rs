@@ -40,7 +40,11 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("[ ]", "Data", "test fraction − / + 0.05"),
     ("{ }", "Data", "split seed − / + 1"),
     ("=", "Data", "scaling standard / none"),
-    ("m", "Data", "drop rows with missing cells on / off"),
+    (
+        "m",
+        "Data",
+        "missing cells: refuse → drop rows → impute (mean / most frequent)",
+    ),
     ("< >", "Data", "labeled fraction − / + 0.05 (vvmr)"),
     (
         "Enter",

@@ -187,6 +187,7 @@ pub struct SplitChoice {
     pub seed: u64,
     pub scale: crate::data::Scale,
     pub drop_missing: bool,
+    pub impute_missing: bool,
     pub labeled: Option<f64>,
 }
 
