@@ -12,6 +12,7 @@ pub mod keys;
 pub mod panes;
 pub mod render;
 pub mod roles;
+pub mod sgr;
 pub mod state;
 mod terminal;
 pub mod theme;
