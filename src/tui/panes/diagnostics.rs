@@ -92,7 +92,7 @@ fn confusion(
     let biggest = counts.iter().flatten().max().copied().unwrap_or(0);
     let cell_w = (0..k)
         .map(|j| class(j).chars().count().min(8))
-        .chain([biggest.to_string().len(), 3])
+        .chain([biggest.to_string().len(), 5])
         .max()
         .unwrap_or(3);
     // As many class columns as fit beside the label, n and recall columns.
@@ -101,7 +101,7 @@ fn confusion(
     let shown = ((inner.saturating_sub(fixed)) / (cell_w + 1)).min(k);
     let header = {
         let mut h = vec![Cell::from(clip("true\\pred", label_w))];
-        h.extend((0..shown).map(|j| Cell::from(clip(&class(j), cell_w))));
+        h.extend((0..shown).map(|j| Cell::from(format!("{:>cell_w$}", clip(&class(j), cell_w)))));
         h.push(Cell::from("n"));
         h.push(Cell::from("recall"));
         Row::new(h).style(s.theme.title)
@@ -132,7 +132,7 @@ fn confusion(
     let mut prec = vec![Cell::from(Span::styled("precision", s.theme.dim))];
     prec.extend((0..shown).map(|j| {
         let col: usize = (0..k).map(|i| counts[i][j]).sum();
-        Cell::from(clip(&ratio(counts[j][j], col), cell_w))
+        Cell::from(format!("{:>cell_w$}", ratio(counts[j][j], col)))
     }));
     rows.push(Row::new(prec));
     let mut widths = vec![Constraint::Length(label_w as u16)];

@@ -240,9 +240,11 @@ impl DataState {
             }
             if c.missing > 0 && !self.drop_missing && !self.impute_missing {
                 return Err(format!(
-                    "column `{}` has {} missing values: press m to drop those rows or impute, \
+                    "column `{}` has {} missing value{}: press m to drop those rows or impute, \
                      or x to ignore the column",
-                    c.name, c.missing
+                    c.name,
+                    c.missing,
+                    if c.missing == 1 { "" } else { "s" }
                 ));
             }
         }
