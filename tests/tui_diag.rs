@@ -472,7 +472,7 @@ fn missing_cells_cycle_refuse_drop_impute_with_counts_and_the_reason_is_whole() 
     s.data.col_cursor = 6;
     update(&mut s, Action::SetRole(Role::Target));
     let why = s.run_config().unwrap_err();
-    assert!(why.contains("missing values: press m"), "{why}");
+    assert!(why.contains("missing value: press m"), "{why}");
     at_both(&s, |out, size| {
         assert!(
             out.contains("missing: refuse (3 rows affected) m"),
