@@ -516,3 +516,22 @@ fn a_text_id_marked_as_feature_is_refused_with_the_reason() {
         );
     });
 }
+
+#[test]
+fn e_exports_the_diagnostics_on_screen() {
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &["digit=0", "digit=1"],
+        serde_json::json!({"test": {"confusion": [[3, 1], [0, 2]]}}),
+    );
+    press(&mut s, 'd');
+    let effects = update(&mut s, Action::Export);
+    let [ovk::tui::effect::Effect::Export { name, text }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "first-confusion-test");
+    assert_eq!(
+        text,
+        "true\\predicted,digit=0,digit=1\ndigit=0,3,1\ndigit=1,0,2\n"
+    );
+}

@@ -44,3 +44,59 @@ pub fn rows(d: &PartDiagnostics) -> usize {
 pub fn class_name(output: &str) -> &str {
     output.split_once('=').map_or(output, |(_, v)| v)
 }
+
+/// The diagnostics as CSV (every class, label or output, and every plotted pair): (what, text).
+pub fn csv(d: &PartDiagnostics, names: &[String]) -> (&'static str, String) {
+    let name = |j: usize| {
+        let n = names.get(j).cloned().unwrap_or_else(|| j.to_string());
+        if n.contains([',', '"', '\n']) {
+            format!("\"{}\"", n.replace('"', "\"\""))
+        } else {
+            n
+        }
+    };
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    if let Some(c) = &d.confusion {
+        let mut out = String::from("true\\predicted");
+        for j in 0..c.len() {
+            out.push(',');
+            out.push_str(&name(j));
+        }
+        out.push('\n');
+        for (i, row) in c.iter().enumerate() {
+            out.push_str(&name(i));
+            for v in row {
+                out.push_str(&format!(",{v}"));
+            }
+            out.push('\n');
+        }
+        return ("confusion", out);
+    }
+    if let Some(l) = &d.labels {
+        let mut out = String::from("label,precision,recall,auc,positives,rows\n");
+        for (j, x) in l.iter().enumerate() {
+            out.push_str(&format!(
+                "{},{},{},{},{},{}\n",
+                name(j),
+                opt(x.precision),
+                opt(x.recall),
+                opt(x.auc),
+                x.support,
+                x.rows
+            ));
+        }
+        return ("per-label", out);
+    }
+    let mut out = String::from("output,r2,mse,true,predicted\n");
+    for (j, o) in d.outputs.iter().flatten().enumerate() {
+        for (t, p) in &o.pairs {
+            out.push_str(&format!(
+                "{},{},{},{t},{p}\n",
+                name(j),
+                opt(o.r2),
+                opt(o.mse)
+            ));
+        }
+    }
+    ("scatter", out)
+}
