@@ -262,7 +262,11 @@ fn confusion_matrix_shows_counts_recall_and_precision_and_scrolls() {
             row0.contains('3') && row0.contains("0.750"),
             "{size:?}\n{out}"
         );
-        assert!(out.contains("precision"), "{size:?}\n{out}");
+        let prec = out.lines().find(|l| l.contains("precision")).unwrap_or("");
+        assert!(
+            prec.contains("0.75") && prec.contains("0.67"),
+            "{size:?}\n{out}"
+        );
     });
     press(&mut s, 'p');
     at_both(&s, |out, size| {
@@ -534,4 +538,31 @@ fn e_exports_the_diagnostics_on_screen() {
         text,
         "true\\predicted,digit=0,digit=1\ndigit=0,3,1\ndigit=1,0,2\n"
     );
+}
+
+#[test]
+fn ten_digit_classes_fit_80_columns() {
+    let names: Vec<String> = (0..10).map(|i| format!("digit={i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let m: Vec<Vec<usize>> = (0..10)
+        .map(|i| {
+            (0..10)
+                .map(|j| if i == j { 48 } else { usize::from(j == 8) })
+                .collect()
+        })
+        .collect();
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &names,
+        serde_json::json!({"test": {"confusion": m}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(!out.contains("not shown"), "{size:?}\n{out}");
+        let head = out.lines().find(|l| l.contains("true\\pred")).unwrap_or("");
+        assert!(
+            head.contains(" 9 ") && head.contains("recall"),
+            "{size:?}\n{out}"
+        );
+    });
 }

@@ -92,12 +92,18 @@ fn confusion(
     let biggest = counts.iter().flatten().max().copied().unwrap_or(0);
     let cell_w = (0..k)
         .map(|j| class(j).chars().count().min(8))
-        .chain([biggest.to_string().len(), 5])
+        .chain([biggest.to_string().len(), 4])
         .max()
         .unwrap_or(3);
     // As many class columns as fit beside the label, n and recall columns.
     let inner = area.width.saturating_sub(2) as usize;
-    let fixed = label_w + 1 + 6 + 1 + 7;
+    let n_w = counts
+        .iter()
+        .map(|r| r.iter().sum::<usize>().to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let fixed = label_w + 1 + n_w + 1 + 6;
     let shown = ((inner.saturating_sub(fixed)) / (cell_w + 1)).min(k);
     let header = {
         let mut h = vec![Cell::from(clip("true\\pred", label_w))];
@@ -132,16 +138,25 @@ fn confusion(
     let mut prec = vec![Cell::from(Span::styled("precision", s.theme.dim))];
     prec.extend((0..shown).map(|j| {
         let col: usize = (0..k).map(|i| counts[i][j]).sum();
-        Cell::from(format!("{:>cell_w$}", ratio(counts[j][j], col)))
+        // Two decimals: ten digit classes fit 80 columns.
+        let p = if col == 0 {
+            "—".to_string()
+        } else {
+            format!("{:.2}", counts[j][j] as f64 / col as f64)
+        };
+        Cell::from(format!("{p:>cell_w$}"))
     }));
     rows.push(Row::new(prec));
     let mut widths = vec![Constraint::Length(label_w as u16)];
     widths.extend((0..shown).map(|_| Constraint::Length(cell_w as u16)));
+    widths.push(Constraint::Length(n_w as u16));
     widths.push(Constraint::Length(6));
-    widths.push(Constraint::Length(7));
     let hidden = k - shown;
     let more = if hidden > 0 {
-        format!(" · {hidden} classes not shown (widen)")
+        format!(
+            " · {hidden} class{} not shown (widen)",
+            if hidden == 1 { "" } else { "es" }
+        )
     } else {
         String::new()
     };
