@@ -91,6 +91,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
         is_flag: true,
         spec: None,
     },
+    opt("missing", "HOW", "missing cells in the used columns: refuse (an error names the first) | drop (leave such rows out) | impute (features: numeric column mean, text most frequent value; rows missing an output are dropped)", Some("refuse")),
     declared(&data::options::LABELED, "N"),
     opt("cv_folds", "K", "cross-validation: number of folds of the training part (with --cv-fold)", None),
     opt("cv_fold", "I", "cross-validation: evaluate on fold I (0-based) of --cv-folds, train on the others", None),
@@ -345,6 +346,26 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     }
     if let Some(s) = get("drop_missing") {
         dc.drop_missing = parse_bool("drop_missing", s)?;
+    }
+    if let Some(s) = get("missing") {
+        let (drop, impute) = match s.trim() {
+            "refuse" => (false, false),
+            "drop" => (true, false),
+            "impute" => (false, true),
+            other => {
+                return Err(OvkError::input(format!(
+                    "--missing: '{other}' is not refuse, drop or impute"
+                )))
+            }
+        };
+        if dc.drop_missing && !drop {
+            return Err(OvkError::input(format!(
+                "--drop-missing and --missing {} disagree: give one of them",
+                s.trim()
+            )));
+        }
+        dc.drop_missing = drop;
+        dc.impute_missing = impute;
     }
     if let Some(s) = get("labeled") {
         dc.labeled = Some(declared_number(&data::options::LABELED, s)?);

@@ -4,6 +4,7 @@
 mod apply;
 mod csv_shape;
 mod encode;
+mod features;
 pub mod files;
 pub mod gpmix;
 mod guard;
@@ -26,6 +27,7 @@ mod write;
 
 pub use crate::util::rng;
 pub use apply::{dtype_family, read_new_rows, TrainedColumns};
+pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;
 pub use prepare::{sha256_file, sha256_hex};
@@ -115,6 +117,14 @@ pub struct DataConfig {
     /// Drop rows with missing/NaN cells instead of refusing them.
     #[serde(default)]
     pub drop_missing: bool,
+    /// Fill missing feature cells instead (numeric: the column mean; text: its most frequent
+    /// value); rows with a missing output are dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub impute_missing: bool,
+    /// The one-hot encoding of text feature columns, fixed by an earlier run (a replay encodes
+    /// identically); `None`: derived from the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categories: Option<Vec<Categorical>>,
     /// Semi-supervised: keep this many labels of the training part (≥ 1), or this fraction
     /// (< 1), chosen at random with `seed`; the rest become unlabeled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -155,6 +165,8 @@ impl DataConfig {
             scale: Scale::Standard,
             class_coding: ClassCoding::Pm1,
             drop_missing: false,
+            impute_missing: false,
+            categories: None,
             labeled: None,
             cv: None,
         }
@@ -221,6 +233,12 @@ pub struct Prepared {
     pub feature_dtypes: Vec<String>,
     /// Multi-class: the class column's name and polars dtype.
     pub class_column: Option<(String, String)>,
+    /// The text feature columns that were one-hot encoded, and their levels.
+    pub categories: Vec<Categorical>,
+    /// Rows with a missing feature cell filled in (`impute_missing`).
+    pub imputed_rows: usize,
+    /// Rows left out for a missing cell (`drop_missing`, or a missing output when imputing).
+    pub dropped_rows: usize,
 }
 
 /// Options that come from the method rather than the user.

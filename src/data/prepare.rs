@@ -5,6 +5,7 @@ use ndarray::{Array2, Axis};
 use sha2::{Digest, Sha256};
 
 use super::encode::{encode, RawOutputs};
+use super::features;
 use super::load::read_raw;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
 use super::rows::usable_rows;
@@ -18,26 +19,34 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     let raw = read_raw(path)?;
     let names = raw.names();
     let mut sidecar = SidecarCache::new(path);
-    let roles = resolve_roles(cfg, &names, &mut sidecar)?;
-    let feature_names: Vec<String> = roles
-        .features
-        .iter()
-        .map(|&c| names[c].to_string())
-        .collect();
-
-    let mut x_all = Array2::zeros((raw.n_rows, roles.features.len()));
-    for (j, &c) in roles.features.iter().enumerate() {
-        x_all
-            .column_mut(j)
-            .assign(&ndarray::Array1::from(raw.numeric(c)?));
+    let mut roles = resolve_roles(cfg, &names, &mut sidecar)?;
+    if cfg.features.is_none() {
+        roles
+            .features
+            .retain(|&c| features::not_a_default_feature(&raw, c).is_none());
+        if roles.features.is_empty() {
+            return Err(crate::error::input_at(
+                path,
+                "no feature columns: the columns left are dates, IDs or free text — name the \
+                 features with --features",
+            ));
+        }
     }
+    let feats = features::build(
+        path,
+        &raw,
+        &roles.features,
+        cfg.categories.as_deref(),
+        cfg.impute_missing,
+    )?;
+    let (x_all, feature_names) = (feats.x, feats.names);
     let outputs = RawOutputs::read(&raw, &roles.outputs)?;
     let rows = usable_rows(
         path,
         &x_all,
         &feature_names,
         &outputs,
-        cfg.drop_missing,
+        cfg.drop_missing || cfg.impute_missing,
         opts.allow_unlabeled,
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
@@ -92,13 +101,14 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     scaler.apply(&mut x_train);
     scaler.apply(&mut x_test);
 
-    let views = resolve_views(
+    let mut views = resolve_views(
         path,
         cfg.views.as_deref(),
         &names,
         &roles.features,
         &mut sidecar,
     )?;
+    features::remap_views(&mut views, &feats.source);
 
     let feature_dtypes = roles
         .features
@@ -138,6 +148,9 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         info,
         feature_dtypes,
         class_column,
+        categories: feats.categories,
+        imputed_rows: feats.imputed_rows,
+        dropped_rows: rows.dropped,
     })
 }
 

@@ -56,7 +56,7 @@ pub(crate) fn usable_rows(
                     path,
                     format!(
                         "column `{col}` has a missing value (empty or NaN) in {}; drop such rows \
-                         with --drop-missing{keep_unlabeled}",
+                         (--missing drop) or fill them in (--missing impute){keep_unlabeled}",
                         row_label(i)
                     ),
                 ));

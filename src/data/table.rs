@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 
+use super::features::{looks_like_date, mostly_text};
 use super::load::read_raw;
 use super::raw::{is_missing_text, row_label, Cells, RawColumn};
 use super::select::resolve;
@@ -11,7 +12,7 @@ use crate::error::input_at;
 use crate::Result;
 
 /// Per-column facts shown in the preview.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ColumnSummary {
     pub name: String,
     /// polars dtype as text (`f64`, `i64`, `str` …).
@@ -21,6 +22,12 @@ pub struct ColumnSummary {
     pub min: Option<f64>,
     pub max: Option<f64>,
     pub mean: Option<f64>,
+    /// For text columns: how many distinct values (one-hot features if it is a feature).
+    pub levels: Option<usize>,
+    /// Every present value looks like a date (`2024-03-01…`), or the dtype is a date.
+    pub date_like: bool,
+    /// The rows (0-based) whose cell is missing, as the engine reads them.
+    pub missing_rows: Vec<usize>,
 }
 
 /// A table read through polars (lazy scan, then collected).
@@ -74,6 +81,26 @@ pub fn read_numeric_columns(path: &Path, names: &[String]) -> Result<Array2<f64>
 }
 
 fn summarise(c: &RawColumn) -> ColumnSummary {
+    let missing_rows: Vec<usize> = match &c.cells {
+        Cells::Numeric(v) => (0..v.len())
+            .filter(|&i| v[i].is_none_or(f64::is_nan))
+            .collect(),
+        Cells::Text(v) => (0..v.len())
+            .filter(|&i| v[i].as_deref().is_none_or(is_missing_text))
+            .collect(),
+    };
+    let present_text: Vec<&str> = match &c.cells {
+        Cells::Text(v) => v
+            .iter()
+            .flatten()
+            .map(|s| s.trim())
+            .filter(|s| !is_missing_text(s))
+            .collect(),
+        Cells::Numeric(_) => Vec::new(),
+    };
+    let dtype_l = c.dtype.to_ascii_lowercase();
+    let date_like = dtype_l.contains("date")
+        || (!present_text.is_empty() && present_text.iter().all(|s| looks_like_date(s)));
     let (missing, stats) = match &c.cells {
         Cells::Numeric(v) => {
             let present: Vec<f64> = v
@@ -96,6 +123,12 @@ fn summarise(c: &RawColumn) -> ColumnSummary {
         },
     };
     let numeric_text = matches!(&c.cells, Cells::Text(_)) && stats.is_some();
+    let levels = (!numeric_text && mostly_text(present_text.iter().copied())).then(|| {
+        let mut d = present_text.clone();
+        d.sort_unstable();
+        d.dedup();
+        d.len()
+    });
     ColumnSummary {
         name: c.name.clone(),
         dtype: if numeric_text {
@@ -107,6 +140,9 @@ fn summarise(c: &RawColumn) -> ColumnSummary {
         min: stats.map(|s| s.0),
         max: stats.map(|s| s.1),
         mean: stats.map(|s| s.2),
+        levels,
+        date_like,
+        missing_rows,
     }
 }
 

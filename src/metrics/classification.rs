@@ -3,7 +3,7 @@
 use ndarray::{ArrayView1, ArrayView2, Axis};
 
 /// Index of the largest entry (the first one on ties; NaN entries never win).
-fn argmax(row: ArrayView1<f64>) -> Option<usize> {
+pub(super) fn argmax(row: ArrayView1<f64>) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
     for (j, &v) in row.iter().enumerate() {
         if v.is_nan() {

@@ -3,6 +3,7 @@
 //! columns = outputs.
 
 mod classification;
+mod diagnostics;
 mod ranking;
 mod regression;
 
@@ -14,6 +15,10 @@ use crate::data::{ClassCoding, Task};
 pub type MetricMap = std::collections::BTreeMap<String, f64>;
 
 pub use classification::{accuracy, hamming_loss};
+pub use diagnostics::{
+    confusion, diagnostics, output_fit, per_label, LabelScores, OutputFit, PartDiagnostics,
+    SCATTER_POINTS,
+};
 pub use ranking::{auc, mean_auc, per_label_auc};
 pub use regression::{mse, r2, rbf_loss};
 

@@ -285,6 +285,24 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         details.insert("per_label_auc".into(), serde_json::Value::Object(per_label));
     }
 
+    // Per-output diagnostics of each part (confusion matrix, per-label scores, scatter sample).
+    {
+        let mid = metrics::coding_midpoint(config.data.class_coding);
+        let mut diag = serde_json::Map::new();
+        for (part, y, yhat) in [
+            ("train", y_lab.view(), pred_train.view()),
+            ("test", prepared.y_test.view(), pred_test.view()),
+        ] {
+            if y.nrows() > 0 {
+                let d = metrics::diagnostics(prepared.task, y, yhat, mid);
+                if let Ok(v) = serde_json::to_value(d) {
+                    diag.insert(part.to_string(), v);
+                }
+            }
+        }
+        details.insert("diagnostics".into(), serde_json::Value::Object(diag));
+    }
+
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
     // krr fits the labeled rows only, so a semi-supervised method's --input-rank is capped at
     // their count (a rank-ℓ factor of ℓ rows is the exact kernel).
@@ -358,6 +376,27 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
 
     details.insert("estimate".into(), guidance.to_json());
     let mut notes = route_notes;
+    if prepared.imputed_rows > 0 {
+        notes.push(format!(
+            "{} row(s) had missing feature cells filled in (numeric: column mean; text: most \
+             frequent value)",
+            prepared.imputed_rows
+        ));
+    }
+    if prepared.dropped_rows > 0 {
+        notes.push(format!(
+            "{} row(s) with a missing cell were dropped",
+            prepared.dropped_rows
+        ));
+    }
+    for c in &prepared.categories {
+        notes.push(format!(
+            "`{}` is text: one-hot encoded into {} features ({})",
+            c.column,
+            c.levels.len(),
+            c.levels.join(", ")
+        ));
+    }
     notes.extend(observed_notes);
     notes.extend(skipped);
     for n in fit.notes {
@@ -419,7 +458,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             .collect::<BTreeMap<_, _>>(),
         details,
         notes,
-        config: config.clone(),
+        config: {
+            // The encoding is part of the run: a replay encodes the same levels.
+            let mut c = config.clone();
+            if !prepared.categories.is_empty() {
+                c.data.categories = Some(prepared.categories.clone());
+            }
+            c
+        },
         model: Some(model_record),
     };
     Ok(RunOutcome { record, matrices })

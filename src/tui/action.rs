@@ -53,6 +53,10 @@ pub enum Action {
     Save,
     /// Run and Results: scroll the notes / details by lines.
     ScrollNotes(i32),
+    /// Results: per-output diagnostics in place of the summary, and back.
+    ToggleDiagnostics,
+    /// Results diagnostics: the training part or the test part.
+    TogglePart,
     /// Write what the pane shows (matrix, table, trace) as CSV.
     Export,
     // Kernel

@@ -59,11 +59,6 @@ impl Driver {
         }
     }
 
-    /// Whether a fit is running (the loop then redraws on every tick).
-    pub fn fitting(&self) -> bool {
-        self.run.is_some()
-    }
-
     pub fn execute(&mut self, effects: Vec<Effect>) {
         for e in effects {
             self.execute_one(e);

@@ -59,6 +59,13 @@ pub fn current(s: &State) -> Result<(String, String), String> {
             }
             Ok((format!("{session}-trace"), trace_csv(t)))
         }
+        Pane::Results if s.diag.shown => {
+            let f = s.result.as_ref().ok_or("no results to export yet")?;
+            let part = s.diag.part();
+            let d = super::diag::of(&f.outcome, part)?;
+            let (what, text) = super::diag::csv(&d, &f.outcome.record.output_names);
+            Ok((format!("{session}-{what}-{part}"), text))
+        }
         Pane::Results => {
             let f = s.result.as_ref().ok_or("no results to export yet")?;
             let r = &f.outcome.record;

@@ -4,13 +4,15 @@
 pub mod action;
 mod app;
 pub mod axes;
-pub mod driver;
+pub mod diag;
+mod driver;
 pub mod effect;
 pub mod export;
 pub mod keys;
 pub mod panes;
 pub mod render;
 pub mod roles;
+pub mod sgr;
 pub mod state;
 mod terminal;
 pub mod theme;

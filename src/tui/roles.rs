@@ -45,28 +45,48 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
             )
         }
     };
-    let mut ignored = Vec::new();
+    let (mut ignored, mut dates, mut encoded) = (Vec::new(), Vec::new(), Vec::new());
     for (i, c) in table.columns.iter().enumerate() {
-        if matches!(roles[i], Role::Feature | Role::View) && !usable_feature(c, table.n_rows) {
+        if !matches!(roles[i], Role::Feature | Role::View) {
+            continue;
+        }
+        if c.date_like {
+            roles[i] = Role::Ignore;
+            dates.push(c.name.clone());
+        } else if !usable_feature(c, table.n_rows) {
             roles[i] = Role::Ignore;
             ignored.push(c.name.clone());
+        } else if one_hot(c).is_some() {
+            encoded.push(c.name.clone());
         }
     }
-    let source = match (source, ignored.is_empty()) {
-        (s, true) => s,
-        (s, false) => {
-            let what = format!(
-                "{} text/ID column{} ignored ({})",
-                ignored.len(),
-                if ignored.len() == 1 { "" } else { "s" },
-                super::widgets::clip(&ignored.join(", "), 40)
-            );
-            Some(match s {
-                Some(s) => format!("{s}; {what}"),
-                None => what,
-            })
-        }
-    };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut notes: Vec<String> = source.into_iter().collect();
+    if !encoded.is_empty() {
+        notes.push(format!(
+            "{} text column{} one-hot encoded ({})",
+            encoded.len(),
+            plural(encoded.len()),
+            super::widgets::clip(&encoded.join(", "), 30)
+        ));
+    }
+    if !ignored.is_empty() {
+        notes.push(format!(
+            "{} text/ID column{} ignored ({})",
+            ignored.len(),
+            plural(ignored.len()),
+            super::widgets::clip(&ignored.join(", "), 40)
+        ));
+    }
+    if !dates.is_empty() {
+        notes.push(format!(
+            "{} date column{} ignored, dates are not encoded ({})",
+            dates.len(),
+            plural(dates.len()),
+            super::widgets::clip(&dates.join(", "), 30)
+        ));
+    }
+    let source = (!notes.is_empty()).then(|| notes.join("; "));
     Prefill {
         roles,
         views,
@@ -74,11 +94,19 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
     }
 }
 
-/// Whether a column can be a kernel input: numeric, not a date, not a row identifier.
+/// For a text column the engine one-hot encodes as a feature: its number of levels.
+pub fn one_hot(c: &ColumnSummary) -> Option<usize> {
+    c.levels
+        .filter(|&k| k <= crate::data::MAX_LEVELS && !c.date_like)
+}
+
+/// Whether a column can be a kernel input: numeric, or text with few values (one-hot); not a
+/// date, not a row identifier.
 fn usable_feature(c: &ColumnSummary, n_rows: usize) -> bool {
     let dtype = c.dtype.to_ascii_lowercase();
     if c.min.is_none() && c.missing < n_rows {
-        return false; // text
+        // Text: few distinct values are categories; one per row (or many) is an ID or prose.
+        return one_hot(c).is_some_and(|k| k < n_rows || n_rows <= 2);
     }
     if dtype.contains("date") || dtype.contains("time") {
         return false;
@@ -217,6 +245,7 @@ mod tests {
             min: Some(0.0),
             max: Some(1.0),
             mean: Some(0.5),
+            ..Default::default()
         }
     }
 
@@ -251,6 +280,7 @@ mod tests {
         text.mean = None;
         let mut date = num("when");
         date.dtype = "date".into();
+        date.date_like = true;
         let mut id = num("row_id");
         id.dtype = "i64".into();
         let mut counter = num("n");
@@ -273,7 +303,47 @@ mod tests {
                 Role::Target
             ]
         );
-        assert!(p.source.unwrap().contains("4 text/ID columns ignored"));
+        let why = p.source.unwrap();
+        assert!(why.contains("3 text/ID columns ignored"), "{why}");
+        assert!(why.contains("1 date column ignored"), "{why}");
+    }
+
+    #[test]
+    fn few_valued_text_is_one_hot_and_unique_text_is_an_id() {
+        let text = |name: &str, levels: usize| ColumnSummary {
+            name: name.into(),
+            dtype: "str".into(),
+            levels: Some(levels),
+            ..Default::default()
+        };
+        let mut when = text("when", 90);
+        when.date_like = true;
+        let p = prefill(
+            &table(vec![
+                num("x"),
+                text("city", 3),
+                text("user", 100),
+                when,
+                num("target_y"),
+            ]),
+            None,
+        );
+        assert_eq!(
+            p.roles,
+            vec![
+                Role::Feature,
+                Role::Feature,
+                Role::Ignore,
+                Role::Ignore,
+                Role::Target
+            ]
+        );
+        let why = p.source.unwrap();
+        assert!(
+            why.contains("1 text column one-hot encoded (city)"),
+            "{why}"
+        );
+        assert!(why.contains("date column ignored"), "{why}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use ratatui::Terminal;
 
 use crate::{OvkError, Result};
 
-pub type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
+pub type Term = Terminal<CrosstermBackend<super::sgr::Classic<std::io::Stdout>>>;
 
 static HOOK: Once = Once::new();
 
@@ -38,7 +38,13 @@ pub fn enter() -> Result<Term> {
         leave();
         return Err(io(e));
     }
-    Terminal::new(CrosstermBackend::new(stdout())).map_err(|e| {
+    // Under `TERM=xterm` and the like, colours go out as the classic 16-colour codes.
+    let classic = super::sgr::needs_classic_codes(
+        std::env::var("COLORTERM").ok().as_deref(),
+        std::env::var("TERM").ok().as_deref(),
+    );
+    let out = super::sgr::Classic::new(stdout(), classic);
+    Terminal::new(CrosstermBackend::new(out)).map_err(|e| {
         leave();
         io(e)
     })

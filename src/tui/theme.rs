@@ -1,6 +1,7 @@
 //! Named styles and colour maps. The colour depth is decided once from the environment:
 //! `NO_COLOR` (any non-empty value) → no colour at all, `COLORTERM=truecolor|24bit` → RGB,
-//! otherwise the 16 ANSI colours every terminal has.
+//! otherwise the 16 ANSI colours every terminal has (sent as classic codes where `TERM` claims
+//! no 256 colours: `sgr.rs`).
 
 use ratatui::style::{Color, Modifier, Style};
 

@@ -144,7 +144,7 @@ fn missing_value_is_named_and_drop_missing_drops() {
         e.contains("column `b` has a missing value (empty or NaN) in data row 2"),
         "{e}"
     );
-    assert!(e.contains("--drop-missing"), "{e}");
+    assert!(e.contains("--missing drop"), "{e}");
     let mut cfg = class_cfg(&p, "c");
     cfg.drop_missing = true;
     cfg.test_fraction = 0.0;

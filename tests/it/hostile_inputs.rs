@@ -198,15 +198,20 @@ fn quoted_newline_loads() {
     assert!(out.status.success(), "{err}");
     assert!(!files_under(&store).is_empty(), "a session was saved");
 
-    // The text column itself is refused, naming the record (not the line) it sits in.
+    // The text column itself is a category now: one-hot encoded, its multi-line value whole.
     let mut args = run_on(&data, "y");
     args.extend(["--features", "a,note"].map(String::from));
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    rejects(
-        "quoted-text",
-        &args,
-        &[&data, "column `note` is not numeric: data row 1"],
-    );
+    let store = scratch("quoted-text-store");
+    let out = ovk(&args, &store);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let session = files_under(&store)
+        .into_iter()
+        .find(|p| p.ends_with("session.json"))
+        .expect("a session was saved");
+    let text = std::fs::read_to_string(session).unwrap();
+    assert!(text.contains("note=two\\nlines"), "{text}");
 }
 
 /// 10⁶ columns where memory is short: refused from the header and a line count, before any

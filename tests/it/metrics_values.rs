@@ -218,3 +218,75 @@ fn primary_metric_direction() {
     assert_eq!(primary(Task::Multiclass), ("accuracy", true));
     assert_eq!(primary(Task::Multilabel), ("mean_auc", true));
 }
+
+#[test]
+fn confusion_matrix_by_hand() {
+    use ovk::metrics::confusion;
+    // truths 0,0,1,2,2 (one-hot ±1); predictions argmax 0,1,1,2,0; a NaN truth row is skipped.
+    let y = array![
+        [1.0, -1.0, -1.0],
+        [1.0, -1.0, -1.0],
+        [-1.0, 1.0, -1.0],
+        [-1.0, -1.0, 1.0],
+        [-1.0, -1.0, 1.0],
+        [f64::NAN, f64::NAN, f64::NAN]
+    ];
+    let f = array![
+        [0.9, 0.1, -0.5],
+        [0.0, 0.2, -0.1],
+        [-0.3, 0.8, 0.1],
+        [-0.9, 0.0, 0.4],
+        [0.5, 0.1, 0.2],
+        [1.0, 0.0, 0.0]
+    ];
+    assert_eq!(
+        confusion(y.view(), f.view()),
+        vec![vec![1, 1, 0], vec![0, 1, 0], vec![1, 0, 1]]
+    );
+}
+
+#[test]
+fn per_label_precision_recall_auc_by_hand() {
+    use ovk::metrics::per_label;
+    // label 0: truth + + − −, scores .9 −.2 .4 −.8 → TP 1, FP 1, FN 1: precision ½, recall ½;
+    // AUC: positive .9 beats both negatives, −.2 beats −.8 only → 3/4.
+    // label 1: truth all − → recall and AUC undefined, one false positive → precision 0.
+    let y = array![[1.0, -1.0], [1.0, -1.0], [-1.0, -1.0], [-1.0, -1.0]];
+    let f = array![[0.9, 0.3], [-0.2, -0.1], [0.4, -0.5], [-0.8, -0.7]];
+    let s = per_label(y.view(), f.view(), 0.0);
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0].precision, Some(0.5));
+    assert_eq!(s[0].recall, Some(0.5));
+    assert!(close(s[0].auc.unwrap(), 0.75));
+    assert_eq!((s[0].support, s[0].rows), (2, 4));
+    assert_eq!(s[1].precision, Some(0.0));
+    assert_eq!(s[1].recall, None);
+    assert_eq!(s[1].auc, None);
+    // 0/1 coding thresholds at ½.
+    let y01 = y.mapv(|v| if v > 0.0 { 1.0 } else { 0.0 });
+    let f01 = f.mapv(|v| v + 0.5);
+    assert_eq!(per_label(y01.view(), f01.view(), 0.5), s);
+}
+
+#[test]
+fn regression_output_fit_by_hand() {
+    use ovk::metrics::{diagnostics, output_fit, SCATTER_POINTS};
+    // truth 1 2 3, prediction 1 3 3: SSE 1, SST 2 → R² ½, MSE ⅓; the NaN truth row is skipped.
+    let y = array![1.0, 2.0, 3.0, f64::NAN];
+    let f = array![1.0, 3.0, 3.0, 7.0];
+    let o = output_fit(y.view(), f.view());
+    assert!(close(o.r2.unwrap(), 0.5));
+    assert!(close(o.mse.unwrap(), 1.0 / 3.0));
+    assert_eq!(o.pairs, vec![(1.0, 1.0), (2.0, 3.0), (3.0, 3.0)]);
+    assert_eq!(o.rows, 3);
+    // Many rows: the scatter keeps a strided sample, the scores use every row.
+    let n = 3 * SCATTER_POINTS;
+    let y = Array2::from_shape_fn((n, 2), |(i, j)| (i + j) as f64);
+    let d = diagnostics(Task::Regression, y.view(), y.view(), 0.0);
+    let outs = d.outputs.unwrap();
+    assert_eq!(outs.len(), 2);
+    assert_eq!(outs[1].pairs.len(), SCATTER_POINTS);
+    assert_eq!(outs[1].pairs[1], (4.0, 4.0));
+    assert_eq!(outs[0].r2, Some(1.0));
+    assert!(d.confusion.is_none() && d.labels.is_none());
+}

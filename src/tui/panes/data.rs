@@ -89,10 +89,25 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     };
     let small = area.height < 30;
     let head_rows = if small { 3 } else { 7 }.min(t.head.len());
+    // The file line carries the notes on guessed roles (encoded, ignored columns): all shown.
+    let info_len =
+        t.path.as_os_str().len() + 70 + d.roles_source.as_ref().map_or(0, |s| s.chars().count());
+    let info_h = (info_len as u16)
+        .div_ceil(area.width.saturating_sub(6).max(1))
+        .clamp(1, 4);
+    // The split lines wrap; a reason the run is refused is never cut.
+    let split_h: u16 = split_lines(s)
+        .iter()
+        .map(|l| {
+            (l.width() as u16)
+                .div_ceil(area.width.saturating_sub(6).max(1))
+                .max(1)
+        })
+        .sum();
     let [info, cols, split, head] = Layout::vertical([
-        Constraint::Length(if area.width < 100 { 2 } else { 1 }),
+        Constraint::Length(info_h),
         Constraint::Fill(1),
-        Constraint::Length(if area.width < 100 { 4 } else { 3 }),
+        Constraint::Length(split_h),
         Constraint::Length(head_rows as u16 + 3),
     ])
     .areas(area);
@@ -143,9 +158,10 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
     let rows = t.columns.iter().enumerate().map(|(i, c)| {
         let role = d.roles.get(i).copied().unwrap_or(Role::Feature);
-        let role_text = match d.view_name(i) {
-            Some(v) => format!("view {v}"),
-            None => role.label().to_string(),
+        let role_text = match (d.view_name(i), super::super::roles::one_hot(c)) {
+            (Some(v), _) => format!("view {v}"),
+            (None, Some(k)) if matches!(role, Role::Feature) => format!("one-hot {k}"),
+            (None, _) => role.label().to_string(),
         };
         let missing_style = if c.missing > 0 {
             s.theme.warn
@@ -188,43 +204,7 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
         TableState::default().with_selected((!t.columns.is_empty()).then_some(d.col_cursor));
     frame.render_stateful_widget(table, cols, &mut st);
 
-    let median = match &d.median {
-        Median::Unknown => match d.config() {
-            Err(why) if d.table.is_some() => format!("not ready: {why}"),
-            _ => "median σ: choose features and a target first".to_string(),
-        },
-        Median::Computing => "median σ: computing…".to_string(),
-        Median::Value(v) => format!("median σ = {} on the training rows", fmt_num(*v)),
-        Median::Failed(e) => format!("median σ unavailable: {e}"),
-    };
-    let median_style = match (&d.median, d.config()) {
-        (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
-        _ => s.theme.dim,
-    };
-    let scale = match d.scale {
-        Scale::Standard => "standard",
-        Scale::None => "none",
-    };
-    let missing_total: usize = t.columns.iter().map(|c| c.missing).sum();
-    let missing = match (d.drop_missing, missing_total) {
-        (true, _) => "missing: drop rows m",
-        (false, 0) => "missing: none",
-        (false, _) => "missing: refuse m",
-    };
-    let semi = s.method().is_some_and(|m| m.name() == "vvmr");
-    let labeled = match d.labeled {
-        Some(f) => format!("labeled {f:.2} < >"),
-        None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
-        None => "labeled all < >".into(),
-    };
-    let lines = vec![
-        Line::raw(format!(
-            " test {:.2} [ ] · seed {} {{ }} · scaling {scale} =",
-            d.test_fraction, d.seed
-        )),
-        Line::raw(format!(" {missing} · {labeled}")),
-        Line::styled(format!(" {median}"), median_style),
-    ];
+    let lines = split_lines(s);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), split);
 
     // First rows: the columns around the selected one that fit.
@@ -300,9 +280,64 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
             Span::styled("scaling   ", s.theme.dim),
             Span::raw(format!("{:?}", r.scale).to_lowercase()),
         ]),
+        Line::from(vec![
+            Span::styled("missing   ", s.theme.dim),
+            Span::raw(match (c.drop_missing, c.impute_missing) {
+                (true, _) => "rows dropped",
+                (_, true) => "imputed (mean / most frequent)",
+                _ => "refused",
+            }),
+        ]),
     ];
+    let mut lines = lines;
+    for k in c.categories.iter().flatten() {
+        lines.push(Line::from(vec![
+            Span::styled("one-hot   ", s.theme.dim),
+            Span::raw(clip(
+                &format!("{} → {}", k.column, k.levels.join(", ")),
+                100,
+            )),
+        ]));
+    }
     frame.render_widget(
         Paragraph::new(lines).block(block("Data of the session (read-only)", &s.theme, true)),
         area,
     );
+}
+
+/// The split, missing-value and median lines under the columns.
+fn split_lines(s: &State) -> Vec<Line<'static>> {
+    let d = &s.data;
+    let median = match &d.median {
+        Median::Unknown => match d.config() {
+            Err(why) if d.table.is_some() => format!("not ready: {why}"),
+            _ => "median σ: choose features and a target first".to_string(),
+        },
+        Median::Computing => "median σ: computing…".to_string(),
+        Median::Value(v) => format!("median σ = {} on the training rows", fmt_num(*v)),
+        Median::Failed(e) => format!("median σ unavailable: {e}"),
+    };
+    let median_style = match (&d.median, d.config()) {
+        (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
+        _ => s.theme.dim,
+    };
+    let scale = match d.scale {
+        Scale::Standard => "standard",
+        Scale::None => "none",
+    };
+    let missing = d.missing_summary();
+    let semi = s.method().is_some_and(|m| m.name() == "vvmr");
+    let labeled = match d.labeled {
+        Some(f) => format!("labeled {f:.2} < >"),
+        None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
+        None => "labeled all < >".into(),
+    };
+    vec![
+        Line::raw(format!(
+            " test {:.2} [ ] · seed {} {{ }} · scaling {scale} =",
+            d.test_fraction, d.seed
+        )),
+        Line::raw(format!(" {missing} · {labeled}")),
+        Line::styled(format!(" {median}"), median_style),
+    ]
 }

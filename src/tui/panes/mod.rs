@@ -2,6 +2,7 @@
 
 mod charts;
 mod data;
+mod diagnostics;
 mod kernel;
 mod matrices;
 mod method;

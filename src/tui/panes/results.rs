@@ -25,6 +25,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         );
         return;
     };
+    if s.diag.shown {
+        super::diagnostics::draw(frame, area, s, f);
+        return;
+    }
     let r = &f.outcome.record;
     let mut keys: Vec<&String> = r
         .metrics
@@ -206,7 +210,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     // Details a reader can use; what other panes show (records, axes, σ per view) is skipped.
     let skip = |k: &str| {
         records.as_ref().is_some_and(|t| t.key == k)
-            || matches!(k, "axes" | "view_sigmas" | "view_kernels")
+            || matches!(
+                k,
+                "axes" | "view_sigmas" | "view_kernels" | "diagnostics" | "per_label_auc"
+            )
     };
     let mut lines: Vec<Line> = r
         .details
@@ -241,7 +248,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             (top + fit).min(total)
         )
     } else {
-        "Details & notes".into()
+        "Details & notes · d per output".into()
     };
     frame.render_widget(
         Paragraph::new(lines)

@@ -69,6 +69,9 @@ pub struct DataState {
     pub scale: Scale,
     /// Drop rows with a missing cell in a used column (else such a column refuses the run).
     pub drop_missing: bool,
+    /// Fill missing feature cells (mean / most frequent) instead; `m` cycles refuse → drop →
+    /// impute.
+    pub impute_missing: bool,
     /// Semi-supervised methods: the fraction of training rows that keep their labels
     /// (`None`: all of them).
     pub labeled: Option<f64>,
@@ -95,6 +98,7 @@ impl DataState {
             seed: 0,
             scale: Scale::Standard,
             drop_missing: false,
+            impute_missing: false,
             labeled: None,
             median: Median::Unknown,
             generation: 0,
@@ -151,6 +155,50 @@ impl DataState {
         out
     }
 
+    /// Rows with a missing cell among the features, and among the outputs (distinct rows).
+    pub fn missing_rows(&self) -> (usize, usize) {
+        let Some(t) = &self.table else { return (0, 0) };
+        let mut feat = std::collections::BTreeSet::new();
+        let mut out = std::collections::BTreeSet::new();
+        for (c, r) in t.columns.iter().zip(&self.roles) {
+            match r {
+                Role::Feature | Role::View => feat.extend(c.missing_rows.iter().copied()),
+                Role::Target | Role::Class => out.extend(c.missing_rows.iter().copied()),
+                Role::Ignore => {}
+            }
+        }
+        (feat.len(), out.len())
+    }
+
+    /// What happens to missing cells, and to how many rows, for the Data pane.
+    pub fn missing_summary(&self) -> String {
+        let (feat, out) = self.missing_rows();
+        let any: usize = match &self.table {
+            Some(t) => {
+                let mut rows = std::collections::BTreeSet::new();
+                for (c, r) in t.columns.iter().zip(&self.roles) {
+                    if *r != Role::Ignore {
+                        rows.extend(c.missing_rows.iter().copied());
+                    }
+                }
+                rows.len()
+            }
+            None => 0,
+        };
+        let rows = |n: usize| format!("{n} row{}", if n == 1 { "" } else { "s" });
+        match (self.drop_missing, self.impute_missing) {
+            _ if any == 0 => "missing: none m".into(),
+            (true, _) => format!("missing: drop {} m", rows(any)),
+            (false, true) if out > 0 => format!(
+                "missing: impute {}, drop {} (no output) m",
+                rows(feat),
+                rows(out)
+            ),
+            (false, true) => format!("missing: impute {} m", rows(feat)),
+            (false, false) => format!("missing: refuse ({} affected) m", rows(any)),
+        }
+    }
+
     /// The data half of a run configuration, or why there is none yet.
     pub fn config(&self) -> Result<DataConfig, String> {
         let Some(t) = &self.table else {
@@ -174,16 +222,29 @@ impl DataState {
             .collect();
         for c in t.columns.iter().filter(|c| used.contains(&c.name)) {
             let is_class = class.as_deref() == Some(c.name.as_str());
-            if !is_class && c.min.is_none() && c.missing < t.n_rows {
+            let is_feature = features.contains(&c.name);
+            let encodable = is_feature && super::super::roles::one_hot(c).is_some();
+            if !is_class && !encodable && c.min.is_none() && c.missing < t.n_rows {
+                let why = match c.levels {
+                    Some(k) if is_feature && !c.date_like => format!(
+                        "text with {k} distinct values, too many to one-hot encode (at most {})",
+                        crate::data::MAX_LEVELS
+                    ),
+                    _ if c.date_like => "a date (dates are not encoded)".into(),
+                    _ => format!("text ({})", c.dtype),
+                };
                 return Err(format!(
-                    "column `{}` is text ({}): mark it x (ignore) or c (class)",
-                    c.name, c.dtype
+                    "column `{}` is {why}: mark it x (ignore) or c (class)",
+                    c.name
                 ));
             }
-            if c.missing > 0 && !self.drop_missing {
+            if c.missing > 0 && !self.drop_missing && !self.impute_missing {
                 return Err(format!(
-                    "column `{}` has {} missing values: press m to drop those rows, or x",
-                    c.name, c.missing
+                    "column `{}` has {} missing value{}: press m to drop those rows or impute, \
+                     or x to ignore the column",
+                    c.name,
+                    c.missing,
+                    if c.missing == 1 { "" } else { "s" }
                 ));
             }
         }
@@ -197,6 +258,7 @@ impl DataState {
         cfg.seed = self.seed;
         cfg.scale = self.scale;
         cfg.drop_missing = self.drop_missing;
+        cfg.impute_missing = self.impute_missing;
         cfg.labeled = self.labeled;
         Ok(cfg)
     }

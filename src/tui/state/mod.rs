@@ -115,6 +115,26 @@ pub struct Scroll {
     pub help: usize,
 }
 
+/// Results pane: the per-output diagnostics in place of the summary (`d`), for one part.
+#[derive(Debug, Clone, Default)]
+pub struct DiagView {
+    pub shown: bool,
+    /// The training part (`p` toggles); the test part by default.
+    pub train: bool,
+    /// The class, label or output at the cursor (j k); a regression draws this output.
+    pub row: usize,
+}
+
+impl DiagView {
+    pub fn part(&self) -> &'static str {
+        if self.train {
+            "train"
+        } else {
+            "test"
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SessionsState {
     pub root: Option<PathBuf>,
@@ -180,6 +200,7 @@ pub struct SplitChoice {
     pub seed: u64,
     pub scale: crate::data::Scale,
     pub drop_missing: bool,
+    pub impute_missing: bool,
     pub labeled: Option<f64>,
 }
 
@@ -201,6 +222,7 @@ pub struct State {
     pub overlay: bool,
     pub matrices: MatrixState,
     pub scroll: Scroll,
+    pub diag: DiagView,
     pub sessions: SessionsState,
     pub prompt: Option<Prompt>,
     pub help: bool,
@@ -241,6 +263,7 @@ impl State {
             overlay: false,
             matrices: MatrixState::default(),
             scroll: Scroll::default(),
+            diag: DiagView::default(),
             sessions: SessionsState::default(),
             prompt: None,
             help: false,

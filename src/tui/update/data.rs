@@ -53,11 +53,19 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             data_changed(s)
         }
         Action::ToggleDropMissing => {
-            s.data.drop_missing = !s.data.drop_missing;
-            s.status = if s.data.drop_missing {
-                "rows with a missing cell in a used column are dropped".into()
-            } else {
-                "missing cells refuse the run (m drops their rows)".into()
+            // refuse → drop → impute → refuse
+            let d = &mut s.data;
+            (d.drop_missing, d.impute_missing) = match (d.drop_missing, d.impute_missing) {
+                (false, false) => (true, false),
+                (true, _) => (false, true),
+                (false, true) => (false, false),
+            };
+            s.status = match (d.drop_missing, d.impute_missing) {
+                (true, _) => "rows with a missing cell in a used column are dropped".into(),
+                (_, true) => "missing features are imputed (numeric: column mean; text: most \
+                              frequent value); rows missing an output are dropped"
+                    .into(),
+                _ => "missing cells refuse the run (m: drop, then impute)".into(),
             };
             data_changed(s)
         }
@@ -163,6 +171,7 @@ fn remember_split(s: &mut State) {
                 seed: s.data.seed,
                 scale: s.data.scale,
                 drop_missing: s.data.drop_missing,
+                impute_missing: s.data.impute_missing,
                 labeled: s.data.labeled,
             },
         );
@@ -242,6 +251,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                             d.seed = c.seed;
                             d.scale = c.scale;
                             d.drop_missing = c.drop_missing;
+                            d.impute_missing = c.impute_missing;
                             d.labeled = c.labeled;
                         }
                         None => {
@@ -250,6 +260,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                             d.seed = fresh.seed;
                             d.scale = fresh.scale;
                             d.drop_missing = fresh.drop_missing;
+                            d.impute_missing = fresh.impute_missing;
                             d.labeled = fresh.labeled;
                         }
                     }

@@ -2,12 +2,18 @@
 //! exports what the current pane shows as CSV.
 
 use super::super::action::Action;
+use super::super::diag;
 use super::super::effect::Effect;
 use super::super::export;
 use super::super::state::{Pane, State};
-use super::{delta, replay, run};
+use super::{delta, moved, replay, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
+    if s.pane == Pane::Results {
+        if let Some(effects) = diagnostics_key(s, &a) {
+            return effects;
+        }
+    }
     if let Some(d) = delta(&a) {
         if let (Pane::Run, Some(sw)) = (s.pane, &s.run.sweep) {
             // A sweep's table: the cursor starts on the best row.
@@ -68,4 +74,39 @@ pub(super) fn export(s: &mut State) -> Vec<Effect> {
             vec![]
         }
     }
+}
+
+/// The diagnostics view's keys: `d` shows or hides it, `p` switches the part, j k move the
+/// cursor over its classes, labels or outputs. `None`: not a diagnostics key.
+fn diagnostics_key(s: &mut State, a: &Action) -> Option<Vec<Effect>> {
+    match a {
+        Action::ToggleDiagnostics => {
+            s.diag.shown = !s.diag.shown;
+            s.status = if s.diag.shown {
+                format!(
+                    "{} diagnostics — p: train/test · j k: move · d: summary",
+                    s.diag.part()
+                )
+            } else {
+                "summary — d: per-output diagnostics".into()
+            };
+        }
+        Action::TogglePart if s.diag.shown => {
+            s.diag.train = !s.diag.train;
+            s.status = format!("{} diagnostics", s.diag.part());
+        }
+        Action::TogglePart => {
+            s.status = "d shows the diagnostics first; p then picks the part".into()
+        }
+        a if s.diag.shown && delta(a).is_some() => {
+            let len = s
+                .result
+                .as_ref()
+                .and_then(|f| diag::of(&f.outcome, s.diag.part()).ok())
+                .map_or(0, |d| diag::rows(&d));
+            s.diag.row = moved(s.diag.row, delta(a).unwrap_or(0), len);
+        }
+        _ => return None,
+    }
+    Some(vec![])
 }

@@ -1,0 +1,367 @@
+//! The feature matrix of a file: numeric columns as they are, low-cardinality text columns
+//! one-hot encoded (`city=Lyon`, `city=Paris` …), and — on request — missing cells imputed
+//! (numeric: the column mean; text: its most frequent value). The levels of each encoded
+//! column are kept (`Categorical`) and stored in the session, so a replay encodes the same
+//! columns the same way whatever rows it reads.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+
+use super::raw::{is_missing_text, Cells, RawTable};
+use crate::error::input_at;
+use crate::Result;
+
+/// More distinct values than this and a text column is not encoded (an ID, free text).
+pub const MAX_LEVELS: usize = 30;
+
+/// How a text column was encoded: one 0/1 feature per level, in this order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Categorical {
+    pub column: String,
+    pub levels: Vec<String>,
+}
+
+/// The feature matrix and how it was made.
+#[derive(Debug, Clone)]
+pub(crate) struct Features {
+    /// File rows × features; NaN = missing (none left after imputation).
+    pub x: Array2<f64>,
+    pub names: Vec<String>,
+    /// For each feature, the index (into the requested feature columns) it came from.
+    pub source: Vec<usize>,
+    pub categories: Vec<Categorical>,
+    /// Rows that had at least one missing feature cell filled in.
+    pub imputed_rows: usize,
+}
+
+/// Whether a raw column holds categories: text cells, at most half of them numbers. A
+/// numeric column with a few stray words stays numeric, so the stray cell is reported as such.
+pub(crate) fn is_text(raw: &RawTable, c: usize) -> bool {
+    match &raw.columns[c].cells {
+        Cells::Numeric(_) => false,
+        Cells::Text(v) => mostly_text(v.iter().flatten().map(String::as_str)),
+    }
+}
+
+/// More than half of the present (non-missing) values are not numbers.
+pub(crate) fn mostly_text<'a>(values: impl Iterator<Item = &'a str>) -> bool {
+    let (mut words, mut numbers) = (0usize, 0usize);
+    for s in values.filter(|s| !is_missing_text(s)) {
+        if s.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+            numbers += 1;
+        } else {
+            words += 1;
+        }
+    }
+    words > numbers
+}
+
+/// Build the features from the file columns `cols`. `fixed` are the encodings of an earlier
+/// run (a value it did not see encodes as all zeros); a text column without one is encoded
+/// with its sorted distinct values, refused beyond [`MAX_LEVELS`].
+pub(crate) fn build(
+    path: &Path,
+    raw: &RawTable,
+    cols: &[usize],
+    fixed: Option<&[Categorical]>,
+    impute: bool,
+) -> Result<Features> {
+    let mut blocks: Vec<(Vec<String>, Vec<Vec<f64>>)> = Vec::new();
+    let mut categories = Vec::new();
+    let mut imputed = vec![false; raw.n_rows];
+    for &c in cols {
+        let name = &raw.columns[c].name;
+        let given = fixed.and_then(|f| f.iter().find(|k| &k.column == name));
+        if given.is_none() && !is_text(raw, c) {
+            let mut v = raw.numeric(c)?;
+            if impute {
+                let present: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
+                if !present.is_empty() {
+                    let mean = present.iter().sum::<f64>() / present.len() as f64;
+                    for (i, x) in v.iter_mut().enumerate() {
+                        if x.is_nan() {
+                            *x = mean;
+                            imputed[i] = true;
+                        }
+                    }
+                }
+            }
+            blocks.push((vec![name.clone()], vec![v]));
+            continue;
+        }
+        let mut cells: Vec<Option<String>> = text_cells(raw, c);
+        if impute {
+            if let Some(top) = most_frequent(&cells) {
+                for (i, v) in cells.iter_mut().enumerate() {
+                    if v.is_none() {
+                        *v = Some(top.clone());
+                        imputed[i] = true;
+                    }
+                }
+            }
+        }
+        let levels = match given {
+            Some(k) => k.levels.clone(),
+            None => {
+                let mut l: Vec<String> = cells.iter().flatten().cloned().collect();
+                l.sort();
+                l.dedup();
+                if l.len() > MAX_LEVELS {
+                    return Err(input_at(
+                        path,
+                        format!(
+                            "column `{name}` is text with {} distinct values — too many to \
+                             one-hot encode (at most {MAX_LEVELS}); it looks like an ID or free \
+                             text: leave it out of the features (--features, or x in the Data pane)",
+                            l.len()
+                        ),
+                    ));
+                }
+                l
+            }
+        };
+        let encoded: Vec<Vec<f64>> = levels
+            .iter()
+            .map(|level| {
+                cells
+                    .iter()
+                    .map(|v| match v {
+                        None => f64::NAN,
+                        Some(v) => f64::from(u8::from(v == level)),
+                    })
+                    .collect()
+            })
+            .collect();
+        blocks.push((
+            levels.iter().map(|l| format!("{name}={l}")).collect(),
+            encoded,
+        ));
+        categories.push(Categorical {
+            column: name.clone(),
+            levels,
+        });
+    }
+    let width: usize = blocks.iter().map(|b| b.1.len()).sum();
+    let mut x = Array2::zeros((raw.n_rows, width));
+    let (mut names, mut source) = (Vec::with_capacity(width), Vec::with_capacity(width));
+    let mut j = 0;
+    for (k, (n, block)) in blocks.into_iter().enumerate() {
+        for (name, column) in n.into_iter().zip(block) {
+            x.column_mut(j).assign(&ndarray::Array1::from(column));
+            names.push(name);
+            source.push(k);
+            j += 1;
+        }
+    }
+    Ok(Features {
+        x,
+        names,
+        source,
+        categories,
+        imputed_rows: imputed.iter().filter(|&&b| b).count(),
+    })
+}
+
+/// The cells of column `c` as trimmed text, missing markers as `None`.
+fn text_cells(raw: &RawTable, c: usize) -> Vec<Option<String>> {
+    match &raw.columns[c].cells {
+        Cells::Numeric(v) => v
+            .iter()
+            .map(|x| x.filter(|x| !x.is_nan()).map(|x| x.to_string()))
+            .collect(),
+        Cells::Text(v) => v
+            .iter()
+            .map(|s| {
+                s.as_deref()
+                    .filter(|s| !is_missing_text(s))
+                    .map(|s| s.trim().to_string())
+            })
+            .collect(),
+    }
+}
+
+/// The most frequent present value (the smallest one on ties, so the choice is stable).
+fn most_frequent(cells: &[Option<String>]) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in cells.iter().flatten() {
+        *counts.entry(v.as_str()).or_default() += 1;
+    }
+    let best = counts.values().copied().max()?;
+    counts
+        .into_iter()
+        .find(|(_, n)| *n == best)
+        .map(|(v, _)| v.to_string())
+}
+
+/// Why a column left to the default feature set is not a feature: a date, a row ID (text unique
+/// per row, or integers counting the rows), or text with too many values to encode. `None`: it
+/// is one.
+pub(crate) fn not_a_default_feature(raw: &RawTable, c: usize) -> Option<&'static str> {
+    let col = &raw.columns[c];
+    let dtype = col.dtype.to_ascii_lowercase();
+    if dtype.contains("date") || dtype.contains("time") {
+        return Some("a date");
+    }
+    match &col.cells {
+        Cells::Numeric(v) => {
+            let integer = dtype.starts_with('i') || dtype.starts_with('u');
+            let counts = |off: f64| {
+                v.iter()
+                    .enumerate()
+                    .all(|(i, x)| *x == Some(i as f64 + off))
+            };
+            (integer && v.len() > 20 && (counts(0.0) || counts(1.0))).then_some("a row ID")
+        }
+        Cells::Text(_) if !is_text(raw, c) => None,
+        Cells::Text(v) => {
+            let present: Vec<&str> = v
+                .iter()
+                .flatten()
+                .map(|s| s.trim())
+                .filter(|s| !is_missing_text(s))
+                .collect();
+            if !present.is_empty() && present.iter().all(|s| looks_like_date(s)) {
+                return Some("a date");
+            }
+            let mut distinct = present.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            if distinct.len() > MAX_LEVELS {
+                Some("text with too many values to encode (an ID?)")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// `2024-03-01`, `2024/03/01`, optionally followed by a time.
+pub fn looks_like_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && (b[4] == b'-' || b[4] == b'/')
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b[4]
+        && b[8..10].iter().all(u8::is_ascii_digit)
+}
+
+/// Views index feature columns; after encoding, view `k`'s columns are every feature built
+/// from the columns it listed.
+pub(crate) fn remap_views(views: &mut [super::View], source: &[usize]) {
+    for v in views.iter_mut() {
+        v.columns = (0..source.len())
+            .filter(|j| v.columns.contains(&source[*j]))
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::raw::RawColumn;
+
+    fn raw(cols: Vec<(&str, Cells)>) -> RawTable {
+        let n = match &cols[0].1 {
+            Cells::Numeric(v) => v.len(),
+            Cells::Text(v) => v.len(),
+        };
+        RawTable {
+            path: "t.csv".into(),
+            n_rows: n,
+            sha256: String::new(),
+            size: 0,
+            columns: cols
+                .into_iter()
+                .map(|(name, cells)| RawColumn {
+                    name: name.into(),
+                    dtype: match cells {
+                        Cells::Numeric(_) => "f64".into(),
+                        Cells::Text(_) => "str".into(),
+                    },
+                    cells,
+                })
+                .collect(),
+        }
+    }
+
+    fn text(v: &[&str]) -> Cells {
+        Cells::Text(v.iter().map(|s| Some(s.to_string())).collect())
+    }
+
+    #[test]
+    fn text_is_one_hot_and_missing_imputed() {
+        let t = raw(vec![
+            (
+                "x",
+                Cells::Numeric(vec![Some(1.0), None, Some(3.0), Some(5.0)]),
+            ),
+            ("city", text(&["Paris", "Lyon", "NA", "Paris"])),
+        ]);
+        let f = build(Path::new("t.csv"), &t, &[0, 1], None, true).unwrap();
+        assert_eq!(f.names, vec!["x", "city=Lyon", "city=Paris"]);
+        assert_eq!(f.source, vec![0, 1, 1]);
+        // x's mean of 1, 3, 5 is 3; the missing city is the most frequent one, Paris.
+        assert_eq!(f.x.column(0).to_vec(), vec![1.0, 3.0, 3.0, 5.0]);
+        assert_eq!(f.x.column(2).to_vec(), vec![1.0, 0.0, 1.0, 1.0]);
+        assert_eq!(f.imputed_rows, 2);
+        // Without imputation the missing cell stays missing (NaN in each indicator).
+        let f = build(Path::new("t.csv"), &t, &[1], None, false).unwrap();
+        assert!(f.x[[2, 0]].is_nan() && f.x[[2, 1]].is_nan());
+        // An earlier run's levels are kept: an unseen value is all zeros.
+        let fixed = [Categorical {
+            column: "city".into(),
+            levels: vec!["Lyon".into(), "Nice".into()],
+        }];
+        let f = build(Path::new("t.csv"), &t, &[1], Some(&fixed), false).unwrap();
+        assert_eq!(f.names, vec!["city=Lyon", "city=Nice"]);
+        assert_eq!(f.x.row(0).to_vec(), vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn default_features_leave_out_dates_and_ids() {
+        let ids: Vec<String> = (0..40).map(|i| format!("u{i}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let t = raw(vec![
+            ("user", text(&ids)),
+            ("when", text(&["2024-01-02"; 40])),
+            (
+                "n",
+                Cells::Numeric((1..=40).map(|i| Some(i as f64)).collect()),
+            ),
+            (
+                "x",
+                Cells::Numeric((1..=40).map(|i| Some(i as f64)).collect()),
+            ),
+            ("city", text(&["a"; 40])),
+        ]);
+        let mut t = t;
+        t.columns[2].dtype = "i64".into();
+        assert_eq!(
+            not_a_default_feature(&t, 0),
+            Some("text with too many values to encode (an ID?)")
+        );
+        assert_eq!(not_a_default_feature(&t, 1), Some("a date"));
+        assert_eq!(not_a_default_feature(&t, 2), Some("a row ID"));
+        assert_eq!(
+            not_a_default_feature(&t, 3),
+            None,
+            "a float column is a measurement"
+        );
+        assert_eq!(not_a_default_feature(&t, 4), None);
+    }
+
+    #[test]
+    fn numbers_with_markers_stay_numeric_and_ids_are_refused() {
+        let t = raw(vec![("a", text(&["1", "NA", "2.5"]))]);
+        assert!(!is_text(&t, 0));
+        let ids: Vec<String> = (0..40).map(|i| format!("u{i}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let t = raw(vec![("user", text(&ids))]);
+        let e = build(Path::new("t.csv"), &t, &[0], None, false).unwrap_err();
+        assert!(e.to_string().contains("40 distinct values"), "{e}");
+    }
+}

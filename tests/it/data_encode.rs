@@ -1,0 +1,113 @@
+//! Issue 18 (9, 10): text, date and ID columns and missing cells, through `prepare` and the
+//! CLI on tests/data/mixed_columns.csv (id 1..40, user u000…, when 2024-01-…, city with an NA,
+//! size, age with two NA, price).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ovk::data::{prepare, Categorical, DataConfig, PrepareOptions};
+
+fn csv() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mixed_columns.csv")
+}
+
+fn cfg() -> DataConfig {
+    let mut c = DataConfig::new(csv());
+    c.targets = Some(vec!["price".into()]);
+    c
+}
+
+#[test]
+fn default_features_encode_city_and_leave_out_ids_and_dates() {
+    let mut c = cfg();
+    c.impute_missing = true;
+    let p = prepare(&c, PrepareOptions::default()).unwrap();
+    assert_eq!(
+        p.feature_names,
+        vec!["city=Lyon", "city=Nice", "city=Paris", "size", "age"]
+    );
+    assert_eq!(
+        p.categories,
+        vec![Categorical {
+            column: "city".into(),
+            levels: vec!["Lyon".into(), "Nice".into(), "Paris".into()]
+        }]
+    );
+    // Rows 5, 10 and 18 (1-based) had a missing city or age: imputed, none dropped.
+    assert_eq!((p.imputed_rows, p.dropped_rows), (3, 0));
+    assert_eq!(p.train_rows.len() + p.test_rows.len(), 40);
+}
+
+#[test]
+fn missing_cells_refuse_drop_or_impute() {
+    let e = prepare(&cfg(), PrepareOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("--missing impute"), "{e}");
+    let mut c = cfg();
+    c.drop_missing = true;
+    let p = prepare(&c, PrepareOptions::default()).unwrap();
+    assert_eq!(p.dropped_rows, 3);
+    assert_eq!(p.train_rows.len() + p.test_rows.len(), 37);
+}
+
+#[test]
+fn fixed_levels_encode_identically_and_named_text_ids_are_refused() {
+    let mut c = cfg();
+    c.drop_missing = true;
+    c.categories = Some(vec![Categorical {
+        column: "city".into(),
+        levels: vec!["Nice".into(), "Rome".into()],
+    }]);
+    let p = prepare(&c, PrepareOptions::default()).unwrap();
+    assert_eq!(
+        &p.feature_names[..2],
+        &["city=Nice".to_string(), "city=Rome".to_string()]
+    );
+    let mut c = cfg();
+    c.features = Some(vec!["user".into(), "size".into()]);
+    let e = prepare(&c, PrepareOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`user` is text with 40 distinct values"), "{e}");
+}
+
+#[test]
+fn cli_missing_option_is_checked_and_the_session_keeps_the_encoding() {
+    let store = std::env::temp_dir().join(format!("ovk-encode-{}", std::process::id()));
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(["run", "--data"])
+            .arg(csv())
+            .args(["--targets", "price", "--method", "krr", "--sessions"])
+            .arg(&store)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let bad = run(&["--missing", "sometimes"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("--missing: 'sometimes' is not refuse, drop or impute"),
+        "{err}"
+    );
+    let both = run(&["--missing", "impute", "--drop-missing"]);
+    assert_eq!(both.status.code(), Some(2));
+    let ok = run(&["--missing", "impute"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let dir = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("session.json").exists())
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(dir.join("session.json")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(r["config"]["data"]["impute_missing"], true);
+    assert_eq!(r["config"]["data"]["categories"][0]["column"], "city");
+    assert!(r["details"]["diagnostics"]["test"]["outputs"][0]["pairs"].is_array());
+    std::fs::remove_dir_all(&store).ok();
+}

@@ -1,0 +1,571 @@
+//! Issue 18, the diagnostics, missing values, encoded columns and colour depth as users see
+//! them: rendered into a `TestBackend` at 120×36 and 80×24, data injected by hand (no fit runs).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ndarray::array;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use ovk::data::{ColumnSummary, DataConfig, DatasetInfo, Scale, Table, Task};
+use ovk::kernels::{Kernel, KernelSpec};
+use ovk::methods::{Params, TraceRecord, Value};
+use ovk::session::{KernelRecord, Metrics, SessionRecord, Split, Timings, SCHEMA};
+use ovk::train::{RunConfig, RunMessage, RunOutcome};
+use ovk::tui::action::Action;
+use ovk::tui::keys::map_key;
+use ovk::tui::render::draw;
+use ovk::tui::state::{Pane, Role, State};
+use ovk::tui::update::update;
+
+// ---------- fixtures ----------
+
+fn col(name: &str, min: f64, max: f64) -> ColumnSummary {
+    ColumnSummary {
+        name: name.into(),
+        dtype: "f64".into(),
+        missing: 0,
+        min: Some(min),
+        max: Some(max),
+        mean: Some(0.5 * (min + max)),
+        ..Default::default()
+    }
+}
+
+fn table() -> Table {
+    Table {
+        path: PathBuf::from("toy/digits.csv"),
+        n_rows: 3,
+        columns: vec![
+            col("p_0_0", 0.0, 16.0),
+            col("p_0_1", 0.0, 15.0),
+            col("target_y", -1.0, 2.0),
+            col("digit", 0.0, 9.0),
+        ],
+        head: vec![
+            vec!["0".into(), "3".into(), "0.5".into(), "7".into()],
+            vec!["1".into(), "4".into(), "1.5".into(), "2".into()],
+        ],
+    }
+}
+
+fn trace(n: usize) -> Vec<TraceRecord> {
+    (0..n)
+        .map(|i| TraceRecord {
+            iter: i,
+            objective: 10f64.powi(-(i as i32)),
+            residual: Some(0.5f64.powi(i as i32)),
+            val_metric: Some(0.5 + 0.01 * i as f64),
+            elapsed_ms: 10.0 * i as f64,
+            ..TraceRecord::default()
+        })
+        .collect()
+}
+
+fn record(name: &str) -> SessionRecord {
+    let mut cfg = DataConfig::new("toy/digits.csv");
+    cfg.class = Some("digit".into());
+    let mut test = BTreeMap::new();
+    test.insert("accuracy".to_string(), 0.9712);
+    let mut train = BTreeMap::new();
+    train.insert("accuracy".to_string(), 0.9988);
+    let mut base = BTreeMap::new();
+    base.insert("accuracy".to_string(), 0.9511);
+    let mut details = serde_json::Map::new();
+    details.insert("certificate".into(), serde_json::json!(1.5e-9));
+    let mut matrices = BTreeMap::new();
+    matrices.insert("output_kernel".to_string(), "output_kernel.npy".to_string());
+    SessionRecord {
+        schema: SCHEMA.into(),
+        id: format!("{name}-id"),
+        name: name.into(),
+        created: "2026-11-21T07:00:00Z".into(),
+        ovk_version: "0.1.0".into(),
+        dataset: DatasetInfo {
+            path: "toy/digits.csv".into(),
+            sha256: "abc".into(),
+            rows: 3,
+            features: vec!["p_0_0".into(), "p_0_1".into()],
+            targets: vec!["digit".into()],
+            absolute_path: None,
+            size: None,
+        },
+        task: Task::Multiclass,
+        method: "okl".into(),
+        kernel: KernelRecord {
+            spec: KernelSpec::default(),
+            resolved: Kernel::Gaussian { sigma: 2.5 },
+        },
+        params: Params::new().with("lambda", Value::Float(0.1)),
+        scale: Scale::Standard,
+        split: Split {
+            seed: 0,
+            test_fraction: 0.25,
+            train: vec![0, 1],
+            test: vec![2],
+            labeled: None,
+            unlabeled: None,
+        },
+        feature_names: vec!["p_0_0".into(), "p_0_1".into()],
+        output_names: vec!["digit=0".into(), "digit=1".into(), "digit=2".into()],
+        trace: trace(8),
+        iterations: 8,
+        converged: true,
+        objective: Some(1e-7),
+        metrics: Metrics {
+            train,
+            test,
+            unlabeled: None,
+        },
+        baseline: Some(Metrics {
+            train: BTreeMap::new(),
+            test: base,
+            unlabeled: None,
+        }),
+        timings: Timings {
+            load_s: 0.1,
+            fit_s: 1.25,
+            predict_s: 0.05,
+            total_s: 1.4,
+        },
+        matrices,
+        details,
+        notes: vec!["step halved twice".into()],
+        config: RunConfig {
+            data: cfg,
+            method: "okl".into(),
+            kernel: KernelSpec::default(),
+            params: Params::new(),
+            name: None,
+        },
+        model: None,
+    }
+}
+
+fn outcome(name: &str) -> RunOutcome {
+    RunOutcome {
+        record: record(name),
+        matrices: vec![(
+            "output_kernel".into(),
+            array![[1.0, 0.62, -0.4], [0.62, 1.0, 0.05], [-0.4, 0.05, 1.0]],
+        )],
+    }
+}
+
+/// The answer of a table load the state asked for (answers it did not ask for are dropped).
+fn open_table(s: &mut State, path: &str, table: Result<Table, String>, sidecar: Option<String>) {
+    s.data.loading = Some(path.into());
+    update(
+        s,
+        Action::TableLoaded {
+            path: path.into(),
+            table,
+            sidecar,
+        },
+    );
+}
+
+fn state() -> State {
+    State::new(PathBuf::from("toy"))
+}
+
+/// A state with the toy table open and `digit` as the class.
+fn loaded() -> State {
+    let mut s = state();
+    open_table(&mut s, "toy/digits.csv", Ok(table()), None);
+    s.data.col_cursor = 3;
+    update(&mut s, Action::SetRole(Role::Class));
+    s.data.col_cursor = 2;
+    update(&mut s, Action::SetRole(Role::Ignore));
+    s
+}
+
+fn finished() -> State {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("first")))),
+    );
+    s
+}
+
+fn screen(s: &State, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw(f, s)).unwrap();
+    let buf = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn on(mut s: State, p: Pane) -> State {
+    s.pane = p;
+    s
+}
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+const SIZES: [(u16, u16); 2] = [(120, 36), (80, 24)];
+
+/// Render `s` at both sizes and hand each screen to `check`.
+fn at_both(s: &State, check: impl Fn(&str, (u16, u16))) {
+    for size in SIZES {
+        check(&screen(s, size.0, size.1), size);
+    }
+}
+
+fn press(s: &mut State, c: char) {
+    if let Some(a) = map_key(s, key(KeyCode::Char(c))) {
+        update(s, a);
+    }
+}
+
+// ---------- per-output diagnostics ----------
+
+/// The finished toy fit with saved diagnostics for both parts.
+fn with_diagnostics(task: Task, outputs: &[&str], diag: serde_json::Value) -> State {
+    let mut s = on(finished(), Pane::Results);
+    let r = &mut s.result.as_mut().unwrap().outcome.record;
+    r.task = task;
+    r.output_names = outputs.iter().map(|o| o.to_string()).collect();
+    r.details.insert("diagnostics".into(), diag);
+    s
+}
+
+#[test]
+fn confusion_matrix_shows_counts_recall_and_precision_and_scrolls() {
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &["digit=0", "digit=1", "digit=2"],
+        serde_json::json!({
+            "train": {"confusion": [[5, 0, 0], [0, 4, 0], [0, 0, 6]]},
+            "test": {"confusion": [[3, 1, 0], [0, 2, 0], [1, 0, 4]]}
+        }),
+    );
+    press(&mut s, 'd');
+    assert!(s.diag.shown);
+    at_both(&s, |out, size| {
+        assert!(out.contains("Confusion matrix — test"), "{size:?}\n{out}");
+        assert!(out.contains("9/11 right"), "{size:?}\n{out}");
+        // true class 0: 3 right of 4 → recall 0.750; predicted 0: 3 of 4 → precision 0.750.
+        let row0 = out.lines().find(|l| l.contains("│0 ")).unwrap_or("");
+        assert!(
+            row0.contains('3') && row0.contains("0.750"),
+            "{size:?}\n{out}"
+        );
+        let prec = out.lines().find(|l| l.contains("precision")).unwrap_or("");
+        assert!(
+            prec.contains("0.75") && prec.contains("0.67"),
+            "{size:?}\n{out}"
+        );
+    });
+    press(&mut s, 'p');
+    at_both(&s, |out, size| {
+        assert!(out.contains("Confusion matrix — train"), "{size:?}\n{out}");
+        assert!(out.contains("15/15 right"), "{size:?}\n{out}");
+    });
+    for _ in 0..5 {
+        press(&mut s, 'j');
+    }
+    assert_eq!(s.diag.row, 2, "the cursor stops at the last class");
+    at_both(&s, |out, size| {
+        assert!(out.contains("row 3/3"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("Δ test"),
+            "back to the summary {size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn many_classes_scroll_to_the_last_and_say_what_is_hidden() {
+    let k = 26;
+    let names: Vec<String> = (0..k)
+        .map(|i| format!("letter={}", (b'a' + i as u8) as char))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let m: Vec<Vec<usize>> = (0..k)
+        .map(|i| {
+            (0..k)
+                .map(|j| if i == j { 100 } else { (i + j) % 2 })
+                .collect()
+        })
+        .collect();
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &names,
+        serde_json::json!({"test": {"confusion": m}}),
+    );
+    press(&mut s, 'd');
+    press(&mut s, 'G');
+    assert_eq!(s.diag.row, k - 1);
+    at_both(&s, |out, size| {
+        assert!(out.contains("row 26/26"), "{size:?}\n{out}");
+        assert!(
+            out.contains("│z "),
+            "the last class is on screen {size:?}\n{out}"
+        );
+        assert!(out.contains("classes not shown"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn per_label_table_shows_precision_recall_auc_and_scrolls() {
+    let names: Vec<String> = (0..25).map(|i| format!("label_tag_{i:02}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let labels: Vec<serde_json::Value> = (0..25)
+        .map(|i| {
+            serde_json::json!({"precision": 0.5, "recall": if i == 3 { None } else { Some(0.25) },
+                               "auc": 0.75, "support": i, "rows": 40})
+        })
+        .collect();
+    let mut s = with_diagnostics(
+        Task::Multilabel,
+        &names,
+        serde_json::json!({"test": {"labels": labels}, "train": {"labels": labels}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(out.contains("Per label — test"), "{size:?}\n{out}");
+        assert!(
+            out.contains("precision") && out.contains("AUC"),
+            "{size:?}\n{out}"
+        );
+        let l0 = out
+            .lines()
+            .find(|l| l.contains("label_tag_00"))
+            .unwrap_or("");
+        assert!(
+            l0.contains("0.5000")
+                && l0.contains("0.2500")
+                && l0.contains("0.7500")
+                && l0.contains("0/40"),
+            "{size:?}\n{out}"
+        );
+        let l3 = out
+            .lines()
+            .find(|l| l.contains("label_tag_03"))
+            .unwrap_or("");
+        assert!(
+            l3.contains('—'),
+            "undefined recall is a dash {size:?}\n{out}"
+        );
+    });
+    press(&mut s, 'G');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("label_tag_24") && out.contains("label 25/25"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn regression_scatter_draws_the_chosen_output() {
+    let pairs0: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, i as f64 + 0.5)).collect();
+    let pairs1: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, 100.0 - i as f64)).collect();
+    let mut s = with_diagnostics(
+        Task::Regression,
+        &["heating_load", "cooling_load"],
+        serde_json::json!({"test": {"outputs": [
+            {"r2": 0.97, "mse": 0.25, "pairs": pairs0, "rows": 50},
+            {"r2": -3.1, "mse": 412.0, "pairs": pairs1, "rows": 900}
+        ]}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("heating_load") && out.contains("0.9700"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("predicted ↑ vs true →"), "{size:?}\n{out}");
+        assert!(
+            out.chars().any(|c| ('\u{2801}'..='\u{28ff}').contains(&c)),
+            "braille dots {size:?}\n{out}"
+        );
+    });
+    press(&mut s, 'j');
+    at_both(&s, |out, size| {
+        assert!(out.contains("cooling_load · predicted"), "{size:?}\n{out}");
+        assert!(out.contains("900 rows, 50 plotted"), "{size:?}\n{out}");
+    });
+    // No train diagnostics saved: said, not blank.
+    press(&mut s, 'p');
+    at_both(&s, |out, size| {
+        assert!(out.contains("No train diagnostics"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn an_old_session_gets_test_diagnostics_from_its_saved_predictions() {
+    let mut s = on(finished(), Pane::Results);
+    let o = &mut s.result.as_mut().unwrap().outcome;
+    o.matrices.push((
+        "predictions_test".into(),
+        array![[0.9, -0.2, -0.9], [0.1, 0.5, -0.3]],
+    ));
+    o.matrices.push((
+        "targets_test".into(),
+        array![[1.0, -1.0, -1.0], [1.0, -1.0, -1.0]],
+    ));
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(out.contains("1/2 right"), "{size:?}\n{out}");
+    });
+}
+
+// ---------- missing values (9) and encoded columns (10) in the Data pane ----------
+
+fn mixed() -> Table {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mixed_columns.csv");
+    let t = ovk::data::load_table(&path, 5).unwrap();
+    Table {
+        path: "toy/mixed_columns.csv".into(),
+        ..t
+    }
+}
+
+#[test]
+fn text_dates_and_ids_get_their_roles_and_the_pane_says_so() {
+    let t = mixed();
+    // `NA` in a numeric column reads as missing, as the engine reads it.
+    let age = t.columns.iter().find(|c| c.name == "age").unwrap();
+    assert_eq!((age.dtype.as_str(), age.missing), ("f64", 2));
+    let mut s = state();
+    open_table(&mut s, "toy/mixed_columns.csv", Ok(t), None);
+    let role = |s: &State, n: &str| {
+        let i = s
+            .data
+            .table
+            .as_ref()
+            .unwrap()
+            .columns
+            .iter()
+            .position(|c| c.name == n)
+            .unwrap();
+        s.data.roles[i]
+    };
+    assert_eq!(role(&s, "id"), Role::Ignore);
+    assert_eq!(role(&s, "user"), Role::Ignore);
+    assert_eq!(role(&s, "when"), Role::Ignore);
+    assert_eq!(role(&s, "city"), Role::Feature);
+    at_both(&s, |out, size| {
+        assert!(out.contains("one-hot 3"), "{size:?}\n{out}");
+        assert!(out.contains("one-hot encoded (city)"), "{size:?}\n{out}");
+        assert!(out.contains("not encoded (when)"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn missing_cells_cycle_refuse_drop_impute_with_counts_and_the_reason_is_whole() {
+    let mut s = state();
+    open_table(&mut s, "toy/mixed_columns.csv", Ok(mixed()), None);
+    s.data.col_cursor = 6;
+    update(&mut s, Action::SetRole(Role::Target));
+    let why = s.run_config().unwrap_err();
+    assert!(why.contains("missing value: press m"), "{why}");
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("missing: refuse (3 rows affected) m"),
+            "{size:?}\n{out}"
+        );
+        // The whole reason, up to its last words, wrapped rather than cut.
+        assert!(out.contains("ignore the column"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'm');
+    at_both(&s, |out, size| {
+        assert!(out.contains("missing: drop 3 rows m"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'm');
+    let cfg = s.run_config().unwrap();
+    assert!(cfg.data.impute_missing && !cfg.data.drop_missing);
+    at_both(&s, |out, size| {
+        assert!(out.contains("missing: impute 3 rows m"), "{size:?}\n{out}");
+    });
+    press(&mut s, 'm');
+    assert!(s.run_config().is_err(), "back to refusing");
+}
+
+#[test]
+fn a_text_id_marked_as_feature_is_refused_with_the_reason() {
+    let mut s = state();
+    open_table(&mut s, "toy/mixed_columns.csv", Ok(mixed()), None);
+    s.data.col_cursor = 6;
+    update(&mut s, Action::SetRole(Role::Target));
+    s.data.col_cursor = 1;
+    update(&mut s, Action::SetRole(Role::Feature));
+    press(&mut s, 'm');
+    let why = s.run_config().unwrap_err();
+    assert!(
+        why.contains("`user` is text with 40 distinct values"),
+        "{why}"
+    );
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("mark it x (ignore) or c (class)"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn e_exports_the_diagnostics_on_screen() {
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &["digit=0", "digit=1"],
+        serde_json::json!({"test": {"confusion": [[3, 1], [0, 2]]}}),
+    );
+    press(&mut s, 'd');
+    let effects = update(&mut s, Action::Export);
+    let [ovk::tui::effect::Effect::Export { name, text, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "first-confusion-test");
+    assert_eq!(
+        text,
+        "true\\predicted,digit=0,digit=1\ndigit=0,3,1\ndigit=1,0,2\n"
+    );
+}
+
+#[test]
+fn ten_digit_classes_fit_80_columns() {
+    let names: Vec<String> = (0..10).map(|i| format!("digit={i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let m: Vec<Vec<usize>> = (0..10)
+        .map(|i| {
+            (0..10)
+                .map(|j| if i == j { 48 } else { usize::from(j == 8) })
+                .collect()
+        })
+        .collect();
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &names,
+        serde_json::json!({"test": {"confusion": m}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(!out.contains("not shown"), "{size:?}\n{out}");
+        let head = out.lines().find(|l| l.contains("true\\pred")).unwrap_or("");
+        assert!(
+            head.contains(" 9 ") && head.contains("recall"),
+            "{size:?}\n{out}"
+        );
+    });
+}
