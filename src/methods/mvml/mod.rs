@@ -376,8 +376,10 @@ pub(crate) struct Run {
     g: Vec<Array1<f64>>,
     /// View weights per output.
     w: Vec<Array1<f64>>,
-    /// The metric Â (dense, vr×vr) per output when small enough to save.
+    /// The metric per output when small enough to save (dense, vr×vr): Â in the features'
+    /// coordinates, or already the paper's Ã when `metric_reduced`.
     metric: Vec<Option<Array2<f64>>>,
+    metric_reduced: bool,
     block_norms: Vec<Array2<f64>>,
     objective: f64,
     iterations: usize,
@@ -484,6 +486,11 @@ fn run_default(
         );
     }
     let side = v * f.r();
+    let bbt = f
+        .back
+        .as_ref()
+        .filter(|_| small_enough(side))
+        .map(|b| spectral::block_diag_gram(b));
     let mut notes = Vec::new();
     stopping_notes(
         &mut notes,
@@ -499,10 +506,17 @@ fn run_default(
     Ok(Run {
         g: outs.iter().map(|o| o.g()).collect(),
         w: vec![w; outs.len()],
+        // Nyström: Ã from A's low-rank form (report.rs would multiply every dense block)
         metric: outs
             .iter()
-            .map(|o| small_enough(side).then(|| o.a.dense()))
+            .map(|o| {
+                small_enough(side).then(|| match (&f.back, &bbt) {
+                    (Some(back), Some(bbt)) => o.a.dense_through(back, bbt),
+                    _ => o.a.dense(),
+                })
+            })
             .collect(),
+        metric_reduced: f.back.is_some(),
         block_norms: outs.iter().map(|o| o.a.block_norms(v)).collect(),
         objective: objective(&outs),
         iterations,
@@ -619,6 +633,7 @@ fn run_general(
             .iter()
             .map(|o| small_enough(side).then(|| o.metric.dense()))
             .collect(),
+        metric_reduced: false,
         block_norms: outs.iter().map(|o| o.metric.block_norms()).collect(),
         objective: objective(&outs),
         iterations,

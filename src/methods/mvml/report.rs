@@ -67,9 +67,9 @@ pub(crate) fn save(
     let mut saved = 0;
     for (k, a) in run.metric.iter().enumerate() {
         let Some(a) = a else { continue };
-        let a = match &f.back {
-            Some(back) => reduced(a, back),
-            None => a.clone(),
+        let a = match (&f.back, run.metric_reduced) {
+            (Some(back), false) => reduced(a, back),
+            _ => a.clone(),
         };
         let name = if k == 0 {
             "metric".to_string()
