@@ -148,6 +148,14 @@ pub(crate) fn save(
             }),
         },
     );
+    d.insert(
+        "metric_space".into(),
+        json!(if setup.root {
+            "root: Ψ_lΨ_lᵀ = K_l (the paper's Ã)"
+        } else {
+            "gram: Ψ_lΨ_lᵀ = K_l²"
+        }),
+    );
     d.insert("a_step".into(), json!(run.route));
     d.insert("step_halvings".into(), json!(run.halvings));
     d.insert("condition_caps".into(), json!(run.caps));
