@@ -170,6 +170,7 @@ if [ -f "$DATA/mfeat.csv" ]; then
     if cap | grep -Eq "^ running "; then
         echo "e2e_tui: q during an mvml fit asked; n kept it running"
         send c
+        # the fit may still end between the check and c (about a second on mfeat)
         wait_for "nothing from this fit is kept|finished in" 60 || fail "cancel was not reported"
         if cap | grep -q "nothing from this fit is kept"; then
             echo "e2e_tui: the mvml fit was cancelled"

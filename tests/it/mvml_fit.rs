@@ -69,6 +69,44 @@ fn one_view_fixed_identity_is_kernel_ridge_on_k_squared() {
 }
 
 #[test]
+fn one_view_fixed_identity_in_root_space_is_kernel_ridge_on_k() {
+    // --metric-space root: Ψ Ψᵀ = K, so A = I is kernel ridge with K itself (the paper's Ã = I).
+    let p = problem(25, 10, &[3], 2, 11);
+    let params = Params::new()
+        .with("fixed_metric", Value::Bool(true))
+        .with("metric_space", Value::Text("root".into()))
+        .with("lambda", Value::Float(0.2));
+    let fit = mvml().fit(&p, &params, &mut Silent).unwrap();
+    let k = gram(&p.kernel, p.x.view()).unwrap();
+    let c = solve_ridge(k.view(), p.y.view(), 0.2).unwrap();
+    let kt = cross_gram(&p.kernel, p.x_test.view(), p.x.view()).unwrap();
+    let expect = kt.dot(&c);
+    let got = fit.model.predict(p.x_test.view()).unwrap();
+    assert!(max_rel(&got, &expect) < 1e-6, "{}", max_rel(&got, &expect));
+}
+
+#[test]
+fn root_space_nystrom_with_every_point_equals_its_exact_fit() {
+    let p = problem(24, 8, &[2, 3, 2], 2, 12);
+    let base = Params::new()
+        .with("lambda", Value::Float(0.5))
+        .with("eta", Value::Float(0.05))
+        .with("metric_space", Value::Text("root".into()));
+    let mut a = Collect::default();
+    let exact = mvml().fit(&p, &base, &mut a).unwrap();
+    let mut b = Collect::default();
+    let ny = mvml()
+        .fit(&p, &base.clone().with("nystrom", Value::Float(1.0)), &mut b)
+        .unwrap();
+    let (oa, ob) = (exact.objective.unwrap(), ny.objective.unwrap());
+    assert!((oa - ob).abs() < 1e-6 * oa.abs(), "{oa} vs {ob}");
+    let pa = exact.model.predict(p.x_test.view()).unwrap();
+    let pb = ny.model.predict(p.x_test.view()).unwrap();
+    assert!(max_rel(&pb, &pa) < 1e-6, "{}", max_rel(&pb, &pa));
+    assert!(exact.converged);
+}
+
+#[test]
 fn nystrom_with_every_point_equals_the_exact_fit_on_the_default_route() {
     let p = problem(24, 8, &[2, 3, 2], 2, 12);
     for a_step in ["optimal", "gradient"] {

@@ -29,14 +29,20 @@ impl Features {
         }
     }
 
-    /// Block Nyström from the factors N_l (n×p): one p×p eigendecomposition per view.
-    pub fn nystrom(factors: &[Array2<f64>]) -> Result<Self> {
+    /// Block Nyström from the factors N_l (n×p): one p×p eigendecomposition per view. With
+    /// `root`, `Ψ_l = N_l X_l` (`Ψ_lΨ_lᵀ = K̃_l`): Â is then the paper's Ã = NᵀAN up to the
+    /// rotation X_l, the variable eqs. (13–17) and scikit-multimodallearn penalise.
+    pub fn nystrom(factors: &[Array2<f64>], root: bool) -> Result<Self> {
         let mut psi = Vec::with_capacity(factors.len());
         let mut back = Vec::with_capacity(factors.len());
         for nl in factors {
             let e = eigh(matmul_tn(nl.view(), nl.view()).view())?;
             let sigma = e.values.mapv(|x| x.max(0.0).sqrt());
-            let xs = &e.vectors * &sigma.view().insert_axis(ndarray::Axis(0));
+            let xs = if root {
+                e.vectors
+            } else {
+                &e.vectors * &sigma.view().insert_axis(ndarray::Axis(0))
+            };
             psi.push(matmul(nl.view(), xs.view()));
             back.push(xs);
         }

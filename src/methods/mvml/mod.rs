@@ -147,6 +147,17 @@ pub const VIEW_SIGMA: ParamSpec = ParamSpec {
     default: ParamDefault::Text("median"),
 };
 
+pub const METRIC_SPACE: ParamSpec = ParamSpec {
+    key: "metric_space",
+    label: "metric coordinates",
+    help: "gram: A acts on the Gram features (Ψ_lΨ_lᵀ = K_l², eq. 7 as written); root: on a \
+           square root of each Gram (Ψ_lΨ_lᵀ = K_l) — the paper's Nyström variable Ã = NᵀAN, \
+           also without Nyström, as scikit-multimodallearn penalises it (docs/mvml.md)",
+    unit: "",
+    kind: ParamKind::Choice(&["gram", "root"]),
+    default: ParamDefault::Text("gram"),
+};
+
 const PARAMS: &[ParamSpec] = &[
     common::LAMBDA,
     ETA,
@@ -160,6 +171,7 @@ const PARAMS: &[ParamSpec] = &[
     TOL,
     A_STEP,
     VIEW_SIGMA,
+    METRIC_SPACE,
 ];
 
 impl Method for Mvml {
@@ -190,13 +202,18 @@ impl Method for Mvml {
         let out = s.m as u64;
         // Every output's dense metric (vr×vr) is saved when small enough, and is held twice
         // (the fit's copy and the saved one).
-        let r_view = match r.opt_f64("nystrom")? {
+        // root coordinates without Nyström are the block Nyström route on every training row
+        let fraction = match r.opt_f64("nystrom")? {
+            None if r.str("metric_space")? == "root" => Some(1.0),
+            f => f,
+        };
+        let r_view = match fraction {
             None => n,
             Some(f) => ((f * n as f64) as usize).max(1),
         };
         let saved = if small_enough(v * r_view) { out } else { 0 };
         let metrics = mats(2 * saved, v * r_view, v * r_view);
-        Ok(match r.opt_f64("nystrom")? {
+        Ok(match fraction {
             // Exact: the v Grams, S and its eigenvectors and temporaries (n×n); the general
             // route adds the products Ψ_l Ψ_mᵀ, the dual matrix and its factor, and per
             // output U_l, Ψ_l U_l (n×t) and C.
@@ -263,6 +280,8 @@ pub(crate) struct Setup {
     view_sigma: String,
     fraction: Option<f64>,
     optimal: bool,
+    /// Ψ_lΨ_lᵀ = K_l (the paper's Ã) instead of K_l².
+    pub(crate) root: bool,
     notes: Vec<String>,
 }
 
@@ -282,6 +301,7 @@ impl Setup {
             view_sigma: r.str("view_sigma")?.to_string(),
             fraction: r.opt_f64("nystrom")?,
             optimal: r.str("a_step")? == "optimal",
+            root: r.str("metric_space")? == "root",
             notes: Vec::new(),
         };
         if p.views.is_empty() {
@@ -331,10 +351,15 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         .iter()
         .map(|vw| x.select(Axis(1), &vw.columns))
         .collect();
-    let landmarks: Option<Vec<usize>> = setup.fraction.map(|f| {
-        let count = ((f * n as f64).floor() as usize).clamp(1, n);
-        Rng::new(p.seed).sample(n, count)
-    });
+    let landmarks: Option<Vec<usize>> = match setup.fraction {
+        Some(f) => {
+            let count = ((f * n as f64).floor() as usize).clamp(1, n);
+            Some(Rng::new(p.seed).sample(n, count))
+        }
+        // a square root of each exact Gram: the Nyström factor on every row (U Uᵀ = K)
+        None if setup.root => Some((0..n).collect()),
+        None => None,
+    };
     if landmarks.is_none() {
         let n_mats = v + if setup.covariance { v * (v + 1) / 2 } else { v } + 3;
         check_fits(
@@ -362,7 +387,7 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         Features::exact(grams)
     } else {
         let u: Vec<Array2<f64>> = factors.iter().map(|f| f.u.clone()).collect();
-        Features::nystrom(&u)?
+        Features::nystrom(&u, setup.root)?
     };
     check_cancel(obs)?;
     Ok(Views {
@@ -380,8 +405,10 @@ pub(crate) struct Run {
     g: Vec<Array1<f64>>,
     /// View weights per output.
     w: Vec<Array1<f64>>,
-    /// The metric Â (dense, vr×vr) per output when small enough to save.
+    /// The metric per output when small enough to save (dense, vr×vr): Â in the features'
+    /// coordinates, or already the paper's Ã when `metric_reduced`.
     metric: Vec<Option<Array2<f64>>>,
+    metric_reduced: bool,
     block_norms: Vec<Array2<f64>>,
     objective: f64,
     iterations: usize,
@@ -488,6 +515,11 @@ fn run_default(
         );
     }
     let side = v * f.r();
+    let bbt = f
+        .back
+        .as_ref()
+        .filter(|_| small_enough(side))
+        .map(|b| spectral::block_diag_gram(b));
     let mut notes = Vec::new();
     stopping_notes(
         &mut notes,
@@ -503,10 +535,17 @@ fn run_default(
     Ok(Run {
         g: outs.iter().map(|o| o.g()).collect(),
         w: vec![w; outs.len()],
+        // Nyström: Ã from A's low-rank form (report.rs would multiply every dense block)
         metric: outs
             .iter()
-            .map(|o| small_enough(side).then(|| o.a.dense()))
+            .map(|o| {
+                small_enough(side).then(|| match (&f.back, &bbt) {
+                    (Some(back), Some(bbt)) => o.a.dense_through(back, bbt),
+                    _ => o.a.dense(),
+                })
+            })
             .collect(),
+        metric_reduced: f.back.is_some(),
         block_norms: outs.iter().map(|o| o.a.block_norms(v)).collect(),
         objective: objective(&outs),
         iterations,
@@ -623,6 +662,7 @@ fn run_general(
             .iter()
             .map(|o| small_enough(side).then(|| o.metric.dense()))
             .collect(),
+        metric_reduced: false,
         block_norms: outs.iter().map(|o| o.metric.block_norms()).collect(),
         objective: objective(&outs),
         iterations,

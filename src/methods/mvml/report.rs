@@ -67,9 +67,9 @@ pub(crate) fn save(
     let mut saved = 0;
     for (k, a) in run.metric.iter().enumerate() {
         let Some(a) = a else { continue };
-        let a = match &f.back {
-            Some(back) => reduced(a, back),
-            None => a.clone(),
+        let a = match (&f.back, run.metric_reduced) {
+            (Some(back), false) => reduced(a, back),
+            _ => a.clone(),
         };
         let name = if k == 0 {
             "metric".to_string()
@@ -147,6 +147,14 @@ pub(crate) fn save(
                 "ranks": views.factors.iter().map(|f| f.rank).collect::<Vec<_>>(),
             }),
         },
+    );
+    d.insert(
+        "metric_space".into(),
+        json!(if setup.root {
+            "root: Ψ_lΨ_lᵀ = K_l (the paper's Ã)"
+        } else {
+            "gram: Ψ_lΨ_lᵀ = K_l²"
+        }),
     );
     d.insert("a_step".into(), json!(run.route));
     d.insert("step_halvings".into(), json!(run.halvings));

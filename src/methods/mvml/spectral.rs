@@ -53,6 +53,7 @@ impl Basis {
             // with RRᵀ = V Σ² Vᵀ — orthonormal to rounding even where σ is tiny (ΨᵀΨ's
             // eigenvectors mapped through Ψ/σ would not be)
             let psi = weighted(f, w);
+            let psi = significant_columns(&psi);
             let qr = qr_thin(psi.view())?;
             let rrt = matmul(qr.r.view(), qr.r.t());
             let e = eigh(((&rrt + &rrt.t()) * 0.5).view())?;
@@ -127,6 +128,34 @@ impl Basis {
     }
 }
 
+/// `blockdiag(B_l B_lᵀ)` (vr×vr), shared by every output's `dense_through`.
+pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
+    let r = back.first().map_or(0, |b| b.nrows());
+    let mut g = Array2::<f64>::zeros((back.len() * r, back.len() * r));
+    for (l, b) in back.iter().enumerate() {
+        g.slice_mut(s![l * r..(l + 1) * r, l * r..(l + 1) * r])
+            .assign(&matmul(b.view(), b.t()));
+    }
+    g
+}
+
+/// The columns of Ψ whose squared norm exceeds 10⁻¹⁶ of the largest: in the Nyström
+/// coordinates column j of Ψ_l has squared norm σ_j⁴ (Ψ_lᵀΨ_l = Σ_l⁴), so the others are the
+/// directions the landmark Gram's pseudo-inverse cut, whose share of S is below rounding —
+/// the thin QR of S's range need not carry them.
+fn significant_columns(psi: &Array2<f64>) -> Array2<f64> {
+    let norms: Vec<f64> = psi.columns().into_iter().map(|c| c.dot(&c)).collect();
+    let top = norms.iter().copied().fold(0.0_f64, f64::max);
+    let keep: Vec<usize> = (0..norms.len())
+        .filter(|&j| norms[j] > 1e-16 * top)
+        .collect();
+    if keep.len() == norms.len() {
+        psi.clone()
+    } else {
+        psi.select(Axis(1), &keep)
+    }
+}
+
 /// `[w_1 Ψ_1 … w_v Ψ_v]` (n×vr).
 pub fn weighted(f: &Features, w: &Array1<f64>) -> Array2<f64> {
     let views: Vec<Array2<f64>> = (0..f.n_views()).map(|l| &f.psi[l] * w[l]).collect();
@@ -179,6 +208,22 @@ impl LowRank {
         let fe = &self.f * &self.e.view().insert_axis(Axis(0));
         let mut a = matmul(fe.view(), self.f.t());
         a.diag_mut().mapv_inplace(|x| x + self.s);
+        a
+    }
+
+    /// `Bd A Bdᵀ` for `Bd = blockdiag(back_l)` (the paper's Ã from Â, report.rs):
+    /// `s Bd Bdᵀ + (Bd F) diag(e) (Bd F)ᵀ`, with `Bd Bdᵀ` from `block_diag_gram`.
+    pub fn dense_through(&self, back: &[Array2<f64>], bbt: &Array2<f64>) -> Array2<f64> {
+        let r = self.dim() / back.len().max(1);
+        let mut bf = Array2::<f64>::zeros(self.f.raw_dim());
+        for (l, b) in back.iter().enumerate() {
+            let rows = s![l * r..(l + 1) * r, ..];
+            bf.slice_mut(rows)
+                .assign(&matmul(b.view(), self.f.slice(rows)));
+        }
+        let bfe = &bf * &self.e.view().insert_axis(Axis(0));
+        let mut a = matmul(bfe.view(), bf.t());
+        a.scaled_add(self.s, bbt);
         a
     }
 
@@ -760,5 +805,57 @@ impl OutputFit {
         let dir = Direction::new(basis, f, &self.a, &self.prof.h);
         let trial = dir.trial(&self.a, st.mu_max(), st)?;
         Ok(trial.change / self.a.fro2().sqrt().max(f64::MIN_POSITIVE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::rng::Rng;
+
+    #[test]
+    fn dense_through_is_the_blockwise_product_of_the_dense_metric() {
+        let (v, r, k) = (3, 4, 2);
+        let mut g = Rng::new(5);
+        let f = qr_thin(Array2::from_shape_fn((v * r, k), |_| g.normal()).view())
+            .unwrap()
+            .q;
+        let a = LowRank {
+            s: 0.7,
+            f,
+            e: Array1::from(vec![2.0, 0.3]),
+            y: Array2::zeros((1, k)),
+        };
+        let back: Vec<Array2<f64>> = (0..v)
+            .map(|_| Array2::from_shape_fn((r, r), |_| g.normal()))
+            .collect();
+        let dense = a.dense();
+        let mut expect = Array2::<f64>::zeros((v * r, v * r));
+        for l in 0..v {
+            for m in 0..v {
+                let blk = dense.slice(s![l * r..(l + 1) * r, m * r..(m + 1) * r]);
+                expect
+                    .slice_mut(s![l * r..(l + 1) * r, m * r..(m + 1) * r])
+                    .assign(&back[l].dot(&blk).dot(&back[m].t()));
+            }
+        }
+        let got = a.dense_through(&back, &block_diag_gram(&back));
+        let err = (&got - &expect).iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        assert!(err < 1e-12, "{err}");
+    }
+
+    #[test]
+    fn dropped_columns_leave_the_range_of_s_unchanged() {
+        let mut g = Rng::new(6);
+        let mut psi = Array2::from_shape_fn((20, 6), |_| g.normal());
+        psi.column_mut(2).mapv_inplace(|x| x * 1e-9);
+        let kept = significant_columns(&psi);
+        assert_eq!(kept.ncols(), 5);
+        let s_full = matmul(psi.view(), psi.t());
+        let s_kept = matmul(kept.view(), kept.t());
+        let err = (&s_full - &s_kept)
+            .iter()
+            .fold(0.0_f64, |m, x| m.max(x.abs()));
+        assert!(err < 1e-15 * 20.0, "{err}");
     }
 }

@@ -15,8 +15,11 @@ use super::block;
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let lines = config_lines(s);
     let small = area.height < 26;
+    // rows after wrapping: a long params line must not push the hint out of the box
+    let inner = usize::from(area.width.saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
     let [config, progress, records] = Layout::vertical([
-        Constraint::Length((lines.len() as u16 + 2).min(if small { 7 } else { 8 })),
+        Constraint::Length((rows as u16 + 2).min(if small { 7 } else { 8 })),
         Constraint::Length(5),
         Constraint::Fill(1),
     ])
