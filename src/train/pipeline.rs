@@ -291,7 +291,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         let mut diag = serde_json::Map::new();
         for (part, y, yhat) in [
             ("train", y_lab.view(), pred_train.view()),
-            ("test", prepared.y_test.view(), pred_test.view()),
+            ("test", problem.y_test.view(), pred_test.view()),
         ] {
             if y.nrows() > 0 {
                 let d = metrics::diagnostics(prepared.task, y, yhat, mid);
