@@ -6,6 +6,7 @@ use std::path::Path;
 
 use ndarray::Array2;
 
+use super::features::Categorical;
 use super::load::read_raw;
 use super::raw::{row_label, RawTable};
 use crate::error::input_at;
@@ -29,6 +30,8 @@ pub struct TrainedColumns<'a> {
     pub feature_dtypes: &'a [String],
     /// The class column, its dtype in training, and the classes the model knows.
     pub class: Option<(&'a str, &'a str, &'a [String])>,
+    /// Text columns one-hot encoded in training (features named `column=level`).
+    pub categories: &'a [Categorical],
 }
 
 /// The feature columns of `path` as an unscaled matrix, in the trained order.
@@ -37,6 +40,39 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
     let names = raw.names();
     let mut x = Array2::zeros((raw.n_rows, trained.features.len()));
     for (j, name) in trained.features.iter().enumerate() {
+        if let Some((cat, level)) = one_hot_source(trained.categories, name) {
+            let c = column(&raw, &names, &cat.column, "text feature")?;
+            if let Some(want) = trained.feature_dtypes.get(j) {
+                same_family(path, &raw, c, want)?;
+            }
+            for (i, label) in raw.labels(c).iter().enumerate() {
+                let text = label.as_ref().map(|l| l.text()).ok_or_else(|| {
+                    input_at(
+                        path,
+                        format!(
+                            "column `{}` has a missing value in {}; the model needs every \
+                             feature",
+                            cat.column,
+                            row_label(i)
+                        ),
+                    )
+                })?;
+                if !cat.levels.contains(&text) {
+                    return Err(input_at(
+                        path,
+                        format!(
+                            "column `{}` holds `{text}` in {}, a value the model was not trained \
+                             on (it knows {})",
+                            cat.column,
+                            row_label(i),
+                            cat.levels.join(", ")
+                        ),
+                    ));
+                }
+                x[[i, j]] = if text == level { 1.0 } else { 0.0 };
+            }
+            continue;
+        }
         let c = column(&raw, &names, name, "feature")?;
         if let Some(want) = trained.feature_dtypes.get(j) {
             same_family(path, &raw, c, want)?;
@@ -76,6 +112,19 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
         }
     }
     Ok(x)
+}
+
+/// The encoded text column and level a feature named `column=level` stands for.
+fn one_hot_source<'a>(
+    categories: &'a [Categorical],
+    name: &'a str,
+) -> Option<(&'a Categorical, &'a str)> {
+    let (column, level) = name.split_once('=')?;
+    let cat = categories.iter().find(|c| c.column == column)?;
+    cat.levels
+        .iter()
+        .any(|l| l == level)
+        .then_some((cat, level))
 }
 
 fn column(raw: &RawTable, names: &[&str], name: &str, role: &str) -> Result<usize> {

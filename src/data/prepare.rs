@@ -110,10 +110,11 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     )?;
     features::remap_views(&mut views, &feats.source);
 
-    let feature_dtypes = roles
-        .features
+    // One dtype per feature as fitted: a one-hot feature carries its text column's.
+    let feature_dtypes = feats
+        .source
         .iter()
-        .map(|&c| raw.columns[c].dtype.clone())
+        .map(|&s| raw.columns[roles.features[s]].dtype.clone())
         .collect();
     let class_column = match &roles.outputs {
         OutputColumns::Class(c) => {

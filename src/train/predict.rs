@@ -55,6 +55,7 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             .class
             .as_ref()
             .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
+        categories: r.config.data.categories.as_deref().unwrap_or(&[]),
     };
     let mut x = data::read_new_rows(data_path, &trained)?;
     rec.scaler.apply(&mut x);

@@ -111,3 +111,72 @@ fn cli_missing_option_is_checked_and_the_session_keeps_the_encoding() {
     assert!(r["details"]["diagnostics"]["test"]["outputs"][0]["pairs"].is_array());
     std::fs::remove_dir_all(&store).ok();
 }
+
+/// A model with one-hot features predicts on new rows by re-encoding them with the trained
+/// levels; a level it never saw is refused naming the column and the value (exit 2).
+#[test]
+fn predict_re_encodes_text_features_and_refuses_unseen_levels() {
+    let dir = std::env::temp_dir().join(format!("ovk-encode-predict-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(csv()).unwrap();
+    let complete: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || !(l.contains(",,") || l.ends_with(',') || l.contains("NA")))
+        .map(|(_, l)| l)
+        .collect();
+    let data = dir.join("complete.csv");
+    std::fs::write(&data, complete.join("\n") + "\n").unwrap();
+    let store = dir.join("store");
+    let ovk = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(args)
+            .arg("--sessions")
+            .arg(&store)
+            .output()
+            .unwrap()
+    };
+    let d = data.to_str().unwrap();
+    let fit = ovk(&[
+        "run",
+        "--data",
+        d,
+        "--targets",
+        "price",
+        "--method",
+        "krr",
+        "--json",
+    ]);
+    assert!(
+        fit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fit.stderr)
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&fit.stdout).trim()).unwrap();
+    let session = j["session"].as_str().unwrap().to_string();
+    let out = ovk(&["predict", &session, "--data", d, "--out", "-"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert_eq!(rows, complete.len(), "a header and one line per row");
+
+    let moved = dir.join("unseen.csv");
+    std::fs::write(&moved, complete.join("\n").replace("Lyon", "Oslo") + "\n").unwrap();
+    let bad = ovk(&[
+        "predict",
+        &session,
+        "--data",
+        moved.to_str().unwrap(),
+        "--out",
+        "-",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("column `city` holds `Oslo`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
