@@ -195,7 +195,11 @@ fn compare_cases(scratch: &Path) -> Result<Vec<Case>> {
             ("vvmr", "--labeled 0.5", "--input-rank"),
             ("kde", "--lambda 0.01", "--input-rank"),
             // mvml's own low-rank route is its block Nyström on a fraction of the rows.
-            ("mvml", "--view a=x_0..x_4 --view b=x_5..x_9 --lambda 0.1", "--nystrom"),
+            (
+                "mvml",
+                "--view a=x_0..x_4 --view b=x_5..x_9 --lambda 0.1",
+                "--nystrom",
+            ),
         ] {
             let exact = format!("{method} n={n} exact");
             let base = format!("--targets y_* --test-fraction 0.2 --method {method} {extra}");

@@ -11,6 +11,13 @@ use crate::data::Task;
 
 /// Pairs kept per output for the scatter: more than a terminal's braille canvas resolves.
 pub const SCATTER_POINTS: usize = 600;
+/// Outputs (or labels) with an entry: the session must stay small at 10⁵ outputs (it was
+/// 2.1 GB of JSON for the m = 10⁵ experiment); `omitted` counts the rest.
+pub const MAX_OUTPUTS: usize = 1000;
+/// Outputs that keep a scatter sample (the first ones).
+pub const SCATTER_OUTPUTS: usize = 100;
+/// Classes up to which the confusion matrix is kept (classes² cells).
+pub const MAX_CLASSES: usize = 200;
 
 /// Precision, recall and AUC of one label; `None` where undefined (no predicted positive, no
 /// positive, one class only).
@@ -48,6 +55,14 @@ pub struct PartDiagnostics {
     /// Regression: one entry per output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<Vec<OutputFit>>,
+    /// Outputs or labels past [`MAX_OUTPUTS`], or classes of a confusion matrix past
+    /// [`MAX_CLASSES`], left out to keep the session small.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The diagnostics of `task` for truth `y` and prediction `ŷ` (rows = points). Rows of `y`
@@ -62,20 +77,37 @@ pub fn diagnostics(
         confusion: None,
         labels: None,
         outputs: None,
+        omitted: 0,
     };
     if y.dim() != yhat.dim() {
         return out;
     }
+    let m = y.ncols();
+    let kept = m.min(MAX_OUTPUTS);
     match task {
+        Task::Multiclass if m > MAX_CLASSES => out.omitted = m,
         Task::Multiclass => out.confusion = Some(confusion(y, yhat)),
-        Task::Multilabel => out.labels = Some(per_label(y, yhat, threshold)),
+        Task::Multilabel => {
+            let cols = ndarray::s![.., ..kept];
+            out.labels = Some(per_label(y.slice(cols), yhat.slice(cols), threshold));
+            out.omitted = m - kept;
+        }
         Task::Regression => {
             out.outputs = Some(
                 y.axis_iter(Axis(1))
                     .zip(yhat.axis_iter(Axis(1)))
-                    .map(|(yj, fj)| output_fit(yj, fj))
+                    .take(kept)
+                    .enumerate()
+                    .map(|(j, (yj, fj))| {
+                        let mut fit = output_fit(yj, fj);
+                        if j >= SCATTER_OUTPUTS {
+                            fit.pairs.clear();
+                        }
+                        fit
+                    })
                     .collect(),
-            )
+            );
+            out.omitted = m - kept;
         }
     }
     out
@@ -190,6 +222,23 @@ fn sample<T: Copy>(items: &[T], max: usize) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_outputs_keep_a_bounded_entry_count_and_say_how_many_were_left_out() {
+        let m = MAX_OUTPUTS + 5;
+        let y = ndarray::Array2::from_shape_fn((4, m), |(i, j)| (i + j) as f64);
+        let d = diagnostics(Task::Regression, y.view(), y.view(), 0.5);
+        let outs = d.outputs.unwrap();
+        assert_eq!((outs.len(), d.omitted), (MAX_OUTPUTS, 5));
+        assert_eq!(outs[SCATTER_OUTPUTS - 1].pairs.len(), 4);
+        assert!(outs[SCATTER_OUTPUTS].pairs.is_empty());
+        assert_eq!(outs[MAX_OUTPUTS - 1].r2, Some(1.0));
+        let d = diagnostics(Task::Multilabel, y.view(), y.view(), 0.5);
+        assert_eq!((d.labels.unwrap().len(), d.omitted), (MAX_OUTPUTS, 5));
+        let c = ndarray::Array2::<f64>::eye(MAX_CLASSES + 1);
+        let d = diagnostics(Task::Multiclass, c.view(), c.view(), 0.5);
+        assert_eq!((d.confusion, d.omitted), (None, MAX_CLASSES + 1));
+    }
 
     #[test]
     fn sample_strides_evenly() {
