@@ -27,7 +27,7 @@ use ovk::tui::update::update;
 
 // ---------- fixtures ----------
 
-fn col(name: &str, min: f64, max: f64) -> ColumnSummary {
+pub(crate) fn col(name: &str, min: f64, max: f64) -> ColumnSummary {
     ColumnSummary {
         name: name.into(),
         dtype: "f64".into(),
@@ -39,7 +39,7 @@ fn col(name: &str, min: f64, max: f64) -> ColumnSummary {
     }
 }
 
-fn table() -> Table {
+pub(crate) fn table() -> Table {
     Table {
         path: PathBuf::from("toy/digits.csv"),
         n_rows: 3,
@@ -56,7 +56,7 @@ fn table() -> Table {
     }
 }
 
-fn trace(n: usize) -> Vec<TraceRecord> {
+pub(crate) fn trace(n: usize) -> Vec<TraceRecord> {
     (0..n)
         .map(|i| TraceRecord {
             iter: i,
@@ -69,7 +69,7 @@ fn trace(n: usize) -> Vec<TraceRecord> {
         .collect()
 }
 
-fn record(name: &str) -> SessionRecord {
+pub(crate) fn record(name: &str) -> SessionRecord {
     let mut cfg = DataConfig::new("toy/digits.csv");
     cfg.class = Some("digit".into());
     let mut test = BTreeMap::new();
@@ -149,7 +149,7 @@ fn record(name: &str) -> SessionRecord {
     }
 }
 
-fn outcome(name: &str) -> RunOutcome {
+pub(crate) fn outcome(name: &str) -> RunOutcome {
     RunOutcome {
         record: record(name),
         matrices: vec![(
@@ -160,7 +160,7 @@ fn outcome(name: &str) -> RunOutcome {
 }
 
 /// The answer of a table load the state asked for (answers it did not ask for are dropped).
-fn open_table(s: &mut State, path: &str, table: Result<Table, String>, sidecar: Option<String>) {
+pub(crate) fn open_table(s: &mut State, path: &str, table: Result<Table, String>, sidecar: Option<String>) {
     s.data.loading = Some(path.into());
     update(
         s,
@@ -172,12 +172,12 @@ fn open_table(s: &mut State, path: &str, table: Result<Table, String>, sidecar: 
     );
 }
 
-fn state() -> State {
+pub(crate) fn state() -> State {
     State::new(PathBuf::from("toy"))
 }
 
 /// A state with the toy table open and `digit` as the class.
-fn loaded() -> State {
+pub(crate) fn loaded() -> State {
     let mut s = state();
     open_table(&mut s, "toy/digits.csv", Ok(table()), None);
     s.data.col_cursor = 3;
@@ -187,7 +187,7 @@ fn loaded() -> State {
     s
 }
 
-fn finished() -> State {
+pub(crate) fn finished() -> State {
     let mut s = loaded();
     update(&mut s, Action::StartRun);
     update(
@@ -197,7 +197,7 @@ fn finished() -> State {
     s
 }
 
-fn screen(s: &State, w: u16, h: u16) -> String {
+pub(crate) fn screen(s: &State, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| draw(f, s)).unwrap();
     let buf = t.backend().buffer().clone();
@@ -211,12 +211,12 @@ fn screen(s: &State, w: u16, h: u16) -> String {
     out
 }
 
-fn on(mut s: State, p: Pane) -> State {
+pub(crate) fn on(mut s: State, p: Pane) -> State {
     s.pane = p;
     s
 }
 
-fn key(c: KeyCode) -> KeyEvent {
+pub(crate) fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
 
