@@ -4,6 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The repository root (where `datasets/` and `sessions/` are).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
 /// `ovk ARGS --sessions STORE`, run from the repository root.
 pub fn ovk(args: &[&str], store: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ovk"))

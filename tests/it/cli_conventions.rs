@@ -2,18 +2,12 @@
 //! `ovk sessions --json`, `-` as standard output, views by column selectors, and a sidecar
 //! without a description.
 
+use crate::common::binary::{root, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ovk-conv-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    temp_dir("conv", tag, true)
 }
 
 fn ovk(args: &[&str]) -> Output {

@@ -2,6 +2,7 @@
 //! stored test predictions bit for bit, for every method; bad files and incomplete sessions are
 //! refused with exit 2, naming the column or the file.
 
+use crate::common::binary::{root, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,15 +10,8 @@ use ovk::methods::Silent;
 use ovk::session::{self, Store};
 use ovk::train::{self, predict_file, RunConfig};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ovk-predict-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    temp_dir("predict", tag, true)
 }
 
 fn config(v: serde_json::Value) -> RunConfig {
@@ -27,7 +21,8 @@ fn config(v: serde_json::Value) -> RunConfig {
 }
 
 /// Train, save, and predict the training file again; the test rows must match bit for bit.
-fn round_trip(tag: &str, cfg: RunConfig) -> PathBuf {
+fn round_trip(tag: &str, cfg: serde_json::Value) -> PathBuf {
+    let cfg = config(cfg);
     let out = train::run(&cfg, &mut Silent).unwrap();
     let store = Store::open(Some(&scratch(tag))).unwrap();
     let dir = store.save(&out.record, &out.matrices).unwrap();
@@ -56,9 +51,9 @@ fn round_trip(tag: &str, cfg: RunConfig) -> PathBuf {
 fn krr_multiclass_reproduces_and_decodes_classes() {
     let dir = round_trip(
         "krr",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/iris.csv"}, "method": "krr", "params": {"lambda": 0.1}
-        })),
+        }),
     );
     let table = predict_file(&dir, &root().join("datasets/iris.csv")).unwrap();
     let (name, classes) = &table.decoded[0];
@@ -78,9 +73,9 @@ fn krr_multiclass_reproduces_and_decodes_classes() {
 fn okl_regression_reproduces() {
     round_trip(
         "okl",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/linnerud.csv"}, "method": "okl", "params": {"lambda": 1.0}
-        })),
+        }),
     );
 }
 
@@ -88,9 +83,9 @@ fn okl_regression_reproduces() {
 fn lowrank_okl_reproduces() {
     round_trip(
         "lowrank",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/wq.csv"}, "method": "lowrank-okl", "params": {"rank": 5}
-        })),
+        }),
     );
 }
 
@@ -98,17 +93,17 @@ fn lowrank_okl_reproduces() {
 fn kde_reproduces_with_both_preimages() {
     round_trip(
         "kde",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/linnerud.csv"}, "method": "kde",
             "params": {"ovk": "conditional"}
-        })),
+        }),
     );
     round_trip(
         "kde-closed",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/linnerud.csv"}, "method": "kde",
             "params": {"output_kernel": "linear", "preimage": "closed-form"}
-        })),
+        }),
     );
 }
 
@@ -116,9 +111,9 @@ fn kde_reproduces_with_both_preimages() {
 fn vvmr_semi_supervised_multilabel_reproduces_and_decodes_labels() {
     let dir = round_trip(
         "vvmr",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/emotions.csv", "labeled": 100.0}, "method": "vvmr"
-        })),
+        }),
     );
     let table = predict_file(&dir, &root().join("datasets/emotions.csv")).unwrap();
     assert_eq!(table.decoded.len(), table.output_names.len());
@@ -135,17 +130,17 @@ fn vvmr_semi_supervised_multilabel_reproduces_and_decodes_labels() {
 fn mvml_reproduces_exact_and_nystrom() {
     round_trip(
         "mvml",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/emotions.csv"}, "method": "mvml",
             "params": {"nystrom": 0.1}
-        })),
+        }),
     );
     round_trip(
         "mvml-exact",
-        config(serde_json::json!({
+        serde_json::json!({
             "data": {"path": "datasets/emotions.csv", "test_fraction": 0.5}, "method": "mvml",
             "params": {"max_iter": 5}
-        })),
+        }),
     );
 }
 
@@ -389,10 +384,10 @@ fn low_rank_input_kernel_reproduces_for_every_method() {
     for (tag, data, method, kernel, params) in cases {
         let dir = round_trip(
             tag,
-            config(serde_json::json!({
+            serde_json::json!({
                 "data": {"path": data}, "method": method, "params": params,
                 "kernel": {"name": kernel, "input_rank": 40}
-            })),
+            }),
         );
         let model = session::load(&dir).unwrap().record.model.unwrap();
         let factor = model.kind == "feature-expansion"

@@ -2,18 +2,12 @@
 //! the session, or from a folder above it, whatever the working directory; `--data` points at a
 //! moved copy; a file whose SHA-256 differs is refused with both hashes named.
 
+use crate::common::binary::{root, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ovk-travel-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    temp_dir("travel", tag, true)
 }
 
 fn ovk(cwd: &Path, args: &[&str]) -> Output {

@@ -160,7 +160,12 @@ pub(crate) fn outcome(name: &str) -> RunOutcome {
 }
 
 /// The answer of a table load the state asked for (answers it did not ask for are dropped).
-pub(crate) fn open_table(s: &mut State, path: &str, table: Result<Table, String>, sidecar: Option<String>) {
+pub(crate) fn open_table(
+    s: &mut State,
+    path: &str,
+    table: Result<Table, String>,
+    sidecar: Option<String>,
+) {
     s.data.loading = Some(path.into());
     update(
         s,
