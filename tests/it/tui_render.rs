@@ -1966,3 +1966,21 @@ fn a_cancelled_sweep_keeps_its_scored_rows_and_says_no_best_was_kept() {
     update(&mut s, Action::StartRun);
     assert!(s.run.sweep.is_none());
 }
+
+/// A method whose parameters wrap onto two lines at 80 columns (kde) still shows the Run
+/// box's "Enter or r starts the fit" line at 80×24 (seen in the walk through all six methods).
+#[test]
+fn run_box_keeps_its_hint_when_the_params_wrap() {
+    let mut s = on(loaded(), Pane::Method);
+    for c in [KeyCode::Down, KeyCode::Down, KeyCode::Enter] {
+        if let Some(a) = map_key(&s, key(c)) {
+            update(&mut s, a);
+        }
+    }
+    let s = on(s, Pane::Run);
+    for (w, h) in [(80, 24), (120, 36)] {
+        let out = screen(&s, w, h);
+        assert!(out.contains("method  kde"), "{out}");
+        assert!(out.contains("Enter or r starts the fit"), "{w}×{h}:\n{out}");
+    }
+}

@@ -19,7 +19,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let inner = usize::from(area.width.saturating_sub(2)).max(1);
     let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
     let [config, progress, records] = Layout::vertical([
-        Constraint::Length((rows as u16 + 2).min(if small { 7 } else { 8 })),
+        Constraint::Length((rows as u16 + 2).min(if small { 8 } else { 9 })),
         Constraint::Length(5),
         Constraint::Fill(1),
     ])
