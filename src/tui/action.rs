@@ -111,6 +111,10 @@ pub enum Action {
     },
     SessionOpened(Result<Box<(PathBuf, RunOutcome)>, String>),
     CompareLoaded(Result<Box<(SessionRecord, SessionRecord)>, String>),
+    /// p in Sessions: ask for a file to predict on with the selected session's model.
+    PredictPrompt,
+    /// The model's predictions on that file, or why not.
+    Predicted(Result<Box<super::state::Predictions>, String>),
     /// A marked run's curve, read for the Charts overlay.
     MarkedLoaded(PathBuf, Result<MarkedRun, String>),
     /// A rename or delete finished (message for the status bar); the list is refreshed after.

@@ -131,6 +131,23 @@ impl Driver {
                     .map_err(|e| e.to_string());
                 Action::SessionOpened(r)
             }),
+            Effect::Predict {
+                session,
+                name,
+                data,
+            } => self.in_background(move || {
+                let r = crate::train::predict_file(&session, &data)
+                    .map(|table| {
+                        Box::new(super::state::Predictions {
+                            session: name,
+                            data,
+                            table,
+                            scroll: 0,
+                        })
+                    })
+                    .map_err(|e| e.to_string());
+                Action::Predicted(r)
+            }),
             Effect::LoadCompare(a, b) => self.in_background(move || {
                 let r = session::load(&a)
                     .and_then(|la| session::load(&b).map(|lb| Box::new((la.record, lb.record))))

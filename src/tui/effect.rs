@@ -32,6 +32,12 @@ pub enum Effect {
     ListSessions,
     OpenSession(PathBuf),
     LoadCompare(PathBuf, PathBuf),
+    /// Apply the model saved in `session` to the rows of `data` (`ovk predict`).
+    Predict {
+        session: PathBuf,
+        name: String,
+        data: PathBuf,
+    },
     /// Read a marked run's trace for the Charts overlay.
     LoadMarked(PathBuf),
     RenameSession {

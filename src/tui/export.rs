@@ -97,7 +97,13 @@ pub fn current(s: &State) -> Result<(String, String), String> {
             }
             Ok((format!("{session}-metrics"), out))
         }
-        Pane::Sessions => Ok(("runs".into(), runs_csv(s))),
+        Pane::Sessions => match &s.sessions.predictions {
+            Some(p) => Ok((
+                format!("predictions-{}", p.session),
+                predictions_csv(&p.table),
+            )),
+            None => Ok(("runs".into(), runs_csv(s))),
+        },
         _ => Err("e exports the matrix, table or chart of panes 4–8".into()),
     }
 }
@@ -252,4 +258,27 @@ fn sweep_csv(s: &State) -> Result<(String, String), String> {
         out.push_str(&join(&row));
     }
     Ok((format!("sweep-{}", sw.plan.key), out))
+}
+
+/// The predictions table as `ovk predict --out` writes it: scores, then decoded columns.
+fn predictions_csv(t: &crate::train::PredictionTable) -> String {
+    let cols = t.columns();
+    let mut out = cols
+        .iter()
+        .map(|(n, _)| field(n))
+        .collect::<Vec<_>>()
+        .join(",");
+    out.push('\n');
+    for i in 0..t.n_rows() {
+        let cells: Vec<String> = cols
+            .iter()
+            .map(|(_, c)| match c {
+                crate::data::OutColumn::Numbers(v) => format!("{}", v[i]),
+                crate::data::OutColumn::Text(v) => field(&v[i]),
+            })
+            .collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
 }

@@ -99,6 +99,11 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("[ ] o", "Sessions", "choose a column / sort by it"),
     ("/", "Sessions", "filter: words, method:okl, dataset:iris"),
     ("R", "Sessions", "refresh the list"),
+    (
+        "p",
+        "Sessions",
+        "predict on a file with the session's model (e saves the table)",
+    ),
     ("Space", "replay", "play / pause the trace"),
 ];
 
@@ -200,6 +205,7 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Charts, 'm') => Action::ToggleMarked,
         (Pane::Kernel, 'w') => Action::SweepPrompt,
         (Pane::Sessions, 'c') => Action::Compare,
+        (Pane::Sessions, 'p') => Action::PredictPrompt,
         (Pane::Sessions, '[') => Action::Column(-1),
         (Pane::Sessions, ']') => Action::Column(1),
         (Pane::Sessions, 'o') => Action::SortBy,

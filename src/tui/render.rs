@@ -191,6 +191,10 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
             "Sweep",
             format!("{key} over LOW HIGH N [log|lin] [cv=K]; the best is kept:"),
         ),
+        PromptKind::Predict { name, .. } => (
+            "Predict",
+            format!("File to apply '{name}' to (CSV or Parquet, same columns):"),
+        ),
         PromptKind::Filter => (
             "Filter runs",
             "Words, or method:okl dataset:iris lambda:0.1 (as you type):".to_string(),

@@ -1984,3 +1984,87 @@ fn run_box_keeps_its_hint_when_the_params_wrap() {
         assert!(out.contains("Enter or r starts the fit"), "{w}×{h}:\n{out}");
     }
 }
+
+/// Issue 16 in the workbench: p in Sessions asks for a file, Enter asks the engine to predict
+/// with the selected session's model, the table shows (decoded class first, then scores) and
+/// scrolls at 120×36 and 80×24, e exports exactly it, Esc closes it.
+#[test]
+fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
+    let mut s = state();
+    update(&mut s, Action::Goto(Pane::Sessions));
+    update(
+        &mut s,
+        Action::SessionsListed {
+            root: Ok("/store".into()),
+            list: vec![summary("alpha")],
+        },
+    );
+    update(&mut s, Action::PredictPrompt);
+    assert!(matches!(
+        s.prompt.as_ref().map(|p| &p.kind),
+        Some(PromptKind::Predict { .. })
+    ));
+    for c in "new.csv".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    let effects = update(&mut s, Action::Enter);
+    let [Effect::Predict { session, data, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        (session.as_path(), data.as_path()),
+        (
+            std::path::Path::new("/store/alpha-id"),
+            std::path::Path::new("new.csv")
+        )
+    );
+    let n = 25;
+    let table = ovk::train::PredictionTable {
+        output_names: vec!["c0".into(), "c1".into()],
+        scores: ndarray::Array2::from_shape_fn((n, 2), |(i, k)| (i * 2 + k) as f64),
+        decoded: vec![(
+            "digit".into(),
+            (0..n).map(|i| format!("class{i}")).collect(),
+        )],
+    };
+    update(
+        &mut s,
+        Action::Predicted(Ok(Box::new(ovk::tui::state::Predictions {
+            session: "alpha".into(),
+            data: "new.csv".into(),
+            table,
+            scroll: 0,
+        }))),
+    );
+    for (w, h) in [(120, 36), (80, 24)] {
+        let out = screen(&s, w, h);
+        assert!(out.contains("Predictions of alpha on new.csv"), "{out}");
+        assert!(out.contains("class0") && out.contains("digit"), "{out}");
+    }
+    update(&mut s, Action::Bottom);
+    for (w, h) in [(120, 36), (80, 24)] {
+        let out = screen(&s, w, h);
+        assert!(
+            out.contains("class24") && out.contains("of 25"),
+            "{w}×{h}:\n{out}"
+        );
+    }
+    let effects = update(&mut s, Action::Export);
+    let [Effect::Export { name, text, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "predictions-alpha");
+    assert_eq!(text.lines().next(), Some("c0,c1,digit"));
+    assert_eq!(text.lines().count(), n + 1);
+    update(&mut s, Action::Back);
+    assert!(s.sessions.predictions.is_none());
+    update(
+        &mut s,
+        Action::Predicted(Err("lacks the column `x`".into())),
+    );
+    assert!(
+        s.status.contains("cannot predict: lacks the column `x`"),
+        "{}",
+        s.status
+    );
+}

@@ -7,14 +7,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::super::state::{columns, Column, State};
+use super::super::state::{columns, Column, Predictions, State};
 use super::super::widgets::{clip, fmt_num};
 use super::block;
 use crate::session::{Listing, SessionRecord};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let ss = &s.sessions;
-    let (list_area, cmp_area) = if ss.compare.is_some() {
+    let (list_area, cmp_area) = if ss.compare.is_some() || ss.predictions.is_some() {
         let [a, b] =
             Layout::vertical([Constraint::Percentage(40), Constraint::Fill(1)]).areas(area);
         (a, Some(b))
@@ -63,10 +63,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     }
     let [table_area, keys_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
-    let hint = if area.width >= 100 {
-        "Space mark (Charts overlays) · c compare 2 · [ ] column · o sort · / filter · Enter open · n rename · d delete"
+    let hint = if area.width >= 116 {
+        "Space mark (Charts) · c compare 2 · [ ] column · o sort · / filter · Enter open · p predict · n rename · d delete"
     } else {
-        "Space mark · c compare · [ ] o sort · / filter · Enter open · n rename · d del"
+        "Space mark · c cmp · o sort · / filter · Enter open · p predict · n ren · d del"
     };
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(
@@ -83,6 +83,67 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
+    if let (Some(area), Some(p)) = (cmp_area, &ss.predictions) {
+        draw_predictions(frame, area, s, p);
+    }
+}
+
+/// A saved model's predictions on a file: one row per file row, the decoded class or labels
+/// first (classification), then the scores; as many columns as fit, rows scrolled by j k.
+fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
+    let t = &p.table;
+    let mut cols: Vec<(String, Vec<String>)> = t.decoded.clone();
+    for (k, name) in t.output_names.iter().enumerate() {
+        cols.push((
+            name.clone(),
+            t.scores.column(k).iter().map(|v| fmt_num(*v)).collect(),
+        ));
+    }
+    let width = 12u16;
+    let fit = (usize::from(area.width.saturating_sub(8)) / usize::from(width + 1)).max(1);
+    let shown = cols.len().min(fit);
+    let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    let first = p.scroll.min(t.n_rows().saturating_sub(1));
+    let header = Row::new(
+        std::iter::once(Cell::from("row"))
+            .chain(
+                cols[..shown]
+                    .iter()
+                    .map(|(n, _)| Cell::from(clip(n, width as usize))),
+            )
+            .collect::<Vec<_>>(),
+    )
+    .style(s.theme.title);
+    let rows: Vec<Row> = (first..t.n_rows().min(first + visible))
+        .map(|i| {
+            Row::new(
+                std::iter::once(Cell::from((i + 1).to_string()))
+                    .chain(cols[..shown].iter().map(|(_, v)| Cell::from(v[i].clone())))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let more = if cols.len() > shown {
+        format!(" · {} more columns (e saves all)", cols.len() - shown)
+    } else {
+        String::new()
+    };
+    let title = format!(
+        "Predictions of {} on {} — rows {}–{} of {}{more} · Esc closes",
+        clip(&p.session, 24),
+        clip(&p.data.display().to_string(), 24),
+        first + 1,
+        t.n_rows().min(first + visible),
+        t.n_rows()
+    );
+    let widths =
+        std::iter::once(Constraint::Length(6)).chain((0..shown).map(|_| Constraint::Length(width)));
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .block(block(&title, &s.theme, true)),
+        area,
+    );
 }
 
 /// The runs table: the name pinned on the left, the other columns scrolled so the column

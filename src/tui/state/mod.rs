@@ -144,7 +144,18 @@ pub struct SessionsState {
     /// Sort, filter, marks and the marked runs' curves.
     pub runs: RunsView,
     pub compare: Option<Box<(SessionRecord, SessionRecord)>>,
+    /// A saved model's predictions on a file (`p`), shown until Esc.
+    pub predictions: Option<Box<Predictions>>,
     pub error: Option<String>,
+}
+
+/// `ovk predict` from the workbench: which session, which file, the table, where it scrolls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Predictions {
+    pub session: String,
+    pub data: PathBuf,
+    pub table: crate::train::PredictionTable,
+    pub scroll: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +174,11 @@ pub enum PromptKind {
     },
     /// Sessions: the runs table's filter, applied as it is typed.
     Filter,
+    /// Sessions: the file to apply the selected session's model to.
+    Predict {
+        session: PathBuf,
+        name: String,
+    },
     /// `q` with a fit running or a result not saved: y quits, n or Esc stays.
     ConfirmQuit {
         why: String,

@@ -84,6 +84,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         | Action::SessionsListed { .. }
         | Action::SessionOpened(_)
         | Action::CompareLoaded(_)
+        | Action::Predicted(_)
         | Action::MarkedLoaded(..)
         | Action::SessionChanged(_)) => sessions::answer(s, a),
         Action::Exported(r) => {
@@ -160,6 +161,7 @@ fn back(s: &mut State) -> Vec<Effect> {
             PromptKind::SaveName => "not saved".into(),
             PromptKind::Rename { .. } => "not renamed".into(),
             PromptKind::Sweep { .. } => "no sweep".into(),
+            PromptKind::Predict { .. } => "no prediction".into(),
             PromptKind::Filter => {
                 sessions::filter_typed(s, "");
                 "filter cleared".into()

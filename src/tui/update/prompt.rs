@@ -98,6 +98,7 @@ pub(super) fn submit(s: &mut State, p: Prompt) -> Vec<Effect> {
             };
             vec![]
         }
+        PromptKind::Predict { session, name } => sessions::predict(s, session, name, &p.text),
         // Enter at "quit?" keeps the work: only y quits.
         PromptKind::ConfirmQuit { .. } => {
             s.status = "still here (y at the question quits)".into();

@@ -10,7 +10,10 @@ use super::{delta, moved, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     if let Some(d) = delta(&a) {
-        if s.sessions.compare.is_some() && matches!(a, Action::MoveCursor(..)) {
+        if let Some(p) = &mut s.sessions.predictions {
+            let n = p.table.n_rows();
+            p.scroll = moved(p.scroll, d, n);
+        } else if s.sessions.compare.is_some() && matches!(a, Action::MoveCursor(..)) {
             s.scroll.compare = (s.scroll.compare as i64 + d).max(0) as usize;
         } else {
             let n = s.sessions.runs.rows(&s.sessions.list).len();
@@ -20,7 +23,9 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     }
     match a {
         Action::Back => {
-            if s.sessions.compare.take().is_some() {
+            if s.sessions.predictions.take().is_some() {
+                s.status = "predictions closed".into();
+            } else if s.sessions.compare.take().is_some() {
                 s.status = "compare closed".into();
             } else if !s.sessions.runs.filter.is_empty() {
                 s.sessions.runs.filter.clear();
@@ -75,8 +80,42 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Refresh => vec![Effect::ListSessions],
+        Action::PredictPrompt => {
+            if let Some(sum) = selected(s) {
+                s.prompt = Some(Prompt {
+                    kind: PromptKind::Predict {
+                        session: sum.path.clone(),
+                        name: sum.name.clone(),
+                    },
+                    text: String::new(),
+                });
+            } else {
+                s.status = "no session selected to predict with".into();
+            }
+            vec![]
+        }
         _ => vec![],
     }
+}
+
+/// Enter at the predict prompt: the file, relative to where ovk was started.
+pub(super) fn predict(
+    s: &mut State,
+    session: std::path::PathBuf,
+    name: String,
+    file: &str,
+) -> Vec<Effect> {
+    let file = file.trim();
+    if file.is_empty() {
+        s.status = "predict needs a CSV or Parquet file".into();
+        return vec![];
+    }
+    s.status = format!("predicting {file} with '{name}'…");
+    vec![Effect::Predict {
+        session,
+        name,
+        data: file.into(),
+    }]
 }
 
 /// `o`: sort by the column under the header cursor; again reverses; a third time, newest first.
@@ -270,6 +309,22 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     s.status = "comparing two sessions (Esc to close)".into();
                 }
                 Err(e) => s.status = format!("cannot compare: {e}"),
+            }
+            vec![]
+        }
+        Action::Predicted(r) => {
+            match r {
+                Ok(p) => {
+                    s.status = format!(
+                        "{} predictions of '{}' on {} (j k scroll · e saves the table · Esc closes)",
+                        p.table.n_rows(),
+                        p.session,
+                        p.data.display()
+                    );
+                    s.sessions.compare = None;
+                    s.sessions.predictions = Some(p);
+                }
+                Err(e) => s.status = format!("cannot predict: {e}"),
             }
             vec![]
         }
