@@ -189,7 +189,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     check_cancel(obs)?;
 
     // The matrices move into the problem (with 10⁵ outputs a copy is 100+ MB).
-    let problem = Problem {
+    let mut problem = Problem {
         x: std::mem::take(&mut prepared.x_train),
         y: std::mem::take(&mut prepared.y_train),
         labeled: prepared.labeled.clone(),
@@ -307,11 +307,9 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     // krr fits the labeled rows only, so a semi-supervised method's --input-rank is capped at
     // their count (a rank-ℓ factor of ℓ rows is the exact kernel).
     let krr = methods::find("krr")?;
-    let mut baseline_problem = problem;
-    if let InputRank::Rank(r) = baseline_problem.kernel_spec.input_rank {
-        baseline_problem.kernel_spec.input_rank = InputRank::Rank(r.min(shape.n_labeled.max(1)));
+    if let InputRank::Rank(r) = problem.kernel_spec.input_rank {
+        problem.kernel_spec.input_rank = InputRank::Rank(r.min(shape.n_labeled.max(1)));
     }
-    let mut problem = baseline_problem;
     let baseline_shape = ProblemShape::of(&problem);
     let krr_need = peak_estimate(krr, &baseline_shape, &Params::new())
         .map_err(|e| OvkError::input(format!("the krr baseline was skipped: {e}")))
