@@ -46,17 +46,10 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
                 same_family(path, &raw, c, want)?;
             }
             for (i, label) in raw.labels(c).iter().enumerate() {
-                let text = label.as_ref().map(|l| l.text()).ok_or_else(|| {
-                    input_at(
-                        path,
-                        format!(
-                            "column `{}` has a missing value in {}; the model needs every \
-                             feature",
-                            cat.column,
-                            row_label(i)
-                        ),
-                    )
-                })?;
+                let text = label
+                    .as_ref()
+                    .map(|l| l.text())
+                    .ok_or_else(|| missing(path, &cat.column, i))?;
                 if !cat.levels.contains(&text) {
                     return Err(input_at(
                         path,
@@ -79,14 +72,7 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
         }
         for (i, v) in raw.numeric(c)?.into_iter().enumerate() {
             if v.is_nan() {
-                return Err(input_at(
-                    path,
-                    format!(
-                        "column `{name}` has a missing value in {}; the model needs every \
-                         feature",
-                        row_label(i)
-                    ),
-                ));
+                return Err(missing(path, name, i));
             }
             x[[i, j]] = v;
         }
@@ -125,6 +111,16 @@ fn one_hot_source<'a>(
         .iter()
         .any(|l| l == level)
         .then_some((cat, level))
+}
+
+fn missing(path: &Path, column: &str, row: usize) -> crate::OvkError {
+    input_at(
+        path,
+        format!(
+            "column `{column}` has a missing value in {}; the model needs every feature",
+            row_label(row)
+        ),
+    )
 }
 
 fn column(raw: &RawTable, names: &[&str], name: &str, role: &str) -> Result<usize> {
