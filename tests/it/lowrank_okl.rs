@@ -6,7 +6,7 @@ use ndarray::{Array1, Array2, Axis};
 use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
 use ovk::linalg::{cholesky, eigh};
-use ovk::methods::lowrank_okl::{LowRankOkl, Reduced};
+use ovk::methods::lowrank_okl::{LowRankOkl, Reduced, TrainSplit};
 use ovk::methods::{Collect, Method, Params, Problem, Silent, Value};
 
 fn alpha_of(p: &Problem) -> f64 {
@@ -351,4 +351,81 @@ fn path_chooses_by_validation_and_rank_sweep_reports_each_rank() {
     let b = matrix(&fit, "factor_b");
     assert_eq!(b.nrows(), 6);
     assert_eq!(b.ncols() as u64, fit.details["rank"].as_u64().unwrap());
+}
+
+/// With `val_fraction` the λ path is scored on a seeded share of the training rows and
+/// the model refitted on all of them: the held-out targets never reach the model; the chosen λ
+/// is the one the path picks with that share as its validation part; and the model is the
+/// fixed-λ fit on every training row.
+#[test]
+fn a_val_fraction_chooses_on_training_rows_and_refits_on_all() {
+    let p = smooth_problem(60, 3, 8).holding_out(48);
+    let base = params(None, 3)
+        .with("lambda_path", Value::Int(8))
+        .with("tol", Value::Float(1e-10))
+        .with("max_iter", Value::Int(50_000));
+    let ps = base.clone().with("val_fraction", Value::Float(0.25));
+    let fit = LowRankOkl.fit(&p, &ps, &mut Silent).unwrap();
+    let lambda = fit.details["lambda"].as_f64().unwrap();
+    let pred = fit.model.predict(p.x_test.view()).unwrap();
+
+    let mut shuffled = p.clone();
+    shuffled.y_test.mapv_inplace(|v| 1.0 - 3.0 * v);
+    let other = LowRankOkl.fit(&shuffled, &ps, &mut Silent).unwrap();
+    assert_eq!(other.model.predict(p.x_test.view()).unwrap(), pred);
+    // Without the split the held-out targets choose λ, and the same change moves it.
+    let on_test = LowRankOkl.fit(&p, &base, &mut Silent).unwrap();
+    let on_shuffled = LowRankOkl.fit(&shuffled, &base, &mut Silent).unwrap();
+    assert_ne!(on_test.details["lambda"], on_shuffled.details["lambda"]);
+
+    let split = TrainSplit::draw(48, 0.25, p.seed).unwrap();
+    let by_hand = Problem::new(
+        p.x.select(Axis(0), &split.fit),
+        p.y.select(Axis(0), &split.fit),
+        p.kernel,
+    )
+    .with_test(
+        p.x.select(Axis(0), &split.val),
+        p.y.select(Axis(0), &split.val),
+    );
+    let path = LowRankOkl.fit(&by_hand, &base, &mut Silent).unwrap();
+    assert_eq!(path.details["lambda"].as_f64().unwrap(), lambda);
+    let scores = |f: &ovk::methods::Fit| -> Vec<(f64, f64)> {
+        f.details["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let v = |k: &str| r[k].as_f64().unwrap();
+                (v("lambda"), v("validation_mse"))
+            })
+            .collect()
+    };
+    assert_eq!(scores(&path), scores(&fit));
+
+    let fixed = LowRankOkl
+        .fit(&p, &params(Some(lambda), 3), &mut Silent)
+        .unwrap();
+    let want = fixed.model.predict(p.x_test.view()).unwrap();
+    assert!(
+        max_abs_diff(&pred, &want) < 1e-6,
+        "{}",
+        max_abs_diff(&pred, &want)
+    );
+    assert!(fit
+        .notes
+        .iter()
+        .any(|n| n.contains("refitted on all 48 rows")));
+}
+
+#[test]
+fn a_val_fraction_that_leaves_no_rows_is_refused() {
+    let p = smooth_problem(3, 2, 1);
+    let ps = params(None, 1).with("val_fraction", Value::Float(0.1));
+    let e = LowRankOkl
+        .fit(&p, &ps, &mut Silent)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("--val-fraction"), "{e}");
 }

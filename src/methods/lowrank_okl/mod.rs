@@ -7,6 +7,7 @@ mod certificate;
 mod path;
 mod qn;
 mod reduced;
+mod select;
 
 pub use algorithm::{solve, Fitted, Progress, Settings, Solver};
 pub use certificate::{certify, Certificate};
@@ -14,16 +15,18 @@ pub use path::{lambda_grid, parse_ranks, run_path, PathPoint, PathRun, Validatio
 pub use qn::value_and_gradient;
 pub use reduced::{AStep, Factor, Reduced, Solution};
 
-use ndarray::Axis;
+use ndarray::{s, Axis};
 use serde_json::{json, Value as Json};
 
-use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
+use super::input::{factor_peak_bytes, Basis, Route};
 use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{Fit, Method, Observer, Params, Phase, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
 use crate::{OvkError, Result};
+pub use select::TrainSplit;
+use select::{ranks_for, reduce, route_for_rows, select, Selection};
 
 pub struct LowRankOkl;
 
@@ -90,10 +93,29 @@ const SOLVER: ParamSpec = ParamSpec {
     default: ParamDefault::Text("qn"),
 };
 
+const VALIDATION_FRACTION: ParamSpec = ParamSpec {
+    key: "val_fraction",
+    label: "validation part",
+    help: "share of the training rows held back to choose λ (and p) on the path; the model is \
+           then refitted on all training rows at the choice, so the test metrics are unbiased. \
+           0: choose on the held-out test rows (the paper's protocol; the test line is then \
+           optimistic)",
+    unit: "",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 0.9,
+        min_open: false,
+        max_open: false,
+        log: false,
+    },
+    default: ParamDefault::Float(0.0),
+};
+
 const PARAMS: &[ParamSpec] = &[
     SOLVER,
     LAMBDA,
     LAMBDA_PATH,
+    VALIDATION_FRACTION,
     RANK,
     common::TOL,
     MAX_ITER,
@@ -154,6 +176,7 @@ impl Method for LowRankOkl {
         let tol = r.f64("tol")?;
         let max_iter = r.usize("max_iter")?.max(1);
         let warm = r.bool("warm_start")?;
+        let val_fraction = r.f64("val_fraction")?;
         let sweep = r
             .opt_str("rank_sweep")?
             .map(|s| parse_ranks(&s))
@@ -185,93 +208,141 @@ impl Method for LowRankOkl {
             dense_bytes(ell, side) * 3 + dense_bytes(ell, m) * 4,
             "lowrank-okl (the input kernel or its factor, eigenvectors and the ℓ×m factors)",
         )?;
-        let input = InputSpectrum::build(
-            route,
-            &problem.kernel,
-            x.view(),
-            y.view(),
-            problem.seed,
-            obs,
-        )?;
-        let factor = input.basis.factor_summary().map(|f| f.to_json());
-        let red = Reduced::from_input(input)?;
-        let alpha = red.alpha;
-        if alpha <= 0.0 {
-            return Err(OvkError::input(
-                "lowrank-okl: YᵀKY = 0 (all targets zero, or orthogonal to the kernel's range): \
-                 nothing to learn",
-            ));
-        }
-
-        let bound = red.rank_k.min(m);
-        let mut notes = Vec::new();
-        let ranks = match (&sweep, rank) {
-            (Some(list), _) => list.clone(),
-            (None, Some(p)) => vec![p],
-            (None, None) => {
-                let p = m.min(10).min(bound).max(1);
-                if p < m.min(10) {
-                    notes.push(format!(
-                        "default rank lowered to {p} = rank of K (numerical)"
-                    ));
-                }
-                vec![p]
-            }
-        };
-        // The constraint is rank L ≤ p, and every stationary B already has rank ≤ rank K and
-        // ≤ m: a larger p is inactive, so it is fitted at the bound (the same solution), not
-        // refused — `--rank 50` on a kernel of numerical rank 15 means "at most 50".
-        if let Some(&asked) = ranks.iter().filter(|&&p| p > bound).max() {
-            notes.push(format!(
-                "rank p = {asked} is above min(rank K = {}, m = {m}) = {bound}, which bounds the \
-                 rank of every stationary B: fitted at p = {bound}, the same solution (rank K is \
-                 the input kernel's numerical rank on the {ell} training rows; a narrower \
-                 Gaussian kernel, smaller --sigma, has a higher one)",
-                red.rank_k
-            ));
-        }
-        let ranks: Vec<usize> = {
-            let mut seen = Vec::new();
-            for p in ranks.into_iter().map(|p| p.min(bound).max(1)) {
-                if !seen.contains(&p) {
-                    seen.push(p);
-                }
-            }
-            seen
-        };
-
-        let validation = if problem.x_test.nrows() > 0 {
-            Some(Validation::new(
-                &red,
-                &problem.kernel,
-                x.view(),
-                problem.x_test.view(),
-                problem.y_test.view(),
-            )?)
-        } else {
-            None
-        };
-        if validation.is_none() && ranks.len() > 1 {
-            return Err(OvkError::input(
-                "lowrank-okl: rank_sweep picks p by validation MSE, but there is no validation \
-                 part (set --test-fraction above 0)",
-            ));
-        }
-        let lambdas = match fixed_lambda {
-            Some(l) => vec![l],
-            None => lambda_grid(alpha, n_lambda),
-        };
-        if fixed_lambda.is_none() && validation.is_none() && lambdas.len() > 1 {
-            notes.push(
-                "no validation part: the path's last (smallest) λ was chosen; set \
-                 --test-fraction above 0 to choose λ by validation MSE"
-                    .into(),
-            );
-        }
-
         let settings = Settings {
             solver,
             ..Settings::new(tol, max_iter)
+        };
+        let choosing =
+            sweep.as_ref().is_some_and(|s| s.len() > 1) || (fixed_lambda.is_none() && n_lambda > 1);
+        let split = if val_fraction > 0.0 && choosing {
+            Some(TrainSplit::draw(ell, val_fraction, problem.seed)?)
+        } else {
+            None
+        };
+
+        let mut notes = Vec::new();
+        let mut prog = Progress::new(obs);
+        // With a split the path runs on the fit part; its K is decomposed first and dropped
+        // before the whole training set's, so the peak stays one decomposition.
+        let (red, factor, selection, refit) = match &split {
+            None => {
+                let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
+                let ranks = ranks_for(&red, sweep.as_deref(), rank, m, &mut notes);
+                let validation = if problem.x_test.nrows() > 0 {
+                    Some(Validation::new(
+                        &red,
+                        &problem.kernel,
+                        x.view(),
+                        problem.x_test.view(),
+                        problem.y_test.view(),
+                    )?)
+                } else {
+                    None
+                };
+                if validation.is_none() && ranks.len() > 1 {
+                    return Err(OvkError::input(
+                        "lowrank-okl: rank_sweep picks p by validation MSE, but there is no \
+                         validation part (set --val-fraction or --test-fraction above 0)",
+                    ));
+                }
+                let lambdas = match fixed_lambda {
+                    Some(l) => vec![l],
+                    None => lambda_grid(red.alpha, n_lambda),
+                };
+                if fixed_lambda.is_none() && validation.is_none() && lambdas.len() > 1 {
+                    notes.push(
+                        "no validation part: the path's last (smallest) λ was chosen; set \
+                         --val-fraction (or --test-fraction) above 0 to choose λ by \
+                         validation MSE"
+                            .into(),
+                    );
+                }
+                prog.obs.phase(Phase::Iterating, None);
+                let selection = select(
+                    &red,
+                    &ranks,
+                    &lambdas,
+                    warm,
+                    &settings,
+                    validation.as_ref(),
+                    &mut prog,
+                )?;
+                if validation.is_some() && (lambdas.len() > 1 || ranks.len() > 1) {
+                    // The paper's protocol (its "validation" set is the held-out part); say so,
+                    // since the test line then reports the part the choice was made on.
+                    let chosen = &selection.run.points[selection.run.best];
+                    notes.push(format!(
+                        "λ = {:.4e}{} was chosen by MSE on the held-out rows, so the test \
+                         metrics are optimistic; for an unbiased figure set \
+                         --val-fraction (e.g. 0.2), fix --lambda from `ovk sweep --cv K`, \
+                         or score on a separate file",
+                        chosen.lambda,
+                        if ranks.len() > 1 {
+                            format!(" and p = {}", selection.p)
+                        } else {
+                            String::new()
+                        }
+                    ));
+                }
+                (red, factor, selection, None)
+            }
+            Some(split) => {
+                let (fit_rows, val_rows) = (split.fit.len(), split.val.len());
+                let x_fit = x.select(Axis(0), &split.fit);
+                let y_fit = y.select(Axis(0), &split.fit);
+                let fit_route = route_for_rows(route, fit_rows, x.ncols());
+                let (red_fit, _) =
+                    reduce(fit_route, problem, x_fit.view(), y_fit.view(), &mut prog)?;
+                let ranks = ranks_for(&red_fit, sweep.as_deref(), rank, m, &mut notes);
+                let validation = Validation::new(
+                    &red_fit,
+                    &problem.kernel,
+                    x_fit.view(),
+                    x.select(Axis(0), &split.val).view(),
+                    y.select(Axis(0), &split.val).view(),
+                )?;
+                let lambdas = match fixed_lambda {
+                    Some(l) => vec![l],
+                    None => lambda_grid(red_fit.alpha, n_lambda),
+                };
+                prog.obs.phase(Phase::Iterating, None);
+                let selection = select(
+                    &red_fit,
+                    &ranks,
+                    &lambdas,
+                    warm,
+                    &settings,
+                    Some(&validation),
+                    &mut prog,
+                )?;
+                let b = red_fit.factor_b(&selection.run.best_fit.solution);
+                drop((red_fit, validation, x_fit, y_fit));
+
+                // The refit on every training row, from the chosen B (projected onto this
+                // row space, which never raises g: docs/methods.md §2).
+                let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
+                let chosen = &selection.run.points[selection.run.best];
+                // K of all rows has at least the fit part's numerical rank, so p ≤ the bound
+                // here too; the clamp only guards a numerically degenerate case.
+                let p = selection.p.min(red.rank_k.min(m)).max(1);
+                let lambda = chosen.lambda;
+                prog.obs.phase(Phase::Iterating, None);
+                let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
+                let fitted = solve(&red, Factor::Reduced(bhat), p, lambda, &settings, &mut prog)?;
+                prog.finish_lambda(None, fitted.certificate.certified);
+                notes.push(format!(
+                    "λ = {lambda:.4e}{} was chosen by MSE on a validation part of {val_rows} of \
+                     the {ell} training rows (--val-fraction {val_fraction}), the \
+                     path fitted on the other {fit_rows}; the model is then refitted on all \
+                     {ell} rows at that choice, so the test metrics are unbiased",
+                    if ranks.len() > 1 {
+                        format!(" and p = {p}")
+                    } else {
+                        String::new()
+                    }
+                ));
+                (red, factor, selection, Some(fitted))
+            }
         };
         notes.push(match solver {
             Solver::Bcd => format!(
@@ -283,45 +354,26 @@ impl Method for LowRankOkl {
                  ‖(CᵀKC)B − B‖_F < {tol:e}·max(1, ‖B‖_F)"
             ),
         });
-        // Records come per iteration and the iteration count per λ is unknown: no total.
-        obs.phase(Phase::Iterating, None);
-        let mut prog = Progress::new(obs);
-        let mut sweep_rows = Vec::new();
-        let mut best: Option<(usize, PathRun)> = None;
-        let mut total_iterations = 0;
-        for &p in &ranks {
-            let run = run_path(
-                &red,
-                p,
-                &lambdas,
-                warm,
-                &settings,
-                validation.as_ref(),
-                &mut prog,
-            )?;
-            total_iterations += run.iterations;
-            let chosen = &run.points[run.best];
-            sweep_rows.push(json!({
-                "rank": p,
-                "lambda": chosen.lambda,
-                "validation_mse": chosen.validation_mse,
-                "train_mse": chosen.train_mse,
-                "iterations": run.iterations,
-                "seconds": run.seconds,
-                "certified": chosen.certificate.certified,
-            }));
-            let score = |r: &PathRun| r.points[r.best].validation_mse.unwrap_or(0.0);
-            let better = match &best {
-                None => true,
-                Some((_, b)) => score(&run) < score(b),
-            };
-            if better {
-                best = Some((p, run));
+        let alpha = red.alpha;
+        let Selection {
+            p,
+            run,
+            sweep_rows,
+            iterations: path_iterations,
+        } = selection;
+        let mut chosen = run.points[run.best].clone();
+        let fitted = match &refit {
+            Some(f) => {
+                // The path's row keeps its validation MSE; the model's figures are the refit's.
+                chosen.objective = f.objective;
+                chosen.train_mse = f.fit_sq / (ell * m) as f64;
+                chosen.converged = f.converged;
+                chosen.certificate = f.certificate.clone();
+                f
             }
-        }
-        let (p, run) = best.ok_or_else(|| OvkError::internal("lowrank-okl: no rank ran"))?;
-        let chosen = run.points[run.best].clone();
-        let fitted = &run.best_fit;
+            None => &run.best_fit,
+        };
+        let total_iterations = path_iterations + refit.as_ref().map_or(0, |f| f.iterations);
 
         let escapes: usize = run.points.iter().map(|pt| pt.certificate.escapes).sum();
         if escapes > 0 {
@@ -331,22 +383,8 @@ impl Method for LowRankOkl {
                  it off (docs/methods.md §2)"
             ));
         }
-        if validation.is_some() && (lambdas.len() > 1 || ranks.len() > 1) {
-            // The paper's protocol (its "validation" set is the held-out part); say so, since
-            // the test line then reports the part the choice was made on.
-            notes.push(format!(
-                "λ = {:.4e}{} was chosen by MSE on the held-out rows, so the test metrics are \
-                 optimistic; for an unbiased figure fix --lambda from `ovk sweep --cv K` or \
-                 score on a separate file",
-                chosen.lambda,
-                if ranks.len() > 1 {
-                    format!(" and p = {p}")
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        let unconverged = run.points.iter().filter(|pt| !pt.converged).count();
+        let unconverged = run.points.iter().filter(|pt| !pt.converged).count()
+            + usize::from(refit.as_ref().is_some_and(|f| !f.converged));
         if unconverged > 0 {
             notes.push(format!(
                 "{unconverged} λ value(s) reached max_iter = {max_iter} before the tolerance"
@@ -412,7 +450,7 @@ impl Method for LowRankOkl {
             "path".into(),
             serde_json::to_value(&run.points).unwrap_or(Json::Null),
         );
-        if ranks.len() > 1 {
+        if sweep_rows.len() > 1 {
             d.insert("rank_sweep".into(), Json::Array(sweep_rows));
         }
         if let Some(f) = factor {
