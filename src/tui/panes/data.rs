@@ -321,13 +321,13 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
         (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
         _ => s.theme.dim,
     };
-    let scale = match d.scale {
+    let scale = match d.split.scale {
         Scale::Standard => "standard",
         Scale::None => "none",
     };
     let missing = d.missing_summary();
     let semi = s.method().is_some_and(|m| m.name() == "vvmr");
-    let labeled = match d.labeled {
+    let labeled = match d.split.labeled {
         Some(f) => format!("labeled {f:.2} < >"),
         None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
         None => "labeled all < >".into(),
@@ -335,7 +335,7 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
     vec![
         Line::raw(format!(
             " test {:.2} [ ] · seed {} {{ }} · scaling {scale} =",
-            d.test_fraction, d.seed
+            d.split.test_fraction, d.split.seed
         )),
         Line::raw(format!(" {missing} · {labeled}")),
         Line::styled(format!(" {median}"), median_style),
