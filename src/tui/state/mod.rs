@@ -191,6 +191,16 @@ pub struct Prompt {
     pub text: String,
 }
 
+impl Prompt {
+    /// A prompt of `kind` whose answer starts as `text`.
+    pub fn new(kind: PromptKind, text: impl Into<String>) -> Self {
+        Prompt {
+            kind,
+            text: text.into(),
+        }
+    }
+}
+
 /// Trace playback of a saved session.
 #[derive(Debug, Clone)]
 pub struct Replay {
