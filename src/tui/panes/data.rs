@@ -8,7 +8,7 @@ use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
 use super::super::widgets::{clip, fmt_num, heatmap};
-use super::block;
+use super::{block, draw_note};
 use crate::data::Scale;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -64,12 +64,13 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     let d = &s.data;
     if let Some(p) = &d.loading {
         let name = p.file_name().unwrap_or(p.as_os_str()).to_string_lossy();
-        frame.render_widget(
-            Paragraph::new(Line::styled(format!("reading {name}…"), s.theme.dim))
-                .block(block("Preview", &s.theme, false)),
+        return draw_note(
+            frame,
             area,
+            s,
+            ("Preview", false),
+            &format!("reading {name}…"),
         );
-        return;
     }
     let Some(t) = &d.table else {
         let msg = match &d.load_error {

@@ -70,3 +70,18 @@ pub(crate) fn draw_scrolled(
         area,
     );
 }
+
+/// A pane, or a part of one, with nothing to show: a dim line saying why, in its block
+/// `(title, focused)`.
+pub(crate) fn draw_note(
+    frame: &mut Frame,
+    area: Rect,
+    s: &State,
+    (title, focused): (&str, bool),
+    note: &str,
+) {
+    frame.render_widget(
+        Paragraph::new(Line::styled(note, s.theme.dim)).block(block(title, &s.theme, focused)),
+        area,
+    );
+}

@@ -11,19 +11,12 @@ use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::record_table::{self, RecordTable};
 use super::super::widgets::{clip, fmt_num, fmt_secs};
-use super::{block, draw_scrolled};
+use super::{block, draw_note, draw_scrolled};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(f) = &s.result else {
-        frame.render_widget(
-            Paragraph::new(Line::styled(
-                "No results yet — start a fit (r) or open a session (8 Sessions).",
-                s.theme.dim,
-            ))
-            .block(block("Results", &s.theme, true)),
-            area,
-        );
-        return;
+        let note = "No results yet — start a fit (r) or open a session (8 Sessions).";
+        return draw_note(frame, area, s, ("Results", true), note);
     };
     if s.diag.shown {
         super::diagnostics::draw(frame, area, s, f);

@@ -14,7 +14,7 @@ use super::super::super::state::{State, SweepState};
 use super::super::super::theme::{ColorMode, Theme};
 use super::super::super::widgets::log_chart::Series;
 use super::super::super::widgets::{clip, fmt_num};
-use super::super::block;
+use super::super::{block, draw_note};
 use super::draw_chart;
 
 /// The i-th run's colour: the theme's series first, then the 16-colour palette (no colour
@@ -99,15 +99,13 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         legend,
     );
     if order.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Line::styled("reading the marked runs…", s.theme.dim)).block(block(
-                "Objective",
-                &s.theme,
-                true,
-            )),
+        return draw_note(
+            frame,
             charts,
+            s,
+            ("Objective", true),
+            "reading the marked runs…",
         );
-        return;
     }
     let shown = &order[..order.len().min(fit)];
     let areas = Layout::vertical(vec![Constraint::Fill(1); shown.len()]).split(charts);
