@@ -1164,8 +1164,7 @@ fn p08_vvmr_gets_a_labeled_fraction() {
 
 #[test]
 fn p09_missing_values_are_read_as_the_cli_reads_them_and_can_be_dropped() {
-    let dir = std::env::temp_dir().join(format!("ovk-tui-na-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::binary::temp_dir("tui", "na", true);
     let csv = dir.join("na.csv");
     std::fs::write(&csv, "a,b,y\n1,NA,0\n2,3,1\n3,4,0\n4,?,1\n").unwrap();
     let t = ovk::data::load_table(&csv, 5).unwrap();

@@ -8,7 +8,7 @@ use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
 use super::super::widgets::{clip, fmt_num, heatmap};
-use super::{block, draw_note};
+use super::{block, draw_note, error_or_hint};
 use crate::data::Scale;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -73,13 +73,8 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
         );
     }
     let Some(t) = &d.table else {
-        let msg = match &d.load_error {
-            Some(e) => Line::styled(e.clone(), s.theme.error),
-            None => Line::styled(
-                "Select a CSV or Parquet file and press Enter to preview it.",
-                s.theme.dim,
-            ),
-        };
+        let hint = "Select a CSV or Parquet file and press Enter to preview it.";
+        let msg = error_or_hint(s, d.load_error.as_deref(), hint);
         frame.render_widget(
             Paragraph::new(msg)
                 .wrap(Wrap { trim: true })

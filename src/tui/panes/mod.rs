@@ -85,3 +85,11 @@ pub(crate) fn draw_note(
         area,
     );
 }
+
+/// What went wrong in the error style, else what to do, dimmed.
+pub(crate) fn error_or_hint<'a>(s: &State, error: Option<&str>, hint: &'a str) -> Line<'a> {
+    match error {
+        Some(e) => Line::styled(e.to_string(), s.theme.error),
+        None => Line::styled(hint, s.theme.dim),
+    }
+}
