@@ -167,20 +167,7 @@ pub(crate) fn build(
 
 /// The cells of column `c` as trimmed text, missing markers as `None`.
 fn text_cells(raw: &RawTable, c: usize) -> Vec<Option<String>> {
-    match &raw.columns[c].cells {
-        Cells::Numeric(v) => v
-            .iter()
-            .map(|x| x.filter(|x| !x.is_nan()).map(|x| x.to_string()))
-            .collect(),
-        Cells::Text(v) => v
-            .iter()
-            .map(|s| {
-                s.as_deref()
-                    .filter(|s| !is_missing_text(s))
-                    .map(|s| s.trim().to_string())
-            })
-            .collect(),
-    }
+    raw.present_cells(c, |x| x.to_string(), str::to_string)
 }
 
 /// The most frequent present value (the smallest one on ties, so the choice is stable).

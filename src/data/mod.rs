@@ -22,6 +22,7 @@ mod select;
 mod sidecar;
 mod split;
 mod table;
+mod thrift_compact;
 mod views;
 mod write;
 

@@ -17,6 +17,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::thrift_compact as ct;
 use crate::error::input_at;
 use crate::Result;
 
@@ -121,13 +122,6 @@ mod field {
 /// ConvertedType DECIMAL in parquet.thrift.
 const CONVERTED_DECIMAL: i64 = 5;
 
-/// Compact-protocol type codes this walk interprets.
-const T_I32: u8 = 5;
-const T_I64: u8 = 6;
-const T_BINARY: u8 = 8;
-const T_LIST: u8 = 9;
-const T_STRUCT: u8 = 12;
-
 /// The type to skip a list element as: a bool element is one byte (type 1 or 2 in the list
 /// header), unlike a bool field, whose value sits in its header.
 fn element_kind(elem: u8) -> u8 {
@@ -197,6 +191,12 @@ impl Compact<'_> {
         Ok((n >> 1) as i64 ^ -((n & 1) as i64))
     }
 
+    /// An integer field's value, kept in `slot`.
+    fn zigzag_into(&mut self, slot: &mut Option<i64>) -> Walk {
+        *slot = Some(self.zigzag()?);
+        Ok(())
+    }
+
     /// The next field header of a struct as (id, type); `None` at the stop field. The short
     /// form stores the id as a delta from the previous field's.
     fn field(&mut self, last_id: &mut i64) -> std::result::Result<Option<(i64, u8)>, String> {
@@ -251,12 +251,12 @@ impl Compact<'_> {
         depth: usize,
         mut each: impl FnMut(&mut Self, u64) -> Walk,
     ) -> Walk {
-        if kind != T_LIST {
+        if kind != ct::LIST {
             return self.skip_value(kind, depth);
         }
         let (elem, n) = self.list_header()?;
         for i in 0..n {
-            if elem == T_STRUCT {
+            if elem == ct::STRUCT {
                 each(self, i)?;
             } else {
                 self.skip_value(element_kind(elem), depth + 1)?;
@@ -284,7 +284,7 @@ impl Compact<'_> {
                 r.walk_struct(2, |r, id, kind| match id {
                     field::ROW_GROUP_COLUMNS => r.walk_struct_list(kind, 3, |r, c| {
                         r.walk_struct(4, |r, id, kind| match (id, kind) {
-                            (field::CHUNK_META_DATA, T_STRUCT) => {
+                            (field::CHUNK_META_DATA, ct::STRUCT) => {
                                 chunks += 1;
                                 let at = format!("row group {g}, column {c}");
                                 r.column_chunk_range(data, &at)
@@ -309,36 +309,24 @@ impl Compact<'_> {
         let (mut name, mut decimal) = (String::new(), false);
         let (mut precision, mut scale) = (None, None);
         self.walk_struct(2, |r, id, kind| match (id, kind) {
-            (field::SCHEMA_NAME, T_BINARY) => {
+            (field::SCHEMA_NAME, ct::BINARY) => {
                 name = r.string()?;
                 Ok(())
             }
-            (field::SCHEMA_CONVERTED_TYPE, T_I32) => {
+            (field::SCHEMA_CONVERTED_TYPE, ct::I32) => {
                 decimal |= r.zigzag()? == CONVERTED_DECIMAL;
                 Ok(())
             }
-            (field::SCHEMA_SCALE, T_I32) => {
-                scale = Some(r.zigzag()?);
-                Ok(())
-            }
-            (field::SCHEMA_PRECISION, T_I32) => {
-                precision = Some(r.zigzag()?);
-                Ok(())
-            }
-            (field::SCHEMA_LOGICAL_TYPE, T_STRUCT) => r.walk_struct(3, |r, id, kind| {
-                if (id, kind) != (field::LOGICAL_DECIMAL, T_STRUCT) {
+            (field::SCHEMA_SCALE, ct::I32) => r.zigzag_into(&mut scale),
+            (field::SCHEMA_PRECISION, ct::I32) => r.zigzag_into(&mut precision),
+            (field::SCHEMA_LOGICAL_TYPE, ct::STRUCT) => r.walk_struct(3, |r, id, kind| {
+                if (id, kind) != (field::LOGICAL_DECIMAL, ct::STRUCT) {
                     return r.skip_value(kind, 3);
                 }
                 decimal = true;
                 r.walk_struct(4, |r, id, kind| match (id, kind) {
-                    (field::DECIMAL_SCALE, T_I32) => {
-                        scale = Some(r.zigzag()?);
-                        Ok(())
-                    }
-                    (field::DECIMAL_PRECISION, T_I32) => {
-                        precision = Some(r.zigzag()?);
-                        Ok(())
-                    }
+                    (field::DECIMAL_SCALE, ct::I32) => r.zigzag_into(&mut scale),
+                    (field::DECIMAL_PRECISION, ct::I32) => r.zigzag_into(&mut precision),
                     _ => r.skip_value(kind, 4),
                 })
             }),
@@ -380,11 +368,10 @@ impl Compact<'_> {
                 field::META_DICTIONARY_PAGE_OFFSET => &mut dictionary_page,
                 _ => return r.skip_value(kind, 5),
             };
-            if kind != T_I64 {
+            if kind != ct::I64 {
                 return r.skip_value(kind, 5);
             }
-            *slot = Some(r.zigzag()?);
-            Ok(())
+            r.zigzag_into(slot)
         })?;
         // A missing field is polars' to report; only a present range is checked here.
         let (Some(start), Some(len)) = (dictionary_page.or(data_page), size) else {

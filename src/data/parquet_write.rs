@@ -11,6 +11,8 @@
 
 use std::io::{self, Write};
 
+use super::thrift_compact as ct;
+
 /// A column page above this many bytes is left to polars (a page size is an i32).
 pub(crate) const MAX_PAGE_BYTES: usize = 1 << 30;
 
@@ -21,13 +23,6 @@ const ENCODING_PLAIN: i32 = 0;
 const ENCODING_RLE: i32 = 3;
 const CODEC_UNCOMPRESSED: i32 = 0;
 const PAGE_DATA: i32 = 0;
-
-// Thrift compact protocol type codes.
-const CT_I32: u8 = 5;
-const CT_I64: u8 = 6;
-const CT_BINARY: u8 = 8;
-const CT_LIST: u8 = 9;
-const CT_STRUCT: u8 = 12;
 
 /// Thrift compact encoding into a byte buffer; `last` holds the previous field id of each
 /// open struct (field headers are deltas).
@@ -69,17 +64,17 @@ impl Compact {
     }
 
     fn i32(&mut self, id: i16, v: i32) {
-        self.field(id, CT_I32);
+        self.field(id, ct::I32);
         self.zigzag(v as i64);
     }
 
     fn i64(&mut self, id: i16, v: i64) {
-        self.field(id, CT_I64);
+        self.field(id, ct::I64);
         self.zigzag(v);
     }
 
     fn string(&mut self, id: i16, s: &str) {
-        self.field(id, CT_BINARY);
+        self.field(id, ct::BINARY);
         self.raw_string(s);
     }
 
@@ -98,14 +93,14 @@ impl Compact {
     }
 
     fn list(&mut self, id: i16, len: usize, elem: u8) {
-        self.field(id, CT_LIST);
+        self.field(id, ct::LIST);
         self.list_header(len, elem);
     }
 
     /// A struct field (or, with `id` None, a struct element of a list).
     fn begin(&mut self, id: Option<i16>) {
         if let Some(id) = id {
-            self.field(id, CT_STRUCT);
+            self.field(id, ct::STRUCT);
         }
         self.last.push(0);
     }
@@ -163,7 +158,7 @@ pub(crate) fn write_plain_parquet(
     let mut f = Compact::new();
     // FileMetaData: 1 version, 2 schema, 3 num_rows, 4 row_groups, 6 created_by.
     f.i32(1, 1);
-    f.list(2, columns.len() + 1, CT_STRUCT);
+    f.list(2, columns.len() + 1, ct::STRUCT);
     // SchemaElement: 1 type, 3 repetition_type, 4 name, 5 num_children.
     f.begin(None);
     f.string(4, "schema");
@@ -177,10 +172,10 @@ pub(crate) fn write_plain_parquet(
         f.end();
     }
     f.i64(3, rows as i64);
-    f.list(4, 1, CT_STRUCT);
+    f.list(4, 1, ct::STRUCT);
     // RowGroup: 1 columns, 2 total_byte_size, 3 num_rows.
     f.begin(None);
-    f.list(1, columns.len(), CT_STRUCT);
+    f.list(1, columns.len(), ct::STRUCT);
     for ((name, _), &(start, size)) in columns.iter().zip(&chunks) {
         // ColumnChunk: 2 file_offset, 3 meta_data.
         f.begin(None);
@@ -189,10 +184,10 @@ pub(crate) fn write_plain_parquet(
         // ColumnMetaData: 1 type, 2 encodings, 3 path_in_schema, 4 codec, 5 num_values,
         // 6 total_uncompressed_size, 7 total_compressed_size, 9 data_page_offset.
         f.i32(1, TYPE_DOUBLE);
-        f.list(2, 2, CT_I32);
+        f.list(2, 2, ct::I32);
         f.zigzag(ENCODING_PLAIN as i64);
         f.zigzag(ENCODING_RLE as i64);
-        f.list(3, 1, CT_BINARY);
+        f.list(3, 1, ct::BINARY);
         f.raw_string(name);
         f.i32(4, CODEC_UNCOMPRESSED);
         f.i64(5, rows as i64);

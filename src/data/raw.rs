@@ -93,17 +93,28 @@ impl RawTable {
     /// Column `col` as labels (class values): numbers keep their numeric order, text sorts
     /// lexicographically. `None` marks a missing cell.
     pub fn labels(&self, col: usize) -> Vec<Option<Label>> {
+        self.present_cells(col, Label::Number, |s| Label::Text(s.to_string()))
+    }
+
+    /// Column `col` cell by cell: a number through `number`, a text (trimmed) through `text`,
+    /// `None` for a missing cell (NaN or a missing marker).
+    pub fn present_cells<T>(
+        &self,
+        col: usize,
+        number: impl Fn(f64) -> T,
+        text: impl Fn(&str) -> T,
+    ) -> Vec<Option<T>> {
         match &self.columns[col].cells {
             Cells::Numeric(v) => v
                 .iter()
-                .map(|x| x.filter(|x| !x.is_nan()).map(Label::Number))
+                .map(|x| x.filter(|x| !x.is_nan()).map(&number))
                 .collect(),
             Cells::Text(v) => v
                 .iter()
                 .map(|s| {
                     s.as_deref()
                         .filter(|s| !is_missing_text(s))
-                        .map(|s| Label::Text(s.trim().to_string()))
+                        .map(|s| text(s.trim()))
                 })
                 .collect(),
         }

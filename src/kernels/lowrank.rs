@@ -14,7 +14,9 @@
 //! `K̃(x, X) = z(x)ᵀ Zᵀ`. Its quality is the relative trace error `(tr K − ‖Z‖²_F) / tr K`,
 //! which needs only K's diagonal.
 
-use ndarray::{s, Array2, ArrayView2, Axis};
+use std::ops::Range;
+
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -330,20 +332,14 @@ fn residual_columns(
     let xc = x.select(Axis(0), candidates);
     let zc = z_k.select(Axis(0), candidates); // |C|×k
     let mut g = Array2::<f64>::zeros((n, candidates.len()));
-    let chunks: Vec<_> = g.axis_chunks_iter_mut(Axis(0), ROW_CHUNK).collect();
-    chunks
-        .into_par_iter()
-        .enumerate()
-        .try_for_each(|(c, mut block)| -> Result<()> {
-            let start = c * ROW_CHUNK;
-            let rows = start..start + block.nrows();
-            let mut kc = cross_gram(kernel, x.slice(s![rows.clone(), ..]), xc.view())?;
-            if z_k.ncols() > 0 {
-                kc -= &matmul(z_k.slice(s![rows, ..]), zc.t());
-            }
-            block.assign(&kc);
-            Ok(())
-        })?;
+    par_row_chunks(&mut g, |rows, mut block| {
+        let mut kc = cross_gram(kernel, x.slice(s![rows.clone(), ..]), xc.view())?;
+        if z_k.ncols() > 0 {
+            kc -= &matmul(z_k.slice(s![rows, ..]), zc.t());
+        }
+        block.assign(&kc);
+        Ok(())
+    })?;
     Ok(g)
 }
 
@@ -393,17 +389,27 @@ fn accept_pivots(
 /// `G L⁻ᵀ` (n×a) for lower-triangular L, in parallel row chunks.
 fn solve_rows(l: &Array2<f64>, g: &Array2<f64>) -> Result<Array2<f64>> {
     let mut out = Array2::<f64>::zeros(g.dim());
+    par_row_chunks(&mut out, |rows, mut block| {
+        block.assign(&solve_lower(l.view(), g.slice(s![rows, ..]).t())?.t());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Fill `out` by chunks of `ROW_CHUNK` rows in parallel: `fill(rows, block)` writes the rows
+/// `rows` into `block`.
+fn par_row_chunks(
+    out: &mut Array2<f64>,
+    fill: impl Fn(Range<usize>, ArrayViewMut2<f64>) -> Result<()> + Sync,
+) -> Result<()> {
     let chunks: Vec<_> = out.axis_chunks_iter_mut(Axis(0), ROW_CHUNK).collect();
     chunks
         .into_par_iter()
         .enumerate()
-        .try_for_each(|(c, mut block)| -> Result<()> {
+        .try_for_each(|(c, block)| {
             let start = c * ROW_CHUNK;
-            let gb = g.slice(s![start..start + block.nrows(), ..]);
-            block.assign(&solve_lower(l.view(), gb.t())?.t());
-            Ok(())
-        })?;
-    Ok(out)
+            fill(start..start + block.nrows(), block)
+        })
 }
 
 #[cfg(test)]

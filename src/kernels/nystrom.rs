@@ -79,12 +79,22 @@ mod tests {
     use super::*;
     use crate::util::rng::Rng;
 
+    /// Random points of shape `(n, d)`, a Gaussian kernel of width σ, and their Gram matrix.
+    fn points_and_gram(
+        r: &mut Rng,
+        dim: (usize, usize),
+        sigma: f64,
+    ) -> (Array2<f64>, Kernel, Array2<f64>) {
+        let x = Array2::from_shape_fn(dim, |_| r.normal());
+        let kern = Kernel::Gaussian { sigma };
+        let k = gram(&kern, x.view()).unwrap();
+        (x, kern, k)
+    }
+
     #[test]
     fn all_columns_reproduce_the_gram() {
         let mut r = Rng::new(3);
-        let x = Array2::from_shape_fn((12, 3), |_| r.normal());
-        let kern = Kernel::Gaussian { sigma: 1.5 };
-        let k = gram(&kern, x.view()).unwrap();
+        let (x, kern, k) = points_and_gram(&mut r, (12, 3), 1.5);
         let idx = r.sample(12, 12);
         let f = nystrom(&kern, x.view(), &idx).unwrap();
         let approx = f.u.dot(&f.u.t());
@@ -98,10 +108,7 @@ mod tests {
 
     #[test]
     fn few_columns_give_a_psd_underestimate() {
-        let mut r = Rng::new(5);
-        let x = Array2::from_shape_fn((20, 2), |_| r.normal());
-        let kern = Kernel::Gaussian { sigma: 1.0 };
-        let k = gram(&kern, x.view()).unwrap();
+        let (x, kern, k) = points_and_gram(&mut Rng::new(5), (20, 2), 1.0);
         let f = nystrom(&kern, x.view(), &[0, 3, 7]).unwrap();
         let diff = &k - &f.u.dot(&f.u.t());
         // K − UUᵀ is a Schur complement: PSD, so its diagonal is ≥ 0 and the sampled rows vanish.

@@ -23,7 +23,9 @@ pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress
 pub use norm::{frobenius, frobenius_sq, inner};
 pub use qr::{qr_thin, ThinQr};
 pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
-pub use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
+pub use sylvester::{
+    divide_by_spectrum, lyapunov_sym, sylvester_sym, sylvester_sym_eig, symmetrize,
+};
 
 /// Choose faer's thread count. Measured on the 2-core machines this runs on (see
 /// docs/performance.md): sequential kernels win for the matrix sizes ovk meets, so that is the

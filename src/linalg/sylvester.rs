@@ -21,6 +21,24 @@ pub fn sylvester_sym_eig(
     matmul(matmul(u, w.view()).view(), v.t())
 }
 
+/// Solve `K C L + λ C = Y` for symmetric K and L through both eigendecompositions.
+pub fn sylvester_sym(
+    k: ArrayView2<f64>,
+    l: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    lambda: f64,
+) -> Result<Array2<f64>> {
+    let (ek, el) = (eigh(k)?, eigh(l)?);
+    Ok(sylvester_sym_eig(
+        ek.vectors.view(),
+        ek.values.view(),
+        el.vectors.view(),
+        el.values.view(),
+        y,
+        lambda,
+    ))
+}
+
 /// `W ⊘ (s tᵀ + λ)`, the diagonal solve shared by every eigenbasis Sylvester step.
 pub fn divide_by_spectrum(
     w: ArrayView2<f64>,
@@ -62,16 +80,7 @@ mod tests {
         let l = array![[1.0, 0.2], [0.2, 0.5]];
         let y = array![[1.0, 0.0], [0.5, 1.0], [-1.0, 2.0]];
         let lambda = 0.3;
-        let ek = eigh(k.view()).unwrap();
-        let el = eigh(l.view()).unwrap();
-        let c = sylvester_sym_eig(
-            ek.vectors.view(),
-            ek.values.view(),
-            el.vectors.view(),
-            el.values.view(),
-            y.view(),
-            lambda,
-        );
+        let c = sylvester_sym(k.view(), l.view(), y.view(), lambda).unwrap();
         let res = k.dot(&c).dot(&l) + &c * lambda - &y;
         assert!(res.iter().all(|d| d.abs() < 1e-12), "{res:?}");
     }

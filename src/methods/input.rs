@@ -201,6 +201,18 @@ pub struct FactorSummary {
 }
 
 impl FactorSummary {
+    /// What factor `f` is, reached by `route` in `seconds`.
+    pub fn of(route: &'static str, f: &InputFactor, seconds: f64) -> Self {
+        FactorSummary {
+            route,
+            requested: f.requested,
+            rank: f.rank(),
+            landmarks: f.how,
+            trace_error: f.trace_error,
+            seconds,
+        }
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         json!({
             "route": self.route,
@@ -331,13 +343,10 @@ impl InputSpectrum {
         let yt = matmul_tn(v_inv_sqrt.view(), zty.view()); // Ỹ = diag(s)^{-½} Vᵀ ZᵀY
         let y_sq: f64 = y.iter().map(|v| v * v).sum();
         let yt_sq: f64 = yt.iter().map(|v| v * v).sum();
+        // The rank kept: the factor's directions above the cut.
         let summary = FactorSummary {
-            route,
-            requested: f.requested,
             rank: s.len(),
-            landmarks: f.how,
-            trace_error: f.trace_error,
-            seconds,
+            ..FactorSummary::of(route, &f, seconds)
         };
         Ok(InputSpectrum {
             s,

@@ -89,16 +89,21 @@ impl Resolved<'_> {
         })
     }
 
+    /// `None` for an absent value without a default, else `read(key)`.
+    fn opt<T>(&self, key: &str, read: impl Fn(&Self, &str) -> Result<T>) -> Result<Option<T>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(_) => read(self, key).map(Some),
+        }
+    }
+
     pub fn f64(&self, key: &str) -> Result<f64> {
         as_f64(&self.need(key)?)
             .ok_or_else(|| OvkError::input(format!("parameter '{key}' must be a number")))
     }
 
     pub fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(_) => self.f64(key).map(Some),
-        }
+        self.opt(key, Self::f64)
     }
 
     pub fn usize(&self, key: &str) -> Result<usize> {
@@ -111,10 +116,7 @@ impl Resolved<'_> {
     }
 
     pub fn opt_usize(&self, key: &str) -> Result<Option<usize>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(_) => self.usize(key).map(Some),
-        }
+        self.opt(key, Self::usize)
     }
 
     pub fn bool(&self, key: &str) -> Result<bool> {
@@ -134,10 +136,7 @@ impl Resolved<'_> {
     }
 
     pub fn opt_str(&self, key: &str) -> Result<Option<String>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(_) => self.str(key).map(Some),
-        }
+        self.opt(key, Self::str)
     }
 }
 

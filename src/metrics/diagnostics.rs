@@ -6,7 +6,7 @@ use ndarray::{ArrayView1, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 
 use super::classification::argmax;
-use super::ranking::auc;
+use super::ranking::{auc, per_label_map};
 use crate::data::Task;
 
 /// Pairs kept per output for the scatter: more than a terminal's braille canvas resolves.
@@ -135,38 +135,26 @@ pub fn confusion(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> Vec<Vec<usize>> {
 /// Per label: positives are cells above `threshold` (truth and prediction alike); precision =
 /// TP / (TP + FP), recall = TP / (TP + FN); AUC ranks the raw scores.
 pub fn per_label(y: ArrayView2<f64>, yhat: ArrayView2<f64>, threshold: f64) -> Vec<LabelScores> {
-    if y.dim() != yhat.dim() {
-        return Vec::new();
-    }
-    y.axis_iter(Axis(1))
-        .zip(yhat.axis_iter(Axis(1)))
-        .map(|(yj, fj)| {
-            let (truth, scores): (Vec<bool>, Vec<f64>) = yj
-                .iter()
-                .zip(fj.iter())
-                .filter(|(t, _)| !t.is_nan())
-                .map(|(t, s)| (*t > threshold, *s))
-                .unzip();
-            let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
-            for (&t, &s) in truth.iter().zip(&scores) {
-                match (t, s > threshold) {
-                    (true, true) => tp += 1,
-                    (false, true) => fp += 1,
-                    (true, false) => fn_ += 1,
-                    (false, false) => {}
-                }
+    per_label_map(y, yhat, threshold, |truth, scores| {
+        let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
+        for (&t, &s) in truth.iter().zip(scores) {
+            match (t, s > threshold) {
+                (true, true) => tp += 1,
+                (false, true) => fp += 1,
+                (true, false) => fn_ += 1,
+                (false, false) => {}
             }
-            let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
-            let a = auc(&truth, &scores);
-            LabelScores {
-                precision: ratio(tp, tp + fp),
-                recall: ratio(tp, tp + fn_),
-                auc: a.is_finite().then_some(a),
-                support: tp + fn_,
-                rows: truth.len(),
-            }
-        })
-        .collect()
+        }
+        let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
+        let a = auc(truth, scores);
+        LabelScores {
+            precision: ratio(tp, tp + fp),
+            recall: ratio(tp, tp + fn_),
+            auc: a.is_finite().then_some(a),
+            support: tp + fn_,
+            rows: truth.len(),
+        }
+    })
 }
 
 /// R², MSE and the scatter sample of one output (rows with a NaN truth skipped).

@@ -38,19 +38,31 @@ pub fn auc(labels: &[bool], scores: &[f64]) -> f64 {
 /// column of `ŷ`. Rows whose truth cell is NaN are left out of that label. Empty when the
 /// shapes differ.
 pub fn per_label_auc(y: ArrayView2<f64>, yhat: ArrayView2<f64>, threshold: f64) -> Vec<f64> {
+    per_label_map(y, yhat, threshold, auc)
+}
+
+/// `score(truth, scores)` of each output column: truth is a cell of `y` above `threshold`,
+/// scores the column of `ŷ`, rows whose truth cell is NaN left out. Empty when the shapes
+/// differ.
+pub fn per_label_map<T>(
+    y: ArrayView2<f64>,
+    yhat: ArrayView2<f64>,
+    threshold: f64,
+    score: impl Fn(&[bool], &[f64]) -> T,
+) -> Vec<T> {
     if y.dim() != yhat.dim() {
         return Vec::new();
     }
     y.axis_iter(Axis(1))
         .zip(yhat.axis_iter(Axis(1)))
         .map(|(yj, fj)| {
-            let (labels, scores): (Vec<bool>, Vec<f64>) = yj
+            let (truth, scores): (Vec<bool>, Vec<f64>) = yj
                 .iter()
                 .zip(fj.iter())
                 .filter(|(t, _)| !t.is_nan())
                 .map(|(t, s)| (*t > threshold, *s))
                 .unzip();
-            auc(&labels, &scores)
+            score(&truth, &scores)
         })
         .collect()
 }

@@ -265,20 +265,8 @@ impl Output {
     pub fn write_with(&self, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
         let fail = |e: io::Error| refuse(&self.shown, format!("cannot write: {e}"));
         match &self.dest {
-            Dest::Stdout => {
-                let out = io::stdout();
-                let mut w = BufWriter::new(out.lock());
-                fill(&mut w)
-                    .and_then(|_| w.flush())
-                    .map_err(|e| OvkError::input(format!("writing to standard output: {e}")))
-            }
-            Dest::Stderr => {
-                let err = io::stderr();
-                let mut w = BufWriter::new(err.lock());
-                fill(&mut w)
-                    .and_then(|_| w.flush())
-                    .map_err(|e| OvkError::input(format!("writing to standard error: {e}")))
-            }
+            Dest::Stdout => to_stream(io::stdout().lock(), "standard output", fill),
+            Dest::Stderr => to_stream(io::stderr().lock(), "standard error", fill),
             Dest::Through(p) => {
                 // Opening a FIFO waits for its reader, as a shell redirection does.
                 let f = OpenOptions::new().write(true).open(p).map_err(fail)?;
@@ -350,6 +338,18 @@ fn temp_beside(p: &Path) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     p.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// `fill` into a standard stream, buffered and flushed; an error names the stream.
+fn to_stream(
+    stream: impl Write,
+    name: &str,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    let mut w = BufWriter::new(stream);
+    fill(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| OvkError::input(format!("writing to {name}: {e}")))
 }
 
 #[cfg(test)]

@@ -43,6 +43,16 @@ pub struct Metrics {
     pub unlabeled: Option<MetricMap>,
 }
 
+impl Metrics {
+    /// The metric names of the train and test parts, sorted, each once.
+    pub fn names(&self) -> Vec<&String> {
+        let mut keys: Vec<&String> = self.test.keys().chain(self.train.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+}
+
 /// Wall-clock seconds of each stage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timings {

@@ -77,14 +77,7 @@ pub fn current(s: &State) -> Result<(String, String), String> {
                 return Ok((format!("{session}-{}", t.key), out));
             }
             let mut out = String::from("metric,train,test,baseline\n");
-            let mut keys: Vec<&String> = r
-                .metrics
-                .test
-                .keys()
-                .chain(r.metrics.train.keys())
-                .collect();
-            keys.sort();
-            keys.dedup();
+            let keys = r.metrics.names();
             let num = |v: Option<&f64>| v.map(|v| v.to_string()).unwrap_or_default();
             for k in keys {
                 out.push_str(&format!(

@@ -60,31 +60,21 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
             encoded.push(c.name.clone());
         }
     }
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut notes: Vec<String> = source.into_iter().collect();
-    if !encoded.is_empty() {
-        notes.push(format!(
-            "{} text column{} one-hot encoded ({})",
-            encoded.len(),
-            plural(encoded.len()),
-            super::widgets::clip(&encoded.join(", "), 30)
-        ));
-    }
-    if !ignored.is_empty() {
-        notes.push(format!(
-            "{} text/ID column{} ignored ({})",
-            ignored.len(),
-            plural(ignored.len()),
-            super::widgets::clip(&ignored.join(", "), 40)
-        ));
-    }
-    if !dates.is_empty() {
-        notes.push(format!(
-            "{} date column{} ignored, dates are not encoded ({})",
-            dates.len(),
-            plural(dates.len()),
-            super::widgets::clip(&dates.join(", "), 30)
-        ));
+    // "3 text columns one-hot encoded (a, b, c)", the names clipped to `width`.
+    for (names, kind, what, width) in [
+        (&encoded, "text", "one-hot encoded", 30),
+        (&ignored, "text/ID", "ignored", 40),
+        (&dates, "date", "ignored, dates are not encoded", 30),
+    ] {
+        if !names.is_empty() {
+            notes.push(format!(
+                "{} {kind} column{} {what} ({})",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                super::widgets::clip(&names.join(", "), width)
+            ));
+        }
     }
     let source = (!notes.is_empty()).then(|| notes.join("; "));
     Prefill {

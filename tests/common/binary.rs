@@ -30,6 +30,11 @@ pub fn temp_dir(prefix: &str, name: &str, create: bool) -> PathBuf {
     d
 }
 
+/// Panics, saying `context` and what ovk wrote to stderr, unless the run exited 0.
+pub fn assert_ok(o: &Output, context: &str) {
+    assert!(o.status.success(), "{context}{}", stderr(o));
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

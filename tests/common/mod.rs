@@ -11,7 +11,7 @@ pub mod support;
 
 use ndarray::Array2;
 use ovk::data::rng::Rng;
-use ovk::kernels::Kernel;
+use ovk::kernels::{input_factor, InputFactor, InputRank, Kernel, KernelSpec, Landmarks};
 use ovk::methods::{self, Collect, Fit, Params, Problem, Value};
 
 /// A rows×cols matrix of independent standard normal draws.
@@ -28,6 +28,44 @@ pub fn smooth_problem(ell: usize, m: usize, seed: u64) -> Problem {
     let mix = normal(&mut rng, 2, m);
     let y = latent.dot(&mix) + normal(&mut rng, ell, m) * 0.1;
     Problem::new(x, y, Kernel::Gaussian { sigma: 1.0 })
+}
+
+/// ℓ + t rows in 3-D with m outputs (sin x mixed through a random map, noise 0.2), the last t
+/// held out; `kernel` at input rank `rank` with RPCholesky landmarks.
+pub fn sine_problem(
+    seed: u64,
+    l: usize,
+    t: usize,
+    m: usize,
+    kernel: Kernel,
+    rank: InputRank,
+) -> Problem {
+    let mut rng = Rng::new(seed);
+    let x = normal(&mut rng, l + t, 3);
+    let mix = normal(&mut rng, 3, m);
+    let y = x.mapv(f64::sin).dot(&mix) + normal(&mut rng, l + t, m) * 0.2;
+    let spec = KernelSpec {
+        name: kernel.name(),
+        input_rank: rank,
+        landmarks: Landmarks::Rpcholesky,
+        ..KernelSpec::default()
+    };
+    Problem::new(x, y, kernel)
+        .holding_out(l)
+        .with_kernel_spec(spec)
+}
+
+/// The input factor a fit of `p` at rank r builds (same seed, rank and landmarks).
+pub fn fit_factor(p: &Problem, r: usize) -> InputFactor {
+    input_factor(
+        &p.kernel,
+        p.x.view(),
+        r,
+        Landmarks::Rpcholesky,
+        p.seed,
+        &mut |_| Ok(()),
+    )
+    .unwrap()
 }
 
 /// Parameters from name/value pairs.

@@ -61,43 +61,32 @@ fn sarcos_like(dir: &Path) -> String {
 fn bare_boolean_flags_and_view_selectors() {
     let dir = scratch("views");
     let data = sarcos_like(&dir);
-    let store = dir.join("store").display().to_string();
-    ok(&ovk(&[
-        "run",
-        "--data",
-        &data,
-        "--targets",
-        "y",
-        "--method",
-        "mvml",
-        "--view",
-        "q=q1..q3",
-        "--view",
-        "dq=dq1..dq3",
-        "--fixed-metric",
-        "--max-iter",
-        "3",
-        "--sessions",
-        &store,
-    ]));
-    let s = session_json(Path::new(&store));
+    // `ovk run` on that table with `flags`, saved into the store `name`: its session.json.
+    let session = |name: &str, flags: &[&str]| {
+        let store = dir.join(name).display().to_string();
+        let mut args = vec!["run", "--data", data.as_str(), "--targets", "y"];
+        args.extend(flags);
+        args.extend(["--sessions", store.as_str()]);
+        ok(&ovk(&args));
+        session_json(Path::new(&store))
+    };
+    let s = session(
+        "store",
+        &[
+            "--method",
+            "mvml",
+            "--view",
+            "q=q1..q3",
+            "--view",
+            "dq=dq1..dq3",
+            "--fixed-metric",
+            "--max-iter",
+            "3",
+        ],
+    );
     assert_eq!(s["params"]["fixed_metric"], serde_json::json!(true));
     assert_eq!(s["details"]["views"], serde_json::json!(["q", "dq"]));
-    let store2 = dir.join("store2").display().to_string();
-    ok(&ovk(&[
-        "run",
-        "--data",
-        &data,
-        "--targets",
-        "y",
-        "--method",
-        "krr",
-        "--drop-missing",
-        "false",
-        "--sessions",
-        &store2,
-    ]));
-    let s = session_json(Path::new(&store2));
+    let s = session("store2", &["--method", "krr", "--drop-missing", "false"]);
     assert_eq!(
         s["config"]["data"]["drop_missing"],
         serde_json::json!(false)

@@ -2,6 +2,7 @@
 //! CLI on tests/data/mixed_columns.csv (id 1..40, user u000…, when 2024-01-…, city with an NA,
 //! size, age with two NA, price).
 
+use crate::common::binary;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -93,11 +94,7 @@ fn cli_missing_option_is_checked_and_the_session_keeps_the_encoding() {
     let both = run(&["--missing", "impute", "--drop-missing"]);
     assert_eq!(both.status.code(), Some(2));
     let ok = run(&["--missing", "impute"]);
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
+    binary::assert_ok(&ok, "");
     let dir = std::fs::read_dir(&store)
         .unwrap()
         .flatten()
@@ -148,20 +145,12 @@ fn predict_re_encodes_text_features_and_refuses_unseen_levels() {
         "krr",
         "--json",
     ]);
-    assert!(
-        fit.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fit.stderr)
-    );
+    binary::assert_ok(&fit, "");
     let j: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&fit.stdout).trim()).unwrap();
     let session = j["session"].as_str().unwrap().to_string();
     let out = ovk(&["predict", &session, "--data", d, "--out", "-"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
     let rows = String::from_utf8_lossy(&out.stdout).lines().count();
     assert_eq!(rows, complete.len(), "a header and one line per row");
 

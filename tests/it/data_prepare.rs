@@ -46,11 +46,17 @@ fn small_csv(name: &str) -> PathBuf {
     temp(name, &s)
 }
 
+/// A config of the file at `p` whose class column is `class`.
+fn with_class(p: &Path, class: &str) -> DataConfig {
+    let mut cfg = DataConfig::new(p);
+    cfg.class = Some(class.into());
+    cfg
+}
+
 #[test]
 fn multiclass_codings_and_class_order() {
     let p = small_csv("codings.csv");
-    let mut cfg = DataConfig::new(&p);
-    cfg.class = Some("kind".into());
+    let mut cfg = with_class(&p, "kind");
     cfg.features = Some(vec!["x1,x2".into()]);
     cfg.test_fraction = 0.0;
     let pm = run(&cfg);
@@ -72,8 +78,7 @@ fn multiclass_codings_and_class_order() {
 #[test]
 fn numeric_classes_sort_numerically() {
     let p = temp("numclass.csv", "a,c\n1,10\n2,9\n3,2\n4,10\n");
-    let mut cfg = DataConfig::new(&p);
-    cfg.class = Some("c".into());
+    let mut cfg = with_class(&p, "c");
     cfg.test_fraction = 0.0;
     let prep = run(&cfg);
     assert_eq!(prep.output_names, vec!["c=2", "c=9", "c=10"]);
@@ -120,8 +125,7 @@ fn ranges_and_globs_follow_file_order() {
 #[test]
 fn split_is_seeded_disjoint_and_complete() {
     let p = small_csv("split.csv");
-    let mut cfg = DataConfig::new(&p);
-    cfg.class = Some("kind".into());
+    let mut cfg = with_class(&p, "kind");
     cfg.seed = 5;
     let a = run(&cfg);
     let b = run(&cfg);
@@ -164,8 +168,7 @@ fn standard_scaling_uses_training_statistics() {
         "scale.csv",
         "a,k,c\n1,3,0\n2,3,1\n3,3,0\n4,3,1\n5,3,0\n6,3,1\n7,3,0\n8,3,1\n",
     );
-    let mut cfg = DataConfig::new(&p);
-    cfg.class = Some("c".into());
+    let mut cfg = with_class(&p, "c");
     cfg.seed = 3;
     let prep = run(&cfg);
     let raw: Vec<f64> = prep.train_rows.iter().map(|r| *r as f64 + 1.0).collect();
@@ -291,8 +294,7 @@ fn views_by_prefix() {
         "views.csv",
         "fou_0,fou_1,kar_0,zer,c\n1,2,3,4,0\n4,5,6,7,1\n8,9,1,2,0\n",
     );
-    let mut cfg = DataConfig::new(&p);
-    cfg.class = Some("c".into());
+    let mut cfg = with_class(&p, "c");
     cfg.views = Some(vec!["kar,fou".into(), "zer".into()]);
     let prep = run(&cfg);
     let v: Vec<(String, Vec<usize>)> = prep

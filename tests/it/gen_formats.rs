@@ -2,6 +2,7 @@
 //! every format reads back to the generator's numbers bit for bit, and `ovk run` needs no
 //! role flags on the result.
 
+use crate::common::binary;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -39,11 +40,7 @@ fn every_format_round_trips_with_its_sidecar() {
             "--out",
             &p,
         ]);
-        assert!(
-            out.status.success(),
-            "{ext}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        binary::assert_ok(&out, &format!("{ext}: "));
         if ext == "parquet" {
             let head = std::fs::read(&path).unwrap();
             assert_eq!(&head[..4], b"PAR1", "a Parquet file, not text");
@@ -82,11 +79,7 @@ fn every_format_round_trips_with_its_sidecar() {
             &store.display().to_string(),
             "--json",
         ]);
-        assert!(
-            out.status.success(),
-            "{ext}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        binary::assert_ok(&out, &format!("{ext}: "));
     }
 }
 
@@ -133,11 +126,7 @@ fn a_wide_parquet_file_reads_back_bit_for_bit() {
         "--out",
         &p,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
     let names: Vec<String> = std::iter::once("x".to_string())
         .chain((0..40).map(|j| format!("y{j}")))
         .collect();

@@ -2,6 +2,7 @@
 //! file (and its row and column where that applies), never panic, and write no session.
 //! The fixtures are in tests/data/bad/ (see its README.md); large or derived ones are made here.
 
+use crate::common::binary;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -272,11 +273,7 @@ fn session_copy(name: &str) -> PathBuf {
         ],
         &setup,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let made = PathBuf::from(v["session"].as_str().unwrap());
     let dir = scratch(name).join("session");
@@ -481,11 +478,7 @@ fn parquet_decimal_column_is_named_with_the_fix() {
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let out = ovk(&args, &store);
     let _ = std::fs::remove_dir_all(&store);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
 }
 
 /// Found by the `load_csv` fuzzer: column chunks the footer places before the file's first byte.

@@ -127,8 +127,7 @@ fn bad_low_rank_text_is_an_input_error() {
 
 #[test]
 fn candidates_file_is_read_and_checked() {
-    let dir = std::env::temp_dir().join(format!("ovk-kde-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::binary::temp_dir("kde", "candidates", true);
     let good = dir.join("cands.csv");
     std::fs::write(&good, "v,u\n1.0,2.0\n-1.0,0.5\n3.0,3.0\n").unwrap();
     let p = problem(15, 4);

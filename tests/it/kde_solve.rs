@@ -5,7 +5,7 @@ use crate::common::normal;
 use ndarray::{Array2, Axis};
 use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
-use ovk::linalg::{eigh, sylvester_sym_eig};
+use ovk::linalg::{eigh, sylvester_sym};
 use ovk::methods::kde::incomplete_cholesky;
 use ovk::methods::kde::lowrank::solve_low_rank;
 use ovk::methods::kde::solve::{
@@ -146,17 +146,9 @@ fn conditional_with_huge_epsilon_approaches_covariance() {
 
 /// Vector-valued kernel ridge `K C Γ + λ C = Y`, prediction `K_x C Γ`.
 fn vv_krr(k: &Array2<f64>, y: &Array2<f64>, gamma: &Array2<f64>, nl: f64) -> Array2<f64> {
-    let ek = eigh(k.view()).unwrap();
-    let eg = eigh(gamma.view()).unwrap();
-    let c = sylvester_sym_eig(
-        ek.vectors.view(),
-        ek.values.view(),
-        eg.vectors.view(),
-        eg.values.view(),
-        y.view(),
-        nl,
-    );
-    c.dot(gamma)
+    sylvester_sym(k.view(), gamma.view(), y.view(), nl)
+        .unwrap()
+        .dot(gamma)
 }
 
 #[test]

@@ -40,6 +40,15 @@ fn args(data: &Path, m: usize, store: &Path) -> Vec<String> {
     a
 }
 
+/// `ovk ARGS` run to the end, which must succeed (it saves a session).
+fn save_ok(args: &[String]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ovk"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", binary::stderr(&out));
+}
+
 /// Every file of a session directory, by name, with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
@@ -101,11 +110,7 @@ fn sigkill_during_save_leaves_the_store_intact() {
     let a = args(&data, m, &store);
 
     // The previous session.
-    let first = Command::new(env!("CARGO_BIN_EXE_ovk"))
-        .args(&a)
-        .output()
-        .unwrap();
-    assert!(first.status.success(), "{}", binary::stderr(&first));
+    save_ok(&a);
     let (sessions, _) = entries(&store);
     assert_eq!(sessions.len(), 1);
     let previous = sessions[0].clone();
@@ -171,11 +176,7 @@ fn sigkill_during_save_leaves_the_store_intact() {
     );
 
     // The next save removes the dead writers' leftovers and succeeds beside them.
-    let last = Command::new(env!("CARGO_BIN_EXE_ovk"))
-        .args(&a)
-        .output()
-        .unwrap();
-    assert!(last.status.success(), "{}", binary::stderr(&last));
+    save_ok(&a);
     let (sessions, work) = entries(&store);
     assert!(work.is_empty(), "leftovers: {work:?}");
     assert_eq!(listed(&store).len(), sessions.len());

@@ -3,29 +3,15 @@
 //! (checked against dense brute-force formulas on K̃ = ZZᵀ); the linear kernel's primal route
 //! is exact; and bad `--input-rank` values are refused naming the option.
 
-use crate::common::{self, dense, max_abs_diff, normal, params, scale};
+use crate::common::{self, dense, max_abs_diff, params, scale};
 use ndarray::{Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, input_factor, InputRank, Kernel, KernelName, KernelSpec, Landmarks};
+use ovk::kernels::{gram, input_factor, InputRank, Kernel, KernelName, Landmarks};
 use ovk::linalg::cholesky;
 use ovk::methods::{self, Collect, Fit, Params, Problem, ProblemShape, Route, Value};
 
-/// ℓ training and t test points in 3-D with m correlated outputs.
+/// ℓ training and t test points in 3-D with m correlated outputs, problem seed 11.
 fn problem(seed: u64, l: usize, t: usize, m: usize, kernel: Kernel, rank: InputRank) -> Problem {
-    let mut rng = Rng::new(seed);
-    let x = normal(&mut rng, l + t, 3);
-    let mix = normal(&mut rng, 3, m);
-    let y = x.mapv(f64::sin).dot(&mix) + normal(&mut rng, l + t, m) * 0.2;
-    let spec = KernelSpec {
-        name: kernel.name(),
-        input_rank: rank,
-        landmarks: Landmarks::Rpcholesky,
-        ..KernelSpec::default()
-    };
-    Problem::new(x, y, kernel)
-        .holding_out(l)
-        .with_kernel_spec(spec)
-        .with_seed(11)
+    common::sine_problem(seed, l, t, m, kernel, rank).with_seed(11)
 }
 
 fn fit(method: &str, p: &Problem, pairs: &[(&str, Value)]) -> Fit {
@@ -86,15 +72,7 @@ fn every_landmark_reproduces_the_exact_solve() {
 
 /// Dense K̃ = ZZᵀ from the same factor the fit builds (same seed, rank and landmarks).
 fn dense_approximation(p: &Problem, r: usize) -> (Array2<f64>, Array2<f64>) {
-    let z = input_factor(
-        &p.kernel,
-        p.x.view(),
-        r,
-        Landmarks::Rpcholesky,
-        p.seed,
-        &mut |_| Ok(()),
-    )
-    .unwrap();
+    let z = common::fit_factor(p, r);
     let zt = z.map.features(p.x_test.view()).unwrap();
     (z.z.dot(&z.z.t()), zt.dot(&z.z.t()))
 }

@@ -1,6 +1,7 @@
 //! Nothing m×m is formed: m = 20 000 outputs (one m×m matrix would take 3.2 GB). Its own test
 //! binary, so the process's peak memory is this fit's alone.
 
+use crate::common::matrix;
 use ndarray::Array2;
 use ovk::data::rng::Rng;
 use ovk::kernels::Kernel;
@@ -32,12 +33,7 @@ fn twenty_thousand_outputs_without_an_m_by_m_matrix() {
     let fit = LowRankOkl.fit(&problem, &params, &mut Silent).unwrap();
     let names: Vec<&str> = fit.matrices.iter().map(|(n, _)| n.as_str()).collect();
     assert!(!names.contains(&"output_kernel"), "{names:?}");
-    let b = &fit
-        .matrices
-        .iter()
-        .find(|(n, _)| n == "factor_b")
-        .unwrap()
-        .1;
+    let b = matrix(&fit, "factor_b");
     assert_eq!(b.dim(), (m, p));
     assert!(b.iter().all(|v| v.is_finite()) && b.iter().any(|v| *v != 0.0));
     assert!(fit.objective.unwrap().is_finite());

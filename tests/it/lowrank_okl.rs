@@ -5,7 +5,7 @@ use crate::common::{matrix, max_abs_diff, normal, smooth_problem};
 use ndarray::{Array1, Array2, Axis};
 use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
-use ovk::linalg::{cholesky, eigh};
+use ovk::linalg::{cholesky, eigh, sylvester_sym};
 use ovk::methods::lowrank_okl::{LowRankOkl, Reduced, TrainSplit};
 use ovk::methods::{Collect, Method, Params, Problem, Silent, Value};
 
@@ -155,18 +155,8 @@ fn full_rank_agrees_with_brute_force_minimiser() {
         "L {l:?}\nbrute force {l_bf:?}"
     );
     // Same predictions: K C L with C solving K C L + λ C = Y.
-    let want = {
-        let el = eigh(l_bf.view()).unwrap();
-        let c = ovk::linalg::sylvester_sym_eig(
-            e.vectors.view(),
-            e.values.view(),
-            el.vectors.view(),
-            el.values.view(),
-            p.y.view(),
-            lambda,
-        );
-        k.dot(&c).dot(&l_bf)
-    };
+    let c = sylvester_sym(k.view(), l_bf.view(), p.y.view(), lambda).unwrap();
+    let want = k.dot(&c).dot(&l_bf);
     let got = fit.model.predict(p.x.view()).unwrap();
     assert!(max_abs_diff(&got, &want) < 1e-5);
     assert_eq!(fit.details["certificate"]["certified"], true);
@@ -275,13 +265,13 @@ fn warm_start_needs_fewer_iterations_than_cold() {
 /// bit) and a note names both bounds.
 #[test]
 fn rank_above_bounds_is_fitted_at_the_bound_with_a_note() {
+    let fit = |p: &Problem, rank| {
+        LowRankOkl
+            .fit(p, &params(Some(0.1), rank), &mut Silent)
+            .unwrap()
+    };
     let p = smooth_problem(12, 3, 1);
-    let above = LowRankOkl
-        .fit(&p, &params(Some(0.1), 4), &mut Silent)
-        .unwrap();
-    let at = LowRankOkl
-        .fit(&p, &params(Some(0.1), 3), &mut Silent)
-        .unwrap();
+    let (above, at) = (fit(&p, 4), fit(&p, 3));
     let note = above.notes.join("\n");
     assert!(
         note.contains("rank p = 4") && note.contains("rank K = 12") && note.contains("m = 3"),
@@ -293,12 +283,7 @@ fn rank_above_bounds_is_fitted_at_the_bound_with_a_note() {
     // A linear kernel on 2-D inputs has rank 2.
     let mut q = smooth_problem(12, 5, 1);
     q.kernel = Kernel::Linear;
-    let above = LowRankOkl
-        .fit(&q, &params(Some(0.1), 3), &mut Silent)
-        .unwrap();
-    let at = LowRankOkl
-        .fit(&q, &params(Some(0.1), 2), &mut Silent)
-        .unwrap();
+    let (above, at) = (fit(&q, 3), fit(&q, 2));
     let note = above.notes.join("\n");
     assert!(
         note.contains("rank K = 2") && note.contains("m = 5"),

@@ -1,7 +1,7 @@
 //! The quasi-Newton solver of low-rank OKL (L-BFGS on g(B) = min_A Q(A, B)) against a dense
 //! Kronecker solve for min_A, finite differences for ∇g, and the paper's Algorithm 1.
 
-use crate::common::{normal, smooth_problem};
+use crate::common::{matrix, normal, smooth_problem};
 use ndarray::{Array1, Array2};
 use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
@@ -180,13 +180,7 @@ fn null_space_reduction_is_exact_on_a_singular_kernel() {
     for rank in [2, 3] {
         let lambda = 0.05 * red.alpha;
         let f = fit(&p, "qn", Some(lambda), rank, &mut Collect::default());
-        let get = |name: &str| {
-            f.matrices
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, a)| a.clone())
-                .unwrap()
-        };
+        let get = |name: &str| matrix(&f, name).clone();
         let (a, b) = (get("coefficients"), get("factor_b"));
         let q = q_full(&k, &p.y, &a, &b, lambda);
         let objective = f.objective.expect("low-rank OKL reports its objective");

@@ -3,33 +3,23 @@
 //! with fewer, vvmr solves eq. (17) exactly for `G = ZZᵀ` (a dense Kronecker system on a tiny
 //! problem) and predicts `K̃_test A Q`; bad `--input-rank` values exit 2 naming the option.
 
-use crate::common::{binary, dense, fit, matrix, max_abs_diff, normal, scale};
+use crate::common::{
+    binary, dense, fit, fit_factor, matrix, max_abs_diff, normal, scale, sine_problem,
+};
 use ndarray::s;
 use ovk::data::rng::Rng;
 use ovk::kernels::{
-    input_factor, knn_graph, knn_sparse, laplacian, laplacian_power, GraphWeights, InputRank,
-    Kernel, KernelSpec, Landmarks, LaplacianKind, SparseLaplacian,
+    knn_graph, knn_sparse, laplacian, laplacian_power, GraphWeights, InputRank, Kernel,
+    LaplacianKind, SparseLaplacian,
 };
 use ovk::methods::{self, vvmr, Collect, Params, Problem, Value};
 
 /// n training rows (the first `labeled` of them with targets, the rest NaN) and t test rows in
 /// 3-D with m outputs.
 fn problem(seed: u64, n: usize, labeled: usize, t: usize, m: usize, rank: InputRank) -> Problem {
-    let mut rng = Rng::new(seed);
-    let x = normal(&mut rng, n + t, 3);
-    let mix = normal(&mut rng, 3, m);
-    let y = x.mapv(f64::sin).dot(&mix) + normal(&mut rng, n + t, m) * 0.2;
     let kernel = Kernel::Gaussian { sigma: 1.3 };
-    let spec = KernelSpec {
-        name: kernel.name(),
-        input_rank: rank,
-        landmarks: Landmarks::Rpcholesky,
-        ..KernelSpec::default()
-    };
-    Problem::new(x, y, kernel)
-        .holding_out(n)
+    sine_problem(seed, n, t, m, kernel, rank)
         .with_labeled((0..n).map(|i| i < labeled).collect())
-        .with_kernel_spec(spec)
         .with_seed(5)
 }
 
@@ -123,15 +113,7 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
         let p = problem(11, n, ell, t, m, InputRank::Rank(r));
         let got = fit("vvmr", &p, &params);
         // Brute force with the same factor (same seed, rank and landmarks) and the dense graph.
-        let f = input_factor(
-            &p.kernel,
-            p.x.view(),
-            r,
-            Landmarks::Rpcholesky,
-            p.seed,
-            &mut |_| Ok(()),
-        )
-        .unwrap();
+        let f = fit_factor(&p, r);
         assert_eq!(f.rank(), r);
         let g = f.z.dot(&f.z.t());
         let kind_l = LaplacianKind::parse(kind).unwrap();
@@ -152,7 +134,7 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
         let e = max_abs_diff(&pred, &want) / scale(&want);
         assert!(e < 1e-8, "{what}: predictions vs K̃_test A Q: {e:e}");
         // Objective (12) and the Sylvester residual on K̃, by the dense formulas.
-        let obj = vvmr::Terms {
+        let terms = vvmr::Terms {
             g: g.view(),
             l: l.view(),
             labeled: &p.labeled,
@@ -160,20 +142,11 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
             y: y.view(),
             gamma_a,
             gamma_i,
-        }
-        .objective(a.view());
+        };
+        let obj = terms.objective(a.view());
         let qf = got.objective.unwrap();
         assert!((obj - qf).abs() < 1e-9 * obj.abs(), "{what}: {qf} vs {obj}");
-        let res = vvmr::Terms {
-            g: g.view(),
-            l: l.view(),
-            labeled: &p.labeled,
-            q: q.view(),
-            y: y.view(),
-            gamma_a,
-            gamma_i,
-        }
-        .residual(a_fit.view());
+        let res = terms.residual(a_fit.view());
         let rf = got.details["sylvester_residual"].as_f64().unwrap();
         assert!(
             res < 1e-10 && rf < 1e-10,

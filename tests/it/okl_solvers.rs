@@ -200,12 +200,15 @@ fn bcd_and_qn_reach_the_same_optimum() {
 fn bcd_stops_at_the_first_residual_below_tol() {
     let p = random_problem(40, 15, 3);
     let tol = 1e-4;
-    let prm = params(&[
-        ("solver", text("bcd")),
-        ("lambda", Value::Float(0.3)),
-        ("tol", Value::Float(tol)),
-        ("max_iter", Value::Int(10_000)),
-    ]);
+    let bcd = |max_iter| {
+        params(&[
+            ("solver", text("bcd")),
+            ("lambda", Value::Float(0.3)),
+            ("tol", Value::Float(tol)),
+            ("max_iter", Value::Int(max_iter)),
+        ])
+    };
+    let prm = bcd(10_000);
     let mut obs = Collect::default();
     let fit = Okl.fit(&p, &prm, &mut obs).unwrap();
     let r: Vec<f64> = obs.records.iter().map(|r| r.residual.unwrap()).collect();
@@ -225,12 +228,7 @@ fn bcd_stops_at_the_first_residual_below_tol() {
     assert!((last - r[r.len() - 1]).abs() <= 1e-12 * last.max(1e-300) + 1e-15);
 
     // Too few sweeps: not converged, and a note says so.
-    let prm = params(&[
-        ("solver", text("bcd")),
-        ("lambda", Value::Float(0.3)),
-        ("tol", Value::Float(tol)),
-        ("max_iter", Value::Int(2)),
-    ]);
+    let prm = bcd(2);
     let mut obs = Collect::default();
     let fit = Okl.fit(&p, &prm, &mut obs).unwrap();
     assert!(!fit.converged);

@@ -2,7 +2,7 @@
 //! stored test predictions bit for bit, for every method; bad files and incomplete sessions are
 //! refused with exit 2, naming the column or the file.
 
-use crate::common::binary::{root, temp_dir};
+use crate::common::binary::{self, root, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -188,11 +188,7 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
         "--out",
         &csv.display().to_string(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
     let text = std::fs::read_to_string(&csv).unwrap();
     let stored = predict_file(&dir, Path::new(&data)).unwrap();
     let mut lines = text.lines();
@@ -222,11 +218,7 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
         "--out",
         &pq.display().to_string(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
     let back = ovk::data::read_numeric_columns(&pq, &["species=0".into()]).unwrap();
     for i in 0..back.nrows() {
         assert_eq!(back[[i, 0]].to_bits(), stored.scores[[i, 0]].to_bits());
@@ -273,11 +265,7 @@ fn bad_files_are_refused_naming_the_column() {
         "petal_width,sepal_length,sepal_width,petal_length\n0.2,5.1,3.5,1.4\n",
     );
     let out = ovk(&["predict", &d, "--data", &features_only]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    binary::assert_ok(&out, "");
 }
 
 #[test]

@@ -171,13 +171,36 @@ fn measured(method: &str, data: &Path, m: usize, extra: &[&str], store: &Path) -
     )
 }
 
+/// A folder `name` with a store and two tables of m outputs, of 1200 and of 40 rows (seeds
+/// `seeds`): (folder, store, big, tiny).
+fn measure_tables(name: &str, m: usize, seeds: (u64, u64)) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let dir = binary::temp_dir("limits", name, true);
+    let store = dir.join("store");
+    let big = write_table(&dir, 1200, m, seeds.0);
+    let tiny = write_table(&dir, 40, m, seeds.1);
+    (dir, store, big, tiny)
+}
+
+/// The estimate over the measured peak above the binary's own footprint (`base`), and the
+/// report line saying so.
+fn compared(method: &str, extra: &[&str], est: f64, peak: f64, base: f64) -> (f64, String) {
+    let used = (peak - base).max(1.0);
+    let ratio = est / used;
+    let line = format!(
+        "{method} {}: estimate {:.1} MiB, measured {:.1} MiB (peak {:.1} − base {:.1}), ratio {ratio:.2}",
+        extra.join(" "),
+        est / 1048576.0,
+        used / 1048576.0,
+        peak / 1048576.0,
+        base / 1048576.0
+    );
+    (ratio, line)
+}
+
 #[test]
 fn estimates_are_within_a_small_factor_of_the_measured_peak() {
-    let dir = binary::temp_dir("limits", "measure", true);
-    let store = dir.join("store");
-    let (n, m) = (1200, 3);
-    let big = write_table(&dir, n, m, 3);
-    let tiny = write_table(&dir, 40, m, 4);
+    let m = 3;
+    let (dir, store, big, tiny) = measure_tables("measure", m, (3, 4));
     let cases: &[(&str, &[&str])] = &[
         ("krr", &[]),
         ("okl", &[]),
@@ -193,16 +216,8 @@ fn estimates_are_within_a_small_factor_of_the_measured_peak() {
         // The same run on 40 rows: the binary's own footprint (code, allocator, data loading).
         let (_, base) = measured(method, &tiny, m, extra, &store);
         let (est, peak) = measured(method, &big, m, extra, &store);
-        let used = (peak - base).max(1.0);
-        let ratio = est / used;
-        report.push(format!(
-            "{method} {}: estimate {:.1} MiB, measured {:.1} MiB (peak {:.1} − base {:.1}), ratio {ratio:.2}",
-            extra.join(" "),
-            est / 1048576.0,
-            used / 1048576.0,
-            peak / 1048576.0,
-            base / 1048576.0
-        ));
+        let (ratio, line) = compared(method, extra, est, peak, base);
+        report.push(line);
         assert!(
             (0.5..=3.0).contains(&ratio),
             "{method}: estimate/measured = {ratio:.2}\n{}",
@@ -215,11 +230,8 @@ fn estimates_are_within_a_small_factor_of_the_measured_peak() {
 
 #[test]
 fn low_rank_estimates_are_close_to_the_measured_peak() {
-    let dir = binary::temp_dir("limits", "measure-lowrank", true);
-    let store = dir.join("store");
-    let (n, m) = (1200, 3);
-    let big = write_table(&dir, n, m, 5);
-    let tiny = write_table(&dir, 40, m, 6);
+    let m = 3;
+    let (dir, store, big, tiny) = measure_tables("measure-lowrank", m, (5, 6));
     // (method, options at N = 1200 with r = 300, the same at 40 rows with r = 10)
     let cases: &[(&str, &[&str], &[&str])] = &[
         ("vvmr", &["--input-rank", "300"], &["--input-rank", "10"]),
@@ -247,19 +259,11 @@ fn low_rank_estimates_are_close_to_the_measured_peak() {
     for (method, extra, tiny_extra) in cases {
         let (_, base) = largest(method, &tiny, tiny_extra);
         let (est, peak) = largest(method, &big, extra);
-        let used = (peak - base).max(1.0);
-        let ratio = est / used;
+        let (ratio, line) = compared(method, extra, est, peak, base);
         if (ratio - 1.0).abs() > (worst - 1.0).abs() {
             worst = ratio;
         }
-        report.push(format!(
-            "{method} {}: estimate {:.1} MiB, measured {:.1} MiB (peak {:.1} − base {:.1}), ratio {ratio:.2}",
-            extra.join(" "),
-            est / 1048576.0,
-            used / 1048576.0,
-            peak / 1048576.0,
-            base / 1048576.0
-        ));
+        report.push(line);
     }
     eprintln!("{}", report.join("\n"));
     // Aimed at 0.9–1.1; repeated runs of the same case spread by ±1 MiB on ~10 MiB (vvmr

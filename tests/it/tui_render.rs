@@ -722,9 +722,9 @@ fn split_keys_change_fraction_seed_and_scaling() {
         let a = map_key(&s, key(KeyCode::Char(c))).unwrap();
         update(&mut s, a);
     }
-    assert!((s.data.test_fraction - 0.35).abs() < 1e-12);
-    assert_eq!(s.data.seed, 2);
-    assert_eq!(s.data.scale, Scale::None);
+    assert!((s.data.split.test_fraction - 0.35).abs() < 1e-12);
+    assert_eq!(s.data.split.seed, 2);
+    assert_eq!(s.data.split.scale, Scale::None);
     let cfg = s.run_config().unwrap();
     assert_eq!(cfg.data.seed, 2);
     assert_eq!(cfg.data.scale, Scale::None);
@@ -1164,8 +1164,7 @@ fn p08_vvmr_gets_a_labeled_fraction() {
 
 #[test]
 fn p09_missing_values_are_read_as_the_cli_reads_them_and_can_be_dropped() {
-    let dir = std::env::temp_dir().join(format!("ovk-tui-na-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::binary::temp_dir("tui", "na", true);
     let csv = dir.join("na.csv");
     std::fs::write(&csv, "a,b,y\n1,NA,0\n2,3,1\n3,4,0\n4,?,1\n").unwrap();
     let t = ovk::data::load_table(&csv, 5).unwrap();
@@ -1390,16 +1389,16 @@ fn p15_settings_stay_with_their_method_and_file() {
     for _ in 0..5 {
         update(&mut s, Action::TestFraction(-1));
     }
-    assert_eq!(s.data.test_fraction, 0.0);
+    assert_eq!(s.data.split.test_fraction, 0.0);
     let mut other = table();
     other.path = "toy/iris.csv".into();
     open_table(&mut s, "toy/iris.csv", Ok(other), None);
-    assert_eq!(s.data.test_fraction, 0.25);
+    assert_eq!(s.data.split.test_fraction, 0.25);
     at_both(&s, |out, size| {
         assert!(out.contains("test 0.25"), "{size:?}\n{out}");
     });
     open_table(&mut s, "toy/digits.csv", Ok(table()), None);
-    assert_eq!(s.data.test_fraction, 0.0);
+    assert_eq!(s.data.split.test_fraction, 0.0);
 }
 
 #[test]

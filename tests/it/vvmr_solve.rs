@@ -1,7 +1,7 @@
 //! Vector-valued manifold regularisation (docs/methods.md §4): the fast Sylvester solve of eq. (17)
 //! against the dense Kronecker system and against its special cases.
 
-use crate::common::normal;
+use crate::common::{matrix, normal};
 use ndarray::{Array1, Array2, Axis};
 use ovk::data::rng::Rng;
 use ovk::data::Task;
@@ -9,7 +9,7 @@ use ovk::kernels::{
     gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights, Kernel, KernelSpec,
     LaplacianKind,
 };
-use ovk::linalg::{eigh, lu, sylvester_sym_eig};
+use ovk::linalg::{eigh, lu, sylvester_sym};
 use ovk::methods::krr::solve_ridge;
 use ovk::methods::vvmr::{self, Vvmr};
 use ovk::methods::{Collect, Method, Params, Problem, Value};
@@ -168,16 +168,7 @@ fn zero_manifold_weight_is_vector_valued_rls_with_kernel_kq() {
     let ell = rows.len() as f64;
     let g_ll = c.g.select(Axis(0), &rows).select(Axis(1), &rows);
     let y_l = c.y.select(Axis(0), &rows);
-    let ge = eigh(g_ll.view()).unwrap();
-    let qe = eigh(c.q.view()).unwrap();
-    let a_l = sylvester_sym_eig(
-        ge.vectors.view(),
-        ge.values.view(),
-        qe.vectors.view(),
-        qe.values.view(),
-        y_l.view(),
-        ell * gamma_a,
-    );
+    let a_l = sylvester_sym(g_ll.view(), c.q.view(), y_l.view(), ell * gamma_a).unwrap();
     assert!(rel_err(&fast.select(Axis(0), &rows), &a_l) < 1e-9);
     for i in (0..16).filter(|&i| !c.labeled[i]) {
         assert!(fast.row(i).iter().all(|v| v.abs() < 1e-10), "row {i}");
@@ -330,13 +321,7 @@ fn fit_saves_consistent_matrices_and_a_stationary_objective() {
     let fit = Vvmr.fit(&p, &params, &mut obs).unwrap();
     assert_eq!(obs.records.len(), 1);
     assert!(obs.records[0].residual.unwrap() < 1e-10);
-    let get = |name: &str| {
-        fit.matrices
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, m)| m.clone())
-            .unwrap()
-    };
+    let get = |name: &str| matrix(&fit, name).clone();
     let a = get("coefficients");
     let q = get("output_q");
     assert_eq!(get("output_graph").dim(), (4, 4));
@@ -416,12 +401,7 @@ fn single_output_regression_fits() {
         .fit(&p, &Params::new(), &mut Collect::default())
         .unwrap();
     // One output: no output graph, Q = (1 − γ_O) = 0.5.
-    let q = &fit
-        .matrices
-        .iter()
-        .find(|(n, _)| n == "output_q")
-        .unwrap()
-        .1;
+    let q = matrix(&fit, "output_q");
     assert_eq!(q.dim(), (1, 1));
     assert!((q[[0, 0]] - 0.5).abs() < 1e-15);
     let pred = fit.model.predict(p.x_test.view()).unwrap();

@@ -14,7 +14,7 @@ use ndarray::{Array2, ArrayView2};
 
 use super::score::ScoreOperator;
 use super::solve::Ovk;
-use crate::linalg::{cholesky, eigh, matmul, matmul_tn, sylvester_sym_eig, symmetrize};
+use crate::linalg::{cholesky, matmul, matmul_tn, sylvester_sym, symmetrize};
 use crate::Result;
 
 /// The score operator `W ≈ Tα/n` from the factors `k ≈ AAᵀ`, `Lg ≈ BBᵀ`.
@@ -52,17 +52,8 @@ pub fn solve_low_rank(
             };
             let g_hat = symmetrize(&matmul_tn(b, b_tilde.view()));
             let bta = matmul_tn(b, a);
-            let eg = eigh(g_hat.view())?;
-            let ea = eigh(ata.view())?;
             // (BᵀB̃) Z (AᵀA) + nλ Z = BᵀA
-            let z = sylvester_sym_eig(
-                eg.vectors.view(),
-                eg.values.view(),
-                ea.vectors.view(),
-                ea.values.view(),
-                bta.view(),
-                nl,
-            );
+            let z = sylvester_sym(g_hat.view(), ata.view(), bta.view(), nl)?;
             let gz = matmul(g_hat.view(), z.view());
             let h = (&b.t() - &matmul(gz.view(), a.t())).mapv(|v| v / nl);
             Ok(ScoreOperator {

@@ -28,7 +28,7 @@ use crate::kernels::{
 };
 use crate::linalg::interruptible;
 use crate::{OvkError, Result};
-use preimage::{KdeModel, Preimage};
+use preimage::{KdeModel, Outputs, Preimage};
 use score::ScoreOperator;
 use solve::Ovk;
 
@@ -378,18 +378,12 @@ impl Method for Kde {
                     )?)
                 };
                 let b_z = b.map_or_else(|| Array2::zeros((n, 0)), |f| f.z);
-                let summary = FactorSummary {
-                    route: if plan.input == Route::Primal {
-                        "primal"
-                    } else {
-                        "low_rank"
-                    },
-                    requested: a.requested,
-                    rank: a.rank(),
-                    landmarks: a.how,
-                    trace_error: a.trace_error,
-                    seconds: started.elapsed().as_secs_f64(),
+                let route = if plan.input == Route::Primal {
+                    "primal"
+                } else {
+                    "low_rank"
                 };
+                let summary = FactorSummary::of(route, &a, started.elapsed().as_secs_f64());
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let op = lowrank::solve_low_rank(cfg.ovk, a.z.view(), b_z.view(), cfg.lambda)?;
@@ -416,11 +410,15 @@ impl Method for Kde {
             }
         };
 
+        let outputs = Outputs {
+            y_train: y,
+            kernel: out_kernel,
+            preimage: cfg.preimage,
+            candidates,
+        };
         let model = match features {
-            None => KdeModel::new(p.kernel, x, y, out_kernel, op, cfg.preimage, candidates)?,
-            Some((map, z)) => {
-                KdeModel::on_features(map, z.view(), y, out_kernel, op, cfg.preimage, candidates)?
-            }
+            None => KdeModel::new(p.kernel, x, op, outputs)?,
+            Some((map, z)) => KdeModel::on_features(map, z.view(), op, outputs)?,
         };
         let mut details = serde_json::Map::new();
         details.insert("ovk".into(), json!(cfg.ovk.name()));

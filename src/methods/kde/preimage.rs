@@ -75,21 +75,27 @@ fn self_kernel(output_kernel: &Kernel, y: ArrayView2<f64>) -> Vec<f64> {
         .collect()
 }
 
+/// The output side of a fit, shared by both ways of scoring: the training outputs, the output
+/// kernel l, and the pre-image rule with its candidate outputs (c×m).
+pub struct Outputs {
+    pub y_train: Array2<f64>,
+    pub kernel: Kernel,
+    pub preimage: Preimage,
+    pub candidates: Array2<f64>,
+}
+
 impl KdeModel {
     pub fn new(
         kernel: Kernel,
         x_train: Array2<f64>,
-        y_train: Array2<f64>,
-        output_kernel: Kernel,
         op: ScoreOperator,
-        preimage: Preimage,
-        candidates: Array2<f64>,
+        out: Outputs,
     ) -> Result<Self> {
-        let (cand_gram, cand_self) = match preimage {
+        let (cand_gram, cand_self) = match out.preimage {
             Preimage::ClosedForm => (Array2::zeros((0, 0)), Vec::new()),
             Preimage::Candidates => (
-                cross_gram(&output_kernel, candidates.view(), y_train.view())?,
-                self_kernel(&output_kernel, candidates.view()),
+                cross_gram(&out.kernel, out.candidates.view(), out.y_train.view())?,
+                self_kernel(&out.kernel, out.candidates.view()),
             ),
         };
         Ok(KdeModel {
@@ -99,9 +105,9 @@ impl KdeModel {
                 op,
                 cand_gram,
             },
-            y_train,
-            preimage,
-            candidates,
+            y_train: out.y_train,
+            preimage: out.preimage,
+            candidates: out.candidates,
             cand_self,
         })
     }
@@ -110,16 +116,18 @@ impl KdeModel {
     /// (right Z)` is kept factored as `[left | Z] [right Z; c0 I]`, and its output side is
     /// multiplied out once — by the candidates' kernel rows (in blocks, never c×n whole) or,
     /// for the closed form, by Yᵀ.
-    #[allow(clippy::too_many_arguments)]
     pub fn on_features(
         map: FeatureMap,
         z: ArrayView2<f64>,
-        y_train: Array2<f64>,
-        output_kernel: Kernel,
         op: ScoreOperator,
-        preimage: Preimage,
-        candidates: Array2<f64>,
+        out: Outputs,
     ) -> Result<Self> {
+        let Outputs {
+            y_train,
+            kernel: output_kernel,
+            preimage,
+            candidates,
+        } = out;
         let r = z.ncols();
         let ScoreOperator {
             c0,

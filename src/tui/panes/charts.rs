@@ -18,6 +18,34 @@ fn series(
     trace.iter().filter_map(|t| Some((x(t)?, y(t)?))).collect()
 }
 
+/// A log chart of `series` in `area`, its axes named `(x, y)`, and last the earlier run's
+/// curve `(name, points)` in the overlay colour.
+fn draw_chart(
+    frame: &mut Frame,
+    area: Rect,
+    s: &State,
+    title: String,
+    (x, y): (&str, &str),
+    mut series: Vec<Series>,
+    previous: Option<(String, Vec<(f64, f64)>)>,
+) {
+    series.extend(previous.map(|(name, points)| Series {
+        name,
+        points,
+        style: s.theme.series[1],
+    }));
+    frame.render_widget(
+        LogChart {
+            title,
+            x_label: x.into(),
+            y_label: y.into(),
+            series,
+            theme: &s.theme,
+        },
+        area,
+    );
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let runs = &s.sessions.runs;
     if runs.chart_marked && !runs.marked.is_empty() {
@@ -79,27 +107,23 @@ fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &
         None => overlay_note,
     };
 
-    let mut objective = vec![Series {
+    let objective = vec![Series {
         name: "this run".into(),
         points: series(trace, iter, |t| Some(t.objective)),
         style: s.theme.series[0],
     }];
-    if let Some((name, prev)) = previous {
-        objective.push(Series {
-            name: format!("previous: {name}"),
-            points: series(prev, iter, |t| Some(t.objective)),
-            style: s.theme.series[1],
-        });
-    }
-    frame.render_widget(
-        LogChart {
-            title: format!("Objective{suffix}"),
-            x_label: "iteration".into(),
-            y_label: "objective".into(),
-            series: objective,
-            theme: &s.theme,
-        },
+    let previous_objective = previous.map(|(name, prev)| {
+        let points = series(prev, iter, |t| Some(t.objective));
+        (format!("previous: {name}"), points)
+    });
+    draw_chart(
+        frame,
         obj,
+        s,
+        format!("Objective{suffix}"),
+        ("iteration", "objective"),
+        objective,
+        previous_objective,
     );
 
     let mut conv = vec![Series {
@@ -115,22 +139,18 @@ fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &
             style: s.theme.series[2],
         });
     }
-    if let Some((_, prev)) = previous {
-        conv.push(Series {
-            name: "previous residual".into(),
-            points: series(prev, iter, |t| t.residual),
-            style: s.theme.series[1],
-        });
-    }
-    frame.render_widget(
-        LogChart {
-            title: "Residual / step".into(),
-            x_label: "iteration".into(),
-            y_label: "residual".into(),
-            series: conv,
-            theme: &s.theme,
-        },
+    let previous_residual = previous.map(|(_, prev)| {
+        let points = series(prev, iter, |t| t.residual);
+        ("previous residual".to_string(), points)
+    });
+    draw_chart(
+        frame,
         res,
+        s,
+        "Residual / step".to_string(),
+        ("iteration", "residual"),
+        conv,
+        previous_residual,
     );
 }
 
@@ -146,36 +166,30 @@ fn draw_validation(frame: &mut Frame, val: Rect, s: &State, trace: &[TraceRecord
     } else {
         ("iteration", series(trace, iter, |t| t.val_metric))
     };
-    let mut vals = vec![Series {
+    let vals = vec![Series {
         name: "validation".into(),
         points,
         style: s.theme.series[3],
     }];
-    if let Some((_, prev)) = previous {
-        let x = |t: &TraceRecord| {
-            if by_lambda {
-                t.lambda
-            } else {
-                Some(t.iter as f64)
-            }
-        };
-        vals.push(Series {
-            name: "previous".into(),
-            points: series(prev, x, |t| t.val_metric),
-            style: s.theme.series[1],
-        });
-    }
-    frame.render_widget(
-        LogChart {
-            title: format!(
-                "Validation metric per {}",
-                if by_lambda { "λ" } else { "iteration" }
-            ),
-            x_label: x_label.into(),
-            y_label: "metric".into(),
-            series: vals,
-            theme: &s.theme,
-        },
+    let x = |t: &TraceRecord| {
+        if by_lambda {
+            t.lambda
+        } else {
+            Some(t.iter as f64)
+        }
+    };
+    let previous_vals =
+        previous.map(|(_, prev)| ("previous".to_string(), series(prev, x, |t| t.val_metric)));
+    draw_chart(
+        frame,
         val,
+        s,
+        format!(
+            "Validation metric per {}",
+            if by_lambda { "λ" } else { "iteration" }
+        ),
+        (x_label, "metric"),
+        vals,
+        previous_vals,
     );
 }

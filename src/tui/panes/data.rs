@@ -8,7 +8,7 @@ use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
 use super::super::widgets::{clip, fmt_num, heatmap};
-use super::block;
+use super::{block, draw_note, error_or_hint};
 use crate::data::Scale;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -64,21 +64,17 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     let d = &s.data;
     if let Some(p) = &d.loading {
         let name = p.file_name().unwrap_or(p.as_os_str()).to_string_lossy();
-        frame.render_widget(
-            Paragraph::new(Line::styled(format!("reading {name}…"), s.theme.dim))
-                .block(block("Preview", &s.theme, false)),
+        return draw_note(
+            frame,
             area,
+            s,
+            ("Preview", false),
+            &format!("reading {name}…"),
         );
-        return;
     }
     let Some(t) = &d.table else {
-        let msg = match &d.load_error {
-            Some(e) => Line::styled(e.clone(), s.theme.error),
-            None => Line::styled(
-                "Select a CSV or Parquet file and press Enter to preview it.",
-                s.theme.dim,
-            ),
-        };
+        let hint = "Select a CSV or Parquet file and press Enter to preview it.";
+        let msg = error_or_hint(s, d.load_error.as_deref(), hint);
         frame.render_widget(
             Paragraph::new(msg)
                 .wrap(Wrap { trim: true })
@@ -321,13 +317,13 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
         (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
         _ => s.theme.dim,
     };
-    let scale = match d.scale {
+    let scale = match d.split.scale {
         Scale::Standard => "standard",
         Scale::None => "none",
     };
     let missing = d.missing_summary();
     let semi = s.method().is_some_and(|m| m.name() == "vvmr");
-    let labeled = match d.labeled {
+    let labeled = match d.split.labeled {
         Some(f) => format!("labeled {f:.2} < >"),
         None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
         None => "labeled all < >".into(),
@@ -335,7 +331,7 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
     vec![
         Line::raw(format!(
             " test {:.2} [ ] · seed {} {{ }} · scaling {scale} =",
-            d.test_fraction, d.seed
+            d.split.test_fraction, d.split.seed
         )),
         Line::raw(format!(" {missing} · {labeled}")),
         Line::styled(format!(" {median}"), median_style),

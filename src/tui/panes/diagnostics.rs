@@ -14,7 +14,7 @@ use ratatui::Frame;
 use super::super::diag;
 use super::super::state::{Finished, State};
 use super::super::widgets::{clip, fmt_num};
-use super::block;
+use super::{block, draw_note};
 use crate::metrics::{LabelScores, OutputFit, PartDiagnostics};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State, f: &Finished) {
@@ -54,14 +54,7 @@ fn with_hint<'a>(b: Block<'a>, s: &State, extra: &str) -> Block<'a> {
 }
 
 fn empty(frame: &mut Frame, area: Rect, s: &State, _d: &PartDiagnostics) {
-    frame.render_widget(
-        Paragraph::new(Line::styled("nothing to show", s.theme.dim)).block(block(
-            "Diagnostics",
-            &s.theme,
-            true,
-        )),
-        area,
-    );
+    draw_note(frame, area, s, ("Diagnostics", true), "nothing to show");
 }
 
 /// Rows = true class, columns = predicted class; the diagonal is right, the rest are

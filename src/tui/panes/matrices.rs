@@ -15,19 +15,12 @@ use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::heatmap::{self, Heatmap, Legend};
 use super::super::widgets::{clip, fmt_num};
-use super::block;
+use super::{block, draw_note};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(f) = &s.result else {
-        frame.render_widget(
-            Paragraph::new(Line::styled(
-                "No matrices yet — they appear when a fit finishes or a session is opened.",
-                s.theme.dim,
-            ))
-            .block(block("Matrices", &s.theme, true)),
-            area,
-        );
-        return;
+        let note = "No matrices yet — they appear when a fit finishes or a session is opened.";
+        return draw_note(frame, area, s, ("Matrices", true), note);
     };
     let mats = &f.outcome.matrices;
     let [left, right] =

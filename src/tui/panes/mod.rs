@@ -11,8 +11,8 @@ mod run;
 mod sessions;
 
 use ratatui::layout::Rect;
-use ratatui::text::Span;
-use ratatui::widgets::Block;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::state::{Pane, State};
@@ -40,4 +40,56 @@ pub(crate) fn block<'a>(title: impl Into<String>, theme: &Theme, focused: bool) 
         } else {
             theme.border
         })
+}
+
+/// `lines` wrapped in a bordered, unfocused `area` and scrolled to `scroll`, held so that the
+/// last row stays at the bottom; `columns(i)` is the i-th line's length as its wrapping is
+/// counted. The title is `title(Some((first, last, total)))` in rows when not all fit, else
+/// `title(None)`.
+pub(crate) fn draw_scrolled(
+    frame: &mut Frame,
+    area: Rect,
+    s: &State,
+    lines: Vec<Line>,
+    columns: impl Fn(usize) -> usize,
+    scroll: usize,
+    title: impl FnOnce(Option<(usize, usize, usize)>) -> String,
+) {
+    let inner_w = area.width.saturating_sub(2).max(1) as usize;
+    let total: usize = (0..lines.len())
+        .map(|i| columns(i).div_ceil(inner_w).max(1))
+        .sum();
+    let fit = area.height.saturating_sub(2) as usize;
+    let top = scroll.min(total.saturating_sub(fit));
+    let title = title((total > fit).then(|| (top + 1, (top + fit).min(total), total)));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .scroll((top as u16, 0))
+            .block(block(title, &s.theme, false)),
+        area,
+    );
+}
+
+/// A pane, or a part of one, with nothing to show: a dim line saying why, in its block
+/// `(title, focused)`.
+pub(crate) fn draw_note(
+    frame: &mut Frame,
+    area: Rect,
+    s: &State,
+    (title, focused): (&str, bool),
+    note: &str,
+) {
+    frame.render_widget(
+        Paragraph::new(Line::styled(note, s.theme.dim)).block(block(title, &s.theme, focused)),
+        area,
+    );
+}
+
+/// What went wrong in the error style, else what to do, dimmed.
+pub(crate) fn error_or_hint<'a>(s: &State, error: Option<&str>, hint: &'a str) -> Line<'a> {
+    match error {
+        Some(e) => Line::styled(e.to_string(), s.theme.error),
+        None => Line::styled(hint, s.theme.dim),
+    }
 }

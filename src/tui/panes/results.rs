@@ -11,33 +11,19 @@ use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::record_table::{self, RecordTable};
 use super::super::widgets::{clip, fmt_num, fmt_secs};
-use super::block;
+use super::{block, draw_note, draw_scrolled};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(f) = &s.result else {
-        frame.render_widget(
-            Paragraph::new(Line::styled(
-                "No results yet — start a fit (r) or open a session (8 Sessions).",
-                s.theme.dim,
-            ))
-            .block(block("Results", &s.theme, true)),
-            area,
-        );
-        return;
+        let note = "No results yet — start a fit (r) or open a session (8 Sessions).";
+        return draw_note(frame, area, s, ("Results", true), note);
     };
     if s.diag.shown {
         super::diagnostics::draw(frame, area, s, f);
         return;
     }
     let r = &f.outcome.record;
-    let mut keys: Vec<&String> = r
-        .metrics
-        .test
-        .keys()
-        .chain(r.metrics.train.keys())
-        .collect();
-    keys.sort();
-    keys.dedup();
+    let keys = r.metrics.names();
     let records = record_table::from_details(&r.details);
     let narrow = area.width < 100;
     let metrics_h = (keys.len() as u16 + 3).max(4);
@@ -234,29 +220,13 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if lines.is_empty() {
         lines.push(Line::styled("no details", s.theme.dim));
     }
-    let inner_w = details.width.saturating_sub(2).max(1) as usize;
-    let total: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_w).max(1))
-        .sum();
-    let fit = details.height.saturating_sub(2) as usize;
-    let top = s.scroll.details.min(total.saturating_sub(fit));
-    let title = if total > fit {
-        format!(
-            "Details & notes {}–{} of {total} — J K",
-            top + 1,
-            (top + fit).min(total)
-        )
-    } else {
-        "Details & notes · d per output".into()
+    let title = |shown: Option<(usize, usize, usize)>| match shown {
+        Some((first, last, total)) => format!("Details & notes {first}–{last} of {total} — J K"),
+        None => "Details & notes · d per output".into(),
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .scroll((top as u16, 0))
-            .block(block(title, &s.theme, false)),
-        details,
-    );
+    let widths: Vec<usize> = lines.iter().map(Line::width).collect();
+    let columns = |i: usize| widths[i];
+    draw_scrolled(frame, details, s, lines, columns, s.scroll.details, title);
     if let (Some(t), Some(area)) = (records, records_area) {
         draw_records(frame, area, s, &t);
     }

@@ -10,7 +10,7 @@ use super::super::axes;
 use super::super::state::{RunStatus, State, SweepState};
 use super::super::widgets::gauge::PhaseGauge;
 use super::super::widgets::{clip, fmt_num, fmt_secs};
-use super::block;
+use super::{block, draw_scrolled};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let lines = config_lines(s);
@@ -450,27 +450,10 @@ fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
         .iter()
         .map(|n| Line::raw(format!("• {n}")))
         .collect();
-    let inner_w = notes.width.saturating_sub(2).max(1) as usize;
-    let total: usize = notes_src
-        .iter()
-        .map(|n| (n.chars().count() + 2).div_ceil(inner_w).max(1))
-        .sum();
-    let fit = notes.height.saturating_sub(2) as usize;
-    let top = s.scroll.notes.min(total.saturating_sub(fit));
-    let title = if total > fit {
-        format!(
-            "Notes {}–{} of {total} lines — J K",
-            top + 1,
-            (top + fit).min(total)
-        )
-    } else {
-        "Notes".into()
+    let chars = |i: usize| notes_src[i].chars().count() + 2;
+    let title = |shown: Option<(usize, usize, usize)>| match shown {
+        Some((first, last, total)) => format!("Notes {first}–{last} of {total} lines — J K"),
+        None => "Notes".into(),
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .scroll((top as u16, 0))
-            .block(block(title, &s.theme, false)),
-        notes,
-    );
+    draw_scrolled(frame, notes, s, lines, chars, s.scroll.notes, title);
 }

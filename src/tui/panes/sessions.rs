@@ -9,7 +9,7 @@ use ratatui::Frame;
 
 use super::super::state::{columns, Column, Predictions, State};
 use super::super::widgets::{clip, fmt_num};
-use super::block;
+use super::{block, error_or_hint};
 use crate::session::{Listing, SessionRecord};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -48,13 +48,8 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         title.push_str(&format!(" · {} marked", ss.runs.marked.len()));
     }
     if ss.list.is_empty() {
-        let msg = match &ss.error {
-            Some(e) => Line::styled(e.clone(), s.theme.error),
-            None => Line::styled(
-                "No saved sessions yet — finish a fit and press s.",
-                s.theme.dim,
-            ),
-        };
+        let hint = "No saved sessions yet — finish a fit and press s.";
+        let msg = error_or_hint(s, ss.error.as_deref(), hint);
         frame.render_widget(
             Paragraph::new(msg).block(block(title, &s.theme, true)),
             list_area,

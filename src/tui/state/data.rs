@@ -48,6 +48,36 @@ pub enum Median {
     Failed(String),
 }
 
+/// The split settings chosen for one file, restored when it is opened again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplitChoice {
+    pub test_fraction: f64,
+    pub seed: u64,
+    pub scale: Scale,
+    /// Drop rows with a missing cell in a used column (else such a column refuses the run).
+    pub drop_missing: bool,
+    /// Fill missing feature cells (mean / most frequent) instead; `m` cycles refuse → drop →
+    /// impute.
+    pub impute_missing: bool,
+    /// Semi-supervised methods: the fraction of training rows that keep their labels
+    /// (`None`: all of them).
+    pub labeled: Option<f64>,
+}
+
+/// A file opened for the first time starts from these.
+impl Default for SplitChoice {
+    fn default() -> Self {
+        SplitChoice {
+            test_fraction: 0.25,
+            seed: 0,
+            scale: Scale::Standard,
+            drop_missing: false,
+            impute_missing: false,
+            labeled: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct DataState {
     pub dir: PathBuf,
@@ -64,17 +94,8 @@ pub struct DataState {
     pub col_cursor: usize,
     /// Where the pre-filled roles came from (sidecar file or naming convention).
     pub roles_source: Option<String>,
-    pub test_fraction: f64,
-    pub seed: u64,
-    pub scale: Scale,
-    /// Drop rows with a missing cell in a used column (else such a column refuses the run).
-    pub drop_missing: bool,
-    /// Fill missing feature cells (mean / most frequent) instead; `m` cycles refuse → drop →
-    /// impute.
-    pub impute_missing: bool,
-    /// Semi-supervised methods: the fraction of training rows that keep their labels
-    /// (`None`: all of them).
-    pub labeled: Option<f64>,
+    /// Test fraction, seed, scaling, missing cells, labeled fraction (remembered per file).
+    pub split: SplitChoice,
     pub median: Median,
     /// Bumped whenever the data choice changes, so a late median result for an old choice is dropped.
     pub generation: u64,
@@ -94,12 +115,7 @@ impl DataState {
             view_of: Vec::new(),
             col_cursor: 0,
             roles_source: None,
-            test_fraction: 0.25,
-            seed: 0,
-            scale: Scale::Standard,
-            drop_missing: false,
-            impute_missing: false,
-            labeled: None,
+            split: SplitChoice::default(),
             median: Median::Unknown,
             generation: 0,
         }
@@ -186,7 +202,7 @@ impl DataState {
             None => 0,
         };
         let rows = |n: usize| format!("{n} row{}", if n == 1 { "" } else { "s" });
-        match (self.drop_missing, self.impute_missing) {
+        match (self.split.drop_missing, self.split.impute_missing) {
             _ if any == 0 => "missing: none m".into(),
             (true, _) => format!("missing: drop {} m", rows(any)),
             (false, true) if out > 0 => format!(
@@ -238,7 +254,7 @@ impl DataState {
                     c.name
                 ));
             }
-            if c.missing > 0 && !self.drop_missing && !self.impute_missing {
+            if c.missing > 0 && !self.split.drop_missing && !self.split.impute_missing {
                 return Err(format!(
                     "column `{}` has {} missing value{}: press m to drop those rows or impute, \
                      or x to ignore the column",
@@ -254,12 +270,12 @@ impl DataState {
         cfg.class = class;
         let views = self.views();
         cfg.views = (!views.is_empty()).then_some(views);
-        cfg.test_fraction = self.test_fraction;
-        cfg.seed = self.seed;
-        cfg.scale = self.scale;
-        cfg.drop_missing = self.drop_missing;
-        cfg.impute_missing = self.impute_missing;
-        cfg.labeled = self.labeled;
+        cfg.test_fraction = self.split.test_fraction;
+        cfg.seed = self.split.seed;
+        cfg.scale = self.split.scale;
+        cfg.drop_missing = self.split.drop_missing;
+        cfg.impute_missing = self.split.impute_missing;
+        cfg.labeled = self.split.labeled;
         Ok(cfg)
     }
 }

@@ -16,7 +16,7 @@ mod run;
 mod runs;
 mod sweep;
 
-pub use data::{DataFocus, DataState, FileEntry, Median, Role};
+pub use data::{DataFocus, DataState, FileEntry, Median, Role, SplitChoice};
 pub use form::{Field, FieldKind, KernelState};
 pub use run::{RunState, RunStatus};
 pub use runs::{columns, Column, MarkedRun, RunsView};
@@ -191,6 +191,16 @@ pub struct Prompt {
     pub text: String,
 }
 
+impl Prompt {
+    /// A prompt of `kind` whose answer starts as `text`.
+    pub fn new(kind: PromptKind, text: impl Into<String>) -> Self {
+        Prompt {
+            kind,
+            text: text.into(),
+        }
+    }
+}
+
 /// Trace playback of a saved session.
 #[derive(Debug, Clone)]
 pub struct Replay {
@@ -207,17 +217,6 @@ pub struct PreviousRun {
     pub method: String,
     pub dataset: PathBuf,
     pub trace: Vec<TraceRecord>,
-}
-
-/// The split settings chosen for one file, restored when it is opened again.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SplitChoice {
-    pub test_fraction: f64,
-    pub seed: u64,
-    pub scale: crate::data::Scale,
-    pub drop_missing: bool,
-    pub impute_missing: bool,
-    pub labeled: Option<f64>,
 }
 
 #[derive(Debug, Clone)]

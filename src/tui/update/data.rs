@@ -8,7 +8,7 @@ use crate::data::Scale;
 use super::super::action::Action;
 use super::super::effect::Effect;
 use super::super::roles;
-use super::super::state::{DataFocus, Median, Role, SplitChoice, State};
+use super::super::state::{DataFocus, Median, Role, State};
 use super::{delta, moved};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
@@ -35,18 +35,18 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Enter => open_selected(s),
         Action::SetRole(role) => set_role(s, role),
         Action::TestFraction(d) => {
-            let f = (s.data.test_fraction + 0.05 * d as f64).clamp(0.0, 0.9);
-            s.data.test_fraction = (f * 100.0).round() / 100.0;
-            s.status = format!("test fraction {:.2}", s.data.test_fraction);
+            let f = (s.data.split.test_fraction + 0.05 * d as f64).clamp(0.0, 0.9);
+            s.data.split.test_fraction = (f * 100.0).round() / 100.0;
+            s.status = format!("test fraction {:.2}", s.data.split.test_fraction);
             data_changed(s)
         }
         Action::Seed(d) => {
-            s.data.seed = s.data.seed.saturating_add_signed(d);
-            s.status = format!("split seed {}", s.data.seed);
+            s.data.split.seed = s.data.split.seed.saturating_add_signed(d);
+            s.status = format!("split seed {}", s.data.split.seed);
             data_changed(s)
         }
         Action::ToggleScale => {
-            s.data.scale = match s.data.scale {
+            s.data.split.scale = match s.data.split.scale {
                 Scale::Standard => Scale::None,
                 Scale::None => Scale::Standard,
             };
@@ -55,12 +55,13 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         Action::ToggleDropMissing => {
             // refuse → drop → impute → refuse
             let d = &mut s.data;
-            (d.drop_missing, d.impute_missing) = match (d.drop_missing, d.impute_missing) {
-                (false, false) => (true, false),
-                (true, _) => (false, true),
-                (false, true) => (false, false),
-            };
-            s.status = match (d.drop_missing, d.impute_missing) {
+            (d.split.drop_missing, d.split.impute_missing) =
+                match (d.split.drop_missing, d.split.impute_missing) {
+                    (false, false) => (true, false),
+                    (true, _) => (false, true),
+                    (false, true) => (false, false),
+                };
+            s.status = match (d.split.drop_missing, d.split.impute_missing) {
                 (true, _) => "rows with a missing cell in a used column are dropped".into(),
                 (_, true) => "missing features are imputed (numeric: column mean; text: most \
                               frequent value); rows missing an output are dropped"
@@ -70,10 +71,10 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             data_changed(s)
         }
         Action::Labeled(d) => {
-            let cur = s.data.labeled.unwrap_or(1.0);
+            let cur = s.data.split.labeled.unwrap_or(1.0);
             let next = ((cur + 0.05 * d as f64) * 100.0).round() / 100.0;
-            s.data.labeled = (next < 1.0).then_some(next.max(0.05));
-            s.status = match s.data.labeled {
+            s.data.split.labeled = (next < 1.0).then_some(next.max(0.05));
+            s.status = match s.data.split.labeled {
                 Some(f) => format!(
                     "labeled fraction {f:.2}: the other training rows lose their labels \
                      (semi-supervised methods use them unlabeled)"
@@ -164,17 +165,7 @@ fn set_role(s: &mut State, role: Role) -> Vec<Effect> {
 /// The split settings of the open file, remembered for when it is opened again.
 fn remember_split(s: &mut State) {
     if let Some(t) = &s.data.table {
-        s.split_by_file.insert(
-            t.path.clone(),
-            SplitChoice {
-                test_fraction: s.data.test_fraction,
-                seed: s.data.seed,
-                scale: s.data.scale,
-                drop_missing: s.data.drop_missing,
-                impute_missing: s.data.impute_missing,
-                labeled: s.data.labeled,
-            },
-        );
+        s.split_by_file.insert(t.path.clone(), s.data.split);
     }
 }
 
@@ -243,27 +234,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                         t.columns.len()
                     );
                     // A file starts with its own split settings, not the last file's.
-                    let split = s.split_by_file.get(&t.path).copied();
-                    let d = &mut s.data;
-                    match split {
-                        Some(c) => {
-                            d.test_fraction = c.test_fraction;
-                            d.seed = c.seed;
-                            d.scale = c.scale;
-                            d.drop_missing = c.drop_missing;
-                            d.impute_missing = c.impute_missing;
-                            d.labeled = c.labeled;
-                        }
-                        None => {
-                            let fresh = super::super::state::DataState::new(d.dir.clone());
-                            d.test_fraction = fresh.test_fraction;
-                            d.seed = fresh.seed;
-                            d.scale = fresh.scale;
-                            d.drop_missing = fresh.drop_missing;
-                            d.impute_missing = fresh.impute_missing;
-                            d.labeled = fresh.labeled;
-                        }
-                    }
+                    s.data.split = s.split_by_file.get(&t.path).copied().unwrap_or_default();
                     s.data.table = Some(t);
                     s.data.load_error = None;
                     s.data.focus = super::super::state::DataFocus::Columns;

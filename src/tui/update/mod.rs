@@ -120,10 +120,7 @@ fn quit(s: &mut State) -> Vec<Effect> {
     match s.unsaved_work() {
         Some(why) => {
             s.help = false;
-            s.prompt = Some(Prompt {
-                kind: PromptKind::ConfirmQuit { why },
-                text: String::new(),
-            });
+            s.prompt = Some(Prompt::new(PromptKind::ConfirmQuit { why }, ""));
             vec![]
         }
         None => force_quit(s),

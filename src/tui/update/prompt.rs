@@ -57,10 +57,7 @@ pub(super) fn submit(s: &mut State, p: Prompt) -> Vec<Effect> {
             let Some(f) = &s.result else { return vec![] };
             if name.is_empty() {
                 s.status = "a session needs a name".into();
-                s.prompt = Some(Prompt {
-                    kind: PromptKind::SaveName,
-                    text: String::new(),
-                });
+                s.prompt = Some(Prompt::new(PromptKind::SaveName, ""));
                 return vec![];
             }
             s.status = format!("saving '{name}'…");

@@ -52,44 +52,32 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Filter => {
-            s.prompt = Some(Prompt {
-                kind: PromptKind::Filter,
-                text: s.sessions.runs.filter.clone(),
-            });
+            s.prompt = Some(Prompt::new(
+                PromptKind::Filter,
+                s.sessions.runs.filter.clone(),
+            ));
             vec![]
         }
         Action::Rename => {
-            if let Some(sum) = selected(s) {
-                s.prompt = Some(Prompt {
-                    kind: PromptKind::Rename { id: sum.id.clone() },
-                    text: sum.name.clone(),
-                });
-            }
+            ask_selected(s, |sum| {
+                (PromptKind::Rename { id: sum.id.clone() }, sum.name.clone())
+            });
             vec![]
         }
         Action::Delete => {
-            if let Some(sum) = selected(s) {
-                s.prompt = Some(Prompt {
-                    kind: PromptKind::ConfirmDelete {
-                        id: sum.id.clone(),
-                        name: sum.name.clone(),
-                    },
-                    text: String::new(),
-                });
-            }
+            ask_selected(s, |sum| {
+                let (id, name) = (sum.id.clone(), sum.name.clone());
+                (PromptKind::ConfirmDelete { id, name }, String::new())
+            });
             vec![]
         }
         Action::Refresh => vec![Effect::ListSessions],
         Action::PredictPrompt => {
-            if let Some(sum) = selected(s) {
-                s.prompt = Some(Prompt {
-                    kind: PromptKind::Predict {
-                        session: sum.path.clone(),
-                        name: sum.name.clone(),
-                    },
-                    text: String::new(),
-                });
-            } else {
+            let asked = ask_selected(s, |sum| {
+                let (session, name) = (sum.path.clone(), sum.name.clone());
+                (PromptKind::Predict { session, name }, String::new())
+            });
+            if !asked {
                 s.status = "no session selected to predict with".into();
             }
             vec![]
@@ -191,6 +179,16 @@ fn compare(s: &mut State) -> Vec<Effect> {
     }
 }
 
+/// Ask `ask(selected)`'s prompt, its answer starting as the text given, about the selected
+/// session; false when none is selected.
+fn ask_selected(s: &mut State, ask: impl FnOnce(&Summary) -> (PromptKind, String)) -> bool {
+    let Some((kind, text)) = selected(s).map(ask) else {
+        return false;
+    };
+    s.prompt = Some(Prompt::new(kind, text));
+    true
+}
+
 fn selected(s: &State) -> Option<&Summary> {
     let i = *s
         .sessions
@@ -228,10 +226,7 @@ pub(super) fn save(s: &mut State) -> Vec<Effect> {
                 );
             }
             let name = f.outcome.record.name.clone();
-            s.prompt = Some(Prompt {
-                kind: PromptKind::SaveName,
-                text: name,
-            });
+            s.prompt = Some(Prompt::new(PromptKind::SaveName, name));
         }
     }
     vec![]

@@ -27,12 +27,12 @@ pub(super) fn prompt(s: &mut State) -> Vec<Effect> {
         );
         return vec![];
     }
-    s.prompt = Some(Prompt {
-        kind: PromptKind::Sweep {
+    s.prompt = Some(Prompt::new(
+        PromptKind::Sweep {
             key: f.key().to_string(),
         },
-        text: sweep_default_text(f),
-    });
+        sweep_default_text(f),
+    ));
     vec![]
 }
 
@@ -40,12 +40,12 @@ pub(super) fn prompt(s: &mut State) -> Vec<Effect> {
 pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     let again = |s: &mut State, why: String| {
         s.status = format!("sweep {key}: {why}");
-        s.prompt = Some(Prompt {
-            kind: PromptKind::Sweep {
+        s.prompt = Some(Prompt::new(
+            PromptKind::Sweep {
                 key: key.to_string(),
             },
-            text: text.to_string(),
-        });
+            text.to_string(),
+        ));
         vec![]
     };
     if s.is_running() {

@@ -12,9 +12,10 @@ use ratatui::Frame;
 
 use super::super::super::state::{State, SweepState};
 use super::super::super::theme::{ColorMode, Theme};
-use super::super::super::widgets::log_chart::{LogChart, Series};
+use super::super::super::widgets::log_chart::Series;
 use super::super::super::widgets::{clip, fmt_num};
-use super::super::block;
+use super::super::{block, draw_note};
+use super::draw_chart;
 
 /// The i-th run's colour: the theme's series first, then the 16-colour palette (no colour
 /// under NO_COLOR: the legend's numbers name the curves).
@@ -98,15 +99,13 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         legend,
     );
     if order.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Line::styled("reading the marked runs…", s.theme.dim)).block(block(
-                "Objective",
-                &s.theme,
-                true,
-            )),
+        return draw_note(
+            frame,
             charts,
+            s,
+            ("Objective", true),
+            "reading the marked runs…",
         );
-        return;
     }
     let shown = &order[..order.len().min(fit)];
     let areas = Layout::vertical(vec![Constraint::Fill(1); shown.len()]).split(charts);
@@ -129,21 +128,20 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             })
             .collect();
         let ids: Vec<String> = groups[key].iter().map(|i| (i + 1).to_string()).collect();
-        frame.render_widget(
-            LogChart {
-                title: format!(
-                    "Objective — {} on {} ({} {}) · m: this run",
-                    key.0,
-                    key.1,
-                    if ids.len() == 1 { "run" } else { "runs" },
-                    ids.join(", ")
-                ),
-                x_label: "iteration".into(),
-                y_label: "objective".into(),
-                series,
-                theme: &s.theme,
-            },
+        draw_chart(
+            frame,
             *area,
+            s,
+            format!(
+                "Objective — {} on {} ({} {}) · m: this run",
+                key.0,
+                key.1,
+                if ids.len() == 1 { "run" } else { "runs" },
+                ids.join(", ")
+            ),
+            ("iteration", "objective"),
+            series,
+            None,
         );
     }
 }
@@ -177,19 +175,18 @@ pub fn sweep_curve(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
             )
         })
         .unwrap_or_default();
-    frame.render_widget(
-        LogChart {
-            title: format!(
-                "Sweep: {how} {metric} per {} ({}/{} scored){best}",
-                sw.plan.label,
-                sw.rows.len(),
-                sw.plan.values.len()
-            ),
-            x_label: sw.plan.label.clone(),
-            y_label: metric,
-            series,
-            theme: &s.theme,
-        },
+    draw_chart(
+        frame,
         area,
+        s,
+        format!(
+            "Sweep: {how} {metric} per {} ({}/{} scored){best}",
+            sw.plan.label,
+            sw.rows.len(),
+            sw.plan.values.len()
+        ),
+        (&sw.plan.label, &metric),
+        series,
+        None,
     );
 }
