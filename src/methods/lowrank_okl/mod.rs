@@ -26,7 +26,7 @@ use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
 use crate::{OvkError, Result};
 pub use select::TrainSplit;
-use select::{ranks_for, reduce, route_for_rows, select, Selection};
+use select::{reduce, route_for_rows, select, Plan, Selection};
 
 pub struct LowRankOkl;
 
@@ -224,10 +224,17 @@ impl Method for LowRankOkl {
         let mut prog = Progress::new(obs);
         // With a split the path runs on the fit part; its K is decomposed first and dropped
         // before the whole training set's, so the peak stays one decomposition.
+        let plan = Plan {
+            sweep: sweep.as_deref(),
+            rank,
+            fixed_lambda,
+            n_lambda,
+            warm,
+            settings,
+        };
         let (red, factor, selection, refit) = match &split {
             None => {
                 let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
-                let ranks = ranks_for(&red, sweep.as_deref(), rank, m, &mut notes);
                 let validation = if problem.x_test.nrows() > 0 {
                     Some(Validation::new(
                         &red,
@@ -239,49 +246,15 @@ impl Method for LowRankOkl {
                 } else {
                     None
                 };
-                if validation.is_none() && ranks.len() > 1 {
-                    return Err(OvkError::input(
-                        "lowrank-okl: rank_sweep picks p by validation MSE, but there is no \
-                         validation part (set --val-fraction or --test-fraction above 0)",
-                    ));
-                }
-                let lambdas = match fixed_lambda {
-                    Some(l) => vec![l],
-                    None => lambda_grid(red.alpha, n_lambda),
-                };
-                if fixed_lambda.is_none() && validation.is_none() && lambdas.len() > 1 {
-                    notes.push(
-                        "no validation part: the path's last (smallest) λ was chosen; set \
-                         --val-fraction (or --test-fraction) above 0 to choose λ by \
-                         validation MSE"
-                            .into(),
-                    );
-                }
-                prog.obs.phase(Phase::Iterating, None);
-                let selection = select(
-                    &red,
-                    &ranks,
-                    &lambdas,
-                    warm,
-                    &settings,
-                    validation.as_ref(),
-                    &mut prog,
-                )?;
-                if validation.is_some() && (lambdas.len() > 1 || ranks.len() > 1) {
+                let selection = select(&red, &plan, validation.as_ref(), &mut notes, &mut prog)?;
+                if validation.is_some() && selection.chose {
                     // The paper's protocol (its "validation" set is the held-out part); say so,
                     // since the test line then reports the part the choice was made on.
-                    let chosen = &selection.run.points[selection.run.best];
                     notes.push(format!(
-                        "λ = {:.4e}{} was chosen by MSE on the held-out rows, so the test \
-                         metrics are optimistic; for an unbiased figure set \
-                         --val-fraction (e.g. 0.2), fix --lambda from `ovk sweep --cv K`, \
-                         or score on a separate file",
-                        chosen.lambda,
-                        if ranks.len() > 1 {
-                            format!(" and p = {}", selection.p)
-                        } else {
-                            String::new()
-                        }
+                        "{} chosen by MSE on the held-out rows, so the test metrics are \
+                         optimistic; for an unbiased figure set --val-fraction (e.g. 0.2), fix \
+                         --lambda from `ovk sweep --cv K`, or score on a separate file",
+                        selection.describe()
                     ));
                 }
                 (red, factor, selection, None)
@@ -293,7 +266,6 @@ impl Method for LowRankOkl {
                 let fit_route = route_for_rows(route, fit_rows, x.ncols());
                 let (red_fit, _) =
                     reduce(fit_route, problem, x_fit.view(), y_fit.view(), &mut prog)?;
-                let ranks = ranks_for(&red_fit, sweep.as_deref(), rank, m, &mut notes);
                 let validation = Validation::new(
                     &red_fit,
                     &problem.kernel,
@@ -301,45 +273,27 @@ impl Method for LowRankOkl {
                     x.select(Axis(0), &split.val).view(),
                     y.select(Axis(0), &split.val).view(),
                 )?;
-                let lambdas = match fixed_lambda {
-                    Some(l) => vec![l],
-                    None => lambda_grid(red_fit.alpha, n_lambda),
-                };
-                prog.obs.phase(Phase::Iterating, None);
-                let selection = select(
-                    &red_fit,
-                    &ranks,
-                    &lambdas,
-                    warm,
-                    &settings,
-                    Some(&validation),
-                    &mut prog,
-                )?;
+                let selection = select(&red_fit, &plan, Some(&validation), &mut notes, &mut prog)?;
                 let b = red_fit.factor_b(&selection.run.best_fit.solution);
                 drop((red_fit, validation, x_fit, y_fit));
 
                 // The refit on every training row, from the chosen B (projected onto this
                 // row space, which never raises g: docs/methods.md §2).
                 let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
-                let chosen = &selection.run.points[selection.run.best];
                 // K of all rows has at least the fit part's numerical rank, so p ≤ the bound
                 // here too; the clamp only guards a numerically degenerate case.
                 let p = selection.p.min(red.rank_k.min(m)).max(1);
-                let lambda = chosen.lambda;
+                let lambda = selection.run.points[selection.run.best].lambda;
                 prog.obs.phase(Phase::Iterating, None);
                 let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
                 let fitted = solve(&red, Factor::Reduced(bhat), p, lambda, &settings, &mut prog)?;
                 prog.finish_lambda(None, fitted.certificate.certified);
                 notes.push(format!(
-                    "λ = {lambda:.4e}{} was chosen by MSE on a validation part of {val_rows} of \
-                     the {ell} training rows (--val-fraction {val_fraction}), the \
-                     path fitted on the other {fit_rows}; the model is then refitted on all \
-                     {ell} rows at that choice, so the test metrics are unbiased",
-                    if ranks.len() > 1 {
-                        format!(" and p = {p}")
-                    } else {
-                        String::new()
-                    }
+                    "{} chosen by MSE on a validation part of {val_rows} of the {ell} training \
+                     rows (--val-fraction {val_fraction}), the path fitted on the other \
+                     {fit_rows}; the model is then refitted on all {ell} rows at that choice, \
+                     so the test metrics are unbiased",
+                    selection.describe()
                 ));
                 (red, factor, selection, Some(fitted))
             }
@@ -360,6 +314,7 @@ impl Method for LowRankOkl {
             run,
             sweep_rows,
             iterations: path_iterations,
+            ..
         } = selection;
         let mut chosen = run.points[run.best].clone();
         let fitted = match &refit {

@@ -6,10 +6,10 @@ use ndarray::ArrayView2;
 use serde_json::{json, Value as Json};
 
 use super::algorithm::{Progress, Settings};
-use super::path::{run_path, PathRun, Validation};
+use super::path::{lambda_grid, run_path, PathRun, Validation};
 use super::reduced::Reduced;
 use crate::methods::input::{InputSpectrum, Route};
-use crate::methods::Problem;
+use crate::methods::{Phase, Problem};
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
@@ -79,13 +79,13 @@ pub fn reduce(
 
 /// The ranks to try, each at most min(rank K, m), in first-seen order; notes say where a rank
 /// was lowered.
-pub fn ranks_for(
+fn ranks_for(
     red: &Reduced,
     sweep: Option<&[usize]>,
     rank: Option<usize>,
-    m: usize,
     notes: &mut Vec<String>,
 ) -> Vec<usize> {
+    let m = red.m;
     let bound = red.rank_k.min(m);
     let asked = match (sweep, rank) {
         (Some(list), _) => list.to_vec(),
@@ -122,6 +122,17 @@ pub fn ranks_for(
     seen
 }
 
+/// What the path is asked to do: the ranks (a sweep, one rank, or the default) and the λ values
+/// (one fixed λ, or `n_lambda` from α down).
+pub struct Plan<'a> {
+    pub sweep: Option<&'a [usize]>,
+    pub rank: Option<usize>,
+    pub fixed_lambda: Option<f64>,
+    pub n_lambda: usize,
+    pub warm: bool,
+    pub settings: Settings,
+}
+
 /// The winner of a rank sweep (or of the one path at a single rank).
 pub struct Selection {
     pub p: usize,
@@ -129,24 +140,63 @@ pub struct Selection {
     /// One row per rank of a sweep, for `details["rank_sweep"]`.
     pub sweep_rows: Vec<Json>,
     pub iterations: usize,
+    /// More than one (p, λ) was tried, so the validation part made a choice.
+    pub chose: bool,
 }
 
-/// Run the λ path at every rank and keep the best (p, λ) by validation MSE; without validation
-/// the last λ of the single rank.
+impl Selection {
+    /// "λ = … was" or "λ = … and p = … were", for the notes.
+    pub fn describe(&self) -> String {
+        let lambda = self.run.points[self.run.best].lambda;
+        if self.sweep_rows.len() > 1 {
+            format!("λ = {lambda:.4e} and p = {} were", self.p)
+        } else {
+            format!("λ = {lambda:.4e} was")
+        }
+    }
+}
+
+/// Run the λ path at every rank of the plan and keep the best (p, λ) by validation MSE; without
+/// validation, the last λ of the single rank (a sweep needs validation).
 pub fn select(
     red: &Reduced,
-    ranks: &[usize],
-    lambdas: &[f64],
-    warm: bool,
-    settings: &Settings,
+    plan: &Plan<'_>,
     validation: Option<&Validation>,
+    notes: &mut Vec<String>,
     prog: &mut Progress<'_>,
 ) -> Result<Selection> {
+    let ranks = ranks_for(red, plan.sweep, plan.rank, notes);
+    if validation.is_none() && ranks.len() > 1 {
+        return Err(OvkError::input(
+            "lowrank-okl: rank_sweep picks p by validation MSE, but there is no validation part \
+             (set --val-fraction or --test-fraction above 0)",
+        ));
+    }
+    let lambdas = match plan.fixed_lambda {
+        Some(l) => vec![l],
+        None => lambda_grid(red.alpha, plan.n_lambda),
+    };
+    if validation.is_none() && lambdas.len() > 1 {
+        notes.push(
+            "no validation part: the path's last (smallest) λ was chosen; set --val-fraction (or \
+             --test-fraction) above 0 to choose λ by validation MSE"
+                .into(),
+        );
+    }
+    prog.obs.phase(Phase::Iterating, None);
     let mut sweep_rows = Vec::new();
     let mut best: Option<(usize, PathRun)> = None;
     let mut iterations = 0;
-    for &p in ranks {
-        let run = run_path(red, p, lambdas, warm, settings, validation, prog)?;
+    for &p in &ranks {
+        let run = run_path(
+            red,
+            p,
+            &lambdas,
+            plan.warm,
+            &plan.settings,
+            validation,
+            prog,
+        )?;
         iterations += run.iterations;
         let chosen = &run.points[run.best];
         sweep_rows.push(json!({
@@ -173,6 +223,7 @@ pub fn select(
         run,
         sweep_rows,
         iterations,
+        chose: ranks.len() > 1 || lambdas.len() > 1,
     })
 }
 
