@@ -2067,3 +2067,25 @@ fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
         s.status
     );
 }
+
+/// The Kernel pane sizes its key column to the longest key, so no key is cut; at 80 columns the
+/// label column gives way to the value (the Field box repeats the label with the help).
+#[test]
+fn kernel_pane_shows_every_key_whole_at_both_sizes() {
+    let mut s = loaded();
+    choose(&mut s, "vvmr");
+    s.pane = Pane::Kernel;
+    at_both(&s, |out, size| {
+        for key in ["laplacian_power", "graph_weights", "output_knn"] {
+            assert!(
+                out.contains(&format!("{key} ")),
+                "{key} cut at {size:?}\n{out}"
+            );
+        }
+        assert_eq!(
+            out.contains("manifold regularisation"),
+            size.0 >= 120,
+            "{size:?}\n{out}"
+        );
+    });
+}

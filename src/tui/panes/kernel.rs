@@ -8,7 +8,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
 use super::super::state::sweepable;
-use super::super::state::{FieldKind, Median, State};
+use super::super::state::{Field, FieldKind, Median, State};
 use super::super::widgets::fmt_num;
 use super::block;
 
@@ -17,6 +17,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let visible = k.visible();
     let [table_area, help_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(5)]).areas(area);
+    let widths = ColumnWidths::of(visible.iter().map(|&i| &k.fields[i]), table_area.width);
     let rows = visible.iter().enumerate().map(|(row, &i)| {
         let f = &k.fields[i];
         let editing = k.editing && row == k.cursor;
@@ -44,9 +45,11 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             None => Span::styled("✓", s.theme.ok),
         };
         let default = f.default_text();
-        Row::new(vec![
-            Cell::from(Span::styled(f.key(), s.theme.key)),
-            Cell::from(f.label()),
+        let mut cells = vec![Cell::from(Span::styled(f.key(), s.theme.key))];
+        if widths.label > 0 {
+            cells.push(Cell::from(f.label()));
+        }
+        cells.extend([
             Cell::from(Span::styled(value, value_style)),
             Cell::from(f.unit()),
             Cell::from(Span::styled(
@@ -58,7 +61,8 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 s.theme.dim,
             )),
             Cell::from(check),
-        ])
+        ]);
+        Row::new(cells)
     });
     let method = s.method().map_or("—", |m| m.name());
     let title = if s.replay.is_some() {
@@ -66,21 +70,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     } else {
         format!("Kernel & hyperparameters of {method} — Enter edits · Space cycles · w sweeps")
     };
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(12),
-            Constraint::Length(18),
-            Constraint::Length(36),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Fill(1),
-        ],
-    )
-    .header(Row::new(["key", "label", "value", "unit", "default", "check"]).style(s.theme.title))
-    .block(block(title, &s.theme, true))
-    .row_highlight_style(s.theme.selected)
-    .highlight_symbol("> ");
+    let mut header = vec!["key", "label", "value", "unit", "default", "check"];
+    if widths.label == 0 {
+        header.remove(1);
+    }
+    let table = Table::new(rows, widths.constraints())
+        .header(Row::new(header).style(s.theme.title))
+        .block(block(title, &s.theme, true))
+        .row_highlight_style(s.theme.selected)
+        .highlight_symbol("> ");
     let mut st = TableState::default().with_selected((!visible.is_empty()).then_some(k.cursor));
     frame.render_stateful_widget(table, table_area, &mut st);
 
@@ -123,4 +121,55 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             .block(block("Field", &s.theme, false)),
         help_area,
     );
+}
+
+/// Column widths from the fields shown, so that no key is cut; where the pane is too narrow for
+/// every column the label goes (the Field box below repeats it with the help).
+struct ColumnWidths {
+    key: u16,
+    label: u16,
+    unit: u16,
+    default: u16,
+}
+
+/// The value column's least width (two thirds of the space left): `median  (= 3.8059)` fits.
+const MIN_VALUE: u16 = 18;
+
+impl ColumnWidths {
+    fn of<'a>(fields: impl Iterator<Item = &'a Field>, pane_width: u16) -> Self {
+        let width = |s: &str, least: usize| s.chars().count().max(least) as u16;
+        let mut w = ColumnWidths {
+            key: 3,
+            label: 5,
+            unit: 4,
+            default: 7,
+        };
+        for f in fields {
+            w.key = w.key.max(width(f.key(), 3));
+            w.label = w.label.max(width(f.label(), 5));
+            w.unit = w.unit.max(width(f.unit(), 4));
+            w.default = w.default.max(width(&f.default_text(), 7));
+        }
+        // Borders, the highlight symbol, five column gaps and the check mark.
+        let fixed = 2 + 2 + 5;
+        if w.key + w.label + MIN_VALUE * 3 / 2 + w.unit + w.default + fixed > pane_width {
+            w.label = 0;
+        }
+        w
+    }
+
+    fn constraints(&self) -> Vec<Constraint> {
+        let mut c = vec![Constraint::Length(self.key)];
+        if self.label > 0 {
+            c.push(Constraint::Length(self.label));
+        }
+        // The value takes two thirds of what is left, the check mark (or refusal) a third.
+        c.extend([
+            Constraint::Fill(2),
+            Constraint::Length(self.unit),
+            Constraint::Length(self.default),
+            Constraint::Fill(1),
+        ]);
+        c
+    }
 }
