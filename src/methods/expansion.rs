@@ -12,8 +12,90 @@ use crate::Result;
 pub struct KernelExpansion {
     pub kernel: Kernel,
     pub x_train: Array2<f64>,
-    /// ℓ×m coefficients (for OKL `C L`, for low-rank OKL `A Bᵀ`).
-    pub coef: Array2<f64>,
+    /// ℓ×m coefficients (for OKL `C L`, for low-rank OKL `A Bᵀ`, kept factored).
+    pub coef: Coef,
+}
+
+/// An expansion's coefficients: dense (rows × m), or a product `A Bᵀ` (A rows×p, B m×p) kept
+/// factored where that is smaller — low-rank OKL's ℓ×m product at m = 10⁵ outputs would
+/// otherwise be most of a session.
+pub enum Coef {
+    Dense(Array2<f64>),
+    Factored { a: Array2<f64>, b: Array2<f64> },
+}
+
+impl From<Array2<f64>> for Coef {
+    fn from(c: Array2<f64>) -> Self {
+        Coef::Dense(c)
+    }
+}
+
+impl Coef {
+    /// `A Bᵀ`, factored when `p (rows + m) < rows · m`.
+    pub fn product(a: Array2<f64>, b: Array2<f64>) -> Coef {
+        let (rows, p, m) = (a.nrows(), a.ncols(), b.nrows());
+        if p * (rows + m) < rows * m {
+            Coef::Factored { a, b }
+        } else {
+            Coef::Dense(matmul(a.view(), b.t()))
+        }
+    }
+
+    pub fn nrows(&self) -> usize {
+        match self {
+            Coef::Dense(c) => c.nrows(),
+            Coef::Factored { a, .. } => a.nrows(),
+        }
+    }
+
+    /// Outputs m.
+    pub fn ncols(&self) -> usize {
+        match self {
+            Coef::Dense(c) => c.ncols(),
+            Coef::Factored { b, .. } => b.nrows(),
+        }
+    }
+
+    /// `G · Coef` for a t×rows matrix G (a cross-Gram or features), never forming `A Bᵀ`.
+    pub fn apply(&self, g: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Coef::Dense(c) => matmul(g, c.view()),
+            Coef::Factored { a, b } => matmul(matmul(g, a.view()).view(), b.t()),
+        }
+    }
+
+    /// Saved as `coef`, or as `coef_a` and `coef_b`.
+    fn into_parts(self, parts: ModelParts) -> ModelParts {
+        match self {
+            Coef::Dense(c) => parts.with_array("coef", c),
+            Coef::Factored { a, b } => parts.with_array("coef_a", a).with_array("coef_b", b),
+        }
+    }
+
+    fn clone_into_parts(&self, parts: ModelParts) -> ModelParts {
+        match self {
+            Coef::Dense(c) => parts.with_array("coef", c.clone()),
+            Coef::Factored { a, b } => parts
+                .with_array("coef_a", a.clone())
+                .with_array("coef_b", b.clone()),
+        }
+    }
+
+    fn from_parts(parts: &mut ModelParts) -> Result<Coef> {
+        if parts.has_array("coef") {
+            return Ok(Coef::Dense(parts.take_array("coef")?));
+        }
+        let a = parts.take_array("coef_a")?;
+        let b = parts.take_array("coef_b")?;
+        if a.ncols() != b.ncols() {
+            return Err(parts.mismatch(&format!(
+                "coefficient factors of rank {} and {}",
+                a.ncols(),
+                b.ncols()
+            )));
+        }
+        Ok(Coef::Factored { a, b })
+    }
 }
 
 impl KernelExpansion {
@@ -22,7 +104,7 @@ impl KernelExpansion {
     pub fn from_parts(mut parts: ModelParts) -> Result<Self> {
         let kernel = parts.setting("kernel")?;
         let x_train = parts.take_array("x_train")?;
-        let coef = parts.take_array("coef")?;
+        let coef = Coef::from_parts(&mut parts)?;
         if x_train.nrows() != coef.nrows() {
             return Err(parts.mismatch(&format!(
                 "{} training rows but {} rows of coefficients",
@@ -41,21 +123,23 @@ impl KernelExpansion {
 impl Model for KernelExpansion {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         let k = cross_gram(&self.kernel, x, self.x_train.view())?;
-        Ok(matmul(k.view(), self.coef.view()))
+        Ok(self.coef.apply(k.view()))
     }
 
     fn parts(&self) -> ModelParts {
-        ModelParts::new(Self::KIND)
-            .with_setting("kernel", &self.kernel)
-            .with_array("x_train", self.x_train.clone())
-            .with_array("coef", self.coef.clone())
+        self.coef.clone_into_parts(
+            ModelParts::new(Self::KIND)
+                .with_setting("kernel", &self.kernel)
+                .with_array("x_train", self.x_train.clone()),
+        )
     }
 
     fn into_parts(self: Box<Self>) -> ModelParts {
-        ModelParts::new(Self::KIND)
-            .with_setting("kernel", &self.kernel)
-            .with_array("x_train", self.x_train)
-            .with_array("coef", self.coef)
+        self.coef.into_parts(
+            ModelParts::new(Self::KIND)
+                .with_setting("kernel", &self.kernel)
+                .with_array("x_train", self.x_train),
+        )
     }
 
     fn n_features(&self) -> Option<usize> {
@@ -68,7 +152,7 @@ impl Model for KernelExpansion {
 pub struct FeatureExpansion {
     pub map: FeatureMap,
     /// r×m coefficients in the factor's coordinates.
-    pub coef: Array2<f64>,
+    pub coef: Coef,
 }
 
 impl FeatureExpansion {
@@ -76,7 +160,7 @@ impl FeatureExpansion {
 
     pub fn from_parts(mut parts: ModelParts) -> Result<Self> {
         let map = map_from_parts(&mut parts)?;
-        let coef = parts.take_array("coef")?;
+        let coef = Coef::from_parts(&mut parts)?;
         if let FeatureMap::Nystrom { l_s, .. } = &map {
             if coef.nrows() != l_s.nrows() {
                 return Err(parts.mismatch(&format!(
@@ -157,21 +241,79 @@ impl Model for FeatureExpansion {
                 let z = self
                     .map
                     .features(x.slice(s![start..start + block.nrows(), ..]))?;
-                block.assign(&matmul(z.view(), self.coef.view()));
+                block.assign(&self.coef.apply(z.view()));
                 Ok(())
             })?;
         Ok(out)
     }
 
     fn parts(&self) -> ModelParts {
-        with_map(ModelParts::new(Self::KIND), &self.map).with_array("coef", self.coef.clone())
+        self.coef
+            .clone_into_parts(with_map(ModelParts::new(Self::KIND), &self.map))
     }
 
     fn into_parts(self: Box<Self>) -> ModelParts {
-        with_map(ModelParts::new(Self::KIND), &self.map).with_array("coef", self.coef)
+        let map = with_map(ModelParts::new(Self::KIND), &self.map);
+        self.coef.into_parts(map)
     }
 
     fn n_features(&self) -> Option<usize> {
         map_features(&self.map).or(Some(self.coef.nrows()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::load_model;
+    use crate::util::rng::Rng;
+
+    fn random(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
+        let mut rng = Rng::new(seed);
+        Array2::from_shape_simple_fn((rows, cols), || rng.normal())
+    }
+
+    #[test]
+    fn a_product_stays_factored_only_where_that_is_smaller() {
+        let (a, b) = (random(30, 2, 1), random(40, 2, 2));
+        assert!(matches!(Coef::product(a, b), Coef::Factored { .. }));
+        let (a, b) = (random(3, 2, 1), random(2, 2, 2));
+        assert!(matches!(Coef::product(a, b), Coef::Dense(_)));
+    }
+
+    #[test]
+    fn a_factored_expansion_predicts_as_the_dense_product_and_round_trips() {
+        let (a, b) = (random(30, 2, 1), random(40, 2, 2));
+        let x = random(30, 3, 3);
+        let x_new = random(7, 3, 4);
+        let kernel = Kernel::Gaussian { sigma: 1.5 };
+        let dense = KernelExpansion {
+            kernel,
+            x_train: x.clone(),
+            coef: matmul(a.view(), b.t()).into(),
+        };
+        let factored = KernelExpansion {
+            kernel,
+            x_train: x,
+            coef: Coef::product(a, b),
+        };
+        let want = dense.predict(x_new.view()).unwrap();
+        let got = factored.predict(x_new.view()).unwrap();
+        let diff = (&got - &want).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff < 1e-12, "{diff}");
+
+        let parts = factored.parts();
+        let names: Vec<&str> = parts.arrays.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(
+            names.contains(&"coef_a") && !names.contains(&"coef"),
+            "{names:?}"
+        );
+        let back = load_model(parts).unwrap();
+        assert_eq!(back.predict(x_new.view()).unwrap(), got);
+
+        let mut torn = factored.parts();
+        torn.arrays.retain(|(n, _)| n != "coef_b");
+        let e = load_model(torn).err().unwrap().to_string();
+        assert!(e.contains("coef_b"), "{e}");
     }
 }

@@ -16,7 +16,7 @@
 use ndarray::{s, Array1, Array2, ArrayView2, Zip};
 use serde_json::json;
 
-use super::expansion::{FeatureExpansion, KernelExpansion};
+use super::expansion::{Coef, FeatureExpansion, KernelExpansion};
 use super::{check_cancel, mats, Model, Observer, Phase};
 use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
@@ -153,7 +153,7 @@ impl Basis {
     }
 
     /// The model `Ŷ = K(x, X) C` (exact) or `z(x)ᵀ ZᵀC` (factor) for lifted coefficients.
-    pub fn model(&self, kernel: Kernel, x_train: Array2<f64>, coef: Array2<f64>) -> Box<dyn Model> {
+    pub fn model(&self, kernel: Kernel, x_train: Array2<f64>, coef: Coef) -> Box<dyn Model> {
         match self {
             Basis::Eigen(_) => Box::new(KernelExpansion {
                 kernel,

@@ -80,7 +80,7 @@ impl Method for Krr {
         let mut fit = Fit::new(Box::new(KernelExpansion {
             kernel: p.kernel,
             x_train: x,
-            coef: c.clone(),
+            coef: c.clone().into(),
         }));
         fit.iterations = 1;
         fit.objective = Some(objective);
@@ -122,7 +122,7 @@ fn fit_on_factor(
     let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
     record_solved(obs, objective, None, clock)?;
     let beta = sp.basis.lift(ct.view());
-    let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone()));
+    let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone().into()));
     fit.iterations = 1;
     fit.objective = Some(objective);
     fit.matrices.push(("feature_coefficients".into(), beta));

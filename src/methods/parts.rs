@@ -66,6 +66,10 @@ impl ModelParts {
         })
     }
 
+    pub fn has_array(&self, name: &str) -> bool {
+        self.arrays.iter().any(|(n, _)| n == name)
+    }
+
     /// An array removed from the parts (so a large one is not copied).
     pub fn take_array(&mut self, name: &str) -> Result<Array2<f64>> {
         let i = self

@@ -260,7 +260,7 @@ impl Method for Vvmr {
         let mut fit = Fit::new(Box::new(KernelExpansion {
             kernel: p.kernel,
             x_train: p.x.clone(),
-            coef,
+            coef: coef.into(),
         }));
         fit.iterations = 1;
         fit.objective = Some(objective);
@@ -447,7 +447,7 @@ fn fit_on_factor(
     let predictions_unlabeled = sol.f.select(Axis(0), &unlabeled);
     let mut fit = Fit::new(Box::new(FeatureExpansion {
         map: f.map,
-        coef: sol.beta.clone(),
+        coef: sol.beta.clone().into(),
     }));
     fit.iterations = 1;
     fit.objective = Some(objective);

@@ -215,7 +215,7 @@ mod tests {
             let mut fit = Fit::new(Box::new(KernelExpansion {
                 kernel: p.kernel,
                 x_train: p.x.clone(),
-                coef: Array2::zeros((p.n_train(), 1)),
+                coef: Array2::zeros((p.n_train(), 1)).into(),
             }));
             fit.objective = Some(0.05);
             Ok(fit)

@@ -20,7 +20,7 @@ use serde_json::{json, Value as Json};
 
 use super::input::{factor_peak_bytes, Basis, Route};
 use super::params::{common, ParamDefault, ParamKind, ParamSpec};
-use super::{Fit, Method, Observer, Params, Phase, Problem};
+use super::{Coef, Fit, Method, Observer, Params, Phase, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
@@ -377,7 +377,9 @@ impl Method for LowRankOkl {
             Basis::Eigen(_) => "coefficients",
             Basis::Factor(_) => "feature_coefficients",
         };
-        let mut fit = Fit::new(red.basis.model(problem.kernel, x, red.expansion(sol)));
+        // `A Bᵀ` stays factored where smaller (m = 10⁵ outputs: ℓ×p and m×p, not ℓ×m).
+        let coef = Coef::product(a.clone(), b.clone());
+        let mut fit = Fit::new(red.basis.model(problem.kernel, x, coef));
         if m <= MAX_SAVED_OUTPUT_KERNEL {
             fit.matrices
                 .push(("output_kernel".into(), matmul(b.view(), b.t())));

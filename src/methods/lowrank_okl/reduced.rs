@@ -273,12 +273,6 @@ impl Reduced {
         matmul(self.q_m.view(), sol.bhat.view())
     }
 
-    /// The model's coefficients `A Bᵀ = (A B̂ᵀ) Q_mᵀ` (ℓ×m; on a factor `ZᵀA Bᵀ`, r×m).
-    pub fn expansion(&self, sol: &Solution) -> Array2<f64> {
-        let abt = matmul(self.coefficients(sol).view(), sol.bhat.t()); // ℓ×r
-        matmul(abt.view(), self.q_m.t())
-    }
-
     /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (docs/methods.md §2). `‖YᵀKY‖₂ =
     /// ‖diag(√s) Rᵀ R diag(√s)‖₂`, an ℓ₊×ℓ₊ matrix, since `Ỹ₊ Ỹ₊ᵀ = Rᵀ R` (null rows add 0).
     fn compute_alpha(&self) -> Result<f64> {

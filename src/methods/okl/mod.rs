@@ -228,7 +228,7 @@ fn assemble(
         Basis::Eigen(_) => "coefficients",
         Basis::Factor(_) => "feature_coefficients",
     };
-    let mut fit = Fit::new(sp.basis.model(p.kernel, x, coef));
+    let mut fit = Fit::new(sp.basis.model(p.kernel, x, coef.into()));
     fit.iterations = iterations;
     fit.converged = converged;
     fit.objective = Some(objective);
