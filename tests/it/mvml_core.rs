@@ -442,3 +442,59 @@ fn projected_gradient_never_increases_and_approaches_the_optimum() {
         "gradient {prev} vs minimiser {j_opt}"
     );
 }
+
+#[test]
+fn covariance_start_on_nystrom_features_solves_the_dense_g_step() {
+    // A₀ = 𝟙𝟙ᵀ ⊗ I (MVML_Cov) seen through block Nyström features: in `gram` coordinates
+    // Z A₀ Zᵀ = Σ_lm w_l w_m K̃_l K̃_m = S Sᵀ with S = Σ_l w_l N_l N_lᵀ, in `root` coordinates
+    // (the identity between views in the landmark frame) Σ_lm w_l w_m N_l N_mᵀ = S Sᵀ with
+    // S = Σ_l w_l N_l; the g-step must give c = (S Sᵀ + λI)⁻¹ y and g = A h.
+    let (n, p, v) = (12, 5, 3);
+    let mut r = Rng::new(31);
+    let mut factors: Vec<Array2<f64>> = (0..v).map(|_| random(&mut r, n, p)).collect();
+    // a rank-deficient factor, as when the landmark Gram's pseudo-inverse cuts a direction
+    let dup = factors[1].column(0).to_owned();
+    factors[1].column_mut(p - 1).assign(&dup);
+    let y = Array1::from_shape_fn(n, |_| r.normal());
+    let st = Settings {
+        fixed_metric: true,
+        ..settings()
+    };
+    for root in [false, true] {
+        let shared = Shared::new(Features::nystrom(&factors, root).unwrap(), true);
+        let o = ovk::methods::mvml::solver::OutputFit::start(
+            &shared,
+            Array2::ones((v, v)),
+            y.view(),
+            &st,
+        )
+        .unwrap();
+        let mut s_sum = Array2::<f64>::zeros((n, if root { p } else { n }));
+        for nl in &factors {
+            let fl = if root { nl.clone() } else { nl.dot(&nl.t()) };
+            s_sum.scaled_add(1.0 / v as f64, &fl);
+        }
+        let mut m = s_sum.dot(&s_sum.t());
+        m.diag_mut().mapv_inplace(|x| x + st.lambda);
+        let c = cholesky(m.view())
+            .unwrap()
+            .solve(y.view().insert_axis(ndarray::Axis(1)))
+            .column(0)
+            .to_owned();
+        let err = (&c - &o.prof.c).iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        let top = c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        assert!(err <= 1e-8 * top, "root {root}: c off by {err} (max {top})");
+        // the fitted values Z g = Σ_l w_l Ψ_l g_l are the dense y − λc
+        let g = o.g();
+        let mut zg = Array1::<f64>::zeros(n);
+        for (l, gl) in g.iter().enumerate() {
+            zg.scaled_add(1.0 / v as f64, &shared.features.apply(l, gl.view()));
+        }
+        let expect = &y - &(&c * st.lambda);
+        let err = (&zg - &expect).iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        assert!(
+            err <= 1e-8 * (1.0 + top),
+            "root {root}: fitted values off by {err}"
+        );
+    }
+}

@@ -332,3 +332,37 @@ fn no_views_is_a_clear_input_error() {
     assert_eq!(err.exit_code(), 2);
     assert!(err.to_string().contains("mvml needs views"), "{err}");
 }
+
+#[test]
+fn fixed_covariance_metric_is_kernel_ridge_on_the_squared_sum_of_views() {
+    // A = 𝟙𝟙ᵀ ⊗ I (MVML_Cov): Z A Zᵀ = K_w² with K_w = Σ_l w_l K_l, and g_l = K_w c for every
+    // view, so the fit predicts k_w(x)ᵀ K_w c, c = (K_w² + λI)⁻¹ y — exact, and block Nyström
+    // with every point a landmark.
+    let p = problem(24, 8, &[2, 3, 2], 2, 12);
+    let lambda = 0.5;
+    let w = 1.0 / 3.0;
+    let mut kw = Array2::<f64>::zeros((24, 24));
+    let mut kw_test = Array2::<f64>::zeros((8, 24));
+    for view in &p.views {
+        let xl = p.x.select(Axis(1), &view.columns);
+        let xt = p.x_test.select(Axis(1), &view.columns);
+        kw.scaled_add(w, &gram(&p.kernel, xl.view()).unwrap());
+        kw_test.scaled_add(w, &cross_gram(&p.kernel, xt.view(), xl.view()).unwrap());
+    }
+    let c = solve_ridge(kw.dot(&kw).view(), p.y.view(), lambda).unwrap();
+    let expect = kw_test.dot(&kw).dot(&c);
+    let base = Params::new()
+        .with("fixed_metric", Value::Bool(true))
+        .with("init", Value::Text("covariance".into()))
+        .with("lambda", Value::Float(lambda));
+    for nystrom in [None, Some(1.0)] {
+        let params = match nystrom {
+            None => base.clone(),
+            Some(f) => base.clone().with("nystrom", Value::Float(f)),
+        };
+        let fit = mvml().fit(&p, &params, &mut Silent).unwrap();
+        let got = fit.model.predict(p.x_test.view()).unwrap();
+        let err = max_rel(&got, &expect);
+        assert!(err < 1e-6, "nystrom {nystrom:?}: {err}");
+    }
+}

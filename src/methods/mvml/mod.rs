@@ -685,6 +685,7 @@ fn clone_features(f: &Features) -> Features {
     Features {
         psi: f.psi.clone(),
         back: f.back.clone(),
+        root: f.root,
     }
 }
 

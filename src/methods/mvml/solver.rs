@@ -11,9 +11,11 @@
 //! `A† g = Zᵀc = h`, the term eq. (9) needs, and the objective of (7) at the optimal g is
 //! `λ yᵀc + η‖A‖²_F` (fit `λ²‖c‖²`, penalty `λ hᵀAh`).
 
+use std::sync::Arc;
+
 use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 
-use super::grams::Features;
+use super::grams::{CrossMaps, Features};
 use super::metric::Metric;
 use crate::linalg::{cholesky, eigh, matmul, matmul_tn};
 use crate::{OvkError, Result};
@@ -49,12 +51,15 @@ impl Settings {
 }
 
 /// The shared pieces of the g-step, computed once per fit: the products `Ψ_l Ψ_mᵀ` (exact,
-/// n×n) or the vp×vp `ΨᵀΨ` (Nyström).
+/// n×n) or the vp×vp `ΨᵀΨ` (Nyström), and the identity between views in the features'
+/// coordinates.
 pub struct Shared {
     pub features: Features,
     prods: Vec<Vec<Option<Array2<f64>>>>,
     /// Nyström: `ΨᵀΨ` (vr×vr, unweighted).
     gram: Option<Array2<f64>>,
+    /// Nyström with blocks between views: `B_lm` (grams.rs).
+    cross: Option<Arc<CrossMaps>>,
 }
 
 impl Shared {
@@ -75,11 +80,23 @@ impl Shared {
             let psi = super::spectral::weighted(&features, &Array1::ones(v));
             gram = Some(matmul_tn(psi.view(), psi.view()));
         }
+        let cross = if pairs {
+            features.cross_maps().map(Arc::new)
+        } else {
+            None
+        };
         Shared {
             features,
             prods,
             gram,
+            cross,
         }
+    }
+
+    /// `A = Ā ⊗ I` in the features' coordinates (`B_lm` between views).
+    pub fn metric(&self, abar: Array2<f64>) -> Metric {
+        let f = &self.features;
+        Metric::new(abar, f.r(), f.n()).with_cross(self.cross.clone())
     }
 
     pub fn n_views(&self) -> usize {
@@ -365,8 +382,7 @@ impl OutputFit {
         s: &Settings,
     ) -> Result<Self> {
         let v = grams.n_views();
-        let f = &grams.features;
-        let mut metric = Metric::new(abar0, f.r(), f.n());
+        let mut metric = grams.metric(abar0);
         let mut caps = 0;
         if !s.fixed_metric && cap_condition(&mut metric, s.cond_cap)? {
             caps += 1;
