@@ -200,8 +200,8 @@ impl Method for Mvml {
         };
         let default_route = !pairs && !r.bool("sparse")? && !r.bool("learn_weights")?;
         let out = s.m as u64;
-        // Every output's dense metric (vr×vr) is saved when small enough, and is held twice
-        // (the fit's copy and the saved one).
+        // Every output's dense metric (vr×vr) is saved when small enough (moved into the fit,
+        // held once).
         // root coordinates without Nyström are the block Nyström route on every training row
         let fraction = match r.opt_f64("nystrom")? {
             None if r.str("metric_space")? == "root" => Some(1.0),
@@ -212,7 +212,7 @@ impl Method for Mvml {
             Some(f) => ((f * n as f64) as usize).max(1),
         };
         let saved = if small_enough(v * r_view) { out } else { 0 };
-        let metrics = mats(2 * saved, v * r_view, v * r_view);
+        let metrics = mats(saved, v * r_view, v * r_view);
         Ok(match fraction {
             // Exact: the v Grams, S and its eigenvectors and temporaries (n×n); the general
             // route adds the products Ψ_l Ψ_mᵀ, the dual matrix and its factor, and per
@@ -257,7 +257,7 @@ impl Method for Mvml {
         fit.iterations = run.iterations;
         fit.converged = run.converged;
         fit.objective = Some(run.objective);
-        report::save(&mut fit, p, &setup, &views, &run, &mut notes);
+        report::save(&mut fit, p, &setup, &views, run, &mut notes);
         fit.notes = notes;
         for msg in &fit.notes {
             obs.note(msg);
@@ -386,7 +386,11 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
     let features = if landmarks.is_none() {
         Features::exact(grams)
     } else {
-        let u: Vec<Array2<f64>> = factors.iter().map(|f| f.u.clone()).collect();
+        // the factors N_l (n×p each) live on only in Ψ_l; prediction needs W_l^{†1/2} alone
+        let u: Vec<Array2<f64>> = factors
+            .iter_mut()
+            .map(|f| std::mem::take(&mut f.u))
+            .collect();
         Features::nystrom(&u, setup.root)?
     };
     check_cancel(obs)?;

@@ -52,8 +52,7 @@ impl Basis {
             // thin route: S's range is that of Ψ (n×vr). Ψ = QR, S = Q (RRᵀ) Qᵀ, so P = Q V
             // with RRᵀ = V Σ² Vᵀ — orthonormal to rounding even where σ is tiny (ΨᵀΨ's
             // eigenvectors mapped through Ψ/σ would not be)
-            let psi = weighted(f, w);
-            let psi = significant_columns(&psi);
+            let psi = significant_columns(weighted(f, w));
             let qr = qr_thin(psi.view())?;
             let rrt = matmul(qr.r.view(), qr.r.t());
             let e = eigh(((&rrt + &rrt.t()) * 0.5).view())?;
@@ -143,14 +142,14 @@ pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
 /// coordinates column j of Ψ_l has squared norm σ_j⁴ (Ψ_lᵀΨ_l = Σ_l⁴), so the others are the
 /// directions the landmark Gram's pseudo-inverse cut, whose share of S is below rounding —
 /// the thin QR of S's range need not carry them.
-fn significant_columns(psi: &Array2<f64>) -> Array2<f64> {
+fn significant_columns(psi: Array2<f64>) -> Array2<f64> {
     let norms: Vec<f64> = psi.columns().into_iter().map(|c| c.dot(&c)).collect();
     let top = norms.iter().copied().fold(0.0_f64, f64::max);
     let keep: Vec<usize> = (0..norms.len())
         .filter(|&j| norms[j] > 1e-16 * top)
         .collect();
     if keep.len() == norms.len() {
-        psi.clone()
+        psi
     } else {
         psi.select(Axis(1), &keep)
     }
@@ -849,7 +848,7 @@ mod tests {
         let mut g = Rng::new(6);
         let mut psi = Array2::from_shape_fn((20, 6), |_| g.normal());
         psi.column_mut(2).mapv_inplace(|x| x * 1e-9);
-        let kept = significant_columns(&psi);
+        let kept = significant_columns(psi.clone());
         assert_eq!(kept.ncols(), 5);
         let s_full = matmul(psi.view(), psi.t());
         let s_kept = matmul(kept.view(), kept.t());
