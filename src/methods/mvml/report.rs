@@ -158,9 +158,9 @@ pub(crate) fn save(
         }),
     );
     d.insert("a_step".into(), json!(run.route));
-    d.insert("step_halvings".into(), json!(run.halvings));
+    d.insert("step_halvings".into(), json!(run.rounds.halvings));
     d.insert("condition_caps".into(), json!(run.caps));
-    d.insert("final_step".into(), json!(run.last_step));
+    d.insert("final_step".into(), json!(run.rounds.last_step));
     d.insert("first_order_residual".into(), json!(run.first_order));
     d.insert(
         "outputs".into(),
