@@ -241,6 +241,8 @@ impl Method for Mvml {
                     + mats(4, v * p, v * p)
                     + mats(2, v * p, v * p).saturating_mul(if default_route { 0 } else { out })
                     + mats(3 * out, v * p, t)
+                    // the identity between views in the views' coordinates (grams::CrossMaps)
+                    + if pairs { mats((v * (v - 1) / 2) as u64, p, p) } else { 0 }
             }
         } + metrics
             + mats(1, s.n_test, n))
