@@ -9,7 +9,7 @@ use ovk::kernels::{gram, Kernel};
 use ovk::linalg::{cholesky, eigh};
 use ovk::methods::mvml::grams::Features;
 use ovk::methods::mvml::metric::Metric;
-use ovk::methods::mvml::solver::{a_step, profile, prox_factors, Settings, Shared};
+use ovk::methods::mvml::solver::{a_step, profile, prox_factors, Profile, Settings, Shared};
 use ovk::methods::mvml::spectral;
 
 fn random(r: &mut Rng, n: usize, d: usize) -> Array2<f64> {
@@ -25,11 +25,12 @@ fn view_grams(n: usize, v: usize, r: &mut Rng) -> Vec<Array2<f64>> {
         .collect()
 }
 
-fn setup(n: usize, v: usize, seed: u64) -> (Shared, Array1<f64>, Rng) {
+/// Exact features of v random views (`Shared::new(&f, true)` borrows them).
+fn setup(n: usize, v: usize, seed: u64) -> (Features, Array1<f64>, Rng) {
     let mut r = Rng::new(seed);
     let views = view_grams(n, v, &mut r);
     let y = Array1::from_shape_fn(n, |_| r.normal());
-    (Shared::new(Features::exact(views), true), y, r)
+    (Features::exact(views), y, r)
 }
 
 fn settings() -> Settings {
@@ -85,7 +86,8 @@ fn max_abs(a: &Array2<f64>) -> f64 {
 #[test]
 fn g_step_solves_its_normal_equations() {
     let n = 9;
-    let (grams, y, mut r) = setup(n, 3, 1);
+    let (f, y, mut r) = setup(n, 3, 1);
+    let grams = Shared::new(&f, true);
     let m = some_metric(&grams, n, &mut r, 3);
     let w = Array1::from(vec![0.5, 0.3, 0.9]);
     let st = settings();
@@ -123,7 +125,8 @@ fn g_step_solves_its_normal_equations() {
 #[test]
 fn block_norms_match_the_dense_metric() {
     let n = 7;
-    let (grams, _, mut r) = setup(n, 3, 2);
+    let (f, _, mut r) = setup(n, 3, 2);
+    let grams = Shared::new(&f, true);
     let m = some_metric(&grams, n, &mut r, 4);
     let a = m.dense();
     let bn = m.block_norms();
@@ -136,10 +139,28 @@ fn block_norms_match_the_dense_metric() {
     }
 }
 
+/// The g-step at A = m, then one A-step of length `st.mu` from it: the g-step's profile, A⁺ and
+/// whether the condition cap acted.
+fn g_then_a_step(
+    grams: &Shared,
+    m: &Metric,
+    w: &Array1<f64>,
+    y: &Array1<f64>,
+    st: &Settings,
+) -> (Profile, Metric, bool) {
+    let p = profile(grams, m, w, y.view(), st).unwrap();
+    let kh: Vec<Array1<f64>> = (0..grams.n_views())
+        .map(|l| grams.features.apply(l, p.h[l].view()))
+        .collect();
+    let (next, capped) = a_step(m, &p.h, &kh, st.mu, st).unwrap();
+    (p, next, capped)
+}
+
 #[test]
 fn gradient_step_keeps_a_symmetric_positive_definite() {
     let n = 8;
-    let (grams, y, _) = setup(n, 2, 3);
+    let (f, y, _) = setup(n, 2, 3);
+    let grams = Shared::new(&f, true);
     let st = Settings {
         eta: 0.6,
         mu: 0.5,
@@ -148,12 +169,8 @@ fn gradient_step_keeps_a_symmetric_positive_definite() {
     let w = Array1::from(vec![0.5, 0.5]);
     let mut m = Metric::new(Array2::eye(2), n, n);
     for _ in 0..6 {
-        let p = profile(&grams, &m, &w, y.view(), &st).unwrap();
-        let kh: Vec<Array1<f64>> = (0..2)
-            .map(|l| grams.features.apply(l, p.h[l].view()))
-            .collect();
         let before = m.dense();
-        let (next, capped) = a_step(&m, &p.h, &kh, st.mu, &st).unwrap();
+        let (p, next, capped) = g_then_a_step(&grams, &m, &w, &y, &st);
         assert!(!capped);
         let a = next.dense();
         // eq. (9) with A†g = h
@@ -177,7 +194,8 @@ fn gradient_step_keeps_a_symmetric_positive_definite() {
 #[test]
 fn condition_cap_bounds_the_condition_number() {
     let n = 6;
-    let (grams, y, _) = setup(n, 2, 4);
+    let (f, y, _) = setup(n, 2, 4);
+    let grams = Shared::new(&f, true);
     let st = Settings {
         eta: 0.99,
         mu: 0.5,
@@ -188,11 +206,7 @@ fn condition_cap_bounds_the_condition_number() {
     let mut m = Metric::new(Array2::eye(2), n, n);
     let mut any = false;
     for _ in 0..6 {
-        let p = profile(&grams, &m, &w, y.view(), &st).unwrap();
-        let kh: Vec<Array1<f64>> = (0..2)
-            .map(|l| grams.features.apply(l, p.h[l].view()))
-            .collect();
-        let (next, capped) = a_step(&m, &p.h, &kh, st.mu, &st).unwrap();
+        let (_, next, capped) = g_then_a_step(&grams, &m, &w, &y, &st);
         any |= capped;
         let e = eigh(next.dense().view()).unwrap();
         let cond = e.values[2 * n - 1] / e.values[0];
@@ -205,7 +219,8 @@ fn condition_cap_bounds_the_condition_number() {
 #[test]
 fn proximal_step_zeroes_small_blocks_and_shrinks_the_rest() {
     let n = 6;
-    let (grams, _, mut r) = setup(n, 3, 5);
+    let (f, _, mut r) = setup(n, 3, 5);
+    let grams = Shared::new(&f, true);
     let mut m = some_metric(&grams, n, &mut r, 2);
     // make block (0, 2) small
     m.abar[[0, 2]] = 0.0;
@@ -379,7 +394,7 @@ fn optimal_metric_meets_the_first_order_conditions_and_the_g_step_normal_equatio
         .remove(0);
     let j0 = o.prof.objective;
     o.iterate(&basis, &f, &t, &st).unwrap();
-    assert!(o.converged);
+    assert!(o.progress.converged);
     assert!(o.prof.objective < j0);
     let a = o.a.dense();
     let (_, h, j) = dense.eval(&a);
@@ -426,7 +441,7 @@ fn projected_gradient_never_increases_and_approaches_the_optimum() {
         .remove(0);
     let mut prev = o.prof.objective;
     for _ in 0..400 {
-        if o.converged {
+        if o.progress.converged {
             break;
         }
         o.iterate(&basis, &f, &t, &st).unwrap();
@@ -441,4 +456,61 @@ fn projected_gradient_never_increases_and_approaches_the_optimum() {
         (prev - j_opt) / j_opt < 1e-3,
         "gradient {prev} vs minimiser {j_opt}"
     );
+}
+
+#[test]
+fn covariance_start_on_nystrom_features_solves_the_dense_g_step() {
+    // A₀ = 𝟙𝟙ᵀ ⊗ I (MVML_Cov) seen through block Nyström features: in `gram` coordinates
+    // Z A₀ Zᵀ = Σ_lm w_l w_m K̃_l K̃_m = S Sᵀ with S = Σ_l w_l N_l N_lᵀ, in `root` coordinates
+    // (the identity between views in the landmark frame) Σ_lm w_l w_m N_l N_mᵀ = S Sᵀ with
+    // S = Σ_l w_l N_l; the g-step must give c = (S Sᵀ + λI)⁻¹ y and g = A h.
+    let (n, p, v) = (12, 5, 3);
+    let mut r = Rng::new(31);
+    let mut factors: Vec<Array2<f64>> = (0..v).map(|_| random(&mut r, n, p)).collect();
+    // a rank-deficient factor, as when the landmark Gram's pseudo-inverse cuts a direction
+    let dup = factors[1].column(0).to_owned();
+    factors[1].column_mut(p - 1).assign(&dup);
+    let y = Array1::from_shape_fn(n, |_| r.normal());
+    let st = Settings {
+        fixed_metric: true,
+        ..settings()
+    };
+    for root in [false, true] {
+        let f = Features::nystrom(&factors, root).unwrap();
+        let shared = Shared::new(&f, true);
+        let o = ovk::methods::mvml::solver::OutputFit::start(
+            &shared,
+            Array2::ones((v, v)),
+            y.view(),
+            &st,
+        )
+        .unwrap();
+        let mut s_sum = Array2::<f64>::zeros((n, if root { p } else { n }));
+        for nl in &factors {
+            let fl = if root { nl.clone() } else { nl.dot(&nl.t()) };
+            s_sum.scaled_add(1.0 / v as f64, &fl);
+        }
+        let mut m = s_sum.dot(&s_sum.t());
+        m.diag_mut().mapv_inplace(|x| x + st.lambda);
+        let c = cholesky(m.view())
+            .unwrap()
+            .solve(y.view().insert_axis(ndarray::Axis(1)))
+            .column(0)
+            .to_owned();
+        let err = (&c - &o.prof.c).iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        let top = c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        assert!(err <= 1e-8 * top, "root {root}: c off by {err} (max {top})");
+        // the fitted values Z g = Σ_l w_l Ψ_l g_l are the dense y − λc
+        let g = o.g();
+        let mut zg = Array1::<f64>::zeros(n);
+        for (l, gl) in g.iter().enumerate() {
+            zg.scaled_add(1.0 / v as f64, &shared.features.apply(l, gl.view()));
+        }
+        let expect = &y - &(&c * st.lambda);
+        let err = (&zg - &expect).iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        assert!(
+            err <= 1e-8 * (1.0 + top),
+            "root {root}: fitted values off by {err}"
+        );
+    }
 }

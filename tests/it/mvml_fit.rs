@@ -6,7 +6,7 @@ use ovk::data::rng::Rng;
 use ovk::data::{Task, View};
 use ovk::kernels::{cross_gram, gram, KernelSpec, Sigma};
 use ovk::methods::krr::solve_ridge;
-use ovk::methods::{Collect, Method, Params, Problem, Silent, Value};
+use ovk::methods::{Collect, Fit, Method, Params, Problem, Silent, Value};
 
 fn problem(n: usize, n_test: usize, dims: &[usize], outputs: usize, seed: u64) -> Problem {
     let mut r = Rng::new(seed);
@@ -48,6 +48,38 @@ fn mvml() -> &'static dyn Method {
 fn max_rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
     let scale = b.iter().fold(0.0_f64, |m, x| m.max(x.abs())).max(1e-12);
     (a - b).iter().fold(0.0_f64, |m, x| m.max(x.abs())) / scale
+}
+
+/// The fit with `params` on exact Grams and on block Nyström with every point a landmark, with
+/// their traces.
+fn exact_and_full_nystrom(p: &Problem, params: &Params) -> [(Fit, Collect); 2] {
+    [
+        params.clone(),
+        params.clone().with("nystrom", Value::Float(1.0)),
+    ]
+    .map(|params| {
+        let mut obs = Collect::default();
+        let fit = mvml().fit(p, &params, &mut obs).unwrap();
+        (fit, obs)
+    })
+}
+
+/// Two fits of the same problem agree: round by round objectives (1e-6) and test predictions.
+fn assert_same_fit(label: &str, p: &Problem, [(fa, a), (fb, b)]: &[(Fit, Collect); 2]) {
+    assert_eq!(a.records.len(), b.records.len(), "{label}");
+    for (ra, rb) in a.records.iter().zip(&b.records) {
+        assert!(
+            (ra.objective - rb.objective).abs() < 1e-6 * ra.objective.abs(),
+            "{label}: {} vs {}",
+            ra.objective,
+            rb.objective
+        );
+    }
+    let (oa, ob) = (fa.objective.unwrap(), fb.objective.unwrap());
+    assert!((oa - ob).abs() < 1e-6 * oa.abs(), "{label}: {oa} vs {ob}");
+    let pa = fa.model.predict(p.x_test.view()).unwrap();
+    let pb = fb.model.predict(p.x_test.view()).unwrap();
+    assert!(max_rel(&pb, &pa) < 1e-6, "{label}: {}", max_rel(&pb, &pa));
 }
 
 #[test]
@@ -92,18 +124,9 @@ fn root_space_nystrom_with_every_point_equals_its_exact_fit() {
         .with("lambda", Value::Float(0.5))
         .with("eta", Value::Float(0.05))
         .with("metric_space", Value::Text("root".into()));
-    let mut a = Collect::default();
-    let exact = mvml().fit(&p, &base, &mut a).unwrap();
-    let mut b = Collect::default();
-    let ny = mvml()
-        .fit(&p, &base.clone().with("nystrom", Value::Float(1.0)), &mut b)
-        .unwrap();
-    let (oa, ob) = (exact.objective.unwrap(), ny.objective.unwrap());
-    assert!((oa - ob).abs() < 1e-6 * oa.abs(), "{oa} vs {ob}");
-    let pa = exact.model.predict(p.x_test.view()).unwrap();
-    let pb = ny.model.predict(p.x_test.view()).unwrap();
-    assert!(max_rel(&pb, &pa) < 1e-6, "{}", max_rel(&pb, &pa));
-    assert!(exact.converged);
+    let fits = exact_and_full_nystrom(&p, &base);
+    assert_same_fit("root", &p, &fits);
+    assert!(fits[0].0.converged);
 }
 
 #[test]
@@ -115,24 +138,7 @@ fn nystrom_with_every_point_equals_the_exact_fit_on_the_default_route() {
             .with("eta", Value::Float(0.05))
             .with("max_iter", Value::Int(8))
             .with("a_step", Value::Text(a_step.into()));
-        let mut a = Collect::default();
-        let exact = mvml().fit(&p, &base, &mut a).unwrap();
-        let mut b = Collect::default();
-        let ny = mvml()
-            .fit(&p, &base.clone().with("nystrom", Value::Float(1.0)), &mut b)
-            .unwrap();
-        assert_eq!(a.records.len(), b.records.len(), "{a_step}");
-        for (ra, rb) in a.records.iter().zip(&b.records) {
-            assert!(
-                (ra.objective - rb.objective).abs() < 1e-6 * ra.objective.abs(),
-                "{a_step}: {} vs {}",
-                ra.objective,
-                rb.objective
-            );
-        }
-        let pa = exact.model.predict(p.x_test.view()).unwrap();
-        let pb = ny.model.predict(p.x_test.view()).unwrap();
-        assert!(max_rel(&pb, &pa) < 1e-6, "{a_step}: {}", max_rel(&pb, &pa));
+        assert_same_fit(a_step, &p, &exact_and_full_nystrom(&p, &base));
     }
 }
 
@@ -192,29 +198,14 @@ fn nystrom_with_every_point_equals_the_exact_fit() {
         .with("max_iter", Value::Int(8))
         .with("tol", Value::Float(1e-12))
         .with("learn_weights", Value::Bool(true));
-    let mut a = Collect::default();
-    let exact = mvml().fit(&p, &base, &mut a).unwrap();
-    let mut b = Collect::default();
-    let ny = mvml()
-        .fit(&p, &base.clone().with("nystrom", Value::Float(1.0)), &mut b)
-        .unwrap();
-    assert_eq!(a.records.len(), b.records.len());
+    let fits = exact_and_full_nystrom(&p, &base);
+    let [(exact, _), (ny, _)] = &fits;
     let terms = exact.details["rank_one_terms"].as_array().unwrap();
     assert!(
         terms.iter().all(|t| t.as_u64().unwrap() > 0),
         "A was never updated: {terms:?}"
     );
-    for (ra, rb) in a.records.iter().zip(&b.records) {
-        assert!(
-            (ra.objective - rb.objective).abs() < 1e-6 * ra.objective.abs(),
-            "{} vs {}",
-            ra.objective,
-            rb.objective
-        );
-    }
-    let pa = exact.model.predict(p.x_test.view()).unwrap();
-    let pb = ny.model.predict(p.x_test.view()).unwrap();
-    assert!(max_rel(&pb, &pa) < 1e-6, "{}", max_rel(&pb, &pa));
+    assert_same_fit("general route", &p, &fits);
     // the block norms agree too (A itself is the same matrix)
     let na = &exact.details["block_norms"];
     let nb = &ny.details["block_norms"];
@@ -331,4 +322,36 @@ fn no_views_is_a_clear_input_error() {
     let err = mvml().fit(&p, &Params::new(), &mut Silent).err().unwrap();
     assert_eq!(err.exit_code(), 2);
     assert!(err.to_string().contains("mvml needs views"), "{err}");
+}
+
+#[test]
+fn fixed_covariance_metric_is_kernel_ridge_on_the_squared_sum_of_views() {
+    // A = 𝟙𝟙ᵀ ⊗ I (MVML_Cov): Z A Zᵀ = K_w² with K_w = Σ_l w_l K_l, and g_l = K_w c for every
+    // view, so the fit predicts k_w(x)ᵀ K_w c, c = (K_w² + λI)⁻¹ y — exact, and block Nyström
+    // with every point a landmark.
+    let p = problem(24, 8, &[2, 3, 2], 2, 12);
+    let lambda = 0.5;
+    let w = 1.0 / 3.0;
+    let mut kw = Array2::<f64>::zeros((24, 24));
+    let mut kw_test = Array2::<f64>::zeros((8, 24));
+    for view in &p.views {
+        let xl = p.x.select(Axis(1), &view.columns);
+        let xt = p.x_test.select(Axis(1), &view.columns);
+        kw.scaled_add(w, &gram(&p.kernel, xl.view()).unwrap());
+        kw_test.scaled_add(w, &cross_gram(&p.kernel, xt.view(), xl.view()).unwrap());
+    }
+    let c = solve_ridge(kw.dot(&kw).view(), p.y.view(), lambda).unwrap();
+    let expect = kw_test.dot(&kw).dot(&c);
+    let base = Params::new()
+        .with("fixed_metric", Value::Bool(true))
+        .with("init", Value::Text("covariance".into()))
+        .with("lambda", Value::Float(lambda));
+    for (route, (fit, _)) in ["exact", "Nyström 100 %"]
+        .iter()
+        .zip(exact_and_full_nystrom(&p, &base))
+    {
+        let got = fit.model.predict(p.x_test.view()).unwrap();
+        let err = max_rel(&got, &expect);
+        assert!(err < 1e-6, "{route}: {err}");
+    }
 }

@@ -6,8 +6,12 @@
 //!   `Ψ_l = N_l X_l Σ_l` (r = p) — the eigen-coordinates of K̃_l, where Â = Ã (vp×vp) is the
 //!   metric restricted to the range of the Nyström kernel. `Ψ_l Ψ_lᵀ = K̃_l²`, as `K_l K_l`
 //!   in the exact case, so Â = I is A = I in both routes.
+//!
+//! A metric with blocks between views (the covariance start A₀ = 𝟙𝟙ᵀ ⊗ I) needs one more
+//! piece: what "the identity between views l and m" is in these per-view coordinates
+//! (`cross_maps`). Each view's coordinates are its own eigenbasis, so it is not the identity.
 
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 use crate::linalg::{eigh, matmul, matmul_tn};
 use crate::Result;
@@ -18,6 +22,27 @@ pub struct Features {
     /// Nyström: `X_l Σ_l` (p×p), which maps a view's ĝ_l to the coefficients of `N_lᵀ`-space
     /// (`N_lᵀ g_l = X_l Σ_l ĝ_l`); `None` for exact Grams.
     pub back: Option<Vec<Array2<f64>>>,
+    /// Nyström in `root` coordinates (`Ψ_lΨ_lᵀ = K̃_l`, `back = X_l`).
+    pub root: bool,
+}
+
+/// `B_lm` (r×r, l < m): the identity block between views l and m in the features' per-view
+/// coordinates, `B_lm = T_lᵀ T_m` where T_l maps view l's coordinates into a frame every view
+/// shares; the block (m, l) is `B_lmᵀ` and a diagonal block is the identity.
+#[derive(Debug)]
+pub struct CrossMaps {
+    blocks: Vec<Vec<Array2<f64>>>,
+}
+
+impl CrossMaps {
+    /// `B_lm` for l ≠ m, transposed when l > m.
+    pub fn block(&self, l: usize, m: usize) -> ArrayView2<'_, f64> {
+        if l < m {
+            self.blocks[l][m - l - 1].view()
+        } else {
+            self.blocks[m][l - m - 1].t()
+        }
+    }
 }
 
 impl Features {
@@ -26,6 +51,7 @@ impl Features {
         Features {
             psi: grams,
             back: None,
+            root: false,
         }
     }
 
@@ -41,7 +67,7 @@ impl Features {
             let xs = if root {
                 e.vectors
             } else {
-                &e.vectors * &sigma.view().insert_axis(ndarray::Axis(0))
+                &e.vectors * &sigma.view().insert_axis(Axis(0))
             };
             psi.push(matmul(nl.view(), xs.view()));
             back.push(xs);
@@ -49,7 +75,46 @@ impl Features {
         Ok(Features {
             psi,
             back: Some(back),
+            root,
         })
+    }
+
+    /// The identity between views in these coordinates (`None`: it is the identity, exact
+    /// Grams). `gram`: the frame is the training rows, `T_l = Q_l` with `N_l X_l = Q_l Σ_l`,
+    /// i.e. `Ψ_l = Q_l Σ_l²`, so `B_lm = Q_lᵀQ_m` and `Ψ_l B_lm Ψ_mᵀ = K̃_l K̃_m` as `K_l K_m` in the
+    /// exact route; columns of Ψ_l below rounding (σ_j⁴ ≤ 10⁻¹⁶ of the largest: directions the
+    /// landmark Gram's pseudo-inverse cut) get a zero column of Q_l. `root`: the frame is the
+    /// landmarks', `T_l = X_l`, `B_lm = X_lᵀX_m`, so `Ψ_l B_lm Ψ_mᵀ = N_l N_mᵀ`.
+    pub fn cross_maps(&self) -> Option<CrossMaps> {
+        let back = self.back.as_ref()?;
+        let frames: Vec<Array2<f64>> = if self.root {
+            back.clone()
+        } else {
+            self.psi
+                .iter()
+                .map(|psi| {
+                    let norms: Vec<f64> = psi.columns().into_iter().map(|c| c.dot(&c)).collect();
+                    let top = norms.iter().copied().fold(0.0_f64, f64::max);
+                    let inv = Array1::from_iter(norms.iter().map(|&x| {
+                        if x > 1e-16 * top {
+                            1.0 / x.sqrt()
+                        } else {
+                            0.0
+                        }
+                    }));
+                    psi * &inv.view().insert_axis(Axis(0))
+                })
+                .collect()
+        };
+        let v = frames.len();
+        let blocks = (0..v)
+            .map(|l| {
+                (l + 1..v)
+                    .map(|m| matmul_tn(frames[l].view(), frames[m].view()))
+                    .collect()
+            })
+            .collect();
+        Some(CrossMaps { blocks })
     }
 
     pub fn n_views(&self) -> usize {

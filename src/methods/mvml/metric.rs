@@ -3,9 +3,17 @@
 //! of every rank-one term `A† g gᵀ A† = h hᵀ` added so far. Eq. (9) scales Ā and C and appends
 //! one column per view; eq. (12) scales each view-pair block (Ā_lm and C_lm together). So the
 //! nv×nv matrix is never formed: every quantity the fit needs costs O(n·v·t) or O((vt)³).
+//!
+//! In Nyström coordinates (grams.rs) each view has its own basis, so the identity between two
+//! views is not I_r but `B_lm` (`CrossMaps`): the `Ā ⊗ I` part is `Ā_ll I` on the diagonal
+//! blocks and `Ā_lm B_lm` off it — the same metric as in the exact route, seen in the views'
+//! coordinates. Eqs. (9) and (12) scale Ā's entries, so they keep this form too.
+
+use std::sync::Arc;
 
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
+use super::grams::CrossMaps;
 use crate::linalg::{eigh, matmul, matmul_tn};
 use crate::Result;
 
@@ -20,6 +28,8 @@ pub struct Metric {
     /// C (vt×vt); block (l, m) is rows l·t.., columns m·t...
     pub c: Array2<f64>,
     n: usize,
+    /// The identity between views in these coordinates (`None`: I_r, exact Grams).
+    cross: Option<Arc<CrossMaps>>,
 }
 
 impl Metric {
@@ -33,6 +43,21 @@ impl Metric {
             ku: vec![Array2::zeros((rows, 0)); v],
             c: Array2::zeros((0, 0)),
             n,
+            cross: None,
+        }
+    }
+
+    /// The same metric with `B_lm` as the identity between views l ≠ m (grams.rs).
+    pub fn with_cross(mut self, cross: Option<Arc<CrossMaps>>) -> Self {
+        self.cross = cross;
+        self
+    }
+
+    /// The identity block between views l and m: `None` when it is I_r (l = m, or exact).
+    fn between(&self, l: usize, m: usize) -> Option<ArrayView2<'_, f64>> {
+        match &self.cross {
+            Some(c) if l != m => Some(c.block(l, m)),
+            _ => None,
         }
     }
 
@@ -66,7 +91,12 @@ impl Metric {
             .map(|l| {
                 let mut g = Array1::zeros(self.n);
                 for (m, hm) in h.iter().enumerate() {
-                    g.scaled_add(self.abar[[l, m]], hm);
+                    let a = self.abar[[l, m]];
+                    match self.between(l, m) {
+                        _ if a == 0.0 => {}
+                        None => g.scaled_add(a, hm),
+                        Some(b) => g.scaled_add(a, &b.dot(hm)),
+                    }
                 }
                 if t > 0 {
                     g += &self.u[l].dot(&cuh.slice(s![l * t..(l + 1) * t]));
@@ -108,6 +138,7 @@ impl Metric {
             ku: (0..v).map(|l| append(&self.ku[l], &kh[l])).collect(),
             c,
             n: self.n,
+            cross: self.cross.clone(),
         }
     }
 
@@ -140,8 +171,8 @@ impl Metric {
         matmul_tn(cat.view(), cat.view())
     }
 
-    /// `‖A_lm‖_F` for every view pair:
-    /// `n Ā_lm² + 2 Ā_lm tr(C_lm U_mᵀU_l) + tr(C_lm U_mᵀU_m C_lmᵀ U_lᵀU_l)`.
+    /// `‖A_lm‖_F` for every view pair, with `B_lm` the identity between the views:
+    /// `‖B_lm‖²_F Ā_lm² + 2 Ā_lm tr(C_lm (U_lᵀB_lmU_m)ᵀ) + tr(C_lm U_mᵀU_m C_lmᵀ U_lᵀU_l)`.
     pub fn block_norms(&self) -> Array2<f64> {
         let v = self.views();
         let t = self.terms();
@@ -149,10 +180,19 @@ impl Metric {
         let gb = |l: usize, m: usize| g.slice(s![l * t..(l + 1) * t, m * t..(m + 1) * t]);
         Array2::from_shape_fn((v, v), |(l, m)| {
             let a = self.abar[[l, m]];
-            let mut sq = self.n as f64 * a * a;
+            let b = self.between(l, m);
+            let b2 = b.map_or(self.n as f64, |b| b.iter().map(|x| x * x).sum());
+            let mut sq = b2 * a * a;
             if t > 0 {
                 let cb = self.c_block(l, m);
-                let cross: f64 = (&cb * &gb(m, l).t()).sum();
+                let cross: f64 = match b {
+                    _ if a == 0.0 => 0.0,
+                    None => (&cb * &gb(m, l).t()).sum(),
+                    Some(b) => {
+                        let ubu = matmul_tn(self.u[l].view(), matmul(b, self.u[m].view()).view());
+                        (&cb * &ubu).sum()
+                    }
+                };
                 let cg = matmul(cb, gb(m, m));
                 let cgc = matmul(cg.view(), cb.t());
                 let quad: f64 = (&cgc * &gb(l, l).t()).sum();
@@ -169,7 +209,9 @@ impl Metric {
 
     /// Bounds `(lo, hi)` on the spectrum of A by Weyl's inequality: the eigenvalues of Ā plus
     /// the extreme nonzero eigenvalues of `Ū C Ūᵀ`, i.e. of `G^{1/2} C G^{1/2}` with
-    /// `G = ŪᵀŪ = blockdiag(U_lᵀ U_l)`. Exact for the identity start of eq. (9).
+    /// `G = ŪᵀŪ = blockdiag(U_lᵀ U_l)`. Exact for the identity start of eq. (9). With `B_lm`
+    /// the Ā part is the compression `T̂ᵀ(Ā ⊗ I)T̂` by the isometry `T̂ = blockdiag(T_l)` (plus
+    /// `Ā_ll` alone on cut coordinates), so its spectrum lies within Ā's as well.
     pub fn spectrum_bounds(&self) -> Result<(f64, f64)> {
         let ea = eigh(self.abar.view())?;
         let v = self.views();
@@ -202,7 +244,10 @@ impl Metric {
         for l in 0..v {
             for m in 0..v {
                 let mut b = a.slice_mut(s![l * n..(l + 1) * n, m * n..(m + 1) * n]);
-                b.diag_mut().fill(self.abar[[l, m]]);
+                match self.between(l, m) {
+                    None => b.diag_mut().fill(self.abar[[l, m]]),
+                    Some(bl) => b.scaled_add(self.abar[[l, m]], &bl),
+                }
                 if self.terms() > 0 {
                     let uc = matmul(self.u[l].view(), self.c_block(l, m));
                     b += &matmul(uc.view(), self.u[m].t());

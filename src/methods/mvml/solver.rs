@@ -11,17 +11,15 @@
 //! `A† g = Zᵀc = h`, the term eq. (9) needs, and the objective of (7) at the optimal g is
 //! `λ yᵀc + η‖A‖²_F` (fit `λ²‖c‖²`, penalty `λ hᵀAh`).
 
+use std::sync::Arc;
+
 use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 
-use super::grams::Features;
+use super::grams::{CrossMaps, Features};
 use super::metric::Metric;
+use super::progress::{Output, Progress, Round, ARMIJO};
 use crate::linalg::{cholesky, eigh, matmul, matmul_tn};
 use crate::{OvkError, Result};
-
-/// How many times one A-step may halve μ before the iterate is declared stationary.
-pub const MAX_HALVINGS: usize = 40;
-/// Sufficient-decrease constant: `J(A⁺) ≤ J(A) − c‖A⁺ − A‖²_F / μ`.
-const ARMIJO: f64 = 1e-4;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -49,17 +47,20 @@ impl Settings {
 }
 
 /// The shared pieces of the g-step, computed once per fit: the products `Ψ_l Ψ_mᵀ` (exact,
-/// n×n) or the vp×vp `ΨᵀΨ` (Nyström).
-pub struct Shared {
-    pub features: Features,
+/// n×n) or the vp×vp `ΨᵀΨ` (Nyström), and the identity between views in the features'
+/// coordinates.
+pub struct Shared<'a> {
+    pub features: &'a Features,
     prods: Vec<Vec<Option<Array2<f64>>>>,
     /// Nyström: `ΨᵀΨ` (vr×vr, unweighted).
     gram: Option<Array2<f64>>,
+    /// Nyström with blocks between views: `B_lm` (grams.rs).
+    cross: Option<Arc<CrossMaps>>,
 }
 
-impl Shared {
+impl<'a> Shared<'a> {
     /// `pairs`: the off-diagonal products too (a metric whose Ā has off-diagonal entries).
-    pub fn new(features: Features, pairs: bool) -> Self {
+    pub fn new(features: &'a Features, pairs: bool) -> Self {
         let v = features.n_views();
         let mut prods = vec![vec![None; v]; v];
         let mut gram = None;
@@ -72,14 +73,26 @@ impl Shared {
                 }
             }
         } else {
-            let psi = super::spectral::weighted(&features, &Array1::ones(v));
+            let psi = super::spectral::weighted(features, &Array1::ones(v));
             gram = Some(matmul_tn(psi.view(), psi.view()));
         }
+        let cross = if pairs {
+            features.cross_maps().map(Arc::new)
+        } else {
+            None
+        };
         Shared {
             features,
             prods,
             gram,
+            cross,
         }
+    }
+
+    /// `A = Ā ⊗ I` in the features' coordinates (`B_lm` between views).
+    pub fn metric(&self, abar: Array2<f64>) -> Metric {
+        let f = &self.features;
+        Metric::new(abar, f.r(), f.n()).with_cross(self.cross.clone())
     }
 
     pub fn n_views(&self) -> usize {
@@ -335,25 +348,17 @@ pub struct OutputFit {
     pub metric: Metric,
     pub w: Array1<f64>,
     pub prof: Profile,
-    /// Next step μ to try.
-    pub mu: f64,
-    pub last_step: Option<f64>,
-    pub halvings: usize,
     pub caps: usize,
-    pub iterations: usize,
-    pub converged: bool,
-    /// The last A-step found no decrease even after `MAX_HALVINGS` halvings.
-    pub stalled: bool,
-    /// Relative changes of the last round (objective, A).
-    pub rel_objective: f64,
-    pub rel_metric: f64,
+    pub progress: Progress,
 }
 
-/// What one iteration did (for the trace).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StepReport {
-    pub step: Option<f64>,
-    pub halvings: usize,
+impl Output for OutputFit {
+    fn state(&self) -> (&Progress, [f64; 3]) {
+        (
+            &self.progress,
+            [self.prof.fit, self.prof.reg, self.prof.pen],
+        )
+    }
 }
 
 impl OutputFit {
@@ -365,28 +370,21 @@ impl OutputFit {
         s: &Settings,
     ) -> Result<Self> {
         let v = grams.n_views();
-        let f = &grams.features;
-        let mut metric = Metric::new(abar0, f.r(), f.n());
+        let mut metric = grams.metric(abar0);
         let mut caps = 0;
         if !s.fixed_metric && cap_condition(&mut metric, s.cond_cap)? {
             caps += 1;
         }
         let w = Array1::from_elem(v, 1.0 / v as f64);
         let prof = profile(grams, &metric, &w, y, s)?;
-        let converged = s.fixed_metric && !s.learn_weights;
+        let mut progress = Progress::new(s.mu.min(s.mu_max()));
+        progress.converged = s.fixed_metric && !s.learn_weights;
         Ok(OutputFit {
             metric,
             w,
             prof,
-            mu: s.mu.min(s.mu_max()),
-            last_step: None,
-            halvings: 0,
             caps,
-            iterations: 0,
-            converged,
-            stalled: false,
-            rel_objective: f64::INFINITY,
-            rel_metric: f64::INFINITY,
+            progress,
         })
     }
 
@@ -397,15 +395,10 @@ impl OutputFit {
 
     /// One round: the A-step with backtracking (start at the last accepted step ×4, halve
     /// until `J(A⁺) ≤ J(A) − c‖A⁺ − A‖²_F/μ`), then the w-step.
-    pub fn iterate(
-        &mut self,
-        grams: &Shared,
-        y: ArrayView1<f64>,
-        s: &Settings,
-    ) -> Result<StepReport> {
-        let mut report = StepReport::default();
-        if self.converged {
-            return Ok(report);
+    pub fn iterate(&mut self, grams: &Shared, y: ArrayView1<f64>, s: &Settings) -> Result<Round> {
+        let mut round = Round::default();
+        if self.progress.converged {
+            return Ok(round);
         }
         let prev = self.prof.objective;
         let norm_prev = self.metric.fro2().sqrt();
@@ -419,7 +412,7 @@ impl OutputFit {
                 .enumerate()
                 .map(|(l, h)| f.apply(l, h.view()))
                 .collect();
-            let mut mu = self.mu;
+            let mut mu = self.progress.mu;
             loop {
                 // A step so long that A collapses (or the g-step fails) is rejected like one
                 // that does not decrease the objective enough: μ is halved.
@@ -441,22 +434,15 @@ impl OutputFit {
                     self.metric = trial;
                     self.prof = p;
                     self.caps += usize::from(capped);
-                    report.step = Some(mu);
+                    round.step = Some(mu);
                     moved = d;
                     break;
                 }
-                mu *= 0.5;
-                report.halvings += 1;
-                if report.halvings >= MAX_HALVINGS {
-                    self.stalled = true;
+                if !self.progress.halve(&mut mu, &mut round) {
                     break;
                 }
             }
-            if let Some(m) = report.step {
-                self.mu = (4.0 * m).min(s.mu_max());
-                self.last_step = Some(m);
-            }
-            self.halvings += report.halvings;
+            self.progress.searched(&round, s.mu_max());
         }
         if s.learn_weights {
             let w = weights_step(grams, &self.g(), y)?;
@@ -470,12 +456,9 @@ impl OutputFit {
                 }
             }
         }
-        self.iterations += 1;
-        self.rel_objective = (prev - self.prof.objective).abs() / prev.abs().max(f64::MIN_POSITIVE);
-        self.rel_metric = moved / norm_prev.max(f64::MIN_POSITIVE);
-        if self.stalled || (self.rel_objective < s.tol && self.rel_metric < s.tol) {
-            self.converged = true;
-        }
-        Ok(report)
+        self.progress
+            .changed(prev, self.prof.objective, moved, norm_prev);
+        self.progress.end_round(s.tol);
+        Ok(round)
     }
 }

@@ -17,13 +17,9 @@
 use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 
 use super::grams::Features;
+use super::progress::{Output, Progress, Round, ARMIJO};
 use crate::linalg::{cholesky, eigh, matmul, matmul_tn, qr_thin};
 use crate::{OvkError, Result};
-
-/// Largest number of step halvings in one A-step before the iterate counts as stationary.
-pub const MAX_HALVINGS: usize = 40;
-/// Sufficient-decrease constant of the Armijo test.
-const ARMIJO: f64 = 1e-4;
 
 /// The eigenbasis of `S = Σ_l w_l² Ψ_l Ψ_lᵀ`, shared by all outputs.
 pub struct Basis {
@@ -52,8 +48,7 @@ impl Basis {
             // thin route: S's range is that of Ψ (n×vr). Ψ = QR, S = Q (RRᵀ) Qᵀ, so P = Q V
             // with RRᵀ = V Σ² Vᵀ — orthonormal to rounding even where σ is tiny (ΨᵀΨ's
             // eigenvectors mapped through Ψ/σ would not be)
-            let psi = weighted(f, w);
-            let psi = significant_columns(&psi);
+            let psi = significant_columns(weighted(f, w));
             let qr = qr_thin(psi.view())?;
             let rrt = matmul(qr.r.view(), qr.r.t());
             let e = eigh(((&rrt + &rrt.t()) * 0.5).view())?;
@@ -143,14 +138,14 @@ pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
 /// coordinates column j of Ψ_l has squared norm σ_j⁴ (Ψ_lᵀΨ_l = Σ_l⁴), so the others are the
 /// directions the landmark Gram's pseudo-inverse cut, whose share of S is below rounding —
 /// the thin QR of S's range need not carry them.
-fn significant_columns(psi: &Array2<f64>) -> Array2<f64> {
+fn significant_columns(psi: Array2<f64>) -> Array2<f64> {
     let norms: Vec<f64> = psi.columns().into_iter().map(|c| c.dot(&c)).collect();
     let top = norms.iter().copied().fold(0.0_f64, f64::max);
     let keep: Vec<usize> = (0..norms.len())
         .filter(|&j| norms[j] > 1e-16 * top)
         .collect();
     if keep.len() == norms.len() {
-        psi.clone()
+        psi
     } else {
         psi.select(Axis(1), &keep)
     }
@@ -621,24 +616,16 @@ pub fn difference(a: &LowRank, b: &LowRank) -> f64 {
 pub struct OutputFit {
     pub a: LowRank,
     pub prof: Profile,
-    /// Next step to try.
-    pub mu: f64,
-    pub last_step: Option<f64>,
-    pub halvings: usize,
-    pub iterations: usize,
-    pub converged: bool,
-    /// No step down to μ/2^MAX_HALVINGS decreased J: the iterate is stationary to rounding.
-    pub stalled: bool,
-    /// Relative changes of the last round (objective, A).
-    pub rel_objective: f64,
-    pub rel_metric: f64,
+    pub progress: Progress,
 }
 
-/// What one round did, for the trace.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Round {
-    pub step: Option<f64>,
-    pub halvings: usize,
+impl Output for OutputFit {
+    fn state(&self) -> (&Progress, [f64; 3]) {
+        (
+            &self.progress,
+            [self.prof.fit, self.prof.reg, self.prof.pen],
+        )
+    }
 }
 
 impl OutputFit {
@@ -658,14 +645,7 @@ impl OutputFit {
         OutputFit {
             a,
             prof,
-            mu: st.mu.min(st.mu_max()),
-            last_step: None,
-            halvings: 0,
-            iterations: 0,
-            converged: false,
-            stalled: false,
-            rel_objective: f64::INFINITY,
-            rel_metric: f64::INFINITY,
+            progress: Progress::new(st.mu.min(st.mu_max())),
         }
     }
 
@@ -700,15 +680,15 @@ impl OutputFit {
         // the minimiser cannot be above the current iterate; rounding can put it a hair
         // above when the current iterate is already the minimiser
         if prof.objective <= prev {
-            self.rel_metric = difference(&self.a, &a) / norm_prev.max(f64::MIN_POSITIVE);
-            self.rel_objective = (prev - prof.objective) / prev.abs().max(f64::MIN_POSITIVE);
+            let moved = difference(&self.a, &a);
+            self.progress
+                .changed(prev, prof.objective, moved, norm_prev);
             self.a = a;
             self.prof = prof;
         } else {
-            self.rel_metric = 0.0;
-            self.rel_objective = 0.0;
+            self.progress.changed(prev, prev, 0.0, norm_prev);
         }
-        self.iterations += 1;
+        self.progress.iterations += 1;
     }
 
     /// `g = A h` (stacked per view).
@@ -726,7 +706,7 @@ impl OutputFit {
         st: &Settings,
     ) -> Result<Round> {
         let mut round = Round::default();
-        if self.converged {
+        if self.progress.converged {
             return Ok(round);
         }
         if st.optimal {
@@ -735,22 +715,21 @@ impl OutputFit {
             let next = optimal_metric(basis, f, t, st)?;
             let p = profile(basis, f, t, &next, st)?;
             self.accept(next, p);
-            self.converged = true;
+            self.progress.converged = true;
             return Ok(round);
         }
         let prev = self.prof.objective;
         let norm_prev = self.a.fro2().sqrt();
         let dir = Direction::new(basis, f, &self.a, &self.prof.h);
-        let mut mu = self.mu;
+        let mut mu = self.progress.mu;
         loop {
             let trial = dir.trial(&self.a, mu, st)?;
             if trial.slope < 0.0 {
                 let p = profile(basis, f, t, &trial.a, st);
                 if let Ok(p) = p {
                     if p.objective <= prev + ARMIJO * trial.slope {
-                        self.rel_objective =
-                            (prev - p.objective) / prev.abs().max(f64::MIN_POSITIVE);
-                        self.rel_metric = trial.change / norm_prev.max(f64::MIN_POSITIVE);
+                        self.progress
+                            .changed(prev, p.objective, trial.change, norm_prev);
                         self.a = trial.a;
                         self.prof = p;
                         round.step = Some(mu);
@@ -759,25 +738,15 @@ impl OutputFit {
                 }
             } else if round.halvings == 0 && trial.change <= 1e-15 * norm_prev {
                 // the projected step does not move A: stationary
-                self.stalled = true;
+                self.progress.stalled = true;
                 break;
             }
-            mu *= 0.5;
-            round.halvings += 1;
-            if round.halvings >= MAX_HALVINGS {
-                self.stalled = true;
+            if !self.progress.halve(&mut mu, &mut round) {
                 break;
             }
         }
-        self.halvings += round.halvings;
-        self.last_step = round.step.or(self.last_step);
-        if let Some(m) = round.step {
-            self.mu = (4.0 * m).min(st.mu_max());
-        }
-        self.iterations += 1;
-        if self.stalled || (self.rel_objective < st.tol && self.rel_metric < st.tol) {
-            self.converged = true;
-        }
+        self.progress.searched(&round, st.mu_max());
+        self.progress.end_round(st.tol);
         Ok(round)
     }
 
@@ -849,7 +818,7 @@ mod tests {
         let mut g = Rng::new(6);
         let mut psi = Array2::from_shape_fn((20, 6), |_| g.normal());
         psi.column_mut(2).mapv_inplace(|x| x * 1e-9);
-        let kept = significant_columns(&psi);
+        let kept = significant_columns(psi.clone());
         assert_eq!(kept.ncols(), 5);
         let s_full = matmul(psi.view(), psi.t());
         let s_kept = matmul(kept.view(), kept.t());
