@@ -17,7 +17,7 @@ pub type MetricMap = std::collections::BTreeMap<String, f64>;
 pub use classification::{accuracy, hamming_loss};
 pub use diagnostics::{
     confusion, diagnostics, output_fit, per_label, LabelScores, OutputFit, PartDiagnostics,
-    SCATTER_POINTS,
+    MAX_CLASSES, MAX_OUTPUTS, SCATTER_OUTPUTS, SCATTER_POINTS,
 };
 pub use ranking::{auc, mean_auc, per_label_auc};
 pub use regression::{mse, r2, rbf_loss};

@@ -208,6 +208,66 @@ fn regression_scatter_draws_the_chosen_output() {
     });
 }
 
+/// A session keeps diagnostics for the first outputs, labels or classes only; the view says how
+/// many it left out instead of letting the list look complete.
+#[test]
+fn outputs_labels_and_classes_past_the_cap_are_counted_not_hidden() {
+    let mut s = with_diagnostics(
+        Task::Regression,
+        &["y0", "y1", "y2"],
+        serde_json::json!({"test": {"outputs": [
+            {"r2": 0.5, "mse": 1.0, "pairs": [[0.0, 0.1], [1.0, 0.9]], "rows": 2},
+            {"r2": 0.4, "mse": 1.1, "pairs": [], "rows": 2}
+        ], "omitted": 99998}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("99998 more outputs not kept"),
+            "{size:?}
+{out}"
+        );
+    });
+    press(&mut s, 'j');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("not plotted (first 100"),
+            "{size:?}
+{out}"
+        );
+    });
+
+    let label = serde_json::json!({"precision": 0.5, "recall": 0.5, "auc": 0.75, "support": 3,
+                                   "rows": 10});
+    let mut s = with_diagnostics(
+        Task::Multilabel,
+        &["a", "b"],
+        serde_json::json!({"test": {"labels": [label.clone(), label], "omitted": 981}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("981 more labels"),
+            "{size:?}
+{out}"
+        );
+    });
+
+    let mut s = with_diagnostics(
+        Task::Multiclass,
+        &["c=0", "c=1"],
+        serde_json::json!({"test": {"omitted": 300}}),
+    );
+    press(&mut s, 'd');
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("300 classes"),
+            "{size:?}
+{out}"
+        );
+    });
+}
+
 #[test]
 fn an_old_session_gets_test_diagnostics_from_its_saved_predictions() {
     let mut s = on(finished(), Pane::Results);

@@ -15,7 +15,7 @@ use super::super::diag;
 use super::super::state::{Finished, State};
 use super::super::widgets::{clip, fmt_num};
 use super::{block, draw_note};
-use crate::metrics::{LabelScores, OutputFit, PartDiagnostics};
+use crate::metrics::{LabelScores, OutputFit, PartDiagnostics, MAX_CLASSES, SCATTER_OUTPUTS};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State, f: &Finished) {
     let part = s.diag.part();
@@ -38,8 +38,8 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State, f: &Finished) {
     let row = s.diag.row.min(diag::rows(&d).saturating_sub(1));
     match (&d.confusion, &d.labels, &d.outputs) {
         (Some(c), _, _) => confusion(frame, area, s, names, c, row),
-        (_, Some(l), _) => labels(frame, area, s, names, l, row),
-        (_, _, Some(o)) => regression(frame, area, s, names, o, row),
+        (_, Some(l), _) => labels(frame, area, s, names, l, (row, d.omitted)),
+        (_, _, Some(o)) => regression(frame, area, s, names, o, (row, d.omitted)),
         _ => empty(frame, area, s, &d),
     }
 }
@@ -53,8 +53,25 @@ fn with_hint<'a>(b: Block<'a>, s: &State, extra: &str) -> Block<'a> {
     ))
 }
 
-fn empty(frame: &mut Frame, area: Rect, s: &State, _d: &PartDiagnostics) {
-    draw_note(frame, area, s, ("Diagnostics", true), "nothing to show");
+fn empty(frame: &mut Frame, area: Rect, s: &State, d: &PartDiagnostics) {
+    let why = if d.omitted > 0 {
+        format!(
+            "{} classes: a session keeps a confusion matrix for at most {MAX_CLASSES}",
+            d.omitted
+        )
+    } else {
+        "nothing to show".into()
+    };
+    draw_note(frame, area, s, ("Diagnostics", true), &why);
+}
+
+/// What the session left out, for a title: the diagnostics keep the first [`MAX_OUTPUTS`].
+fn not_kept(omitted: usize, what: &str) -> String {
+    if omitted == 0 {
+        String::new()
+    } else {
+        format!(" · {omitted} more {what} not kept")
+    }
 }
 
 /// Rows = true class, columns = predicted class; the diagonal is right, the rest are
@@ -186,7 +203,7 @@ fn labels(
     s: &State,
     names: &[String],
     l: &[LabelScores],
-    row: usize,
+    (row, omitted): (usize, usize),
 ) {
     let mean = |get: fn(&LabelScores) -> Option<f64>| {
         let v: Vec<f64> = l.iter().filter_map(get).collect();
@@ -231,10 +248,11 @@ fn labels(
         .style(s.theme.dim),
     );
     let title = format!(
-        "Per label — {} · label {}/{}",
+        "Per label — {} · label {}/{}{}",
         s.diag.part(),
         row + 1,
-        l.len()
+        l.len(),
+        not_kept(omitted, "labels (means are of these)")
     );
     let table = Table::new(
         rows,
@@ -261,7 +279,7 @@ fn regression(
     s: &State,
     names: &[String],
     o: &[OutputFit],
-    row: usize,
+    (row, omitted): (usize, usize),
 ) {
     let narrow = area.width < 70;
     let (list, plot) = if narrow {
@@ -301,23 +319,34 @@ fn regression(
     .row_highlight_style(s.theme.selected)
     .highlight_spacing(HighlightSpacing::Never);
     let mut state = TableState::default().with_selected(Some(row));
-    let [list, hint] = Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(list);
+    let hint_h = if omitted > 0 { 3 } else { 2 };
+    let [list, hint] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(hint_h)]).areas(list);
     frame.render_stateful_widget(table, list, &mut state);
 
     let Some(x) = o.get(row) else { return };
     let other = if s.diag.train { "test" } else { "train" };
-    let plotted = if x.pairs.len() < x.rows {
+    let plotted = if x.pairs.is_empty() && x.rows > 0 {
+        format!(
+            "{} rows, not plotted (first {SCATTER_OUTPUTS} outputs only)",
+            x.rows
+        )
+    } else if x.pairs.len() < x.rows {
         format!("{} rows, {} plotted", x.rows, x.pairs.len())
     } else {
         format!("{} rows", x.rows)
     };
-    frame.render_widget(
-        Paragraph::new(vec![
-            Line::styled(format!(" j k output · p {other} · d back"), s.theme.dim),
-            Line::styled(format!(" {plotted}"), s.theme.dim),
-        ]),
-        hint,
-    );
+    let mut lines = vec![
+        Line::styled(format!(" j k output · p {other} · d back"), s.theme.dim),
+        Line::styled(format!(" {plotted}"), s.theme.dim),
+    ];
+    if omitted > 0 {
+        lines.push(Line::styled(
+            format!(" {omitted} more outputs not kept"),
+            s.theme.warn,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), hint);
     let name = names.get(row).cloned().unwrap_or_else(|| row.to_string());
     scatter(frame, plot, s, &name, x);
 }
