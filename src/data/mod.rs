@@ -54,6 +54,10 @@ pub enum Task {
 }
 
 impl Task {
+    pub const ALL: [Task; 3] = [Task::Regression, Task::Multiclass, Task::Multilabel];
+}
+
+impl Task {
     pub fn as_str(self) -> &'static str {
         match self {
             Task::Regression => "regression",

@@ -214,6 +214,19 @@ pub trait Method: Sync {
     fn supports(&self, _task: Task) -> bool {
         true
     }
+    /// The tasks `supports` accepts, in words: "regression, multiclass and multilabel".
+    fn supported_tasks(&self) -> String {
+        let names: Vec<&str> = Task::ALL
+            .into_iter()
+            .filter(|&t| self.supports(t))
+            .map(Task::as_str)
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => format!("{last} only"),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => "no task".into(),
+        }
+    }
     /// Semi-supervised methods receive unlabeled training rows (targets NaN, `labeled` false).
     fn semi_supervised(&self) -> bool {
         false

@@ -150,9 +150,10 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     )?;
     if !method.supports(prepared.task) {
         return Err(OvkError::input(format!(
-            "method {} does not handle {} tasks",
+            "method {} does not handle {} tasks (it handles {})",
             method.name(),
-            prepared.task.as_str()
+            prepared.task.as_str(),
+            method.supported_tasks()
         )));
     }
     let shape = ProblemShape {

@@ -181,6 +181,10 @@ fn bad_input_exits_2_with_a_clear_message() {
             "unknown method 'nope'",
         ),
         (
+            &["run", "--data", "datasets/iris.csv", "--method", "kde"],
+            "method kde does not handle multiclass tasks (it handles regression only)",
+        ),
+        (
             &[
                 "run",
                 "--data",

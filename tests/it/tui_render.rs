@@ -2089,3 +2089,22 @@ fn kernel_pane_shows_every_key_whole_at_both_sizes() {
         );
     });
 }
+
+/// The Method pane says which tasks the highlighted method handles, before a fit is refused.
+#[test]
+fn method_pane_names_the_tasks_a_method_handles() {
+    let mut s = loaded();
+    choose(&mut s, "kde");
+    s.pane = Pane::Method;
+    at_both(&s, |out, size| {
+        assert!(out.contains("tasks: regression only"), "{size:?}\n{out}");
+    });
+    choose(&mut s, "okl");
+    s.pane = Pane::Method;
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("tasks: regression, multiclass and multilabel"),
+            "{size:?}\n{out}"
+        );
+    });
+}

@@ -49,8 +49,16 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(m) = list.get(s.method.cursor) else {
         return;
     };
-    let [about, params] =
-        Layout::vertical([Constraint::Length(4), Constraint::Fill(1)]).areas(right);
+    // As tall as the wrapped summary, citation and tasks line need (and no taller than 8).
+    let inner = right.width.saturating_sub(2).max(1) as usize;
+    let wrapped = |text: &str| text.chars().count().div_ceil(inner).max(1);
+    let about_lines =
+        wrapped(&format!("{} — {}", m.name(), m.summary())) + wrapped(m.citation()) + 1;
+    let [about, params] = Layout::vertical([
+        Constraint::Length((about_lines as u16 + 2).min(8)),
+        Constraint::Fill(1),
+    ])
+    .areas(right);
     frame.render_widget(
         Paragraph::new(vec![
             Line::from(vec![
@@ -59,6 +67,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 Span::raw(m.summary()),
             ]),
             Line::styled(m.citation(), s.theme.dim),
+            Line::from(vec![
+                Span::styled("tasks: ", s.theme.dim),
+                Span::raw(m.supported_tasks()),
+            ]),
         ])
         .wrap(Wrap { trim: true })
         .block(block("About", &s.theme, false)),
