@@ -91,7 +91,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
         is_flag: true,
         spec: None,
     },
-    opt("missing", "HOW", "missing cells in the used columns: refuse (an error names the first) | drop (leave such rows out) | impute (features: numeric column mean, text most frequent value; rows missing an output are dropped)", Some("refuse")),
+    opt("missing", "HOW", "missing cells in the used columns: refuse (an error names the first) | drop (leave such rows out) | impute (features: numeric column mean, text most frequent value, over the training rows; rows missing an output are dropped)", Some("refuse")),
     declared(&data::options::LABELED, "N"),
     opt("cv_folds", "K", "cross-validation: number of folds of the training part (with --cv-fold)", None),
     opt("cv_fold", "I", "cross-validation: evaluate on fold I (0-based) of --cv-folds, train on the others", None),

@@ -4,7 +4,6 @@
 //! column are kept (`Categorical`) and stored in the session, so a replay encodes the same
 //! columns the same way whatever rows it reads.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use ndarray::Array2;
@@ -27,14 +26,22 @@ pub struct Categorical {
 /// The feature matrix and how it was made.
 #[derive(Debug, Clone)]
 pub(crate) struct Features {
-    /// File rows × features; NaN = missing (none left after imputation).
+    /// File rows × features; NaN = missing (a text column's missing cell: NaN in each of its
+    /// features). `data::impute` fills them from the training rows after the split.
     pub x: Array2<f64>,
     pub names: Vec<String>,
     /// For each feature, the index (into the requested feature columns) it came from.
     pub source: Vec<usize>,
     pub categories: Vec<Categorical>,
-    /// Rows that had at least one missing feature cell filled in.
-    pub imputed_rows: usize,
+    /// One per requested feature column, indexed like `source`.
+    pub groups: Vec<Group>,
+}
+
+/// A requested feature column: numeric (one feature) or text (one 0/1 feature per level).
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub column: String,
+    pub one_hot: bool,
 }
 
 /// Whether a raw column holds categories: text cells, at most half of them numbers. A
@@ -67,42 +74,26 @@ pub(crate) fn build(
     raw: &RawTable,
     cols: &[usize],
     fixed: Option<&[Categorical]>,
-    impute: bool,
 ) -> Result<Features> {
     let mut blocks: Vec<(Vec<String>, Vec<Vec<f64>>)> = Vec::new();
     let mut categories = Vec::new();
-    let mut imputed = vec![false; raw.n_rows];
+    let mut groups = Vec::new();
     for &c in cols {
         let name = &raw.columns[c].name;
         let given = fixed.and_then(|f| f.iter().find(|k| &k.column == name));
         if given.is_none() && !is_text(raw, c) {
-            let mut v = raw.numeric(c)?;
-            if impute {
-                let present: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
-                if !present.is_empty() {
-                    let mean = present.iter().sum::<f64>() / present.len() as f64;
-                    for (i, x) in v.iter_mut().enumerate() {
-                        if x.is_nan() {
-                            *x = mean;
-                            imputed[i] = true;
-                        }
-                    }
-                }
-            }
-            blocks.push((vec![name.clone()], vec![v]));
+            blocks.push((vec![name.clone()], vec![raw.numeric(c)?]));
+            groups.push(Group {
+                column: name.clone(),
+                one_hot: false,
+            });
             continue;
         }
-        let mut cells: Vec<Option<String>> = text_cells(raw, c);
-        if impute {
-            if let Some(top) = most_frequent(&cells) {
-                for (i, v) in cells.iter_mut().enumerate() {
-                    if v.is_none() {
-                        *v = Some(top.clone());
-                        imputed[i] = true;
-                    }
-                }
-            }
-        }
+        let cells: Vec<Option<String>> = text_cells(raw, c);
+        groups.push(Group {
+            column: name.clone(),
+            one_hot: true,
+        });
         let levels = match given {
             Some(k) => k.levels.clone(),
             None => {
@@ -161,7 +152,7 @@ pub(crate) fn build(
         names,
         source,
         categories,
-        imputed_rows: imputed.iter().filter(|&&b| b).count(),
+        groups,
     })
 }
 
@@ -171,18 +162,6 @@ fn text_cells(raw: &RawTable, c: usize) -> Vec<Option<String>> {
 }
 
 /// The most frequent present value (the smallest one on ties, so the choice is stable).
-fn most_frequent(cells: &[Option<String>]) -> Option<String> {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in cells.iter().flatten() {
-        *counts.entry(v.as_str()).or_default() += 1;
-    }
-    let best = counts.values().copied().max()?;
-    counts
-        .into_iter()
-        .find(|(_, n)| *n == best)
-        .map(|(v, _)| v.to_string())
-}
-
 /// Why a column left to the default feature set is not a feature: a date, a row ID (text unique
 /// per row, or integers counting the rows), or text with too many values to encode. `None`: it
 /// is one.
@@ -280,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn text_is_one_hot_and_missing_imputed() {
+    fn text_is_one_hot_and_missing_cells_stay_missing() {
         let t = raw(vec![
             (
                 "x",
@@ -288,22 +267,22 @@ mod tests {
             ),
             ("city", text(&["Paris", "Lyon", "NA", "Paris"])),
         ]);
-        let f = build(Path::new("t.csv"), &t, &[0, 1], None, true).unwrap();
+        let f = build(Path::new("t.csv"), &t, &[0, 1], None).unwrap();
         assert_eq!(f.names, vec!["x", "city=Lyon", "city=Paris"]);
         assert_eq!(f.source, vec![0, 1, 1]);
-        // x's mean of 1, 3, 5 is 3; the missing city is the most frequent one, Paris.
-        assert_eq!(f.x.column(0).to_vec(), vec![1.0, 3.0, 3.0, 5.0]);
-        assert_eq!(f.x.column(2).to_vec(), vec![1.0, 0.0, 1.0, 1.0]);
-        assert_eq!(f.imputed_rows, 2);
-        // Without imputation the missing cell stays missing (NaN in each indicator).
-        let f = build(Path::new("t.csv"), &t, &[1], None, false).unwrap();
-        assert!(f.x[[2, 0]].is_nan() && f.x[[2, 1]].is_nan());
+        assert_eq!(
+            f.groups.iter().map(|g| g.one_hot).collect::<Vec<_>>(),
+            vec![false, true]
+        );
+        // A missing cell stays missing (NaN in each indicator) until data::impute.
+        assert!(f.x[[1, 0]].is_nan());
+        assert!(f.x[[2, 1]].is_nan() && f.x[[2, 2]].is_nan());
         // An earlier run's levels are kept: an unseen value is all zeros.
         let fixed = [Categorical {
             column: "city".into(),
             levels: vec!["Lyon".into(), "Nice".into()],
         }];
-        let f = build(Path::new("t.csv"), &t, &[1], Some(&fixed), false).unwrap();
+        let f = build(Path::new("t.csv"), &t, &[1], Some(&fixed)).unwrap();
         assert_eq!(f.names, vec!["city=Lyon", "city=Nice"]);
         assert_eq!(f.x.row(0).to_vec(), vec![0.0, 0.0]);
     }
@@ -348,7 +327,7 @@ mod tests {
         let ids: Vec<String> = (0..40).map(|i| format!("u{i}")).collect();
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         let t = raw(vec![("user", text(&ids))]);
-        let e = build(Path::new("t.csv"), &t, &[0], None, false).unwrap_err();
+        let e = build(Path::new("t.csv"), &t, &[0], None).unwrap_err();
         assert!(e.to_string().contains("40 distinct values"), "{e}");
     }
 }

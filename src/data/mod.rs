@@ -8,6 +8,7 @@ mod features;
 pub mod files;
 pub mod gpmix;
 mod guard;
+mod impute;
 mod load;
 mod numeric_csv;
 pub mod options;

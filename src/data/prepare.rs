@@ -6,9 +6,10 @@ use sha2::{Digest, Sha256};
 
 use super::encode::{encode, RawOutputs};
 use super::features;
+use super::impute::impute;
 use super::load::read_raw;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
-use super::rows::usable_rows;
+use super::rows::{usable_rows, MissingCells};
 use super::split::{cv_fold, keep_labels, split, split_by_column};
 use super::views::resolve_views;
 use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
@@ -32,13 +33,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
             ));
         }
     }
-    let feats = features::build(
-        path,
-        &raw,
-        &roles.features,
-        cfg.categories.as_deref(),
-        cfg.impute_missing,
-    )?;
+    let feats = features::build(path, &raw, &roles.features, cfg.categories.as_deref())?;
     let (x_all, feature_names) = (feats.x, feats.names);
     let outputs = RawOutputs::read(&raw, &roles.outputs)?;
     let rows = usable_rows(
@@ -46,7 +41,10 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         &x_all,
         &feature_names,
         &outputs,
-        cfg.drop_missing || cfg.impute_missing,
+        MissingCells {
+            drop: cfg.drop_missing || cfg.impute_missing,
+            features_filled_later: cfg.impute_missing,
+        },
         opts.allow_unlabeled,
     )?;
     let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
@@ -75,6 +73,17 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     }
     let mut x_train = x_all.select(Axis(0), &parts.train);
     let mut x_test = x_all.select(Axis(0), &parts.test);
+    let imputed_rows = if cfg.impute_missing {
+        impute(
+            path,
+            &mut x_train,
+            &mut x_test,
+            &feats.source,
+            &feats.groups,
+        )?
+    } else {
+        0
+    };
     let y_train_true = coded.y.select(Axis(0), &parts.train);
     let y_test = coded.y.select(Axis(0), &parts.test);
 
@@ -150,7 +159,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         feature_dtypes,
         class_column,
         categories: feats.categories,
-        imputed_rows: feats.imputed_rows,
+        imputed_rows,
         dropped_rows: rows.dropped,
     })
 }

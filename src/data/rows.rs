@@ -18,6 +18,15 @@ pub(crate) struct RowUse {
     pub dropped: usize,
 }
 
+/// What a missing cell does to its row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MissingCells {
+    /// Drop the row (else refuse the file, naming the cell).
+    pub drop: bool,
+    /// Feature cells do not count: `data::impute` fills them after the split.
+    pub features_filled_later: bool,
+}
+
 /// Sort the rows of a file into labeled, unlabeled and dropped. `x` holds the feature columns
 /// (file rows, NaN = missing).
 pub(crate) fn usable_rows(
@@ -25,9 +34,10 @@ pub(crate) fn usable_rows(
     x: &Array2<f64>,
     feature_names: &[String],
     outputs: &RawOutputs,
-    drop_missing: bool,
+    missing: MissingCells,
     allow_unlabeled: bool,
 ) -> Result<RowUse> {
+    let drop_missing = missing.drop;
     let mut rows = RowUse {
         labeled: Vec::new(),
         unlabeled: Vec::new(),
@@ -35,7 +45,11 @@ pub(crate) fn usable_rows(
     };
     let missing_outputs = outputs.missing_by_row();
     for (i, &(n_missing, first_missing_output)) in missing_outputs.iter().enumerate() {
-        let missing_feature = x.row(i).iter().position(|v| v.is_nan());
+        let missing_feature = if missing.features_filled_later {
+            None
+        } else {
+            x.row(i).iter().position(|v| v.is_nan())
+        };
         let all_outputs_missing = n_missing == outputs.width();
         let missing_column = match (missing_feature, first_missing_output) {
             (Some(j), _) => Some(feature_names[j].as_str()),

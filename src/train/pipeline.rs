@@ -377,8 +377,8 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     let mut notes = route_notes;
     if prepared.imputed_rows > 0 {
         notes.push(format!(
-            "{} row(s) had missing feature cells filled in (numeric: column mean; text: most \
-             frequent value)",
+            "{} row(s) had missing feature cells filled in from the training rows (numeric: \
+             column mean; text: most frequent value)",
             prepared.imputed_rows
         ));
     }

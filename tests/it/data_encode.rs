@@ -169,3 +169,46 @@ fn predict_re_encodes_text_features_and_refuses_unseen_levels() {
     assert!(err.contains("column `city` holds `Oslo`"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--missing impute` fills a training row's missing age from the training rows alone: giving
+/// a test row an absurd age leaves every training input as it was.
+#[test]
+fn imputation_never_reads_the_test_rows() {
+    let mut c = cfg();
+    c.impute_missing = true;
+    // File rows 4 and 17 (0-based) have no age; pick a split with one of them in training.
+    let (c, p) = (0..50)
+        .map(|seed| {
+            let mut c = c.clone();
+            c.seed = seed;
+            let p = prepare(&c, PrepareOptions::default()).unwrap();
+            (c, p)
+        })
+        .find(|(_, p)| p.train_rows.iter().any(|&r| r == 4 || r == 17))
+        .expect("some split trains on a row without age");
+    let victim = *p.test_rows.iter().find(|&&r| r != 4 && r != 17).unwrap();
+
+    let text = std::fs::read_to_string(csv()).unwrap();
+    let changed: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            if i == victim + 1 {
+                let mut cells: Vec<&str> = line.split(',').collect();
+                cells[5] = "100000";
+                cells.join(",")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    let dir = binary::temp_dir("impute", "test-rows", true);
+    let path = dir.join("mixed_columns.csv");
+    std::fs::write(&path, changed.join("\n") + "\n").unwrap();
+    let mut moved = c.clone();
+    moved.path = path;
+    let q = prepare(&moved, PrepareOptions::default()).unwrap();
+    assert_eq!(q.train_rows, p.train_rows);
+    assert_eq!(q.x_train, p.x_train);
+    assert_ne!(q.x_test, p.x_test);
+}
