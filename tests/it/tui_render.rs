@@ -2108,3 +2108,13 @@ fn method_pane_names_the_tasks_a_method_handles() {
         );
     });
 }
+
+/// `d` on an empty Results pane says why nothing changes instead of announcing a view.
+#[test]
+fn diagnostics_key_without_a_result_says_so() {
+    let mut s = on(loaded(), Pane::Results);
+    let a = map_key(&s, key(KeyCode::Char('d'))).unwrap();
+    update(&mut s, a);
+    assert!(!s.diag.shown);
+    assert!(s.status.contains("no results yet"), "{}", s.status);
+}

@@ -80,6 +80,9 @@ pub(super) fn export(s: &mut State) -> Vec<Effect> {
 /// cursor over its classes, labels or outputs. `None`: not a diagnostics key.
 fn diagnostics_key(s: &mut State, a: &Action) -> Option<Vec<Effect>> {
     match a {
+        Action::ToggleDiagnostics if s.result.is_none() => {
+            s.status = "no results yet — the diagnostics come with a finished fit".into()
+        }
         Action::ToggleDiagnostics => {
             s.diag.shown = !s.diag.shown;
             s.status = if s.diag.shown {
