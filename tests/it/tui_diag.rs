@@ -117,7 +117,17 @@ fn many_classes_scroll_to_the_last_and_say_what_is_hidden() {
             out.contains("│z "),
             "the last class is on screen {size:?}\n{out}"
         );
-        assert!(out.contains("classes not shown"), "{size:?}\n{out}");
+        assert!(out.contains(" of 26 "), "{size:?}\n{out}");
+        // The columns follow the cursor: the last class's column, not the first's, is shown.
+        let header = out.lines().find(|l| l.contains("true\\pred")).unwrap_or("");
+        assert!(
+            header.contains(" z") && !header.contains(" a "),
+            "{size:?}\n{out}"
+        );
+    });
+    press(&mut s, 'g');
+    at_both(&s, |out, size| {
+        assert!(out.contains("columns 1–"), "{size:?}\n{out}");
     });
 }
 

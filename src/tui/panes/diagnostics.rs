@@ -115,9 +115,15 @@ fn confusion(
         .max(1);
     let fixed = label_w + 1 + n_w + 1 + 6;
     let shown = ((inner.saturating_sub(fixed)) / (cell_w + 1)).min(k);
+    // The predicted-class columns follow the cursor, so its row's diagonal is always on screen.
+    let first = (row + 1).saturating_sub(shown).min(k - shown);
+    let cols = first..first + shown;
     let header = {
         let mut h = vec![Cell::from(clip("true\\pred", label_w))];
-        h.extend((0..shown).map(|j| Cell::from(format!("{:>cell_w$}", clip(&class(j), cell_w)))));
+        h.extend(
+            cols.clone()
+                .map(|j| Cell::from(format!("{:>cell_w$}", clip(&class(j), cell_w)))),
+        );
         h.push(Cell::from("n"));
         h.push(Cell::from("recall"));
         Row::new(h).style(s.theme.title)
@@ -129,7 +135,7 @@ fn confusion(
                 clip(&class(i), label_w),
                 s.theme.key,
             ))];
-            cells.extend((0..shown).map(|j| {
+            cells.extend(cols.clone().map(|j| {
                 let c = counts[i][j];
                 let style = if i == j {
                     s.theme.ok
@@ -146,7 +152,7 @@ fn confusion(
         })
         .collect();
     let mut prec = vec![Cell::from(Span::styled("precision", s.theme.dim))];
-    prec.extend((0..shown).map(|j| {
+    prec.extend(cols.clone().map(|j| {
         let col: usize = (0..k).map(|i| counts[i][j]).sum();
         // Two decimals: ten digit classes fit 80 columns.
         let p = if col == 0 {
@@ -163,10 +169,7 @@ fn confusion(
     widths.push(Constraint::Length(6));
     let hidden = k - shown;
     let more = if hidden > 0 {
-        format!(
-            " · {hidden} class{} not shown (widen)",
-            if hidden == 1 { "" } else { "es" }
-        )
+        format!(" · columns {}–{} of {k}", first + 1, first + shown)
     } else {
         String::new()
     };
