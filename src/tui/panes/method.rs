@@ -12,8 +12,12 @@ use crate::methods;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let list = methods::registry();
-    let [left, right] =
-        Layout::vertical([Constraint::Percentage(45), Constraint::Fill(1)]).areas(area);
+    // The list as tall as the registry, the rest for the highlighted method.
+    let [left, right] = Layout::vertical([
+        Constraint::Length(list.len() as u16 + 2),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
     // Names padded to the longest, so methods added later line up without layout changes.
     let width = list
         .iter()
@@ -49,7 +53,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(m) = list.get(s.method.cursor) else {
         return;
     };
-    // As tall as the wrapped summary, citation and tasks line need (and no taller than 8).
+    // As tall as the wrapped summary, tasks line and citation need (and no taller than 8).
     let inner = right.width.saturating_sub(2).max(1) as usize;
     let wrapped = |text: &str| text.chars().count().div_ceil(inner).max(1);
     let about_lines =
@@ -66,11 +70,11 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 Span::raw(" — "),
                 Span::raw(m.summary()),
             ]),
-            Line::styled(m.citation(), s.theme.dim),
             Line::from(vec![
                 Span::styled("tasks: ", s.theme.dim),
                 Span::raw(m.supported_tasks()),
             ]),
+            Line::styled(m.citation(), s.theme.dim),
         ])
         .wrap(Wrap { trim: true })
         .block(block("About", &s.theme, false)),

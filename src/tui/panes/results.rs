@@ -286,7 +286,8 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State, t: &RecordTable) {
     });
     let hidden = t.headers.len() - shown;
     let title = if hidden > 0 {
-        format!("{} · {hidden} more columns (widen)", t.title)
+        let s = if hidden == 1 { "" } else { "s" };
+        format!("{} · {hidden} more column{s} (widen)", t.title)
     } else {
         t.title.clone()
     };
