@@ -2118,3 +2118,49 @@ fn diagnostics_key_without_a_result_says_so() {
     assert!(!s.diag.shown);
     assert!(s.status.contains("no results yet"), "{}", s.status);
 }
+
+/// A λ path wider than the pane: `[ ]` scroll its columns while λ stays in the first one.
+#[test]
+fn results_records_table_scrolls_its_columns_and_keeps_lambda() {
+    let mut s = finished();
+    let details = &mut s.result.as_mut().unwrap().outcome.record.details;
+    details.insert("lambda".into(), serde_json::json!(0.5));
+    let path: Vec<serde_json::Value> = (0..4)
+        .map(|i| {
+            serde_json::json!({
+                "lambda": 0.5 * 2f64.powi(-i),
+                "iterations": 3 * i,
+                "validation_mse": 1.5,
+                "train_mse": 1.25,
+                "objective": 100.0,
+                "seconds": 0.125,
+                "converged": true,
+                "certificate": {"certified": true, "escapes": 0, "rank_deficient": false,
+                                "residual": 1e-9, "top_eigenvalue": 1.0},
+            })
+        })
+        .collect();
+    details.insert("path".into(), serde_json::Value::Array(path));
+    let mut s = on(s, Pane::Results);
+    let out = screen(&s, 80, 24);
+    assert!(
+        out.contains("columns 1–") && !out.contains("top_eigenvalue"),
+        "{out}"
+    );
+    for _ in 0..20 {
+        let a = map_key(&s, key(KeyCode::Char(']'))).unwrap();
+        update(&mut s, a);
+    }
+    let out = screen(&s, 80, 24);
+    let header = out
+        .lines()
+        .find(|l| l.contains("lambda"))
+        .expect("λ stays the first column");
+    assert!(header.contains("top_eigenval"), "{out}");
+    assert!(!header.contains("iterations"), "{out}");
+    for _ in 0..20 {
+        let a = map_key(&s, key(KeyCode::Char('['))).unwrap();
+        update(&mut s, a);
+    }
+    assert_eq!(s.scroll.record_cols, 0);
+}

@@ -260,34 +260,43 @@ fn readable(v: &serde_json::Value) -> String {
 /// The path's or sweep's rows, as many columns as fit, scrolled so the kept row shows.
 fn draw_records(frame: &mut Frame, area: Rect, s: &State, t: &RecordTable) {
     const MAX_COL: usize = 16;
-    let mut widths = Vec::new();
-    let mut used = 2; // the ★ marker column
-    for (j, h) in t.headers.iter().enumerate() {
-        let w = t
-            .rows
+    let width = |j: usize| {
+        t.rows
             .iter()
             .map(|r| r[j].chars().count())
-            .chain([h.chars().count()])
+            .chain([t.headers[j].chars().count()])
             .max()
             .unwrap_or(1)
-            .min(MAX_COL);
+            .min(MAX_COL)
+    };
+    // The first column (λ, or the rank of a sweep) stays; `[ ]` scroll the others.
+    let n = t.headers.len();
+    let skip = s.scroll.record_cols.min(n.saturating_sub(2));
+    let mut columns = Vec::new();
+    let mut used = 2; // the ★ marker column
+    for j in (0..n.min(1)).chain(1 + skip..n) {
+        let w = width(j);
         if used + w + 1 > area.width.saturating_sub(2) as usize {
             break;
         }
         used += w + 1;
-        widths.push(w);
+        columns.push((j, w));
     }
-    let shown = widths.len();
     let rows = t.rows.iter().map(|r| {
-        r.iter()
-            .zip(&widths)
-            .map(|(c, &w)| Cell::from(clip(c, w)))
+        columns
+            .iter()
+            .map(|&(j, w)| Cell::from(clip(&r[j], w)))
             .collect::<Vec<_>>()
     });
-    let hidden = t.headers.len() - shown;
+    let hidden = n - columns.len();
     let title = if hidden > 0 {
-        let s = if hidden == 1 { "" } else { "s" };
-        format!("{} · {hidden} more column{s} (widen)", t.title)
+        let last = columns.last().map_or(0, |&(j, _)| j);
+        format!(
+            "{} · columns {}–{} of {n} ([ ])",
+            t.title,
+            (1 + skip).min(n),
+            last + 1
+        )
     } else {
         t.title.clone()
     };
@@ -305,7 +314,7 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State, t: &RecordTable) {
     });
     let header = {
         let mut h = vec![String::new()];
-        h.extend(t.headers.iter().zip(&widths).map(|(h, &w)| clip(h, w)));
+        h.extend(columns.iter().map(|&(j, w)| clip(&t.headers[j], w)));
         Row::new(h).style(s.theme.title)
     };
     let pos = match cursor {
@@ -313,7 +322,7 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State, t: &RecordTable) {
         None => format!(" · j k scroll {} rows", t.rows.len()),
     };
     let mut w = vec![Constraint::Length(1)];
-    w.extend(widths.iter().map(|&w| Constraint::Length(w as u16)));
+    w.extend(columns.iter().map(|&(_, w)| Constraint::Length(w as u16)));
     let table = Table::new(rows, w)
         .header(header)
         .block(block(format!("{title}{pos}"), &s.theme, false))

@@ -107,6 +107,8 @@ pub struct Scroll {
     pub notes: usize,
     /// Results pane: selected row of the records table (`None`: the kept row).
     pub records: Option<usize>,
+    /// Results pane: columns of the records table scrolled past, after its pinned first one.
+    pub record_cols: usize,
     /// Results pane: first line of details & notes shown.
     pub details: usize,
     /// Sessions pane: first line of the compare table.

@@ -40,6 +40,18 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         return vec![];
     }
     match a {
+        Action::Column(d) if s.pane == Pane::Results => {
+            let last = s
+                .result
+                .as_ref()
+                .and_then(|f| {
+                    super::super::widgets::record_table::from_details(&f.outcome.record.details)
+                })
+                .map_or(0, |t| t.headers.len().saturating_sub(2));
+            s.scroll.record_cols =
+                (s.scroll.record_cols as i64 + d as i64).clamp(0, last as i64) as usize;
+            vec![]
+        }
         Action::ScrollNotes(d) => {
             let v = if s.pane == Pane::Run {
                 &mut s.scroll.notes

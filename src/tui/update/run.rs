@@ -117,6 +117,7 @@ pub(super) fn install_result(s: &mut State, outcome: RunOutcome, saved: Option<P
     s.matrices.cursor = (0, 0);
     s.matrices.zoom = 0;
     s.scroll.records = None;
+    s.scroll.record_cols = 0;
     s.scroll.details = 0;
     s.result = Some(Finished { outcome, saved });
 }
