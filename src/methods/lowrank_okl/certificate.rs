@@ -9,7 +9,7 @@ use ndarray::{s, Array2, Axis};
 use serde::Serialize;
 
 use super::reduced::{frob, frob_diff, Reduced};
-use crate::linalg::{divide_by_spectrum, eigh, matmul, matmul_tn, symmetrize};
+use crate::linalg::{divide_by_spectrum, eigh, matmul, matmul_tn, qr_thin, symmetrize};
 use crate::Result;
 
 /// `‖Cᵀ K C‖₂ ≤ 1 + EIG_SLACK` counts as ≤ 1.
@@ -50,6 +50,34 @@ impl Certificate {
     }
 }
 
+/// `Ĉ` solving `diag(s) Ĉ L̂ + λ Ĉ = Rᵀ` with `L̂ = B̂B̂ᵀ` (r×r, rank ≤ p). With
+/// `L̂ = W diag(t) Wᵀ`, `Ĉ = [(Rᵀ W) ⊘ (s tᵀ + λ)] Wᵀ`. Only the p columns `W_p = Q U`
+/// (`B̂ = Q R_B`, `R_B R_Bᵀ = U diag(t) Uᵀ`) carry t > 0; on the rest, t = 0 and the columns
+/// are `Rᵀ/λ`, so `Ĉ = [(Rᵀ W_p) ⊘ (s tᵀ + λ)] W_pᵀ + Rᵀ (I − W_p W_pᵀ)/λ` — no r×r
+/// eigendecomposition. (When W_p spans all r directions the second term is exactly absent,
+/// not a rounding residual over λ.)
+fn coefficients(red: &Reduced, bhat: &Array2<f64>, lambda: f64) -> Result<Array2<f64>> {
+    let r = red.rt.ncols();
+    if bhat.ncols() == 0 || bhat.iter().all(|&v| v == 0.0) {
+        return Ok(red.rt.mapv(|v| v / lambda));
+    }
+    let qr = qr_thin(bhat.view())?;
+    let e = eigh(symmetrize(&matmul(qr.r.view(), qr.r.t())).view())?;
+    let t = e.values.mapv(|v| v.max(0.0));
+    let w_p = matmul(qr.q.view(), e.vectors.view()); // r×min(r, p), orthonormal columns
+    let ryw = matmul(red.rt.view(), w_p.view()); // Rᵀ W_p
+    let mut c_hat = matmul(
+        divide_by_spectrum(ryw.view(), red.s.view(), t.view(), lambda).view(),
+        w_p.t(),
+    );
+    if w_p.ncols() < r {
+        let mut rest = red.rt.clone();
+        rest -= &matmul(ryw.view(), w_p.t());
+        c_hat.scaled_add(1.0 / lambda, &rest);
+    }
+    Ok(c_hat)
+}
+
 /// Lemma 8 at `B = Q_m B̂`. `residual_tol`: how small `‖(CᵀKC)B − B‖/‖B‖` must be.
 pub fn certify(
     red: &Reduced,
@@ -57,16 +85,7 @@ pub fn certify(
     lambda: f64,
     residual_tol: f64,
 ) -> Result<Certificate> {
-    // L̂ = B̂ B̂ᵀ = W diag(t) Wᵀ; Ĉ = [(Rᵀ W) ⊘ (s tᵀ + λ)] Wᵀ solves diag(s) Ĉ L̂ + λ Ĉ = Rᵀ.
-    let l_hat = symmetrize(&matmul(bhat.view(), bhat.t()));
-    let el = eigh(l_hat.view())?;
-    let t = el.values.mapv(|v| v.max(0.0));
-    let w = el.vectors;
-    let ryw = matmul(red.rt.view(), w.view());
-    let c_hat = matmul(
-        divide_by_spectrum(ryw.view(), red.s.view(), t.view(), lambda).view(),
-        w.t(),
-    );
+    let c_hat = coefficients(red, bhat, lambda)?;
     let mut sc = c_hat.clone();
     for (mut row, &si) in sc.axis_iter_mut(Axis(0)).zip(red.s.iter()) {
         row *= si;
@@ -146,4 +165,50 @@ pub fn escape_saddle(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::rng::Rng;
+
+    /// The thin form of Ĉ equals the full r×r eigendecomposition's, and solves its equation.
+    #[test]
+    fn coefficients_from_p_columns_equal_the_full_spectrum_solve() {
+        let mut rng = Rng::new(4);
+        let (ell, m, p) = (14, 9, 3);
+        let x = Array2::from_shape_simple_fn((ell, 2), || rng.normal());
+        let y = Array2::from_shape_simple_fn((ell, m), || rng.normal());
+        let k = crate::kernels::gram(&crate::kernels::Kernel::Gaussian { sigma: 1.0 }, x.view())
+            .unwrap();
+        let red = Reduced::new(k.view(), y.view()).unwrap();
+        let r = red.r();
+        let mut bhat = Array2::from_shape_simple_fn((r, p), || rng.normal());
+        bhat.column_mut(2).fill(0.0); // rank-deficient B
+        for lambda in [1e-3, 0.7, 50.0] {
+            let thin = coefficients(&red, &bhat, lambda).unwrap();
+            let l_hat = symmetrize(&matmul(bhat.view(), bhat.t()));
+            let el = eigh(l_hat.view()).unwrap();
+            let t = el.values.mapv(|v| v.max(0.0));
+            let ryw = matmul(red.rt.view(), el.vectors.view());
+            let full = matmul(
+                divide_by_spectrum(ryw.view(), red.s.view(), t.view(), lambda).view(),
+                el.vectors.t(),
+            );
+            let diff = (&thin - &full).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            let scale = full.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            assert!(
+                diff <= 1e-10 * scale.max(1.0),
+                "λ = {lambda}: {diff} of {scale}"
+            );
+            // diag(s) Ĉ L̂ + λ Ĉ = Rᵀ
+            let mut sc = matmul(thin.view(), l_hat.view());
+            for (mut row, &si) in sc.axis_iter_mut(Axis(0)).zip(red.s.iter()) {
+                row *= si;
+            }
+            sc.scaled_add(lambda, &thin);
+            let res = (&sc - &red.rt).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            assert!(res < 1e-9, "λ = {lambda}: residual {res}");
+        }
+    }
 }
