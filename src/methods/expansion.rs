@@ -19,6 +19,7 @@ pub struct KernelExpansion {
 /// An expansion's coefficients: dense (rows × m), or a product `A Bᵀ` (A rows×p, B m×p) kept
 /// factored where that is smaller — low-rank OKL's ℓ×m product at m = 10⁵ outputs would
 /// otherwise be most of a session.
+#[derive(Clone)]
 pub enum Coef {
     Dense(Array2<f64>),
     Factored { a: Array2<f64>, b: Array2<f64> },
@@ -72,15 +73,6 @@ impl Coef {
         }
     }
 
-    fn clone_into_parts(&self, parts: ModelParts) -> ModelParts {
-        match self {
-            Coef::Dense(c) => parts.with_array("coef", c.clone()),
-            Coef::Factored { a, b } => parts
-                .with_array("coef_a", a.clone())
-                .with_array("coef_b", b.clone()),
-        }
-    }
-
     fn from_parts(parts: &mut ModelParts) -> Result<Coef> {
         if parts.has_array("coef") {
             return Ok(Coef::Dense(parts.take_array("coef")?));
@@ -127,7 +119,7 @@ impl Model for KernelExpansion {
     }
 
     fn parts(&self) -> ModelParts {
-        self.coef.clone_into_parts(
+        self.coef.clone().into_parts(
             ModelParts::new(Self::KIND)
                 .with_setting("kernel", &self.kernel)
                 .with_array("x_train", self.x_train.clone()),
@@ -249,7 +241,8 @@ impl Model for FeatureExpansion {
 
     fn parts(&self) -> ModelParts {
         self.coef
-            .clone_into_parts(with_map(ModelParts::new(Self::KIND), &self.map))
+            .clone()
+            .into_parts(with_map(ModelParts::new(Self::KIND), &self.map))
     }
 
     fn into_parts(self: Box<Self>) -> ModelParts {

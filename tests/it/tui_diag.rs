@@ -23,6 +23,13 @@ fn at_both(s: &State, check: impl Fn(&str, (u16, u16))) {
     }
 }
 
+/// `text` is on screen at both sizes.
+fn shows(s: &State, text: &str) {
+    at_both(s, |out, size| {
+        assert!(out.contains(text), "{text:?} at {size:?}\n{out}")
+    });
+}
+
 fn press(s: &mut State, c: char) {
     if let Some(a) = map_key(s, key(KeyCode::Char(c))) {
         update(s, a);
@@ -231,21 +238,9 @@ fn outputs_labels_and_classes_past_the_cap_are_counted_not_hidden() {
         ], "omitted": 99998}}),
     );
     press(&mut s, 'd');
-    at_both(&s, |out, size| {
-        assert!(
-            out.contains("99998 more outputs not kept"),
-            "{size:?}
-{out}"
-        );
-    });
+    shows(&s, "99998 more outputs not kept");
     press(&mut s, 'j');
-    at_both(&s, |out, size| {
-        assert!(
-            out.contains("not plotted (first 100"),
-            "{size:?}
-{out}"
-        );
-    });
+    shows(&s, "not plotted (first 100");
 
     let label = serde_json::json!({"precision": 0.5, "recall": 0.5, "auc": 0.75, "support": 3,
                                    "rows": 10});
@@ -255,13 +250,7 @@ fn outputs_labels_and_classes_past_the_cap_are_counted_not_hidden() {
         serde_json::json!({"test": {"labels": [label.clone(), label], "omitted": 981}}),
     );
     press(&mut s, 'd');
-    at_both(&s, |out, size| {
-        assert!(
-            out.contains("981 more labels"),
-            "{size:?}
-{out}"
-        );
-    });
+    shows(&s, "981 more labels");
 
     let mut s = with_diagnostics(
         Task::Multiclass,
@@ -269,13 +258,7 @@ fn outputs_labels_and_classes_past_the_cap_are_counted_not_hidden() {
         serde_json::json!({"test": {"omitted": 300}}),
     );
     press(&mut s, 'd');
-    at_both(&s, |out, size| {
-        assert!(
-            out.contains("300 classes"),
-            "{size:?}
-{out}"
-        );
-    });
+    shows(&s, "300 classes");
 }
 
 #[test]

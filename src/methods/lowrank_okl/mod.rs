@@ -222,8 +222,6 @@ impl Method for LowRankOkl {
 
         let mut notes = Vec::new();
         let mut prog = Progress::new(obs);
-        // With a split the path runs on the fit part; its K is decomposed first and dropped
-        // before the whole training set's, so the peak stays one decomposition.
         let plan = Plan {
             sweep: sweep.as_deref(),
             rank,
@@ -232,6 +230,8 @@ impl Method for LowRankOkl {
             warm,
             settings,
         };
+        // With a split the path runs on the fit part; its K is decomposed first and dropped
+        // before the whole training set's, so the peak stays one decomposition.
         let (red, factor, selection, refit) = match &split {
             None => {
                 let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
@@ -295,7 +295,7 @@ impl Method for LowRankOkl {
                      so the test metrics are unbiased",
                     selection.describe()
                 ));
-                (red, factor, selection, Some(fitted))
+                (red, factor, selection, Some((p, fitted)))
             }
         };
         notes.push(match solver {
@@ -316,6 +316,8 @@ impl Method for LowRankOkl {
             iterations: path_iterations,
             ..
         } = selection;
+        let p = refit.as_ref().map_or(p, |&(p_refit, _)| p_refit);
+        let refit = refit.map(|(_, f)| f);
         let mut chosen = run.points[run.best].clone();
         let fitted = match &refit {
             Some(f) => {

@@ -6,6 +6,7 @@ use super::super::diag;
 use super::super::effect::Effect;
 use super::super::export;
 use super::super::state::{Pane, State};
+use super::super::widgets::record_table::{self, RecordTable};
 use super::{delta, moved, replay, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
@@ -27,13 +28,7 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             let next = cur.saturating_add(d);
             s.scroll.trace = (next < len as i64 - 1).then(|| next.max(0) as usize);
         } else {
-            let len = s
-                .result
-                .as_ref()
-                .and_then(|f| {
-                    super::super::widgets::record_table::from_details(&f.outcome.record.details)
-                })
-                .map_or(0, |t| t.rows.len());
+            let len = records(s).map_or(0, |t| t.rows.len());
             let cur = s.scroll.records.unwrap_or(0) as i64;
             s.scroll.records = Some(cur.saturating_add(d).clamp(0, len.max(1) as i64 - 1) as usize);
         }
@@ -41,13 +36,7 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     }
     match a {
         Action::Column(d) if s.pane == Pane::Results => {
-            let last = s
-                .result
-                .as_ref()
-                .and_then(|f| {
-                    super::super::widgets::record_table::from_details(&f.outcome.record.details)
-                })
-                .map_or(0, |t| t.headers.len().saturating_sub(2));
+            let last = records(s).map_or(0, |t| t.headers.len().saturating_sub(2));
             s.scroll.record_cols =
                 (s.scroll.record_cols as i64 + d as i64).clamp(0, last as i64) as usize;
             vec![]
@@ -68,6 +57,13 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         }
         _ => vec![],
     }
+}
+
+/// The finished run's λ path or sweep table, if it has one.
+fn records(s: &State) -> Option<RecordTable> {
+    s.result
+        .as_ref()
+        .and_then(|f| record_table::from_details(&f.outcome.record.details))
 }
 
 /// `e`: the current pane's matrix, table or chart data as a CSV file.
