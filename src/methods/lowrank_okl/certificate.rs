@@ -57,6 +57,7 @@ impl Certificate {
 /// eigendecomposition. (When W_p spans all r directions the second term is exactly absent,
 /// not a rounding residual over λ.)
 fn coefficients(red: &Reduced, bhat: &Array2<f64>, lambda: f64) -> Result<Array2<f64>> {
+    // Lemma 6, Dinuzzo & Fukumizu 2011 (K C L + λC = Y), in the bases of the fit.
     let r = red.rt.ncols();
     if bhat.ncols() == 0 || bhat.iter().all(|&v| v == 0.0) {
         return Ok(red.rt.mapv(|v| v / lambda));
