@@ -436,7 +436,7 @@ pub fn factor_observed(
     seed: u64,
     obs: &mut dyn Observer,
 ) -> Result<InputFactor> {
-    obs.phase(Phase::Gram, Some(rank));
+    obs.phase(Phase::Factor, Some(rank));
     let mut tick = |done: usize| -> Result<()> {
         obs.step(done, rank);
         check_cancel(obs)

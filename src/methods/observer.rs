@@ -14,6 +14,10 @@ use crate::{OvkError, Result};
 pub enum Phase {
     Loading,
     Gram,
+    /// The k-nearest-neighbour graph over the inputs (vvmr on a factor): in the Gram slot.
+    Graph,
+    /// A low-rank factor of a kernel (Nyström, incomplete Cholesky): in the Gram slot.
+    Factor,
     Decomposition,
     Iterating,
     Predicting,
@@ -25,6 +29,8 @@ impl Phase {
         match self {
             Phase::Loading => "loading data",
             Phase::Gram => "Gram matrix",
+            Phase::Graph => "neighbour graph",
+            Phase::Factor => "low-rank factor",
             Phase::Decomposition => "decomposition",
             Phase::Iterating => "iterations",
             Phase::Predicting => "predicting",

@@ -383,7 +383,7 @@ fn fit_on_factor(
     clock: &Clock,
 ) -> Result<Fit> {
     let n_all = p.n_train();
-    obs.phase(Phase::Gram, Some(n_all));
+    obs.phase(Phase::Graph, Some(n_all));
     let graph = {
         let mut tick = |done: usize| -> Result<()> {
             obs.step(done, n_all);

@@ -369,6 +369,36 @@ fn running_state_shows_gauge_eta_and_live_chart() {
 }
 
 #[test]
+fn a_factor_or_graph_phase_is_named_in_the_gram_slot() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    for (phase, label) in [
+        (Phase::Factor, "low-rank factor"),
+        (Phase::Graph, "neighbour graph"),
+    ] {
+        update(
+            &mut s,
+            Action::Run(RunMessage::Phase {
+                phase,
+                total: Some(2000),
+            }),
+        );
+        let out = screen(&on(s.clone(), Pane::Run), 120, 36);
+        // the chain keeps its six slots: the current label replaces "Gram matrix" there
+        let chain = out
+            .lines()
+            .find(|l| l.contains("loading data"))
+            .unwrap_or_else(|| panic!("no phase chain:\n{out}"));
+        assert!(
+            chain.contains(&format!("loading data › {label} › decomposition")),
+            "{chain}"
+        );
+        assert!(!chain.contains("Gram matrix"), "{chain}");
+        assert!(out.contains(&format!("running {label}")), "{out}");
+    }
+}
+
+#[test]
 fn failed_run_shows_the_reason() {
     let mut s = loaded();
     update(&mut s, Action::StartRun);

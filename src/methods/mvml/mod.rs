@@ -358,7 +358,6 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
     let x = p.x.select(Axis(0), &rows);
     let n = x.nrows();
     let v = p.views.len();
-    obs.phase(Phase::Gram, Some(v));
     let xv: Vec<Array2<f64>> = p
         .views
         .iter()
@@ -373,6 +372,12 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         None if setup.root => Some((0..n).collect()),
         None => None,
     };
+    let phase = if landmarks.is_some() {
+        Phase::Factor
+    } else {
+        Phase::Gram
+    };
+    obs.phase(phase, Some(v));
     if landmarks.is_none() {
         let n_mats = v + if setup.covariance { v * (v + 1) / 2 } else { v } + 3;
         check_fits(
@@ -383,7 +388,7 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
     let mut grams = Vec::with_capacity(v);
     let mut factors = Vec::new();
     let mut kernels: Vec<Kernel> = Vec::with_capacity(v);
-    for (xl, view) in xv.iter().zip(&p.views) {
+    for (i, (xl, view)) in xv.iter().zip(&p.views).enumerate() {
         check_cancel(obs)?;
         let exact = landmarks.is_none();
         let (kernel, k) =
@@ -394,6 +399,7 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
             (None, None) => grams.push(gram(&kernel, xl.view())?),
             (Some(idx), _) => factors.push(nystrom(&kernel, xl.view(), idx)?),
         }
+        obs.step(i + 1, v);
     }
     obs.phase(Phase::Decomposition, None);
     let features = if landmarks.is_none() {

@@ -21,6 +21,14 @@ const PHASES: [Phase; 6] = [
     Phase::Saving,
 ];
 
+/// The chain's slot of a phase: building a graph or a factor stands where the Gram matrix does.
+fn slot(p: Phase) -> Phase {
+    match p {
+        Phase::Graph | Phase::Factor => Phase::Gram,
+        p => p,
+    }
+}
+
 pub struct PhaseGauge<'a> {
     pub phase: Option<Phase>,
     pub done: usize,
@@ -71,9 +79,17 @@ impl Widget for PhaseGauge<'_> {
         if area.height == 0 || area.width == 0 {
             return;
         }
-        let current = self.phase.and_then(|p| PHASES.iter().position(|q| *q == p));
+        let current = self
+            .phase
+            .map(slot)
+            .and_then(|p| PHASES.iter().position(|q| *q == p));
         let mut spans = Vec::new();
         for (i, p) in PHASES.iter().enumerate() {
+            // the Gram slot names what is being built there now (graph, factor or Gram)
+            let p = match self.phase {
+                Some(now) if slot(now) == *p => now,
+                _ => *p,
+            };
             if i > 0 {
                 spans.push(Span::styled(" › ", self.theme.dim));
             }
