@@ -19,6 +19,8 @@ pub struct CliProgress {
     total: Option<usize>,
     cancel: Arc<AtomicBool>,
     dirty: bool,
+    /// The notes already printed while the fit ran.
+    noted: Vec<String>,
 }
 
 impl CliProgress {
@@ -35,7 +37,18 @@ impl CliProgress {
             total: None,
             cancel,
             dirty: false,
+            noted: Vec::new(),
         }
+    }
+
+    /// The session's notes this observer has not printed while the fit ran (the data's, the
+    /// baseline's, the ones a method returns without announcing).
+    pub fn unseen<'a>(&self, notes: &'a [String]) -> Vec<&'a str> {
+        notes
+            .iter()
+            .filter(|n| !self.noted.contains(n))
+            .map(String::as_str)
+            .collect()
     }
 
     /// A fit that does not notice Ctrl-C within a second (inside one long decomposition that
@@ -131,6 +144,7 @@ impl Observer for CliProgress {
     fn note(&mut self, msg: &str) {
         self.finish();
         eprintln!("  note: {msg}");
+        self.noted.push(msg.to_string());
     }
 
     fn is_cancelled(&self) -> bool {

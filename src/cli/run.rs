@@ -74,6 +74,9 @@ pub fn run(
             println!("input     {}", describe_factor(f));
         }
         println!("fit       {:.3}s", r.timings.fit_s);
+        for n in progress.unseen(&r.notes) {
+            println!("note      {n}");
+        }
     }
     Ok(0)
 }

@@ -398,6 +398,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     }
     notes.extend(observed_notes);
     notes.extend(skipped);
+    if let Some(b) = &baseline {
+        notes.extend(behind_baseline(
+            prepared.task,
+            method.name(),
+            &scores.test,
+            &b.test,
+        ));
+    }
     for n in fit.notes {
         if !notes.contains(&n) {
             notes.push(n);
@@ -504,6 +512,31 @@ fn filled_params(method: &dyn Method, given: &Params) -> Params {
         }
     }
     out
+}
+
+/// A note when the baseline beat the method on the test rows by more than 1 % of its score:
+/// the method is judged against it, and a user who sees it lose should know where to look.
+fn behind_baseline(
+    task: data::Task,
+    method: &str,
+    got: &MetricMap,
+    base: &MetricMap,
+) -> Option<String> {
+    let (key, higher_is_better) = metrics::primary(task);
+    let (g, b) = (*got.get(key)?, *base.get(key)?);
+    let margin = 0.01 * b.abs();
+    let behind = if higher_is_better {
+        g < b - margin
+    } else {
+        g > b + margin
+    };
+    behind.then(|| {
+        format!(
+            "the krr baseline (identity output kernel, same input kernel) scored better on the \
+             test rows: {key} {b:.4} against {method}'s {g:.4}; {method}'s hyperparameters may \
+             be far from their best on these data — choose them with `ovk sweep --cv 3`"
+        )
+    })
 }
 
 /// The identity-output-kernel baseline (krr) on the same data and kernel, at the run's λ
