@@ -50,9 +50,9 @@ pub const COEF0: ParamSpec = ParamSpec {
 pub const INPUT_RANK: ParamSpec = ParamSpec {
     key: "input_rank",
     label: "input rank",
-    help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl), \
-           exact, or auto = exact up to 5000 training rows and rank 2000 beyond; a linear kernel \
-           with d ≤ n is always solved exactly in the primal",
+    help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl, \
+           kde, vvmr; mvml has --nystrom), exact, or auto = exact up to 5000 training rows and \
+           rank 2000 beyond; a linear kernel with d ≤ n is always solved exactly in the primal",
     unit: "r",
     kind: ParamKind::Text,
     default: ParamDefault::Text("auto"),
