@@ -156,6 +156,17 @@ fn real_cases(dir: &Path) -> Vec<Case> {
             &format!("{tmc_roles} --method vvmr --labeled 1000 --input-rank 2000"),
             Some("tmc2007 krr linear λ=1 (exact, primal)"),
         ),
+        // γ chosen by `ovk sweep --cv 3` on the training part over γ_A ∈ {1e-5, 1e-4, 1e-3},
+        // γ_I ∈ {0, 1e-6, 1e-5, 1e-4}: the graph term does not help at 1000 labels here.
+        case(
+            "tmc2007 vvmr 1000 labeled r=2000, γ by 3-fold CV",
+            &tmc,
+            &format!(
+                "{tmc_roles} --method vvmr --labeled 1000 --input-rank 2000 --gamma-a 1e-3 \
+                 --gamma-i 0"
+            ),
+            Some("tmc2007 krr linear λ=1 (exact, primal)"),
+        ),
         case(
             "usps okl exact",
             &usps,
