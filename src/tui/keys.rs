@@ -33,11 +33,15 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("Enter", "Data: files", "open file or folder"),
     ("Backspace u", "Data", "parent folder / back to the files"),
     (
-        "f t c v x",
+        "f t c v x T",
         "Data: columns",
-        "role: feature, target, class, view, ignore",
+        "role: feature, target, class, view, ignore, test marker (nonzero = a test row)",
     ),
-    ("[ ]", "Data", "test fraction − / + 0.05"),
+    (
+        "[ ]",
+        "Data",
+        "test fraction − / + 0.05 (without a test marker)",
+    ),
     ("{ }", "Data", "split seed − / + 1"),
     ("=", "Data", "scaling standard / none"),
     (
@@ -192,6 +196,7 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Data, 'c') => Action::SetRole(Role::Class),
         (Pane::Data, 'v') => Action::SetRole(Role::View),
         (Pane::Data, 'x') => Action::SetRole(Role::Ignore),
+        (Pane::Data, 'T') => Action::SetRole(Role::TestMarker),
         (Pane::Data, '[') => Action::TestFraction(-1),
         (Pane::Data, ']') => Action::TestFraction(1),
         (Pane::Data, '{') => Action::Seed(-1),

@@ -218,33 +218,59 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
 }
 
 fn help(frame: &mut Frame, area: Rect, s: &State) {
-    let h = (HELP.len() as u16 + 3).min(area.height);
+    const KEY_W: u16 = 17;
+    const WHERE_W: u16 = 13;
+    let width = area.width.min(84);
+    // borders 2, column gaps 2: what is left is the "what" column, wrapped to it
+    let what_w = usize::from(width.saturating_sub(2 + KEY_W + WHERE_W + 2)).max(12);
+    let lines: Vec<(usize, [&str; 3], String)> = HELP
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (k, w, what))| {
+            word_wrap(what, what_w)
+                .into_iter()
+                .enumerate()
+                .map(move |(j, part)| {
+                    let head = if j == 0 { [*k, *w, ""] } else { ["", "", ""] };
+                    (i, head, part)
+                })
+        })
+        .collect();
+    let h = (lines.len() as u16 + 3).min(area.height);
     let r = centered(area, 84, h);
     frame.render_widget(Clear, r);
     let fit = r.height.saturating_sub(3) as usize;
-    let top = s.scroll.help.min(HELP.len().saturating_sub(fit));
-    let rows = HELP.iter().skip(top).map(|(k, w, what)| {
+    // scrolled by entries, so the top line is never the tail of a wrapped one
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&j| j == 0 || lines[j].0 != lines[j - 1].0)
+        .collect();
+    let last_top = starts
+        .iter()
+        .position(|&j| lines.len() - j <= fit)
+        .unwrap_or(0);
+    let top = starts[s.scroll.help.min(last_top)];
+    let shown = &lines[top..(top + fit).min(lines.len())];
+    let rows = shown.iter().map(|(_, [k, w, _], what)| {
         Row::new(vec![
             Span::styled(*k, s.theme.key),
             Span::styled(*w, s.theme.dim),
-            Span::raw(*what),
+            Span::raw(what.clone()),
         ])
     });
-    let title = if fit < HELP.len() {
-        format!(
+    let title = match (shown.first(), shown.last()) {
+        (Some(a), Some(b)) if fit < lines.len() => format!(
             " Keys {}–{} of {} — j k scroll · any other key closes ",
-            top + 1,
-            (top + fit).min(HELP.len()),
+            a.0 + 1,
+            b.0 + 1,
             HELP.len()
-        )
-    } else {
-        " Keys — any key closes ".to_string()
+        ),
+        _ => " Keys — any key closes ".to_string(),
     };
     let t = Table::new(
         rows,
         [
-            Constraint::Length(17),
-            Constraint::Length(13),
+            Constraint::Length(KEY_W),
+            Constraint::Length(WHERE_W),
             Constraint::Fill(1),
         ],
     )
@@ -255,4 +281,30 @@ fn help(frame: &mut Frame, area: Rect, s: &State) {
             .border_style(s.theme.border_focus),
     );
     frame.render_widget(t, r);
+}
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word is cut).
+fn word_wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let (lw, ww) = (line.chars().count(), word.chars().count());
+        if lw > 0 && lw + 1 + ww > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+        while line.chars().count() > width {
+            let cut: String = line.chars().take(width).collect();
+            line = line.chars().skip(width).collect();
+            out.push(cut);
+        }
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    out
 }

@@ -46,11 +46,15 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
         }
     };
     let (mut ignored, mut dates, mut encoded) = (Vec::new(), Vec::new(), Vec::new());
+    let mut marker = None;
     for (i, c) in table.columns.iter().enumerate() {
         if !matches!(roles[i], Role::Feature | Role::View) {
             continue;
         }
-        if c.date_like {
+        if marker.is_none() && marks_test_rows(c) {
+            roles[i] = Role::TestMarker;
+            marker = Some(c.name.clone());
+        } else if c.date_like {
             roles[i] = Role::Ignore;
             dates.push(c.name.clone());
         } else if !usable_feature(c, table.n_rows) {
@@ -61,6 +65,11 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
         }
     }
     let mut notes: Vec<String> = source.into_iter().collect();
+    if let Some(m) = marker {
+        notes.push(format!(
+            "`{m}` marks the test rows (the official split; x on it splits at random)"
+        ));
+    }
     // "3 text columns one-hot encoded (a, b, c)", the names clipped to `width`.
     for (names, kind, what, width) in [
         (&encoded, "text", "one-hot encoded", 30),
@@ -82,6 +91,14 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
         views,
         source,
     }
+}
+
+/// A 0/1 column named `is_test` (the shared datasets' official split): the test marker.
+fn marks_test_rows(c: &ColumnSummary) -> bool {
+    c.name.eq_ignore_ascii_case("is_test")
+        && c.missing == 0
+        && c.min == Some(0.0)
+        && c.max == Some(1.0)
 }
 
 /// For a text column the engine one-hot encodes as a feature: its number of levels.
@@ -259,6 +276,19 @@ mod tests {
         assert!(p.source.is_some());
         let p = prefill(&names(&["a", "digit"]), None);
         assert!(p.source.is_none());
+    }
+
+    #[test]
+    fn an_is_test_column_of_zeros_and_ones_marks_the_test_rows() {
+        let mut marker = num("is_test");
+        marker.dtype = "i64".into();
+        let p = prefill(&table(vec![num("x"), marker.clone(), num("label_a")]), None);
+        assert_eq!(p.roles, vec![Role::Feature, Role::TestMarker, Role::Target]);
+        assert!(p.source.unwrap().contains("`is_test` marks the test rows"));
+        // with a third value it is a feature like any other
+        marker.max = Some(2.0);
+        let p = prefill(&table(vec![num("x"), marker, num("label_a")]), None);
+        assert_eq!(p.roles, vec![Role::Feature, Role::Feature, Role::Target]);
     }
 
     #[test]

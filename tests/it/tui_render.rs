@@ -399,6 +399,43 @@ fn a_factor_or_graph_phase_is_named_in_the_gram_slot() {
 }
 
 #[test]
+fn help_wraps_long_explanations_at_80_columns() {
+    let mut s = loaded();
+    update(&mut s, Action::ToggleHelp);
+    let out = screen(&s, 80, 24);
+    // the role keys' line and the test fraction's are whole, over two lines each
+    assert!(out.contains("f t c v x T"), "{out}");
+    assert!(out.contains("test marker (nonzero = a test row)"), "{out}");
+    update(&mut s, Action::Down);
+    let out = screen(&s, 80, 24);
+    assert!(out.contains("(mean / most frequent)"), "{out}");
+    assert!(out.contains("Keys 4–"), "{out}");
+}
+
+#[test]
+fn an_is_test_marker_replaces_the_random_split() {
+    let mut s = loaded();
+    // column 0 becomes the marker: the split line names it, [ ] say why they do nothing,
+    // and the run's data configuration carries it
+    s.data.col_cursor = 0;
+    update(&mut s, Action::SetRole(Role::TestMarker));
+    let out = screen(&on(s.clone(), Pane::Data), 120, 36);
+    assert!(out.contains("test marker"), "{out}");
+    let name = s.data.test_column().expect("a marker");
+    assert!(out.contains(&format!("test rows: `{name}` ≠ 0")), "{out}");
+    update(&mut s, Action::TestFraction(1));
+    assert!(s.status.contains("the test rows are those"), "{}", s.status);
+    let cfg = s.data.config().expect("a complete data choice");
+    assert_eq!(cfg.test_column.as_deref(), Some(name.as_str()));
+    assert!(!cfg.features.unwrap_or_default().contains(&name));
+    // a second marker takes over; the first is ignored, not made a feature
+    s.data.col_cursor = 1;
+    update(&mut s, Action::SetRole(Role::TestMarker));
+    assert_eq!(s.data.roles[0], Role::Ignore);
+    assert_ne!(s.data.test_column(), Some(name));
+}
+
+#[test]
 fn failed_run_shows_the_reason() {
     let mut s = loaded();
     update(&mut s, Action::StartRun);

@@ -57,6 +57,7 @@ fn role_style(s: &State, r: Role) -> ratatui::style::Style {
         Role::Class => s.theme.key,
         Role::View => s.theme.series[2],
         Role::Ignore => s.theme.dim,
+        Role::TestMarker => s.theme.series[1],
     }
 }
 
@@ -187,9 +188,9 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     widths.extend(stats.iter().map(|_| Constraint::Length(9)));
     let hidden = 4 - stats.len();
     let title = if hidden > 0 {
-        format!("Columns — f t c v x set the role · {hidden} stat columns hidden (widen)")
+        format!("Columns — f t c v x T set the role · {hidden} stat columns hidden (widen)")
     } else {
-        "Columns — f feature · t target · c class · v view · x ignore".into()
+        "Columns — f feature · t target · c class · v view · x ignore · T test marker".into()
     };
     let table = Table::new(rows, widths)
         .header(header)
@@ -265,8 +266,11 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
         Line::from(vec![
             Span::styled("split     ", s.theme.dim),
             Span::raw(format!(
-                "test fraction {:.2}, seed {}, {} train / {} test rows",
-                c.test_fraction,
+                "{}, seed {}, {} train / {} test rows",
+                match &c.test_column {
+                    Some(col) => format!("test rows marked by `{col}`"),
+                    None => format!("test fraction {:.2}", c.test_fraction),
+                },
                 c.seed,
                 r.split.train.len(),
                 r.split.test.len()
@@ -328,10 +332,14 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
         None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
         None => "labeled all < >".into(),
     };
+    let test = match d.test_column() {
+        Some(c) => format!("test rows: `{c}` ≠ 0"),
+        None => format!("test {:.2} [ ]", d.split.test_fraction),
+    };
     vec![
         Line::raw(format!(
-            " test {:.2} [ ] · seed {} {{ }} · scaling {scale} =",
-            d.split.test_fraction, d.split.seed
+            " {test} · seed {} {{ }} · scaling {scale} =",
+            d.split.seed
         )),
         Line::raw(format!(" {missing} · {labeled}")),
         Line::styled(format!(" {median}"), median_style),

@@ -177,9 +177,12 @@ fn summary(
         Line::from(vec![
             Span::styled("data    ", s.theme.dim),
             Span::raw(format!(
-                "{} · {features} features · {target} · test {:.2} · seed {}{labeled}",
+                "{} · {features} features · {target} · {} · seed {}{labeled}",
                 clip(&file, 28),
-                d.test_fraction,
+                match &d.test_column {
+                    Some(col) => format!("test `{col}`"),
+                    None => format!("test {:.2}", d.test_fraction),
+                },
                 d.seed
             )),
         ]),

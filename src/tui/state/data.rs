@@ -13,6 +13,8 @@ pub enum Role {
     /// A feature that also names a view: its prefix (up to the first `_`) groups columns.
     View,
     Ignore,
+    /// The column that marks the test rows (nonzero = test): a dataset's official split.
+    TestMarker,
 }
 
 impl Role {
@@ -23,6 +25,7 @@ impl Role {
             Role::Class => "class",
             Role::View => "view",
             Role::Ignore => "ignore",
+            Role::TestMarker => "test marker",
         }
     }
 }
@@ -146,6 +149,13 @@ impl DataState {
         self.names_with(|r| r == Role::Class).into_iter().next()
     }
 
+    /// The column marking the test rows, which replaces the random split.
+    pub fn test_column(&self) -> Option<String> {
+        self.names_with(|r| r == Role::TestMarker)
+            .into_iter()
+            .next()
+    }
+
     /// The view of column `i` (its sidecar view, else the text before its first `_`).
     pub fn view_name(&self, i: usize) -> Option<String> {
         if self.roles.get(i) != Some(&Role::View) {
@@ -180,7 +190,7 @@ impl DataState {
             match r {
                 Role::Feature | Role::View => feat.extend(c.missing_rows.iter().copied()),
                 Role::Target | Role::Class => out.extend(c.missing_rows.iter().copied()),
-                Role::Ignore => {}
+                Role::Ignore | Role::TestMarker => {}
             }
         }
         (feat.len(), out.len())
@@ -264,7 +274,25 @@ impl DataState {
                 ));
             }
         }
+        let marker = self.test_column();
+        if let Some(c) = t.columns.iter().find(|c| Some(&c.name) == marker.as_ref()) {
+            if c.min.is_none() {
+                return Err(format!(
+                    "column `{}` marks the test rows but is text ({}): a marker is numeric, \
+                     nonzero for test rows — mark it x, or another column T",
+                    c.name, c.dtype
+                ));
+            }
+            if c.missing > 0 {
+                return Err(format!(
+                    "column `{}` marks the test rows but {} of its cells are missing: every \
+                     row must be 0 (training) or nonzero (test)",
+                    c.name, c.missing
+                ));
+            }
+        }
         let mut cfg = DataConfig::new(t.path.clone());
+        cfg.test_column = marker;
         cfg.features = Some(features);
         cfg.targets = (!targets.is_empty()).then_some(targets);
         cfg.class = class;

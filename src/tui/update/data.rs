@@ -34,6 +34,13 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         }
         Action::Enter => open_selected(s),
         Action::SetRole(role) => set_role(s, role),
+        Action::TestFraction(_) if s.data.test_column().is_some() => {
+            s.status = format!(
+                "the test rows are those `{}` marks; x on it (or f) splits at random instead",
+                s.data.test_column().unwrap_or_default()
+            );
+            vec![]
+        }
         Action::TestFraction(d) => {
             let f = (s.data.split.test_fraction + 0.05 * d as f64).clamp(0.0, 0.9);
             s.data.split.test_fraction = (f * 100.0).round() / 100.0;
@@ -143,6 +150,14 @@ fn set_role(s: &mut State, role: Role) -> Vec<Effect> {
         for r in s.data.roles.iter_mut() {
             if *r == Role::Class {
                 *r = Role::Feature;
+            }
+        }
+    }
+    if role == Role::TestMarker {
+        // One marker: the previous one is ignored (a split marker is no input).
+        for r in s.data.roles.iter_mut() {
+            if *r == Role::TestMarker {
+                *r = Role::Ignore;
             }
         }
     }
