@@ -134,8 +134,11 @@ fn usable_feature(c: &ColumnSummary, n_rows: usize) -> bool {
         && c.mean.is_some_and(|m| {
             (m - 0.5 * (c.min.unwrap_or(0.0) + c.max.unwrap_or(0.0))).abs() < 1e-6
         });
-    // An ID-named integer column is an identifier too; an ID-named float is a measurement.
-    !(counts_rows || (id_name && !dtype.starts_with('f')))
+    // An ID-named integer column is an identifier too, unless it is 0/1 (delicious' bag of
+    // words has `w_form_id`, `w_video_id`); an ID-named float is a measurement.
+    let binary = c.min.is_some_and(|lo| lo >= 0.0) && c.max.is_some_and(|hi| hi <= 1.0);
+    let identifier = id_name && !dtype.starts_with('f') && !binary;
+    !counts_rows && !identifier
 }
 
 /// Read `class`, `targets`, `features`, `views`, `ignore` from the top level or a `[data]` or
@@ -303,6 +306,7 @@ mod tests {
         date.date_like = true;
         let mut id = num("row_id");
         id.dtype = "i64".into();
+        id.max = Some(5000.0);
         let mut counter = num("n");
         counter.dtype = "i64".into();
         counter.min = Some(0.0);
@@ -326,6 +330,19 @@ mod tests {
         let why = p.source.unwrap();
         assert!(why.contains("3 text/ID columns ignored"), "{why}");
         assert!(why.contains("1 date column ignored"), "{why}");
+    }
+
+    #[test]
+    fn a_binary_column_named_like_an_id_is_a_feature() {
+        // delicious' words `form_id`, `video_id` are 0/1 indicators, not row identifiers
+        let mut word = num("w_video_id");
+        word.dtype = "i64".into();
+        let mut id = num("user_id");
+        id.dtype = "i64".into();
+        id.min = Some(17.0);
+        id.max = Some(90_210.0);
+        let p = prefill(&table(vec![word, id, num("target_y")]), None);
+        assert_eq!(p.roles, vec![Role::Feature, Role::Ignore, Role::Target]);
     }
 
     #[test]

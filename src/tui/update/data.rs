@@ -243,7 +243,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     s.data.view_of = guess.views;
                     s.data.roles_source = guess.source;
                     s.status = format!(
-                        "{}: {} rows × {} columns — set roles with f t c v x",
+                        "{}: {} rows × {} columns — set roles with f t c v x T",
                         path.display(),
                         t.n_rows,
                         t.columns.len()
