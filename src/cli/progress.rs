@@ -95,7 +95,8 @@ impl CliProgress {
 impl Observer for CliProgress {
     fn phase(&mut self, phase: Phase, total: Option<usize>) {
         self.phase = Some(phase);
-        self.total = total;
+        // a path's total counts fits, not the iterations its records number
+        self.total = total.filter(|_| phase != Phase::Path);
         self.finish();
         eprintln!("[{:7.2}s] {}", self.elapsed(), phase.label());
     }

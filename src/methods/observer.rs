@@ -20,6 +20,8 @@ pub enum Phase {
     Factor,
     Decomposition,
     Iterating,
+    /// A path of fits (λ values, ranks): steps count fits, not iterations. In the Iterating slot.
+    Path,
     Predicting,
     Saving,
 }
@@ -33,6 +35,7 @@ impl Phase {
             Phase::Factor => "low-rank factor",
             Phase::Decomposition => "decomposition",
             Phase::Iterating => "iterations",
+            Phase::Path => "λ path",
             Phase::Predicting => "predicting",
             Phase::Saving => "saving",
         }

@@ -7,7 +7,7 @@ use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
 use ovk::linalg::{cholesky, eigh, sylvester_sym};
 use ovk::methods::lowrank_okl::{LowRankOkl, Reduced, TrainSplit};
-use ovk::methods::{Collect, Method, Params, Problem, Silent, Value};
+use ovk::methods::{Collect, Method, Observer, Params, Phase, Problem, Silent, Value};
 
 fn alpha_of(p: &Problem) -> f64 {
     let k = gram(&p.kernel, p.x.view()).unwrap();
@@ -413,4 +413,51 @@ fn a_val_fraction_that_leaves_no_rows_is_refused() {
         .unwrap()
         .to_string();
     assert!(e.contains("--val-fraction"), "{e}");
+}
+
+/// A path reports its progress in fits: one `λ path` phase announcing ranks × λ values, then
+/// one step per finished fit, in order, ending at the total; a fixed λ is plain iterations.
+#[test]
+fn a_path_counts_its_fits_as_steps() {
+    #[derive(Default)]
+    struct Steps {
+        phases: Vec<(Phase, Option<usize>)>,
+        steps: Vec<(usize, usize)>,
+    }
+    impl Observer for Steps {
+        fn phase(&mut self, phase: Phase, total: Option<usize>) {
+            self.phases.push((phase, total));
+        }
+        fn step(&mut self, done: usize, total: usize) {
+            self.steps.push((done, total));
+        }
+    }
+    let p = smooth_problem(40, 6, 21);
+    let ps = params(None, 2)
+        .with("lambda_path", Value::Int(6))
+        .with("val_fraction", Value::Float(0.25))
+        .with("rank_sweep", Value::Text("1..3".into()));
+    let mut obs = Steps::default();
+    LowRankOkl.fit(&p, &ps, &mut obs).unwrap();
+    assert!(
+        obs.phases.contains(&(Phase::Path, Some(18))),
+        "{:?}",
+        obs.phases
+    );
+    let want: Vec<(usize, usize)> = (1..=18).map(|k| (k, 18)).collect();
+    assert_eq!(obs.steps, want);
+
+    let mut obs = Steps::default();
+    LowRankOkl.fit(&p, &params(Some(0.5), 2), &mut obs).unwrap();
+    assert!(
+        obs.phases.iter().all(|(ph, _)| *ph != Phase::Path),
+        "{:?}",
+        obs.phases
+    );
+    assert!(
+        obs.phases.contains(&(Phase::Iterating, None)),
+        "{:?}",
+        obs.phases
+    );
+    assert!(obs.steps.is_empty(), "{:?}", obs.steps);
 }

@@ -436,6 +436,30 @@ fn an_is_test_marker_replaces_the_random_split() {
 }
 
 #[test]
+fn a_lambda_path_gauge_counts_fits_not_iterations() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    let t0 = s.now;
+    update(
+        &mut s,
+        Action::Run(RunMessage::Phase {
+            phase: Phase::Path,
+            total: Some(25),
+        }),
+    );
+    // 40 iterations' records and 4 finished fits: the gauge says 4/25
+    for r in trace(40) {
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    update(&mut s, Action::Run(RunMessage::Step { done: 4, total: 25 }));
+    update(&mut s, Action::Tick(t0 + Duration::from_secs(8)));
+    let out = screen(&on(s, Pane::Run), 120, 36);
+    assert!(out.contains("λ path 4/25"), "{out}");
+    assert!(out.contains("decomposition › λ path › predicting"), "{out}");
+    assert!(out.contains("ETA"), "{out}");
+}
+
+#[test]
 fn failed_run_shows_the_reason() {
     let mut s = loaded();
     update(&mut s, Action::StartRun);

@@ -8,7 +8,7 @@ use ndarray::Array2;
 use super::certificate::{certify, escape_saddle, Certificate};
 use super::qn;
 use super::reduced::{frob, Factor, Reduced, Solution};
-use crate::methods::{check_cancel, ensure_finite, Clock, Observer, TraceRecord};
+use crate::methods::{check_cancel, ensure_finite, Clock, Observer, Phase, TraceRecord};
 use crate::Result;
 
 /// How B is found at one λ.
@@ -53,6 +53,8 @@ pub struct Progress<'a> {
     pub clock: Clock,
     pub iter: usize,
     pending: Option<TraceRecord>,
+    /// On a path: fits finished and planned.
+    fits: Option<(usize, usize)>,
 }
 
 impl<'a> Progress<'a> {
@@ -62,7 +64,20 @@ impl<'a> Progress<'a> {
             clock: Clock::start(),
             iter: 0,
             pending: None,
+            fits: None,
         }
+    }
+
+    /// `total` fits (λ values × ranks) follow; each finished one is a step of the path.
+    pub fn start_path(&mut self, total: usize) {
+        self.fits = Some((0, total));
+        self.obs.phase(Phase::Path, Some(total));
+    }
+
+    /// One fit follows (a fixed λ, or the refit at the path's choice).
+    pub fn start_fit(&mut self) {
+        self.fits = None;
+        self.obs.phase(Phase::Iterating, None);
     }
 
     fn push(&mut self, rec: TraceRecord) {
@@ -79,6 +94,10 @@ impl<'a> Progress<'a> {
             rec.extra
                 .insert("certified".into(), if certified { 1.0 } else { 0.0 });
             self.obs.record(&rec);
+        }
+        if let Some((done, total)) = &mut self.fits {
+            *done += 1;
+            self.obs.step(*done, *total);
         }
     }
 }

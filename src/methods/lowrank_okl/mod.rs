@@ -20,7 +20,7 @@ use serde_json::{json, Value as Json};
 
 use super::input::{factor_peak_bytes, Basis, Route};
 use super::params::{common, ParamDefault, ParamKind, ParamSpec};
-use super::{Coef, Fit, Method, Observer, Params, Phase, Problem};
+use super::{Coef, Fit, Method, Observer, Params, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
@@ -284,7 +284,7 @@ impl Method for LowRankOkl {
                 // here too; the clamp only guards a numerically degenerate case.
                 let p = selection.p.min(red.rank_k.min(m)).max(1);
                 let lambda = selection.run.points[selection.run.best].lambda;
-                prog.obs.phase(Phase::Iterating, None);
+                prog.start_fit();
                 let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
                 let fitted = solve(&red, Factor::Reduced(bhat), p, lambda, &settings, &mut prog)?;
                 prog.finish_lambda(None, fitted.certificate.certified);

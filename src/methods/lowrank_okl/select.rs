@@ -9,7 +9,7 @@ use super::algorithm::{Progress, Settings};
 use super::path::{lambda_grid, run_path, PathRun, Validation};
 use super::reduced::Reduced;
 use crate::methods::input::{InputSpectrum, Route};
-use crate::methods::{Phase, Problem};
+use crate::methods::Problem;
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
@@ -183,7 +183,10 @@ pub fn select(
                 .into(),
         );
     }
-    prog.obs.phase(Phase::Iterating, None);
+    match ranks.len() * lambdas.len() {
+        1 => prog.start_fit(),
+        fits => prog.start_path(fits),
+    }
     let mut sweep_rows = Vec::new();
     let mut best: Option<(usize, PathRun)> = None;
     let mut iterations = 0;

@@ -6,6 +6,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
+use crate::methods::Phase;
+
 use super::super::axes;
 use super::super::state::{RunStatus, State, SweepState};
 use super::super::widgets::gauge::PhaseGauge;
@@ -277,6 +279,8 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
     // records (a record for iteration 0 costs nothing and must not count as a step).
     let phase_recs = &r.trace[r.trace.len().saturating_sub(r.phase_done)..];
     let (done, pace) = match (phase_recs.first(), phase_recs.last()) {
+        // a path counts fits, which its records' iteration numbers do not
+        _ if r.phase == Some(Phase::Path) => (r.phase_done, None),
         (Some(a), Some(b)) if b.iter > a.iter => {
             let w = &phase_recs[phase_recs.len().saturating_sub(8)..];
             let (x, y) = (&w[0], &w[w.len() - 1]);

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::methods::Phase;
 use crate::train::{RunMessage, RunOutcome};
 
 use super::super::effect::Effect;
@@ -56,7 +57,10 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
         }
         RunMessage::Record(r) => {
             s.run.trace.push(r);
-            s.run.phase_done += 1;
+            // a path's steps are its fits, which it counts itself
+            if s.run.phase != Some(Phase::Path) {
+                s.run.phase_done += 1;
+            }
         }
         RunMessage::Step { done, total } => {
             s.run.phase_done = done;

@@ -21,10 +21,12 @@ const PHASES: [Phase; 6] = [
     Phase::Saving,
 ];
 
-/// The chain's slot of a phase: building a graph or a factor stands where the Gram matrix does.
+/// The chain's slot of a phase: building a graph or a factor stands where the Gram matrix does,
+/// a path of fits where the iterations do.
 fn slot(p: Phase) -> Phase {
     match p {
         Phase::Graph | Phase::Factor => Phase::Gram,
+        Phase::Path => Phase::Iterating,
         p => p,
     }
 }
