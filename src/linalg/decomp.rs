@@ -1,5 +1,6 @@
 //! Symmetric eigendecomposition, Cholesky and LU solves, and products — ndarray in, ndarray out.
 
+use faer::linalg::matmul::triangular::BlockStructure;
 use faer::linalg::solvers::{Solve, SolveCore};
 use faer::{Accum, Mat, Side};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
@@ -136,6 +137,31 @@ pub fn matmul_tn(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     matmul(a.t(), b)
 }
 
+/// `AᵀA`, symmetric: only its lower triangle is computed (half the products of `matmul_tn`),
+/// then mirrored.
+pub fn gram_tn(a: ArrayView2<f64>) -> Array2<f64> {
+    let k = a.ncols();
+    let mut c = Mat::<f64>::zeros(k, k);
+    faer::linalg::matmul::triangular::matmul(
+        c.as_mut(),
+        BlockStructure::TriangularLower,
+        Accum::Replace,
+        view(&a.t()),
+        BlockStructure::Rectangular,
+        view(&a),
+        BlockStructure::Rectangular,
+        1.0,
+        faer::get_global_parallelism(),
+    );
+    let mut g = faer_to_array(c.as_ref());
+    for i in 0..k {
+        for j in 0..i {
+            g[[j, i]] = g[[i, j]];
+        }
+    }
+    g
+}
+
 fn check_square(a: &ArrayView2<f64>, what: &str) -> Result<()> {
     if a.nrows() != a.ncols() {
         return Err(OvkError::internal(format!(
@@ -188,6 +214,18 @@ mod tests {
         let b = array![[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]];
         assert_eq!(matmul(a.view(), b.view()), a.dot(&b));
         assert_eq!(matmul_tn(a.view(), a.view()), a.t().dot(&a));
+    }
+
+    #[test]
+    fn gram_tn_is_the_symmetric_product_for_tall_and_wide_inputs() {
+        for (n, k) in [(7, 3), (3, 7), (130, 70)] {
+            let a = Array2::from_shape_fn((n, k), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 4.5);
+            let want = a.t().dot(&a);
+            let got = gram_tn(a.view());
+            let err = (&got - &want).iter().fold(0.0_f64, |m, d| m.max(d.abs()));
+            assert!(err < 1e-9, "{n}×{k}: {err}");
+            assert_eq!(got, got.t());
+        }
     }
 
     #[test]

@@ -15,7 +15,8 @@ mod sylvester;
 
 pub use convert::{faer_to_array, mat_to_array, view, view_mut};
 pub use decomp::{
-    cholesky, eigh, lu, matmul, matmul_into, matmul_tn, solve_lower, Cholesky, Lu, SymEigen,
+    cholesky, eigh, gram_tn, lu, matmul, matmul_into, matmul_tn, solve_lower, Cholesky, Lu,
+    SymEigen,
 };
 pub use hessenberg::{hessenberg, Hessenberg};
 pub use interruptible::interruptible;

@@ -21,7 +21,7 @@ use super::{check_cancel, mats, Model, Observer, Phase};
 use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
 };
-use crate::linalg::{eigh, interruptible, matmul, matmul_tn};
+use crate::linalg::{eigh, gram_tn, interruptible, matmul, matmul_tn};
 use crate::{OvkError, Result};
 
 /// Under `--input-rank auto`, training sets up to this many rows are solved exactly. Measured
@@ -294,6 +294,23 @@ impl InputSpectrum {
         }
     }
 
+    /// The spectrum a method fitted on the same rows just built on this low-rank route (the
+    /// pipeline's krr baseline reuses it), if any.
+    pub fn cached_for(
+        route: Route,
+        kernel: &Kernel,
+        x: ArrayView2<f64>,
+        y: ArrayView2<f64>,
+        seed: u64,
+    ) -> Option<Self> {
+        match route {
+            Route::LowRank {
+                rank, landmarks, ..
+            } => cached(cache_key(kernel, x, y, rank, landmarks, seed)),
+            _ => None,
+        }
+    }
+
     /// `K = U diag(s) Uᵀ` (O(n³)), `Ỹ = UᵀY`.
     pub fn exact(k: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Self> {
         check_rows(k.nrows(), y)?;
@@ -319,7 +336,7 @@ impl InputSpectrum {
     ) -> Result<Self> {
         check_rows(f.z.nrows(), y)?;
         let n = f.z.nrows();
-        let ztz = matmul_tn(f.z.view(), f.z.view());
+        let ztz = gram_tn(f.z.view());
         let e = eigh(ztz.view())?;
         let s_max = e.values.iter().copied().fold(0.0, f64::max);
         let cut = s_max * f.rank() as f64 * f64::EPSILON;

@@ -2,18 +2,19 @@
 //! `C = (K + λI)⁻¹ Y`, `Ŷ = K_test C` (docs/methods.md §0).
 //!
 //! Exact route: one Cholesky factorisation of K + λI. On a low-rank or primal factor
-//! `K̃ = U diag(s) Uᵀ` (`methods::input`) the same solve is diagonal: `C̃ = Ỹ ⊘ (s + λ)`, the
-//! model keeps `ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY` — ridge regression on the features z(x).
+//! `K̃ = ZZᵀ` (`methods::input`) the model keeps `ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY` — ridge regression on
+//! the features z(x) — from one r×r Cholesky factorisation, or diagonally (`C̃ = Ỹ ⊘ (s + λ)`)
+//! in the spectrum `K̃ = U diag(s) Uᵀ` when the method it is the baseline of left one behind.
 
-use super::expansion::KernelExpansion;
-use super::input::{factor_peak_bytes, InputSpectrum, Route};
+use super::expansion::{FeatureExpansion, KernelExpansion};
+use super::input::{factor_observed, factor_peak_bytes, FactorSummary, InputSpectrum, Route};
 use super::params::{common, ParamSpec};
 use super::{
     check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape,
 };
-use crate::kernels::gram;
-use crate::linalg::{cholesky, interruptible};
+use crate::kernels::{gram, InputFactor};
+use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn};
 use crate::Result;
 use ndarray::{Array2, ArrayView2, Zip};
 use std::sync::Arc;
@@ -89,8 +90,9 @@ impl Method for Krr {
     }
 }
 
-/// Ridge on a factor: `C̃ = Ỹ ⊘ (s + λ)` row-wise, objective OKL's eq. (3) at L = I with the
-/// null-space rows' constant `‖Y − UUᵀY‖²/(2λ)`.
+/// Ridge on a factor. When a method on the same rows left the factor's spectrum behind (the
+/// pipeline's baseline), the solve is diagonal in it; otherwise one Cholesky factorisation of
+/// the r×r `ZᵀZ + λI` gives `β = ZᵀC` without the r×r eigenproblem the spectrum costs.
 fn fit_on_factor(
     p: &Problem,
     route: Route,
@@ -100,7 +102,62 @@ fn fit_on_factor(
     obs: &mut dyn Observer,
     clock: &Clock,
 ) -> Result<Fit> {
-    let sp = InputSpectrum::build(route, &p.kernel, x.view(), y.view(), p.seed, obs)?;
+    if let Some(sp) = InputSpectrum::cached_for(route, &p.kernel, x.view(), y.view(), p.seed) {
+        return fit_spectral(p, sp, x, y.view(), lambda, obs, clock);
+    }
+    let started = std::time::Instant::now();
+    let (f, route_name) = match route {
+        Route::LowRank {
+            rank, landmarks, ..
+        } => (
+            factor_observed(&p.kernel, x.view(), rank, landmarks, p.seed, obs)?,
+            "low_rank",
+        ),
+        _ => (InputFactor::linear(x.view()), "primal"),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    check_cancel(obs)?;
+    obs.phase(Phase::Decomposition, None);
+    let zty = matmul_tn(f.z.view(), y.view());
+    let mut g = gram_tn(f.z.view());
+    g.diag_mut().mapv_inplace(|v| v + lambda);
+    let Ok(chol) = cholesky(g.view()) else {
+        // λ below rounding against ZᵀZ: the spectral solve drops the directions it cannot see
+        let sp = InputSpectrum::of_factor(f, y.view(), route_name, seconds)?;
+        return fit_spectral(p, sp, x, y.view(), lambda, obs, clock);
+    };
+    // β = ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY, C = (Y − Zβ)/λ: eq. (3) at L = I is
+    // ‖Y − Zβ‖²/(2λ) + ‖β‖²/2 + m/2 (CᵀKC = βᵀβ)
+    let beta = chol.solve(zty.view());
+    let fit_sq = (&y - &matmul(f.z.view(), beta.view()))
+        .mapv(|v| v * v)
+        .sum();
+    let reg = beta.mapv(|v| v * v).sum();
+    let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
+    record_solved(obs, objective, None, clock)?;
+    let summary = FactorSummary::of(route_name, &f, seconds);
+    let mut fit = Fit::new(Box::new(FeatureExpansion {
+        map: f.map,
+        coef: beta.clone().into(),
+    }));
+    fit.iterations = 1;
+    fit.objective = Some(objective);
+    fit.matrices.push(("feature_coefficients".into(), beta));
+    fit.details.insert("input_factor".into(), summary.to_json());
+    Ok(fit)
+}
+
+/// Ridge in a factor's spectrum: `C̃ = Ỹ ⊘ (s + λ)` row-wise, objective OKL's eq. (3) at L = I
+/// with the null-space rows' constant `‖Y − UUᵀY‖²/(2λ)`.
+fn fit_spectral(
+    p: &Problem,
+    sp: InputSpectrum,
+    x: Array2<f64>,
+    y: ArrayView2<f64>,
+    lambda: f64,
+    obs: &mut dyn Observer,
+    clock: &Clock,
+) -> Result<Fit> {
     let mut ct = sp.yt.clone();
     Zip::from(ct.rows_mut())
         .and(&sp.s)

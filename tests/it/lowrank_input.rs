@@ -103,6 +103,18 @@ fn krr_on_a_factor_solves_the_approximated_kernel_exactly() {
         (q - qf).abs() < 1e-9 * q,
         "objective {qf} vs brute force {q}"
     );
+    // After a method on the same rows (the pipeline's baseline), krr solves in the spectrum
+    // that method left behind instead of by Cholesky: the same model and objective.
+    let _ = fit("okl", &p, &[("lambda", f(lambda))]);
+    let again = fit("krr", &p, &[("lambda", f(lambda))]);
+    let pred2 = again.model.predict(p.x_test.view()).unwrap();
+    let err = max_abs_diff(&pred2, &want) / scale(&want);
+    assert!(err < 1e-9, "spectral route vs K̃_test C: {err:e}");
+    let q2 = again.objective.unwrap();
+    assert!(
+        (q - q2).abs() < 1e-9 * q,
+        "objective {q2} vs brute force {q}"
+    );
     // The factor is recorded with its rank and trace error.
     let info = &got.details["input_factor"];
     assert_eq!(info["rank"], r);
