@@ -50,6 +50,7 @@ pub fn run(
             "fit_seconds": r.timings.fit_s,
             "memory": r.details.get("memory"),
             "input_factor": r.details.get("input_factor"),
+            "notes": r.notes,
         });
         println!("{obj}");
     } else {
