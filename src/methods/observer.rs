@@ -113,12 +113,14 @@ pub fn record_solved(
 pub struct Silent;
 impl Observer for Silent {}
 
-/// Keeps every record and note (tests, and the pipeline's trace).
+/// Keeps every record, note, phase and step (tests, and the pipeline's trace).
 #[derive(Default)]
 pub struct Collect {
     pub records: Vec<TraceRecord>,
     pub notes: Vec<String>,
     pub phases: Vec<Phase>,
+    /// `(done, total)` of every step reported inside a phase.
+    pub steps: Vec<(usize, usize)>,
 }
 
 impl Observer for Collect {
@@ -127,6 +129,9 @@ impl Observer for Collect {
     }
     fn record(&mut self, rec: &TraceRecord) {
         self.records.push(rec.clone());
+    }
+    fn step(&mut self, done: usize, total: usize) {
+        self.steps.push((done, total));
     }
     fn note(&mut self, msg: &str) {
         self.notes.push(msg.to_string());

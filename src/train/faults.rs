@@ -77,6 +77,9 @@ impl Observer for Tap<'_> {
         self.records.push(rec.clone());
         self.inner.record(rec);
     }
+    fn step(&mut self, done: usize, total: usize) {
+        self.inner.step(done, total);
+    }
     fn note(&mut self, msg: &str) {
         self.notes.push(msg.to_string());
         self.inner.note(msg);
@@ -201,6 +204,7 @@ mod tests {
                     crate::methods::check_cancel(obs)?;
                 }
                 self.ran.store(iter, Ordering::Relaxed);
+                obs.step(iter, 20);
                 let objective = if iter == self.nan_at {
                     f64::NAN
                 } else {
@@ -271,9 +275,13 @@ mod tests {
             ran: AtomicUsize::new(0),
             honour_cancel: true,
         };
-        let w = fit_watched(&m, &problem(), &Params::new(), &mut Collect::default())
+        let mut face = Collect::default();
+        let w = fit_watched(&m, &problem(), &Params::new(), &mut face)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(w.trace.len(), 20);
+        // steps inside a phase (landmarks, graph rows, a path's fits) reach the face too
+        let want: Vec<(usize, usize)> = (1..=20).map(|k| (k, 20)).collect();
+        assert_eq!(face.steps, want);
         assert_eq!(w.fit.objective, Some(0.05));
     }
 
