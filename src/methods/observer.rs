@@ -31,8 +31,8 @@ impl Phase {
         match self {
             Phase::Loading => "loading data",
             Phase::Gram => "Gram matrix",
-            Phase::Graph => "neighbour graph",
-            Phase::Factor => "low-rank factor",
+            Phase::Graph => "k-NN graph",
+            Phase::Factor => "landmarks",
             Phase::Decomposition => "decomposition",
             Phase::Iterating => "iterations",
             Phase::Path => "λ path",

@@ -372,12 +372,8 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         None if setup.root => Some((0..n).collect()),
         None => None,
     };
-    let phase = if landmarks.is_some() {
-        Phase::Factor
-    } else {
-        Phase::Gram
-    };
-    obs.phase(phase, Some(v));
+    // one step per view: its Gram matrix, or its Nyström columns
+    obs.phase(Phase::Gram, Some(v));
     if landmarks.is_none() {
         let n_mats = v + if setup.covariance { v * (v + 1) / 2 } else { v } + 3;
         check_fits(
