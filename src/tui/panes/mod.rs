@@ -42,30 +42,26 @@ pub(crate) fn block<'a>(title: impl Into<String>, theme: &Theme, focused: bool) 
         })
 }
 
-/// `lines` wrapped in a bordered, unfocused `area` and scrolled to `scroll`, held so that the
-/// last row stays at the bottom; `columns(i)` is the i-th line's length as its wrapping is
-/// counted. The title is `title(Some((first, last, total)))` in rows when not all fit, else
-/// `title(None)`.
+/// Wrapped lines in a bordered block, scrolled by `scroll` rows (clamped so that the last row
+/// stays at the bottom). Rows are counted as the paragraph wraps them, so the last one is
+/// always reachable. The title is `title(Some((first, last, total)))` in rows when not all
+/// fit, else `title(None)`.
 pub(crate) fn draw_scrolled(
     frame: &mut Frame,
     area: Rect,
     s: &State,
     lines: Vec<Line>,
-    columns: impl Fn(usize) -> usize,
     scroll: usize,
     title: impl FnOnce(Option<(usize, usize, usize)>) -> String,
 ) {
-    let inner_w = area.width.saturating_sub(2).max(1) as usize;
-    let total: usize = (0..lines.len())
-        .map(|i| columns(i).div_ceil(inner_w).max(1))
-        .sum();
+    let inner_w = area.width.saturating_sub(2).max(1);
+    let text = Paragraph::new(lines).wrap(Wrap { trim: true });
+    let total = text.line_count(inner_w);
     let fit = area.height.saturating_sub(2) as usize;
     let top = scroll.min(total.saturating_sub(fit));
     let title = title((total > fit).then(|| (top + 1, (top + fit).min(total), total)));
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .scroll((top as u16, 0))
+        text.scroll((top as u16, 0))
             .block(block(title, &s.theme, false)),
         area,
     );

@@ -224,9 +224,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         Some((first, last, total)) => format!("Details & notes {first}–{last} of {total} — J K"),
         None => "Details & notes · d per output".into(),
     };
-    let widths: Vec<usize> = lines.iter().map(Line::width).collect();
-    let columns = |i: usize| widths[i];
-    draw_scrolled(frame, details, s, lines, columns, s.scroll.details, title);
+    draw_scrolled(frame, details, s, lines, s.scroll.details, title);
     if let (Some(t), Some(area)) = (records, records_area) {
         draw_records(frame, area, s, &t);
     }

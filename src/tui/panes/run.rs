@@ -457,10 +457,9 @@ fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
         .iter()
         .map(|n| Line::raw(format!("• {n}")))
         .collect();
-    let chars = |i: usize| notes_src[i].chars().count() + 2;
     let title = |shown: Option<(usize, usize, usize)>| match shown {
         Some((first, last, total)) => format!("Notes {first}–{last} of {total} lines — J K"),
         None => "Notes".into(),
     };
-    draw_scrolled(frame, notes, s, lines, chars, s.scroll.notes, title);
+    draw_scrolled(frame, notes, s, lines, s.scroll.notes, title);
 }
