@@ -495,6 +495,7 @@ fn finished_run_fills_results_matrices_and_charts() {
     let s = finished();
     let out = screen(&on(s.clone(), Pane::Results), 150, 40);
     for want in [
+        "baseline: krr, same kernel, same λ",
         "accuracy",
         "0.9712",
         "0.9511",

@@ -105,8 +105,18 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         .header(Row::new(["metric", "train", "test", "baseline", "Δ test"]).style(s.theme.title))
         .block(block(
             format!(
-                "Metrics — {} on {file} (baseline: krr, same kernel and λ)",
-                r.method
+                "Metrics — {} on {file} (baseline: krr, same kernel, {}{})",
+                r.method,
+                if r.params.0.contains_key("lambda") {
+                    "same λ"
+                } else {
+                    "its default λ"
+                },
+                if r.split.labeled.is_some() {
+                    ", labeled rows"
+                } else {
+                    ""
+                }
             ),
             &s.theme,
             true,
