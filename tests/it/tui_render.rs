@@ -2026,6 +2026,20 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
         Action::Run(RunMessage::Finished(Box::new(outcome("toy-okl-best")))),
     );
     assert!(s.result.is_some() && s.unsaved_work().is_some());
+    // the best λ is now the Kernel pane's, so the next fit is the one kept
+    let lambda = s
+        .kernel
+        .fields
+        .iter()
+        .find(|f| f.key() == "lambda")
+        .unwrap();
+    assert_eq!((lambda.text.as_str(), &lambda.error), ("0.1", &None));
+    assert!(
+        s.status
+            .contains("λ = 0.1, the sweep's best, is now in Kernel (3)"),
+        "{}",
+        s.status
+    );
     update(&mut s, Action::Save);
     assert!(
         matches!(&s.prompt, Some(Prompt { kind: PromptKind::SaveName, text }) if text == "toy-okl-best")

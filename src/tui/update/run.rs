@@ -75,7 +75,14 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.status = RunStatus::Finished;
             s.run.ended = Some(s.now);
             s.run.cancelling = false;
-            s.status = format!("finished: {} — s saves the session", headline(&outcome));
+            s.status = match super::sweep::keep_best(s) {
+                Some(set) => format!(
+                    "finished: {} — {set}, the sweep's best, is now in Kernel (3); s saves the \
+                     session",
+                    headline(&outcome)
+                ),
+                None => format!("finished: {} — s saves the session", headline(&outcome)),
+            };
             install_result(s, *outcome, None);
         }
         RunMessage::Failed { message, .. } => {

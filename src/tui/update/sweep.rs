@@ -102,6 +102,27 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     vec![Effect::StartSweep { configs, folds }]
 }
 
+/// The sweep is over and its best configuration refitted: that value goes into its Kernel
+/// field, so the next fit (and what the pane shows) is the one kept. Returns what was set.
+pub(super) fn keep_best(s: &mut State) -> Option<String> {
+    let sw = s.run.sweep.as_ref()?;
+    let best = sw.best()?;
+    // as the engine wrote it (a whole number for an integer field), else the grid's value
+    let value = match best.values.get(&sw.plan.key) {
+        Some(v) => v.clone(),
+        None => crate::methods::Value::Float(*sw.plan.values.get(best.index)?).to_string(),
+    };
+    let label = sw.plan.label.clone();
+    let field = s
+        .kernel
+        .fields
+        .iter_mut()
+        .find(|f| f.key() == sw.plan.key)?;
+    field.text = value.clone();
+    field.validate();
+    Some(format!("{label} = {value}"))
+}
+
 /// A scored configuration of the running sweep.
 pub(super) fn row(s: &mut State, row: SweepRow) {
     if let Some(sw) = &mut s.run.sweep {
