@@ -293,24 +293,19 @@ fn a_method_behind_its_baseline_is_told_to_tune() {
         &std::fs::read_to_string(Path::new(session.trim()).join("session.json")).unwrap(),
     )
     .unwrap();
-    let notes = rec["notes"].as_array().expect("notes");
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.as_str().unwrap_or("").contains(marker)),
-        "{notes:?}"
-    );
+    let noted = |notes: &serde_json::Value| {
+        let list = notes.as_array().expect("a list of notes");
+        assert!(
+            list.iter()
+                .any(|n| n.as_str().unwrap_or("").contains(marker)),
+            "{list:?}"
+        );
+    };
+    noted(&rec["notes"]);
     // --json carries the session's notes too
     let mut json_args = args("1").to_vec();
     json_args.push("--json");
-    let j = json(&ovk(&json_args, &store));
-    let notes = j["notes"].as_array().expect("notes in --json");
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.as_str().unwrap_or("").contains(marker)),
-        "{notes:?}"
-    );
+    noted(&json(&ovk(&json_args, &store))["notes"]);
     // the paper's γ_I = 1e-3 beats the baseline here (0.81 against 0.80): no such note
     let o = ovk(&args("0.001"), &store);
     binary::assert_ok(&o, "vvmr γ_I = 1e-3: ");

@@ -336,6 +336,11 @@ fn kernel_pane_flags_a_bad_value_and_run_is_refused() {
     assert_eq!(f.text, "-1");
 }
 
+/// The fit entered `phase` (of `total` steps, when known).
+fn start_phase(s: &mut State, phase: Phase, total: Option<usize>) {
+    update(s, Action::Run(RunMessage::Phase { phase, total }));
+}
+
 #[test]
 fn running_state_shows_gauge_eta_and_live_chart() {
     let mut s = loaded();
@@ -345,13 +350,7 @@ fn running_state_shows_gauge_eta_and_live_chart() {
     );
     assert_eq!(s.run.status, RunStatus::Running);
     let t0 = s.now;
-    update(
-        &mut s,
-        Action::Run(RunMessage::Phase {
-            phase: Phase::Iterating,
-            total: Some(10),
-        }),
-    );
+    start_phase(&mut s, Phase::Iterating, Some(10));
     for r in trace(4) {
         update(&mut s, Action::Run(RunMessage::Record(r)));
     }
@@ -373,13 +372,7 @@ fn a_factor_or_graph_phase_is_named_in_the_gram_slot() {
     let mut s = loaded();
     update(&mut s, Action::StartRun);
     for (phase, label) in [(Phase::Factor, "landmarks"), (Phase::Graph, "k-NN graph")] {
-        update(
-            &mut s,
-            Action::Run(RunMessage::Phase {
-                phase,
-                total: Some(2000),
-            }),
-        );
+        start_phase(&mut s, phase, Some(2000));
         let out = screen(&on(s.clone(), Pane::Run), 120, 36);
         // the chain keeps its six slots: the current label replaces "Gram matrix" there
         let chain = out
@@ -437,13 +430,7 @@ fn a_lambda_path_gauge_counts_fits_not_iterations() {
     let mut s = loaded();
     update(&mut s, Action::StartRun);
     let t0 = s.now;
-    update(
-        &mut s,
-        Action::Run(RunMessage::Phase {
-            phase: Phase::Path,
-            total: Some(25),
-        }),
-    );
+    start_phase(&mut s, Phase::Path, Some(25));
     // 40 iterations' records and 4 finished fits: the gauge says 4/25
     for r in trace(40) {
         update(&mut s, Action::Run(RunMessage::Record(r)));
@@ -1156,13 +1143,7 @@ fn p03_overlay_is_off_by_default_and_never_mixes_datasets() {
 fn p04_cancel_clears_the_old_notes_and_eta_and_s_explains() {
     let mut s = on(finished(), Pane::Run);
     update(&mut s, Action::StartRun);
-    update(
-        &mut s,
-        Action::Run(RunMessage::Phase {
-            phase: Phase::Iterating,
-            total: Some(100),
-        }),
-    );
+    start_phase(&mut s, Phase::Iterating, Some(100));
     for r in trace(3) {
         update(&mut s, Action::Run(RunMessage::Record(r)));
     }
@@ -1230,13 +1211,7 @@ fn p07_eta_uses_steps_not_records_and_the_recent_pace() {
     let mut s = on(loaded(), Pane::Run);
     update(&mut s, Action::StartRun);
     let t0 = s.now;
-    update(
-        &mut s,
-        Action::Run(RunMessage::Phase {
-            phase: Phase::Iterating,
-            total: Some(10),
-        }),
-    );
+    start_phase(&mut s, Phase::Iterating, Some(10));
     // Iteration 0 is recorded before any work; later steps take 450 ms each.
     for (i, ms) in [0.0, 450.0, 900.0, 1350.0, 1800.0].into_iter().enumerate() {
         let mut r = trace(1).remove(0);
