@@ -37,6 +37,13 @@ fn summary_names_the_key_fields() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
+    // an official split is named by its column, not by a fraction it did not use
+    rec.config.data.test_column = Some("is_test".into());
+    let text = summary_text(&rec);
+    assert!(
+        text.contains("train 6, test 2 (test rows marked by `is_test`, seed"),
+        "{text}"
+    );
 }
 
 #[test]
