@@ -177,6 +177,14 @@ impl DataConfig {
             cv: None,
         }
     }
+
+    /// How the test rows were chosen: "test rows marked by `is_test`" or "test fraction 0.25".
+    pub fn split_description(&self) -> String {
+        match &self.test_column {
+            Some(c) => format!("test rows marked by `{c}`"),
+            None => format!("test fraction {}", self.test_fraction),
+        }
+    }
 }
 
 /// A group of feature columns forming one view (multi-view methods).

@@ -66,14 +66,11 @@ fn header(out: &mut String, r: &SessionRecord) {
     };
     let _ = writeln!(out, "  params    {params}");
     let s = &r.split;
-    let how = match &r.config.data.test_column {
-        Some(c) => format!("test rows marked by `{c}`"),
-        None => format!("test fraction {}", s.test_fraction),
-    };
     let mut split = format!(
-        "train {}, test {} ({how}, seed {})",
+        "train {}, test {} ({}, seed {})",
         s.train.len(),
         s.test.len(),
+        r.config.data.split_description(),
         s.seed
     );
     if let (Some(l), Some(u)) = (&s.labeled, &s.unlabeled) {

@@ -223,16 +223,17 @@ fn help(frame: &mut Frame, area: Rect, s: &State) {
     let width = area.width.min(84);
     // borders 2, column gaps 2: what is left is the "what" column, wrapped to it
     let what_w = usize::from(width.saturating_sub(2 + KEY_W + WHERE_W + 2)).max(12);
-    let lines: Vec<(usize, [&str; 3], String)> = HELP
+    // (entry, key, where, one line of what): key and where on an entry's first line only
+    let lines: Vec<(usize, &str, &str, String)> = HELP
         .iter()
         .enumerate()
         .flat_map(|(i, (k, w, what))| {
             word_wrap(what, what_w)
                 .into_iter()
                 .enumerate()
-                .map(move |(j, part)| {
-                    let head = if j == 0 { [*k, *w, ""] } else { ["", "", ""] };
-                    (i, head, part)
+                .map(move |(j, part)| match j {
+                    0 => (i, *k, *w, part),
+                    _ => (i, "", "", part),
                 })
         })
         .collect();
@@ -250,7 +251,7 @@ fn help(frame: &mut Frame, area: Rect, s: &State) {
         .unwrap_or(0);
     let top = starts[s.scroll.help.min(last_top)];
     let shown = &lines[top..(top + fit).min(lines.len())];
-    let rows = shown.iter().map(|(_, [k, w, _], what)| {
+    let rows = shown.iter().map(|(_, k, w, what)| {
         Row::new(vec![
             Span::styled(*k, s.theme.key),
             Span::styled(*w, s.theme.dim),

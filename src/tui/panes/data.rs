@@ -267,10 +267,7 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
             Span::styled("split     ", s.theme.dim),
             Span::raw(format!(
                 "{}, seed {}, {} train / {} test rows",
-                match &c.test_column {
-                    Some(col) => format!("test rows marked by `{col}`"),
-                    None => format!("test fraction {:.2}", c.test_fraction),
-                },
+                c.split_description(),
                 c.seed,
                 r.split.train.len(),
                 r.split.test.len()
