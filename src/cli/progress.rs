@@ -16,6 +16,8 @@ pub struct CliProgress {
     start: Instant,
     last_line: Instant,
     phase: Option<Phase>,
+    /// When the current phase began (its steps' pace gives the time left).
+    phase_started: Instant,
     total: Option<usize>,
     cancel: Arc<AtomicBool>,
     dirty: bool,
@@ -34,6 +36,7 @@ impl CliProgress {
             start: Instant::now(),
             last_line: Instant::now() - Duration::from_secs(10),
             phase: None,
+            phase_started: Instant::now(),
             total: None,
             cancel,
             dirty: false,
@@ -95,6 +98,7 @@ impl CliProgress {
 impl Observer for CliProgress {
     fn phase(&mut self, phase: Phase, total: Option<usize>) {
         self.phase = Some(phase);
+        self.phase_started = Instant::now();
         // a path's total counts fits, not the iterations its records number
         self.total = total.filter(|_| phase != Phase::Path);
         self.finish();
@@ -138,7 +142,14 @@ impl Observer for CliProgress {
             return;
         }
         self.last_line = Instant::now();
-        let line = format!("  {done}/{total}  {:.1}s", self.elapsed());
+        let what = self.phase.map_or("", |p| p.label());
+        let mut line = format!("  {what} {done}/{total}  {:.1}s", self.elapsed());
+        if done > 0 && done < total {
+            let per = self.phase_started.elapsed().as_secs_f64() / done as f64;
+            let left = per * (total - done) as f64;
+            let digits = usize::from(left < 10.0);
+            line.push_str(&format!("  (about {left:.digits$}s left)"));
+        }
         self.emit(&line);
     }
 

@@ -82,6 +82,12 @@ fn a_low_rank_run_records_its_factor_and_replays() {
         &store,
     );
     assert!(out.status.success(), "{}", stderr(&out));
+    // the factor's phase and its landmark count reach the progress lines (the last always)
+    let err = stderr(&out);
+    assert!(
+        err.contains("] landmarks") && err.contains("  landmarks 300/300"),
+        "{err}"
+    );
     let j: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     let dir = j["session"].as_str().unwrap().to_string();
     let rec: serde_json::Value = serde_json::from_str(
