@@ -65,7 +65,11 @@ pub fn run(
         );
         for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
             let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
-            println!("{part:<9} {}", cells.join("  "));
+            if cells.is_empty() {
+                println!("{part:<9} (no {part} rows)");
+            } else {
+                println!("{part:<9} {}", cells.join("  "));
+            }
         }
         if let Some(b) = &r.baseline {
             let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();

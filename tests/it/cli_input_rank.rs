@@ -207,6 +207,36 @@ fn a_test_column_replaces_the_random_split() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is_test"), "{}", stderr(&out));
+    // a marker of zeros leaves no test part: the summary says so instead of an empty line
+    let zeros = dir.join("zeros.csv");
+    let text = std::fs::read_to_string(&data).unwrap();
+    let mut lines = text.lines();
+    let mut z = format!("{}\n", lines.next().unwrap());
+    for l in lines {
+        let c: Vec<&str> = l.split(',').collect();
+        z.push_str(&format!("{},{},0,{}\n", c[0], c[1], c[3]));
+    }
+    std::fs::write(&zeros, z).unwrap();
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            zeros.to_str().unwrap(),
+            "--targets",
+            "y",
+            "--test-column",
+            "is_test",
+            "--method",
+            "krr",
+        ],
+        &store,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("test      (no test rows)"),
+        "{}",
+        stdout(&out)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
