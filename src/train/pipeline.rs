@@ -100,7 +100,7 @@ impl Guidance {
         let mut out: Vec<String> = self.route.note(self.n).into_iter().collect();
         if let (Some((rank, secs, _)), true) = (self.alternative, self.seconds > SLOW_SECONDS) {
             out.push(format!(
-                "the exact fit on {} training rows needs at least {} on this machine (an {}×{} \
+                "the exact fit on {} training rows needs at least {} on this machine (one {}×{} \
                  eigendecomposition); --input-rank {rank} would take about {}",
                 self.n,
                 estimate::format_seconds(self.seconds),

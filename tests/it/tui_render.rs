@@ -342,6 +342,13 @@ fn start_phase(s: &mut State, phase: Phase, total: Option<usize>) {
 }
 
 #[test]
+fn before_any_fit_the_gauge_waits_instead_of_saying_it_stopped() {
+    let out = screen(&on(loaded(), Pane::Run), 80, 24);
+    assert!(out.contains("waiting"), "{out}");
+    assert!(!out.contains("stopped in"), "{out}");
+}
+
+#[test]
 fn running_state_shows_gauge_eta_and_live_chart() {
     let mut s = loaded();
     let effects = update(&mut s, Action::StartRun);

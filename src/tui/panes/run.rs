@@ -304,7 +304,7 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
             elapsed: since(r.started),
             phase_elapsed: since(r.phase_started),
             finished: r.status == RunStatus::Finished,
-            stopped: !matches!(r.status, RunStatus::Running | RunStatus::Finished),
+            stopped: matches!(r.status, RunStatus::Cancelled | RunStatus::Failed(_)),
             theme: &s.theme,
         },
         gauge,

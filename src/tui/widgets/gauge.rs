@@ -125,7 +125,10 @@ impl Widget for PhaseGauge<'_> {
         } else {
             self.phase.map_or(self.idle_label, |p| p.label())
         };
-        let label = if self.stopped {
+        let label = if self.phase.is_none() && self.done == 0 && !self.finished && !self.stopped {
+            // nothing has run: no clock to show
+            self.idle_label.to_string()
+        } else if self.stopped {
             format!(
                 "{phase} {}{steps} · after {}",
                 self.phase.map_or("—", |p| p.label()),
