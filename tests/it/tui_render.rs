@@ -346,6 +346,17 @@ fn before_any_fit_the_gauge_waits_instead_of_saying_it_stopped() {
     let out = screen(&on(loaded(), Pane::Run), 80, 24);
     assert!(out.contains("waiting"), "{out}");
     assert!(!out.contains("stopped in"), "{out}");
+    // an input rank other than auto is part of what will run
+    let mut s = loaded();
+    let i = s
+        .kernel
+        .fields
+        .iter()
+        .position(|f| f.key() == "input_rank")
+        .unwrap();
+    s.kernel.fields[i].text = "exact".into();
+    let out = screen(&on(s, Pane::Run), 80, 24);
+    assert!(out.contains("· input rank exact"), "{out}");
 }
 
 #[test]

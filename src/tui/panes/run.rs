@@ -153,6 +153,9 @@ fn summary(
             kernel = format!("{} · σ per view: {}", c.kernel.name.as_str(), v.join(" · "));
         }
     }
+    if !c.kernel.input_rank.is_auto() {
+        kernel = format!("{kernel} · input rank {}", c.kernel.input_rank);
+    }
     // A session knows what the engine resolved (all columns, the sidecar's targets); the
     // configuration alone may leave features unnamed ("all").
     let features = match (record, &d.features) {
