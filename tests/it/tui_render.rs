@@ -348,13 +348,7 @@ fn before_any_fit_the_gauge_waits_instead_of_saying_it_stopped() {
     assert!(!out.contains("stopped in"), "{out}");
     // an input rank other than auto is part of what will run
     let mut s = loaded();
-    let i = s
-        .kernel
-        .fields
-        .iter()
-        .position(|f| f.key() == "input_rank")
-        .unwrap();
-    s.kernel.fields[i].text = "exact".into();
+    set_field(&mut s, "input_rank", "exact");
     let out = screen(&on(s, Pane::Run), 80, 24);
     assert!(out.contains("· input rank exact"), "{out}");
 }
@@ -846,13 +840,7 @@ fn split_keys_change_fraction_seed_and_scaling() {
 #[test]
 fn method_choice_rebuilds_fields_and_keeps_shared_values() {
     let mut s = on(loaded(), Pane::Kernel);
-    let i = s
-        .kernel
-        .fields
-        .iter()
-        .position(|f| f.key() == "lambda")
-        .unwrap();
-    s.kernel.fields[i].text = "0.5".into();
+    set_field(&mut s, "lambda", "0.5");
     s.pane = Pane::Method;
     let krr = ovk::methods::registry()
         .iter()
@@ -862,12 +850,7 @@ fn method_choice_rebuilds_fields_and_keeps_shared_values() {
     update(&mut s, Action::Enter);
     assert_eq!(s.pane, Pane::Kernel);
     assert!(s.kernel.fields.iter().all(|f| f.key() != "max_iter"));
-    let lambda = s
-        .kernel
-        .fields
-        .iter()
-        .find(|f| f.key() == "lambda")
-        .unwrap();
+    let lambda = field(&s, "lambda");
     // Each method keeps its own hyperparameters: okl's λ does not reach krr …
     assert_ne!(lambda.text, "0.5");
     // … and is still there on the way back.
@@ -1066,6 +1049,10 @@ fn choose(s: &mut State, method: &str) {
         .position(|m| m.name() == method)
         .unwrap();
     update(s, Action::Enter);
+}
+
+fn field<'a>(s: &'a State, key: &str) -> &'a ovk::tui::state::Field {
+    s.kernel.fields.iter().find(|f| f.key() == key).unwrap()
 }
 
 fn set_field(s: &mut State, key: &str, text: &str) {
@@ -1471,12 +1458,7 @@ fn p15_settings_stay_with_their_method_and_file() {
     let mut s = loaded();
     set_field(&mut s, "lambda", "0.3");
     choose(&mut s, "lowrank-okl");
-    let lam = s
-        .kernel
-        .fields
-        .iter()
-        .find(|f| f.key() == "lambda")
-        .unwrap();
+    let lam = field(&s, "lambda");
     assert!(
         lam.text.is_empty(),
         "lowrank-okl keeps its λ path: {:?}",
@@ -2020,12 +2002,7 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
     );
     assert!(s.result.is_some() && s.unsaved_work().is_some());
     // the best λ is now the Kernel pane's, so the next fit is the one kept
-    let lambda = s
-        .kernel
-        .fields
-        .iter()
-        .find(|f| f.key() == "lambda")
-        .unwrap();
+    let lambda = field(&s, "lambda");
     assert_eq!((lambda.text.as_str(), &lambda.error), ("0.1", &None));
     assert!(
         s.status
