@@ -161,21 +161,24 @@ fn a_test_column_replaces_the_random_split() {
     std::fs::write(&data, text).unwrap();
     let store = dir.join("store");
     let d = data.to_str().unwrap();
-    let out = ovk(
-        &[
+    let krr = |path: &str, column: &str, json: bool| {
+        let mut args = vec![
             "run",
             "--data",
-            d,
+            path,
             "--targets",
             "y",
             "--test-column",
-            "is_test",
+            column,
             "--method",
             "krr",
-            "--json",
-        ],
-        &store,
-    );
+        ];
+        if json {
+            args.push("--json");
+        }
+        ovk(&args, &store)
+    };
+    let out = krr(d, "is_test", true);
     assert!(out.status.success(), "{}", stderr(&out));
     let j: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     let rec: serde_json::Value = serde_json::from_str(
@@ -191,20 +194,7 @@ fn a_test_column_replaces_the_random_split() {
         .collect();
     assert_eq!(test, (0..40).step_by(4).collect::<Vec<u64>>());
     assert_eq!(rec["feature_names"], serde_json::json!(["a", "b"]));
-    let out = ovk(
-        &[
-            "run",
-            "--data",
-            d,
-            "--targets",
-            "y",
-            "--test-column",
-            "is_tst",
-            "--method",
-            "krr",
-        ],
-        &store,
-    );
+    let out = krr(d, "is_tst", false);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is_test"), "{}", stderr(&out));
     // a marker of zeros leaves no test part: the summary says so instead of an empty line
@@ -217,20 +207,7 @@ fn a_test_column_replaces_the_random_split() {
         z.push_str(&format!("{},{},0,{}\n", c[0], c[1], c[3]));
     }
     std::fs::write(&zeros, z).unwrap();
-    let out = ovk(
-        &[
-            "run",
-            "--data",
-            zeros.to_str().unwrap(),
-            "--targets",
-            "y",
-            "--test-column",
-            "is_test",
-            "--method",
-            "krr",
-        ],
-        &store,
-    );
+    let out = krr(zeros.to_str().unwrap(), "is_test", false);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("test      (no test rows)"),
