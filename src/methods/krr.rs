@@ -15,7 +15,7 @@ use super::{
 };
 use crate::kernels::{gram, InputFactor};
 use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn};
-use crate::Result;
+use crate::{OvkError, Result};
 use ndarray::{Array2, ArrayView2, Zip};
 use std::sync::Arc;
 
@@ -113,7 +113,8 @@ fn fit_on_factor(
             factor_observed(&p.kernel, x.view(), rank, landmarks, p.seed, obs)?,
             "low_rank",
         ),
-        _ => (InputFactor::linear(x.view()), "primal"),
+        Route::Primal => (InputFactor::linear(x.view()), "primal"),
+        Route::Exact => return Err(OvkError::internal("krr: the exact route has no factor")),
     };
     let seconds = started.elapsed().as_secs_f64();
     check_cancel(obs)?;
