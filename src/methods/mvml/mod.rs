@@ -45,9 +45,9 @@ pub struct Mvml;
 /// A's condition number is kept below this (docs/methods.md §5: A drifts towards rank one); on the
 /// default route, A's eigenvalues are kept at or above λ_max(A₀)/COND_CAP instead.
 pub const COND_CAP: f64 = 1e8;
-/// Metrics larger than this many entries are not saved densely (nv×nv at n = 1000, v = 6 is
+/// Metrics with a larger side than this are not saved densely (nv×nv at n = 1000, v = 6 is
 /// 288 MB); their block norms always are.
-const MAX_SAVED_ENTRIES: usize = 4_000_000;
+pub(crate) const MAX_SAVED_SIDE: usize = 2000;
 
 pub const ETA: ParamSpec = ParamSpec {
     key: "eta",
@@ -461,7 +461,7 @@ impl Rounds {
 
 /// Metrics larger than this many entries are not saved densely.
 fn small_enough(side: usize) -> bool {
-    side.saturating_mul(side) <= MAX_SAVED_ENTRIES
+    side <= MAX_SAVED_SIDE
 }
 
 /// Step 2 (default route): the shared eigenbasis, then rounds of A-step (projected gradient

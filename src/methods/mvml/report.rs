@@ -6,7 +6,7 @@
 use ndarray::{s, Array2};
 use serde_json::{json, Map, Value as Json};
 
-use super::{Run, Setup, Views};
+use super::{Run, Setup, Views, MAX_SAVED_SIDE};
 use crate::kernels::Kernel;
 use crate::methods::{Fit, Problem};
 
@@ -35,6 +35,23 @@ fn sigma_of(k: &Kernel) -> Json {
         Kernel::Gaussian { sigma } | Kernel::Laplacian { sigma } => json!(sigma),
         _ => Json::Null,
     }
+}
+
+/// Why the metric is missing from the session, and the Nyström fraction that would keep it:
+/// the largest with `v·p ≤ MAX_SAVED_SIDE` landmarks, rounded down so that it really does.
+fn unsaved_metric_note(v: usize, r: usize, n: usize, saved: usize, n_out: usize) -> String {
+    let per_view = MAX_SAVED_SIDE / v.max(1);
+    let fraction = per_view as f64 / n.max(1) as f64;
+    let digits = (-fraction.log10().floor()).max(0.0) as i32 + 1;
+    let scale = 10f64.powi(digits);
+    let shown = (fraction * scale).floor() / scale;
+    format!(
+        "the {s}×{s} metric was saved for {saved} of {n_out} outputs: over the \
+         {max}×{max} limit of a saved matrix; `--nystrom {shown}` or less ({per_view} landmarks \
+         per view) keeps it. Block norms are saved for every output",
+        s = v * r,
+        max = MAX_SAVED_SIDE,
+    )
 }
 
 pub(crate) fn save(
@@ -82,11 +99,7 @@ pub(crate) fn save(
         saved += 1;
     }
     if saved < n_out {
-        notes.push(format!(
-            "the {s}×{s} metric was saved for {saved} of {n_out} outputs (over the size limit; \
-             use --nystrom); block norms are saved for all",
-            s = v * r
-        ));
+        notes.push(unsaved_metric_note(v, r, f.n(), saved, n_out));
     }
     let mut weights = Array2::zeros((v, n_out));
     for (k, w) in run.w.iter().enumerate() {
@@ -167,4 +180,37 @@ pub(crate) fn save(
         json!("independent: one metric A and weights w per output column"),
     );
     d.insert("rank_one_terms".into(), json!(run.terms));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fraction the note proposes, read back from its text.
+    fn proposed(note: &str) -> f64 {
+        let after = note
+            .split("`--nystrom ")
+            .nth(1)
+            .expect("a proposed fraction");
+        after.split('`').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn the_proposed_fraction_keeps_the_metric_and_is_near_the_largest_that_does() {
+        for v in [1, 2, 3, 6] {
+            for n in [2100, 3000, 7291, 16_000, 100_000, 1_000_000] {
+                let f = proposed(&unsaved_metric_note(v, n, n, 0, 10));
+                // the landmark count `view_features` takes from that fraction
+                let p = (f * n as f64).floor() as usize;
+                assert!(
+                    v * p <= MAX_SAVED_SIDE,
+                    "v {v} n {n}: {f} gives {p} per view"
+                );
+                assert!(
+                    v * p * 10 >= MAX_SAVED_SIDE * 9,
+                    "v {v} n {n}: {f} is far too small"
+                );
+            }
+        }
+    }
 }
