@@ -22,7 +22,7 @@ pub use hessenberg::{hessenberg, Hessenberg};
 pub use interruptible::interruptible;
 pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
 pub use norm::{frobenius, frobenius_sq, inner};
-pub use qr::{qr_thin, ThinQr};
+pub use qr::{qr_thin, Reflectors, ThinQr};
 pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
 pub use sylvester::{
     divide_by_spectrum, lyapunov_sym, sylvester_sym, sylvester_sym_eig, symmetrize,

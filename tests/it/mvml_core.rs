@@ -7,6 +7,7 @@ use ndarray::{s, Array1, Array2};
 use ovk::data::rng::Rng;
 use ovk::kernels::{gram, Kernel};
 use ovk::linalg::{cholesky, eigh};
+use ovk::methods::mvml::basis::Basis;
 use ovk::methods::mvml::grams::Features;
 use ovk::methods::mvml::metric::Metric;
 use ovk::methods::mvml::solver::{a_step, profile, prox_factors, Profile, Settings, Shared};
@@ -309,13 +310,7 @@ fn spectral_setup(
     n: usize,
     v: usize,
     seed: u64,
-) -> (
-    Features,
-    spectral::Basis,
-    spectral::Target,
-    spectral::Settings,
-    Dense,
-) {
+) -> (Features, Basis, spectral::Target, spectral::Settings, Dense) {
     let mut r = Rng::new(seed);
     let grams = view_grams(n, v, &mut r);
     let y = Array1::from_shape_fn(n, |_| r.normal());
@@ -325,10 +320,8 @@ fn spectral_setup(
         z.slice_mut(s![.., l * n..(l + 1) * n]).assign(&(k * w[l]));
     }
     let f = Features::exact(grams);
-    let basis = spectral::Basis::new(&f, &w).unwrap();
-    let target = basis
-        .targets(&y.clone().insert_axis(ndarray::Axis(1)))
-        .remove(0);
+    let basis = Basis::new(&f, &w).unwrap();
+    let target = spectral::Target::all(&basis, &y.clone().insert_axis(ndarray::Axis(1))).remove(0);
     let st = spectral::Settings {
         lambda: 0.3,
         eta: 0.05,

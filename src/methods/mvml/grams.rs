@@ -13,7 +13,7 @@
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
-use crate::linalg::{eigh, matmul, matmul_tn};
+use crate::linalg::{eigh, gram_tn, matmul, matmul_tn};
 use crate::Result;
 
 pub struct Features {
@@ -62,7 +62,7 @@ impl Features {
         let mut psi = Vec::with_capacity(factors.len());
         let mut back = Vec::with_capacity(factors.len());
         for nl in factors {
-            let e = eigh(matmul_tn(nl.view(), nl.view()).view())?;
+            let e = eigh(gram_tn(nl.view()).view())?;
             let sigma = e.values.mapv(|x| x.max(0.0).sqrt());
             let xs = if root {
                 e.vectors

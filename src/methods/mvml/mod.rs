@@ -14,6 +14,7 @@
 //! A-step and a w-step, until the relative change of both the objective and A falls below
 //! tol; then the model and what is saved (`report`).
 
+pub mod basis;
 pub mod grams;
 pub mod metric;
 pub mod model;
@@ -476,7 +477,7 @@ fn run_default(
     let f = &views.features;
     let v = f.n_views();
     let w = Array1::from_elem(v, 1.0 / v as f64);
-    let basis = spectral::Basis::new(f, &w)?;
+    let basis = basis::Basis::new(f, &w)?;
     check_cancel(obs)?;
     let st = spectral::Settings {
         lambda: setup.lambda,
@@ -486,7 +487,7 @@ fn run_default(
         tol: setup.tol,
         optimal: setup.optimal && setup.eta > 0.0,
     };
-    let targets = basis.targets(y);
+    let targets = spectral::Target::all(&basis, y);
     let mut outs = spectral::OutputFit::start_all(&basis, f, &targets, &st)?;
     if setup.fixed_metric {
         outs.iter_mut().for_each(|o| o.progress.converged = true);

@@ -16,112 +16,11 @@
 
 use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 
+use super::basis::Basis;
 use super::grams::Features;
 use super::progress::{Output, Progress, Round, ARMIJO};
-use crate::linalg::{cholesky, eigh, matmul, matmul_tn, qr_thin};
+use crate::linalg::{cholesky, eigh, matmul, matmul_tn};
 use crate::{OvkError, Result};
-
-/// The eigenbasis of `S = Σ_l w_l² Ψ_l Ψ_lᵀ`, shared by all outputs.
-pub struct Basis {
-    /// P (n×R'), orthonormal columns spanning range(S).
-    pub p: Array2<f64>,
-    /// σ² (R'), S's eigenvalues on range(P).
-    pub sigma2: Array1<f64>,
-    /// View weights w (fixed on this route).
-    pub w: Array1<f64>,
-    /// Coordinates per view r.
-    r: usize,
-}
-
-impl Basis {
-    pub fn new(f: &Features, w: &Array1<f64>) -> Result<Self> {
-        let (n, r, v) = (f.n(), f.r(), f.n_views());
-        let (p, sigma2) = if v * r >= n {
-            let mut s = Array2::<f64>::zeros((n, n));
-            for l in 0..v {
-                s.scaled_add(w[l] * w[l], &matmul(f.psi[l].view(), f.psi[l].t()));
-            }
-            let s = (&s + &s.t()) * 0.5;
-            let e = eigh(s.view())?;
-            (e.vectors, e.values.mapv(|x| x.max(0.0)))
-        } else {
-            // thin route: S's range is that of Ψ (n×vr). Ψ = QR, S = Q (RRᵀ) Qᵀ, so P = Q V
-            // with RRᵀ = V Σ² Vᵀ — orthonormal to rounding even where σ is tiny (ΨᵀΨ's
-            // eigenvectors mapped through Ψ/σ would not be)
-            let psi = significant_columns(weighted(f, w));
-            let qr = qr_thin(psi.view())?;
-            let rrt = matmul(qr.r.view(), qr.r.t());
-            let e = eigh(((&rrt + &rrt.t()) * 0.5).view())?;
-            (
-                matmul(qr.q.view(), e.vectors.view()),
-                e.values.mapv(|x| x.max(0.0)),
-            )
-        };
-        Ok(Basis {
-            p,
-            sigma2,
-            w: w.clone(),
-            r,
-        })
-    }
-
-    /// `Pᵀ Ψ x` for a stacked x ∈ R^{vr}.
-    pub fn project(&self, f: &Features, x: ArrayView1<f64>) -> Array1<f64> {
-        let mut z = Array1::<f64>::zeros(f.n());
-        for l in 0..f.n_views() {
-            z.scaled_add(
-                self.w[l],
-                &f.apply(l, x.slice(s![l * self.r..(l + 1) * self.r])),
-            );
-        }
-        self.p.t().dot(&z)
-    }
-
-    /// `Pᵀ Ψ X` for stacked columns X (vr×m): one product per view for all outputs.
-    pub fn project_all(&self, f: &Features, x: &Array2<f64>) -> Array2<f64> {
-        let mut z = Array2::<f64>::zeros((f.n(), x.ncols()));
-        for l in 0..f.n_views() {
-            let xl = x.slice(s![l * self.r..(l + 1) * self.r, ..]);
-            z.scaled_add(self.w[l], &matmul(f.psi[l].view(), xl));
-        }
-        matmul_tn(self.p.view(), z.view())
-    }
-
-    /// `Ψᵀ P C̃` (vr×m) for all outputs at once.
-    pub fn lift_all(&self, f: &Features, ct: &Array2<f64>) -> Array2<f64> {
-        let c = matmul(self.p.view(), ct.view());
-        let mut h = Array2::<f64>::zeros((f.n_views() * self.r, ct.ncols()));
-        for l in 0..f.n_views() {
-            h.slice_mut(s![l * self.r..(l + 1) * self.r, ..])
-                .assign(&(matmul_tn(f.psi[l].view(), c.view()) * self.w[l]));
-        }
-        h
-    }
-
-    /// Every output's target in this basis (one product for all).
-    pub fn targets(&self, y: &Array2<f64>) -> Vec<Target> {
-        let yt = matmul_tn(self.p.view(), y.view());
-        (0..y.ncols())
-            .map(|k| {
-                let col = yt.column(k).to_owned();
-                let yy = y.column(k).dot(&y.column(k));
-                let rest = (yy - col.dot(&col)).max(0.0);
-                Target { yt: col, rest }
-            })
-            .collect()
-    }
-
-    /// `h = Ψᵀ P c̃` (stacked), i.e. `Ψᵀ c` for `c = P c̃ (+ the part outside range(P))`.
-    pub fn lift(&self, f: &Features, ct: ArrayView1<f64>) -> Array1<f64> {
-        let c = self.p.dot(&ct);
-        let mut h = Array1::<f64>::zeros(f.n_views() * self.r);
-        for l in 0..f.n_views() {
-            h.slice_mut(s![l * self.r..(l + 1) * self.r])
-                .assign(&(f.apply_transpose(l, c.view()) * self.w[l]));
-        }
-        h
-    }
-}
 
 /// `blockdiag(B_l B_lᵀ)` (vr×vr), shared by every output's `dense_through`.
 pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
@@ -132,30 +31,6 @@ pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
             .assign(&matmul(b.view(), b.t()));
     }
     g
-}
-
-/// The columns of Ψ whose squared norm exceeds 10⁻¹⁶ of the largest: in the Nyström
-/// coordinates column j of Ψ_l has squared norm σ_j⁴ (Ψ_lᵀΨ_l = Σ_l⁴), so the others are the
-/// directions the landmark Gram's pseudo-inverse cut, whose share of S is below rounding —
-/// the thin QR of S's range need not carry them.
-fn significant_columns(psi: Array2<f64>) -> Array2<f64> {
-    let norms: Vec<f64> = psi.columns().into_iter().map(|c| c.dot(&c)).collect();
-    let top = norms.iter().copied().fold(0.0_f64, f64::max);
-    let keep: Vec<usize> = (0..norms.len())
-        .filter(|&j| norms[j] > 1e-16 * top)
-        .collect();
-    if keep.len() == norms.len() {
-        psi
-    } else {
-        psi.select(Axis(1), &keep)
-    }
-}
-
-/// `[w_1 Ψ_1 … w_v Ψ_v]` (n×vr).
-pub fn weighted(f: &Features, w: &Array1<f64>) -> Array2<f64> {
-    let views: Vec<Array2<f64>> = (0..f.n_views()).map(|l| &f.psi[l] * w[l]).collect();
-    ndarray::concatenate(Axis(1), &views.iter().map(|a| a.view()).collect::<Vec<_>>())
-        .unwrap_or_else(|_| Array2::zeros((f.n(), 0)))
 }
 
 /// `A = s I + F diag(e) Fᵀ` (F orthonormal, e ≥ 0), with `Y = Pᵀ Ψ F` cached.
@@ -269,10 +144,17 @@ pub struct Target {
 }
 
 impl Target {
-    pub fn new(basis: &Basis, y: ArrayView1<f64>) -> Self {
-        let yt = basis.p.t().dot(&y);
-        let rest = (y.dot(&y) - yt.dot(&yt)).max(0.0);
-        Target { yt, rest }
+    /// Every output's target (columns of y), with one rotation for all.
+    pub fn all(basis: &Basis, y: &Array2<f64>) -> Vec<Target> {
+        let yt = basis.rotate(y.view());
+        (0..y.ncols())
+            .map(|k| {
+                let col = yt.column(k).to_owned();
+                let yy = y.column(k).dot(&y.column(k));
+                let rest = (yy - col.dot(&col)).max(0.0);
+                Target { yt: col, rest }
+            })
+            .collect()
     }
 }
 
@@ -781,6 +663,7 @@ impl OutputFit {
 mod tests {
     use super::*;
     use crate::data::rng::Rng;
+    use crate::linalg::qr_thin;
 
     #[test]
     fn dense_through_is_the_blockwise_product_of_the_dense_metric() {
@@ -811,20 +694,5 @@ mod tests {
         let got = a.dense_through(&back, &block_diag_gram(&back));
         let err = (&got - &expect).iter().fold(0.0_f64, |m, x| m.max(x.abs()));
         assert!(err < 1e-12, "{err}");
-    }
-
-    #[test]
-    fn dropped_columns_leave_the_range_of_s_unchanged() {
-        let mut g = Rng::new(6);
-        let mut psi = Array2::from_shape_fn((20, 6), |_| g.normal());
-        psi.column_mut(2).mapv_inplace(|x| x * 1e-9);
-        let kept = significant_columns(psi.clone());
-        assert_eq!(kept.ncols(), 5);
-        let s_full = matmul(psi.view(), psi.t());
-        let s_kept = matmul(kept.view(), kept.t());
-        let err = (&s_full - &s_kept)
-            .iter()
-            .fold(0.0_f64, |m, x| m.max(x.abs()));
-        assert!(err < 1e-15 * 20.0, "{err}");
     }
 }
