@@ -30,33 +30,54 @@ enum Frame {
 /// `RRᵀ = V Σ² Vᵀ`, so `P = Q V` — never formed (n×R', as costly as the QR again): the route
 /// needs only `PᵀΨ_w X = Vᵀ (R X_kept + Qᵀ Ψ_cut X_cut)`, `Ψ_wᵀ P C̃` and `Pᵀy = Vᵀ Qᵀy`, with
 /// Q applied through its reflectors. The QR, not the eigenvectors of Ψ_wᵀΨ_w mapped through
-/// Ψ_w/σ: P stays orthonormal to rounding even where σ is tiny. The cut columns go through Q
-/// per use, not once for all: at n = 16 000 most of Ψ_w's columns can be below the cut.
+/// Ψ_w/σ: P stays orthonormal to rounding even where σ is tiny. The cut columns are read
+/// from the features per use, not rotated once for all: at n = 16 000 most of Ψ_w's columns
+/// can be below the cut, and Ψ_w is never copied whole.
 struct Thin {
     r: Array2<f64>,
     v: Array2<f64>,
     q: Reflectors,
     kept: Vec<usize>,
     cut: Vec<usize>,
-    psi_cut: Array2<f64>,
 }
 
 impl Thin {
-    /// The frame and σ² from `Ψ_w` (n×vr, v·r < n).
-    fn new(psi: Array2<f64>) -> Result<(Self, Array1<f64>)> {
-        let (kept, cut) = significant_columns(&psi);
-        let q = Reflectors::new(psi.select(Axis(1), &kept).view())?;
+    /// The frame and σ² (v·r < n).
+    fn new(f: &Features, w: &Array1<f64>) -> Result<(Self, Array1<f64>)> {
+        let (kept, cut) = significant_columns(f, w);
+        let mut psi_kept = Array2::<f64>::zeros((f.n(), kept.len()));
+        for (i, &j) in kept.iter().enumerate() {
+            let (l, c) = (j / f.r(), j % f.r());
+            psi_kept.column_mut(i).scaled_add(w[l], &f.psi[l].column(c));
+        }
+        let q = Reflectors::new(psi_kept.view())?;
+        drop(psi_kept);
         let r = q.r();
         let e = eigh(gram_tn(r.t()).view())?;
         let thin = Thin {
             r,
             v: e.vectors,
             q,
-            psi_cut: psi.select(Axis(1), &cut),
             kept,
             cut,
         };
         Ok((thin, e.values.mapv(|x| x.max(0.0))))
+    }
+
+    /// `Ψ_cut X_cut` (n×m): the cut columns of Ψ_w times their rows of X (vr×m), as one
+    /// product per view with the kept rows zeroed — no copy of the columns.
+    fn cut_product(&self, f: &Features, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+        let r = f.r();
+        let mut xc = Array2::<f64>::zeros(x.raw_dim());
+        for &j in &self.cut {
+            xc.row_mut(j).assign(&x.row(j));
+        }
+        let mut z = Array2::<f64>::zeros((f.n(), x.ncols()));
+        for l in 0..f.n_views() {
+            let xl = xc.slice(s![l * r..(l + 1) * r, ..]);
+            z.scaled_add(w[l], &matmul(f.psi[l].view(), xl));
+        }
+        z
     }
 
     /// `Pᵀ Y` (R'×m) for Y (n×m).
@@ -65,17 +86,16 @@ impl Thin {
     }
 
     /// `Pᵀ Ψ_w X` (R'×m) for stacked columns X (vr×m).
-    fn project(&self, x: ArrayView2<f64>) -> Array2<f64> {
+    fn project(&self, f: &Features, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
         let mut t = matmul(self.r.view(), x.select(Axis(0), &self.kept).view());
         if !self.cut.is_empty() {
-            let z = matmul(self.psi_cut.view(), x.select(Axis(0), &self.cut).view());
-            t += &self.q.qt(z.view());
+            t += &self.q.qt(self.cut_product(f, w, x).view());
         }
         matmul_tn(self.v.view(), t.view())
     }
 
     /// `Ψ_wᵀ P C̃` (vr×m) for C̃ (R'×m).
-    fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
+    fn lift(&self, f: &Features, w: &Array1<f64>, ct: ArrayView2<f64>) -> Array2<f64> {
         let u = matmul(self.v.view(), ct);
         let mut h = Array2::<f64>::zeros((self.kept.len() + self.cut.len(), u.ncols()));
         let hk = matmul_tn(self.r.view(), u.view());
@@ -83,9 +103,14 @@ impl Thin {
             h.row_mut(j).assign(&hk.row(i));
         }
         if !self.cut.is_empty() {
-            let hc = matmul_tn(self.psi_cut.view(), self.q.q(u.view()).view());
-            for (i, &j) in self.cut.iter().enumerate() {
-                h.row_mut(j).assign(&hc.row(i));
+            // one product per view for all its columns; the cut rows are kept
+            let c = self.q.q(u.view());
+            let r = f.r();
+            let hv: Vec<Array2<f64>> = (0..f.n_views())
+                .map(|l| matmul_tn(f.psi[l].view(), c.view()) * w[l])
+                .collect();
+            for &j in &self.cut {
+                h.row_mut(j).assign(&hv[j / r].row(j % r));
             }
         }
         h
@@ -104,7 +129,7 @@ impl Basis {
             let e = eigh(s.view())?;
             (Frame::Dense(e.vectors), e.values.mapv(|x| x.max(0.0)))
         } else {
-            let (thin, sigma2) = Thin::new(weighted(f, w))?;
+            let (thin, sigma2) = Thin::new(f, w)?;
             (Frame::Thin(Box::new(thin)), sigma2)
         };
         Ok(Basis {
@@ -136,7 +161,9 @@ impl Basis {
                 }
                 p.t().dot(&z)
             }
-            Frame::Thin(t) => t.project(x.insert_axis(Axis(1))).remove_axis(Axis(1)),
+            Frame::Thin(t) => t
+                .project(f, &self.w, x.insert_axis(Axis(1)))
+                .remove_axis(Axis(1)),
         }
     }
 
@@ -151,7 +178,7 @@ impl Basis {
                 }
                 matmul_tn(p.view(), z.view())
             }
-            Frame::Thin(t) => t.project(x.view()),
+            Frame::Thin(t) => t.project(f, &self.w, x.view()),
         }
     }
 
@@ -167,7 +194,7 @@ impl Basis {
                 }
                 h
             }
-            Frame::Thin(t) => t.lift(ct.view()),
+            Frame::Thin(t) => t.lift(f, &self.w, ct.view()),
         }
     }
 
@@ -183,26 +210,28 @@ impl Basis {
                 }
                 h
             }
-            Frame::Thin(t) => t.lift(ct.insert_axis(Axis(1))).remove_axis(Axis(1)),
+            Frame::Thin(t) => t
+                .lift(f, &self.w, ct.insert_axis(Axis(1)))
+                .remove_axis(Axis(1)),
         }
     }
 }
 
-/// The columns of Ψ whose squared norm exceeds 10⁻¹⁶ of the largest, and the others: in the
-/// Nyström coordinates column j of Ψ_l has squared norm σ_j⁴ (Ψ_lᵀΨ_l = Σ_l⁴), so the others
-/// are the directions the landmark Gram's pseudo-inverse cut, whose share of S is below
-/// rounding — the thin QR of S's range need not carry them.
-fn significant_columns(psi: &Array2<f64>) -> (Vec<usize>, Vec<usize>) {
-    let norms: Vec<f64> = psi.columns().into_iter().map(|c| c.dot(&c)).collect();
+/// The columns of Ψ_w (stacked index j = l·r + c) whose squared norm exceeds 10⁻¹⁶ of the
+/// largest, and the others: in the Nyström coordinates column c of Ψ_l has squared norm σ_c⁴
+/// (Ψ_lᵀΨ_l = Σ_l⁴), so the others are the directions the landmark Gram's pseudo-inverse cut,
+/// whose share of S is below rounding — the thin QR of S's range need not carry them.
+fn significant_columns(f: &Features, w: &Array1<f64>) -> (Vec<usize>, Vec<usize>) {
+    let norms: Vec<f64> = (0..f.n_views())
+        .flat_map(|l| {
+            f.psi[l]
+                .columns()
+                .into_iter()
+                .map(move |c| w[l] * w[l] * c.dot(&c))
+        })
+        .collect();
     let top = norms.iter().copied().fold(0.0_f64, f64::max);
     (0..norms.len()).partition(|&j| norms[j] > 1e-16 * top)
-}
-
-/// `[w_1 Ψ_1 … w_v Ψ_v]` (n×vr).
-pub fn weighted(f: &Features, w: &Array1<f64>) -> Array2<f64> {
-    let views: Vec<Array2<f64>> = (0..f.n_views()).map(|l| &f.psi[l] * w[l]).collect();
-    ndarray::concatenate(Axis(1), &views.iter().map(|a| a.view()).collect::<Vec<_>>())
-        .unwrap_or_else(|_| Array2::zeros((f.n(), 0)))
 }
 
 #[cfg(test)]
@@ -229,7 +258,7 @@ mod tests {
         let w = Array1::from_vec(vec![0.5, 0.3, 0.2]);
         let basis = Basis::new(&f, &w).unwrap();
         assert!(matches!(basis.frame, Frame::Thin(_)));
-        let psi_w = weighted(&f, &w);
+        let psi_w = f.weighted(&w);
         let s_dense = matmul(psi_w.view(), psi_w.t());
         let x = Array1::from_shape_fn(v * r, |_| g.normal());
         let y = Array2::from_shape_fn((n, 2), |_| g.normal());
@@ -275,8 +304,19 @@ mod tests {
         let mut g = Rng::new(6);
         let mut psi = Array2::from_shape_fn((20, 6), |_| g.normal());
         psi.column_mut(2).mapv_inplace(|x| x * 1e-9);
-        let (kept, cut) = significant_columns(&psi);
+        // two views of three columns, the second weighted down: the cut reads the weights
+        let f = Features {
+            psi: vec![
+                psi.slice(s![.., ..3]).to_owned(),
+                psi.slice(s![.., 3..]).to_owned(),
+            ],
+            back: None,
+            root: false,
+        };
+        let (kept, cut) = significant_columns(&f, &Array1::from_vec(vec![1.0, 1.0]));
         assert_eq!((kept.len(), cut), (5, vec![2]));
+        let (_, cut) = significant_columns(&f, &Array1::from_vec(vec![1.0, 1e-9]));
+        assert_eq!(cut, vec![2, 3, 4, 5]);
         let kept = psi.select(Axis(1), &kept);
         let s_full = matmul(psi.view(), psi.t());
         let s_kept = matmul(kept.view(), kept.t());

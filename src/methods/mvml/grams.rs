@@ -117,6 +117,13 @@ impl Features {
         Some(CrossMaps { blocks })
     }
 
+    /// `[w_1 Ψ_1 … w_v Ψ_v]` (n×vr).
+    pub fn weighted(&self, w: &Array1<f64>) -> Array2<f64> {
+        let views: Vec<Array2<f64>> = (0..self.n_views()).map(|l| &self.psi[l] * w[l]).collect();
+        ndarray::concatenate(Axis(1), &views.iter().map(|a| a.view()).collect::<Vec<_>>())
+            .unwrap_or_else(|_| Array2::zeros((self.n(), 0)))
+    }
+
     pub fn n_views(&self) -> usize {
         self.psi.len()
     }

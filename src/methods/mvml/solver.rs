@@ -73,7 +73,7 @@ impl<'a> Shared<'a> {
                 }
             }
         } else {
-            let psi = super::basis::weighted(features, &Array1::ones(v));
+            let psi = features.weighted(&Array1::ones(v));
             gram = Some(matmul_tn(psi.view(), psi.view()));
         }
         let cross = if pairs {
