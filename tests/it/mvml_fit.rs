@@ -355,3 +355,22 @@ fn fixed_covariance_metric_is_kernel_ridge_on_the_squared_sum_of_views() {
         assert!(err < 1e-6, "{route}: {err}");
     }
 }
+
+/// A Nyström fit reports its decomposition step by step: one step per view, then the basis
+/// the default route shares across views; the general route has no shared basis.
+#[test]
+fn nystrom_decomposition_reports_a_step_per_view_and_one_for_the_basis() {
+    let p = problem(60, 10, &[2, 2, 3], 2, 5);
+    let base = Params::default().with("nystrom", Value::Float(0.3));
+    let general = base.clone().with("learn_weights", Value::Bool(true));
+    for (params, basis) in [(base, 1), (general, 0)] {
+        let mut obs = Collect::default();
+        mvml().fit(&p, &params, &mut obs).unwrap();
+        let total = 3 + basis;
+        let mut want: Vec<(usize, usize)> = (1..=3).map(|i| (i, 3)).collect();
+        want.extend((1..=total).map(|i| (i, total)));
+        assert_eq!(obs.steps, want, "basis steps {basis}");
+        let at = |ph| obs.phases.iter().position(|&q| q == ph).unwrap();
+        assert!(at(ovk::methods::Phase::Gram) < at(ovk::methods::Phase::Decomposition));
+    }
+}

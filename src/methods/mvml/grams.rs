@@ -59,24 +59,34 @@ impl Features {
     /// `root`, `Ψ_l = N_l X_l` (`Ψ_lΨ_lᵀ = K̃_l`): Â is then the paper's Ã = NᵀAN up to the
     /// rotation X_l, the variable eqs. (13–17) and scikit-multimodallearn penalise.
     pub fn nystrom(factors: &[Array2<f64>], root: bool) -> Result<Self> {
-        let mut psi = Vec::with_capacity(factors.len());
-        let mut back = Vec::with_capacity(factors.len());
-        for nl in factors {
-            let e = eigh(gram_tn(nl.view()).view())?;
-            let sigma = e.values.mapv(|x| x.max(0.0).sqrt());
-            let xs = if root {
-                e.vectors
-            } else {
-                &e.vectors * &sigma.view().insert_axis(Axis(0))
-            };
-            psi.push(matmul(nl.view(), xs.view()));
-            back.push(xs);
-        }
-        Ok(Features {
+        let views = factors
+            .iter()
+            .map(|nl| Self::nystrom_view(nl, root))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::from_views(views, root))
+    }
+
+    /// One view's `(Ψ_l, X_l Σ_l)` (or `(Ψ_l, X_l)` with `root`) from its factor N_l: a p×p
+    /// eigendecomposition of `N_lᵀN_l` and one n×p product.
+    pub fn nystrom_view(nl: &Array2<f64>, root: bool) -> Result<(Array2<f64>, Array2<f64>)> {
+        let e = eigh(gram_tn(nl.view()).view())?;
+        let sigma = e.values.mapv(|x| x.max(0.0).sqrt());
+        let xs = if root {
+            e.vectors
+        } else {
+            &e.vectors * &sigma.view().insert_axis(Axis(0))
+        };
+        Ok((matmul(nl.view(), xs.view()), xs))
+    }
+
+    /// Block Nyström features from every view's `nystrom_view`.
+    pub fn from_views(views: Vec<(Array2<f64>, Array2<f64>)>, root: bool) -> Self {
+        let (psi, back) = views.into_iter().unzip();
+        Features {
             psi,
             back: Some(back),
             root,
-        })
+        }
     }
 
     /// The identity between views in these coordinates (`None`: it is the identity, exact

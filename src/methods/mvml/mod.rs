@@ -398,16 +398,22 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         }
         obs.step(i + 1, v);
     }
-    obs.phase(Phase::Decomposition, None);
     let features = if landmarks.is_none() {
+        obs.phase(Phase::Decomposition, None);
         Features::exact(grams)
     } else {
-        // the factors N_l (n×p each) live on only in Ψ_l; prediction needs W_l^{†1/2} alone
-        let u: Vec<Array2<f64>> = factors
-            .iter_mut()
-            .map(|f| std::mem::take(&mut f.u))
-            .collect();
-        Features::nystrom(&u, setup.root)?
+        // one step per view, then (default route) the basis shared by the views
+        let total = v + usize::from(setup.default_route());
+        obs.phase(Phase::Decomposition, Some(total));
+        let mut parts = Vec::with_capacity(v);
+        for (l, factor) in factors.iter_mut().enumerate() {
+            check_cancel(obs)?;
+            // the factor N_l (n×p) lives on only in Ψ_l; prediction needs W_l^{†1/2} alone
+            let nl = std::mem::take(&mut factor.u);
+            parts.push(Features::nystrom_view(&nl, setup.root)?);
+            obs.step(l + 1, total);
+        }
+        Features::from_views(parts, setup.root)
     };
     check_cancel(obs)?;
     Ok(Views {
@@ -478,6 +484,10 @@ fn run_default(
     let v = f.n_views();
     let w = Array1::from_elem(v, 1.0 / v as f64);
     let basis = basis::Basis::new(f, &w)?;
+    if !f.is_exact() {
+        // the last step of the decomposition phase `view_features` opened
+        obs.step(v + 1, v + 1);
+    }
     check_cancel(obs)?;
     let st = spectral::Settings {
         lambda: setup.lambda,
