@@ -232,15 +232,26 @@ pub trait Method: Sync {
         false
     }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
+    /// Whether the fit can run on the shared low-rank factor of the input kernel
+    /// (`--input-rank`, `--landmarks`); such a method overrides `input_route` too.
+    fn input_factor(&self) -> bool {
+        false
+    }
     /// How the input kernel enters the fit (`methods::input`): methods that can solve on a
     /// low-rank factor resolve `--input-rank` here; the others are always exact.
     fn input_route(&self, shape: &ProblemShape) -> Result<Route> {
         if let crate::kernels::InputRank::Rank(_) = shape.input_rank {
+            let with: Vec<&str> = registry()
+                .iter()
+                .filter(|m| m.input_factor())
+                .map(|m| m.name())
+                .collect();
             return Err(OvkError::input(format!(
                 "--input-rank: {} has no shared low-rank input-kernel route (its own \
                  approximation is --nystrom for mvml); use --input-rank exact, or a method that \
-                 has one: krr, okl, lowrank-okl, kde, vvmr",
-                self.name()
+                 has one: {}",
+                self.name(),
+                with.join(", ")
             )));
         }
         Ok(Route::Exact)

@@ -151,6 +151,9 @@ impl Method for Vvmr {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn input_factor(&self) -> bool {
+        true
+    }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         s.route(s.n_train)
     }

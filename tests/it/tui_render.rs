@@ -2256,3 +2256,42 @@ fn results_records_table_scrolls_its_columns_and_keeps_lambda() {
     }
     assert_eq!(s.scroll.record_cols, 0);
 }
+
+/// input_rank and landmarks belong to the methods that solve on a low-rank input factor: for
+/// mvml (its own route is --nystrom) they are neither listed nor sent, and a rank typed for
+/// okl is back when okl is.
+#[test]
+fn input_rank_is_hidden_for_a_method_without_the_factor_route() {
+    let mut s = on(loaded(), Pane::Kernel);
+    set_field(&mut s, "input_rank", "100");
+    let choose = |s: &mut State, name: &str| {
+        s.pane = Pane::Method;
+        s.method.cursor = ovk::methods::registry()
+            .iter()
+            .position(|m| m.name() == name)
+            .unwrap();
+        update(s, Action::Enter);
+    };
+    let keys = |s: &State| -> Vec<&'static str> {
+        s.kernel
+            .visible()
+            .iter()
+            .map(|&i| s.kernel.fields[i].key())
+            .collect()
+    };
+    choose(&mut s, "mvml");
+    assert!(
+        !keys(&s).contains(&"input_rank") && !keys(&s).contains(&"landmarks"),
+        "{:?}",
+        keys(&s)
+    );
+    assert!(!screen(&s, 120, 36).contains("input_rank"));
+    assert!(s.kernel.kernel_spec().unwrap().input_rank.is_auto());
+    choose(&mut s, "okl");
+    assert!(keys(&s).contains(&"input_rank") && keys(&s).contains(&"landmarks"));
+    assert_eq!(field(&s, "input_rank").text, "100");
+    assert_eq!(
+        s.kernel.kernel_spec().unwrap().input_rank.to_string(),
+        "100"
+    );
+}

@@ -220,6 +220,9 @@ impl Method for Kde {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn input_factor(&self) -> bool {
+        true
+    }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         // A linear kernel is taken in the primal only when a rank was asked for: the primal
         // factor still needs a factored output Gram matrix, an approximation.

@@ -141,6 +141,9 @@ impl Method for LowRankOkl {
         PARAMS
     }
 
+    fn input_factor(&self) -> bool {
+        true
+    }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         s.route(s.n_labeled)
     }

@@ -81,6 +81,9 @@ impl Method for Okl {
         PARAMS
     }
 
+    fn input_factor(&self) -> bool {
+        true
+    }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         s.route(s.n_labeled)
     }

@@ -182,6 +182,8 @@ pub const KERNEL_FIELDS: [FieldKind; 6] = [
 #[derive(Debug, Clone)]
 pub struct KernelState {
     pub fields: Vec<Field>,
+    /// The method solves on a low-rank input factor: input_rank and landmarks apply to it.
+    pub factor_route: bool,
     /// Index into `visible()`.
     pub cursor: usize,
     pub editing: bool,
@@ -215,6 +217,7 @@ impl KernelState {
         }
         KernelState {
             fields,
+            factor_route: method.input_factor(),
             cursor: 0,
             editing: false,
             backup: String::new(),
@@ -236,6 +239,7 @@ impl KernelState {
             .filter(|&i| match self.fields[i].kind {
                 FieldKind::Sigma => k.uses_sigma(),
                 FieldKind::Degree | FieldKind::Coef0 => k == KernelName::Polynomial,
+                FieldKind::InputRank | FieldKind::Landmarks => self.factor_route,
                 _ => true,
             })
             .collect()
@@ -275,8 +279,11 @@ impl KernelState {
                 .map_err(|_| "bad degree".to_string())?;
             spec.coef0 = text("coef0").parse().map_err(|_| "bad coef0".to_string())?;
         }
-        spec.input_rank = InputRank::parse(&text("input_rank")).map_err(|e| e.to_string())?;
-        spec.landmarks = Landmarks::parse(&text("landmarks")).map_err(|e| e.to_string())?;
+        // kept for the methods that have the route; the others always fit exactly
+        if self.factor_route {
+            spec.input_rank = InputRank::parse(&text("input_rank")).map_err(|e| e.to_string())?;
+            spec.landmarks = Landmarks::parse(&text("landmarks")).map_err(|e| e.to_string())?;
+        }
         Ok(spec)
     }
 

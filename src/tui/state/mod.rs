@@ -259,6 +259,7 @@ impl State {
             Some(m) => KernelState::for_method(*m, None),
             None => KernelState {
                 fields: Vec::new(),
+                factor_route: false,
                 cursor: 0,
                 editing: false,
                 backup: String::new(),
