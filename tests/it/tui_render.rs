@@ -283,8 +283,16 @@ fn median_sigma_is_shown_as_a_number_once_known() {
             result: Ok(3.25),
         },
     );
-    let out = screen(&on(s, Pane::Kernel), 140, 40);
+    let mut s = on(s, Pane::Kernel);
+    let out = screen(&s, 140, 40);
     assert!(out.contains("median  (= 3.2500)"), "{out}");
+    // a multi-view method takes each view's own median, not the table's
+    choose(&mut s, "mvml");
+    let out = screen(&s, 140, 40);
+    assert!(
+        out.contains("median  (each view's own)") && !out.contains("3.2500"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -1042,6 +1050,7 @@ fn at_both(s: &State, check: impl Fn(&str, (u16, u16))) {
     }
 }
 
+/// Choose a method in the Method pane (Enter moves on to Kernel).
 fn choose(s: &mut State, method: &str) {
     s.pane = Pane::Method;
     s.method.cursor = ovk::methods::registry()
@@ -2264,14 +2273,6 @@ fn results_records_table_scrolls_its_columns_and_keeps_lambda() {
 fn input_rank_is_hidden_for_a_method_without_the_factor_route() {
     let mut s = on(loaded(), Pane::Kernel);
     set_field(&mut s, "input_rank", "100");
-    let choose = |s: &mut State, name: &str| {
-        s.pane = Pane::Method;
-        s.method.cursor = ovk::methods::registry()
-            .iter()
-            .position(|m| m.name() == name)
-            .unwrap();
-        update(s, Action::Enter);
-    };
     let keys = |s: &State| -> Vec<&'static str> {
         s.kernel
             .visible()

@@ -26,7 +26,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             value.push('▏');
         }
         if matches!(f.kind, FieldKind::Sigma) && f.text.trim().eq_ignore_ascii_case("median") {
+            // a multi-view method takes each view's median (view_sigma), not the table's
+            let per_view = k.fields.iter().any(|f| f.key() == "view_sigma");
             value.push_str(&match &s.data.median {
+                _ if per_view => "  (each view's own)".into(),
                 Median::Value(v) => format!("  (= {})", fmt_num(*v)),
                 Median::Computing => "  (computing…)".into(),
                 Median::Unknown => "  (load data to see its value)".into(),
