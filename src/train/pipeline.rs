@@ -125,8 +125,9 @@ impl Guidance {
     }
 
     fn to_json(&self) -> serde_json::Value {
+        // the input kernel's route (mvml's --nystrom is its own, in its details)
         serde_json::json!({
-            "route": match self.route {
+            "input_kernel": match self.route {
                 Route::Exact => "exact",
                 Route::Primal => "primal",
                 Route::LowRank { .. } => "low_rank",
