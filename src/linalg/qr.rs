@@ -2,7 +2,7 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
-use faer::Conj;
+use faer::{Conj, MatMut, MatRef, Par};
 use ndarray::{s, Array2, ArrayView2};
 
 use super::convert::{faer_to_array, view, view_mut};
@@ -86,38 +86,30 @@ impl Reflectors {
         if basis.ncols() == 0 || k == 0 {
             return;
         }
-        let mut buf = MemBuffer::new(if transpose {
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_scratch::<
-                f64,
-            >(n, coeff.nrows(), k)
-        } else {
+        // both directions need the same workspace: one block of the reflectors times M
+        let mut buf = MemBuffer::new(
             householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
                 n,
                 coeff.nrows(),
                 k,
-            )
-        });
-        let mut mv = m.view_mut();
-        let (par, stack) = (faer::get_global_parallelism(), MemStack::new(&mut buf));
-        if transpose {
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
-                basis,
-                coeff,
-                Conj::No,
-                view_mut(&mut mv),
-                par,
-                stack,
-            );
+            ),
+        );
+        type Apply =
+            fn(MatRef<'_, f64>, MatRef<'_, f64>, Conj, MatMut<'_, f64>, Par, &mut MemStack);
+        let apply: Apply = if transpose {
+            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
         } else {
-            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                basis,
-                coeff,
-                Conj::No,
-                view_mut(&mut mv),
-                par,
-                stack,
-            );
-        }
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj
+        };
+        let mut mv = m.view_mut();
+        apply(
+            basis,
+            coeff,
+            Conj::No,
+            view_mut(&mut mv),
+            faer::get_global_parallelism(),
+            MemStack::new(&mut buf),
+        );
         super::convert::leave_avx_state();
     }
 }
