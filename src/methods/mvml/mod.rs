@@ -466,7 +466,7 @@ impl Rounds {
     }
 }
 
-/// Metrics larger than this many entries are not saved densely.
+/// Whether a metric of this side is saved densely (`MAX_SAVED_SIDE`).
 fn small_enough(side: usize) -> bool {
     side <= MAX_SAVED_SIDE
 }
