@@ -51,8 +51,9 @@ pub const INPUT_RANK: ParamSpec = ParamSpec {
     key: "input_rank",
     label: "input rank",
     help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl, \
-           kde, vvmr; mvml has --nystrom), exact, or auto = exact up to 5000 training rows and \
-           rank 2000 beyond; a linear kernel with d ≤ n is always solved exactly in the primal",
+           kde, vvmr), exact, or auto = exact up to 5000 training rows and rank 2000 beyond \
+           (mvml: block Nyström on 2000 landmark columns in all, unless --nystrom is given); a \
+           linear kernel with d ≤ n is always solved exactly in the primal",
     unit: "r",
     kind: ParamKind::Text,
     default: ParamDefault::Text("auto"),

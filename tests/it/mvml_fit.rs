@@ -374,3 +374,43 @@ fn nystrom_decomposition_reports_a_step_per_view_and_one_for_the_basis() {
         assert!(at(ovk::methods::Phase::Gram) < at(ovk::methods::Phase::Decomposition));
     }
 }
+
+/// Beyond the exact limit, with no fraction given and `--input-rank auto`, mvml fits block
+/// Nyström on AUTO_RANK landmark columns in all and says so; `--input-rank exact` keeps the
+/// exact fit (its memory estimate is the n×n one).
+#[test]
+fn beyond_the_exact_limit_mvml_chooses_block_nystrom_and_says_so() {
+    use ovk::kernels::InputRank;
+    use ovk::methods::input::{AUTO_EXACT_MAX, AUTO_RANK};
+    use ovk::methods::ProblemShape;
+    let n = AUTO_EXACT_MAX + 1;
+    let p = problem(n, 5, &[2, 2], 1, 3);
+    let fit = mvml().fit(&p, &Params::default(), &mut Silent).unwrap();
+    let per_view = AUTO_RANK / 2;
+    assert!(
+        fit.notes.iter().any(|m| m.contains(&format!(
+            "fitted by block Nyström on {per_view} landmarks per view"
+        ))),
+        "{:?}",
+        fit.notes
+    );
+    // the metric over all landmark columns is small enough to be saved
+    let metric = &fit.matrices.iter().find(|(k, _)| k == "metric").unwrap().1;
+    assert_eq!(metric.dim(), (AUTO_RANK, AUTO_RANK));
+    // the fraction the note gives reproduces the same landmarks
+    let note = fit.notes.iter().find(|m| m.contains("--nystrom ")).unwrap();
+    let f: f64 = note
+        .split("(--nystrom ")
+        .nth(1)
+        .and_then(|t| t.split(')').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!((f * n as f64).floor() as usize, per_view);
+    // --input-rank exact: no automatic choice, and the n×n memory estimate
+    let mut shape = ProblemShape::of(&p);
+    let auto = mvml().peak_bytes(&shape, &Params::default()).unwrap();
+    shape.input_rank = InputRank::Exact;
+    let exact = mvml().peak_bytes(&shape, &Params::default()).unwrap();
+    assert!(exact > 2 * auto, "exact {exact} auto {auto}");
+}

@@ -26,12 +26,13 @@ mod width;
 
 use ndarray::{s, Array1, Array2, Axis};
 
+use super::input::{AUTO_EXACT_MAX, AUTO_RANK};
 use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
-use crate::kernels::{check_fits, dense_bytes, gram, nystrom, Kernel, NystromFactor};
+use crate::kernels::{check_fits, dense_bytes, gram, nystrom, InputRank, Kernel, NystromFactor};
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
@@ -103,9 +104,17 @@ pub const FIXED_METRIC: ParamSpec = switch(
 pub const NYSTROM: ParamSpec = ParamSpec {
     key: "nystrom",
     label: "Nyström fraction",
-    help: "block Nyström approximation from p = ⌊F·n⌋ sampled training points (the same sample for every view); absent = exact",
+    help: "block Nyström approximation from p = ⌊F·n⌋ sampled training points (the same sample \
+           for every view); absent = exact up to 5000 training rows, beyond them ⌊2000/v⌋ \
+           landmarks per view (--input-rank exact keeps it exact)",
     unit: "F",
-    kind: ParamKind::Float { min: 0.0, max: 1.0, min_open: true, max_open: false, log: false },
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 1.0,
+        min_open: true,
+        max_open: false,
+        log: false,
+    },
     default: ParamDefault::None,
 };
 pub const MAX_ITER: ParamSpec = ParamSpec {
@@ -215,9 +224,9 @@ impl Method for Mvml {
         // Every output's dense metric (vr×vr) is saved when small enough (moved into the fit,
         // held once).
         // root coordinates without Nyström are the block Nyström route on every training row
-        let fraction = match r.opt_f64("nystrom")? {
+        let fraction = match nystrom_choice(r.opt_f64("nystrom")?, s.input_rank, n, v) {
             None if r.str("metric_space")? == "root" => Some(1.0),
-            f => f,
+            f => f.map(|c| c.fraction),
         };
         let r_view = match fraction {
             None => n,
@@ -313,7 +322,7 @@ impl Setup {
             max_iter: r.usize("max_iter")?,
             covariance: r.str("init")? == "covariance",
             view_sigma: r.str("view_sigma")?.to_string(),
-            fraction: r.opt_f64("nystrom")?,
+            fraction: None,
             optimal: r.str("a_step")? == "optimal",
             root: r.str("metric_space")? == "root",
             notes: Vec::new(),
@@ -329,10 +338,26 @@ impl Setup {
                 bad.name
             )));
         }
-        if p.labeled_rows().len() < 2 {
+        let n = p.labeled_rows().len();
+        if n < 2 {
             return Err(OvkError::input(
                 "mvml needs at least two labelled training rows",
             ));
+        }
+        let mut setup = setup;
+        let asked = r.opt_f64("nystrom")?;
+        if let Some(c) = nystrom_choice(asked, p.kernel_spec.input_rank, n, p.views.len()) {
+            setup.fraction = Some(c.fraction);
+            if asked.is_none() {
+                setup.notes.push(format!(
+                    "{n} training rows exceed the exact limit of {AUTO_EXACT_MAX} (about a \
+                     minute on 2 cores): fitted by block Nyström on {} landmarks per view \
+                     (--nystrom {}); give --nystrom F for another fraction, or --input-rank \
+                     exact for the exact fit",
+                    c.landmarks,
+                    c.shown(n)
+                ));
+            }
         }
         Ok(setup)
     }
@@ -469,6 +494,54 @@ impl Rounds {
 /// Whether a metric of this side is saved densely (`MAX_SAVED_SIDE`).
 fn small_enough(side: usize) -> bool {
     side <= MAX_SAVED_SIDE
+}
+
+/// A Nyström fraction and the landmark count per view it gives (`⌊F·n⌋`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct NystromChoice {
+    pub fraction: f64,
+    pub landmarks: usize,
+}
+
+impl NystromChoice {
+    /// The fraction in the fewest digits (three at least) that still gives these landmarks.
+    fn shown(&self, n: usize) -> String {
+        (3..17)
+            .map(|digits| format!("{:.*}", digits, self.fraction))
+            .find(|t| {
+                t.parse::<f64>()
+                    .is_ok_and(|f| (f * n as f64).floor() as usize == self.landmarks)
+            })
+            .unwrap_or_else(|| self.fraction.to_string())
+    }
+}
+
+/// The block Nyström a fit uses: the fraction asked for; else, under `--input-rank auto` beyond
+/// `AUTO_EXACT_MAX` training rows, `AUTO_RANK` landmark columns over all v views — the rank the
+/// factor methods take there, and a metric small enough to save; else none (exact).
+pub(crate) fn nystrom_choice(
+    asked: Option<f64>,
+    input_rank: InputRank,
+    n: usize,
+    v: usize,
+) -> Option<NystromChoice> {
+    let count = |f: f64| ((f * n as f64).floor() as usize).clamp(1, n.max(1));
+    match asked {
+        Some(f) => Some(NystromChoice {
+            fraction: f,
+            landmarks: count(f),
+        }),
+        None if input_rank.is_auto() && n > AUTO_EXACT_MAX => {
+            let p = (AUTO_RANK / v.max(1)).clamp(1, n);
+            // half a row above p/n, so that ⌊F·n⌋ = p whatever the rounding of F·n
+            let fraction = (p as f64 + 0.5) / n as f64;
+            Some(NystromChoice {
+                fraction,
+                landmarks: count(fraction),
+            })
+        }
+        None => None,
+    }
 }
 
 /// Step 2 (default route): the shared eigenbasis, then rounds of A-step (projected gradient
