@@ -2266,11 +2266,11 @@ fn results_records_table_scrolls_its_columns_and_keeps_lambda() {
     assert_eq!(s.scroll.record_cols, 0);
 }
 
-/// input_rank and landmarks belong to the methods that solve on a low-rank input factor: for
-/// mvml (its own route is --nystrom) they are neither listed nor sent, and a rank typed for
-/// okl is back when okl is.
+/// landmarks and an input rank R belong to the methods that solve on a low-rank input factor:
+/// for mvml (its own route is nystrom) landmarks are not listed and input_rank takes auto or
+/// exact only — a rank typed for okl is flagged there, and is back in force for okl.
 #[test]
-fn input_rank_is_hidden_for_a_method_without_the_factor_route() {
+fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
     let mut s = on(loaded(), Pane::Kernel);
     set_field(&mut s, "input_rank", "100");
     let keys = |s: &State| -> Vec<&'static str> {
@@ -2282,15 +2282,27 @@ fn input_rank_is_hidden_for_a_method_without_the_factor_route() {
     };
     choose(&mut s, "mvml");
     assert!(
-        !keys(&s).contains(&"input_rank") && !keys(&s).contains(&"landmarks"),
+        keys(&s).contains(&"input_rank") && !keys(&s).contains(&"landmarks"),
         "{:?}",
         keys(&s)
     );
-    assert!(!screen(&s, 120, 36).contains("input_rank"));
-    assert!(s.kernel.kernel_spec().unwrap().input_rank.is_auto());
+    let (key, why) = s
+        .kernel
+        .first_error()
+        .expect("the rank is refused for mvml");
+    assert_eq!(key, "input_rank");
+    assert!(why.contains("auto or exact"), "{why}");
+    assert!(screen(&s, 120, 36).contains("✗ auto or exact"));
+    set_field(&mut s, "input_rank", "exact");
+    assert!(s.kernel.first_error().is_none());
+    assert_eq!(
+        s.kernel.kernel_spec().unwrap().input_rank.to_string(),
+        "exact"
+    );
+    set_field(&mut s, "input_rank", "100");
     choose(&mut s, "okl");
     assert!(keys(&s).contains(&"input_rank") && keys(&s).contains(&"landmarks"));
-    assert_eq!(field(&s, "input_rank").text, "100");
+    assert!(s.kernel.first_error().is_none());
     assert_eq!(
         s.kernel.kernel_spec().unwrap().input_rank.to_string(),
         "100"

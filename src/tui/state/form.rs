@@ -11,8 +11,11 @@ pub enum FieldKind {
     Sigma,
     Degree,
     Coef0,
-    /// `--input-rank`: exact, auto or a rank R (a low-rank Nyström factor K ≈ ZZᵀ).
-    InputRank,
+    /// `--input-rank`: exact, auto or a rank R (a low-rank Nyström factor K ≈ ZZᵀ); a rank only
+    /// for a method with that route (`factor`).
+    InputRank {
+        factor: bool,
+    },
     /// `--landmarks`: how a low-rank factor picks its landmarks.
     Landmarks,
     Param(ParamSpec),
@@ -51,7 +54,7 @@ impl Field {
             FieldKind::Sigma => k::SIGMA,
             FieldKind::Degree => k::DEGREE,
             FieldKind::Coef0 => k::COEF0,
-            FieldKind::InputRank => k::INPUT_RANK,
+            FieldKind::InputRank { .. } => k::INPUT_RANK,
             FieldKind::Landmarks => k::LANDMARKS,
             FieldKind::Param(s) => s,
         }
@@ -105,7 +108,15 @@ impl Field {
                 .parse(t)
                 .map(|_| None)
                 .map_err(|e| e.to_string()),
-            FieldKind::InputRank => InputRank::parse(t).map(|_| None).map_err(|e| e.to_string()),
+            FieldKind::InputRank { factor } => match InputRank::parse(t) {
+                Ok(InputRank::Rank(_)) if !factor => {
+                    Err("auto or exact: this method has no \
+                                                          low-rank input route (mvml's is nystrom)"
+                        .to_string())
+                }
+                Ok(_) => Ok(None),
+                Err(e) => Err(e.to_string()),
+            },
             FieldKind::Landmarks => Landmarks::parse(t).map(|_| None).map_err(|e| e.to_string()),
             FieldKind::Param(spec) => {
                 if t.is_empty() {
@@ -175,14 +186,15 @@ pub const KERNEL_FIELDS: [FieldKind; 6] = [
     FieldKind::Sigma,
     FieldKind::Degree,
     FieldKind::Coef0,
-    FieldKind::InputRank,
+    FieldKind::InputRank { factor: true },
     FieldKind::Landmarks,
 ];
 
 #[derive(Debug, Clone)]
 pub struct KernelState {
     pub fields: Vec<Field>,
-    /// The method solves on a low-rank input factor: input_rank and landmarks apply to it.
+    /// The method solves on a low-rank input factor: landmarks and an input rank R apply to
+    /// it (the others take input_rank auto or exact).
     pub factor_route: bool,
     /// Index into `visible()`.
     pub cursor: usize,
@@ -201,8 +213,13 @@ impl KernelState {
                 .map(|f| f.text.clone())
                 .unwrap_or(default)
         };
+        let factor = method.input_factor();
         let mut fields: Vec<Field> = KERNEL_FIELDS
             .into_iter()
+            .map(|k| match k {
+                FieldKind::InputRank { .. } => FieldKind::InputRank { factor },
+                other => other,
+            })
             .map(|k| {
                 let f = Field::new(k, String::new());
                 Field::new(k, keep(f.key(), f.default_text()))
@@ -217,7 +234,7 @@ impl KernelState {
         }
         KernelState {
             fields,
-            factor_route: method.input_factor(),
+            factor_route: factor,
             cursor: 0,
             editing: false,
             backup: String::new(),
@@ -239,7 +256,7 @@ impl KernelState {
             .filter(|&i| match self.fields[i].kind {
                 FieldKind::Sigma => k.uses_sigma(),
                 FieldKind::Degree | FieldKind::Coef0 => k == KernelName::Polynomial,
-                FieldKind::InputRank | FieldKind::Landmarks => self.factor_route,
+                FieldKind::Landmarks => self.factor_route,
                 _ => true,
             })
             .collect()
@@ -279,9 +296,9 @@ impl KernelState {
                 .map_err(|_| "bad degree".to_string())?;
             spec.coef0 = text("coef0").parse().map_err(|_| "bad coef0".to_string())?;
         }
-        // kept for the methods that have the route; the others always fit exactly
+        spec.input_rank = InputRank::parse(&text("input_rank")).map_err(|e| e.to_string())?;
+        // landmarks are kept for the methods that have the factor route
         if self.factor_route {
-            spec.input_rank = InputRank::parse(&text("input_rank")).map_err(|e| e.to_string())?;
             spec.landmarks = Landmarks::parse(&text("landmarks")).map_err(|e| e.to_string())?;
         }
         Ok(spec)
