@@ -247,9 +247,9 @@ pub trait Method: Sync {
                 .map(|m| m.name())
                 .collect();
             return Err(OvkError::input(format!(
-                "--input-rank: {} has no shared low-rank input-kernel route (its own \
-                 approximation is --nystrom for mvml); use --input-rank exact, or a method that \
-                 has one: {}",
+                "--input-rank: {} takes auto or exact, having no shared low-rank input-kernel \
+                 route (its own approximation is --nystrom for mvml); a rank needs a method \
+                 that has one: {}",
                 self.name(),
                 with.join(", ")
             )));

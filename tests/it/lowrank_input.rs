@@ -230,6 +230,13 @@ fn every_method_resolves_an_explicit_rank_or_refuses_it_naming_the_option() {
     );
     let shape = ProblemShape::of(&p);
     for m in methods::registry() {
+        // the flag the workbench reads agrees with the route the engine takes
+        assert_eq!(
+            m.input_route(&shape).is_ok(),
+            m.input_factor(),
+            "{}",
+            m.name()
+        );
         match m.input_route(&shape) {
             Ok(route) => assert!(
                 matches!(route, Route::LowRank { rank: 10, .. }),
