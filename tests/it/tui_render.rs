@@ -2293,6 +2293,15 @@ fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
     assert_eq!(key, "input_rank");
     assert!(why.contains("auto or exact"), "{why}");
     assert!(screen(&s, 120, 36).contains("✗ auto or exact"));
+    // on the field, its reason leads the Field box, even at 80 columns
+    s.kernel.cursor = s
+        .kernel
+        .visible()
+        .iter()
+        .position(|&i| s.kernel.fields[i].key() == "input_rank")
+        .unwrap();
+    let out = screen(&s, 80, 24);
+    assert!(out.contains("input_rank refused: auto or exact"), "{out}");
     set_field(&mut s, "input_rank", "exact");
     assert!(s.kernel.first_error().is_none());
     assert_eq!(

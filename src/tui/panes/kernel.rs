@@ -88,13 +88,17 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let mut lines = Vec::new();
     if let Some(i) = k.current() {
         let f = &k.fields[i];
+        // the reason first: at 80 columns a long help fills the short box
+        if let Some(e) = &f.error {
+            lines.push(Line::styled(
+                format!("{} refused: {e}", f.key()),
+                s.theme.error,
+            ));
+        }
         lines.push(Line::from(vec![
             Span::styled(format!("{}: ", f.key()), s.theme.key),
             Span::raw(f.help()),
         ]));
-        if let Some(e) = &f.error {
-            lines.push(Line::styled(format!("refused: {e}"), s.theme.error));
-        }
     }
     match k.first_error() {
         Some((key, _)) => lines.push(Line::styled(
