@@ -383,10 +383,27 @@ fn beyond_the_exact_limit_mvml_chooses_block_nystrom_and_says_so() {
     use ovk::kernels::InputRank;
     use ovk::methods::input::{AUTO_EXACT_MAX, AUTO_RANK};
     use ovk::methods::ProblemShape;
+    /// Phases and notes in the order they come.
+    #[derive(Default)]
+    struct Events(Vec<String>);
+    impl ovk::methods::Observer for Events {
+        fn phase(&mut self, phase: ovk::methods::Phase, _total: Option<usize>) {
+            self.0.push(format!("phase {}", phase.label()));
+        }
+        fn note(&mut self, msg: &str) {
+            self.0.push(format!("note {msg}"));
+        }
+    }
     let n = AUTO_EXACT_MAX + 1;
     let p = problem(n, 5, &[2, 2], 1, 3);
-    let fit = mvml().fit(&p, &Params::default(), &mut Silent).unwrap();
+    let mut events = Events::default();
+    let fit = mvml().fit(&p, &Params::default(), &mut events).unwrap();
     let per_view = AUTO_RANK / 2;
+    // said once, before any work
+    let said: Vec<usize> = (0..events.0.len())
+        .filter(|&i| events.0[i].contains("fitted by block Nyström"))
+        .collect();
+    assert_eq!(said, vec![0], "{:?}", events.0);
     assert!(
         fit.notes.iter().any(|m| m.contains(&format!(
             "fitted by block Nyström on {per_view} landmarks per view"

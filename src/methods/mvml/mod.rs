@@ -266,6 +266,10 @@ impl Method for Mvml {
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
         let setup = Setup::read(p, params)?;
+        // what was decided before any work (an automatic Nyström fraction) is said at once
+        for msg in &setup.notes {
+            obs.note(msg);
+        }
         let views = view_features(p, &setup, obs)?;
         let y = p.y.select(Axis(0), &p.labeled_rows());
         let mut notes = setup.notes.clone();
@@ -281,10 +285,10 @@ impl Method for Mvml {
         fit.converged = run.rounds.converged;
         fit.objective = Some(run.rounds.objective);
         report::save(&mut fit, p, &setup, &views, run, &mut notes);
-        fit.notes = notes;
-        for msg in &fit.notes {
+        for msg in &notes[setup.notes.len()..] {
             obs.note(msg);
         }
+        fit.notes = notes;
         Ok(fit)
     }
 }
