@@ -431,3 +431,17 @@ fn beyond_the_exact_limit_mvml_chooses_block_nystrom_and_says_so() {
     let exact = mvml().peak_bytes(&shape, &Params::default()).unwrap();
     assert!(exact > 2 * auto, "exact {exact} auto {auto}");
 }
+
+/// A Nyström fit predicts through the landmarks: its memory estimate has no test-by-training
+/// cross Gram (at 80 000 training and 20 000 test rows that alone is 12.8 GB, and it refused a
+/// fit that takes 2.9 GB).
+#[test]
+fn a_nystrom_memory_estimate_counts_predictions_against_the_landmarks() {
+    use ovk::methods::ProblemShape;
+    let p = problem(60, 10, &[2, 2], 1, 5);
+    let mut shape = ProblemShape::of(&p);
+    (shape.n_train, shape.n_labeled, shape.n_test) = (80_000, 80_000, 20_000);
+    let params = Params::default().with("nystrom", Value::Float(0.0125));
+    let est = mvml().peak_bytes(&shape, &params).unwrap();
+    assert!(est < 8 * 20_000 * 80_000, "{est}");
+}

@@ -255,7 +255,11 @@ impl Method for Mvml {
                     + if pairs { mats((v * (v - 1) / 2) as u64, p, p) } else { 0 }
             }
         } + metrics
-            + mats(1, s.n_test, n))
+            // predictions: a cross Gram per view against the training rows, or the landmarks
+            + match fraction {
+                None => mats(1, s.n_test, n),
+                Some(_) => mats(1, s.n_test.max(n), r_view),
+            })
     }
     fn memory_advice(&self) -> &'static str {
         "use fewer training points (--test-fraction, or subsample the file), --init identity \
