@@ -319,7 +319,7 @@ pub(crate) struct Setup {
 impl Setup {
     fn read(p: &Problem, params: &Params) -> Result<Self> {
         let r = params.resolve(PARAMS);
-        let setup = Setup {
+        let mut setup = Setup {
             lambda: r.f64("lambda")?,
             eta: r.f64("eta")?,
             mu: r.f64("mu")?,
@@ -352,7 +352,6 @@ impl Setup {
                 "mvml needs at least two labelled training rows",
             ));
         }
-        let mut setup = setup;
         let asked = r.opt_f64("nystrom")?;
         if let Some(c) = nystrom_choice(asked, p.kernel_spec.input_rank, n, p.views.len()) {
             setup.fraction = Some(c.fraction);
@@ -398,10 +397,7 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         .map(|vw| x.select(Axis(1), &vw.columns))
         .collect();
     let landmarks: Option<Vec<usize>> = match setup.fraction {
-        Some(f) => {
-            let count = ((f * n as f64).floor() as usize).clamp(1, n);
-            Some(Rng::new(p.seed).sample(n, count))
-        }
+        Some(f) => Some(Rng::new(p.seed).sample(n, landmark_count(f, n))),
         // a square root of each exact Gram: the Nyström factor on every row (U Uᵀ = K)
         None if setup.root => Some((0..n).collect()),
         None => None,
@@ -504,6 +500,11 @@ fn small_enough(side: usize) -> bool {
     side <= MAX_SAVED_SIDE
 }
 
+/// The landmarks per view a Nyström fraction F takes of n rows: `⌊F·n⌋`, at least one.
+fn landmark_count(f: f64, n: usize) -> usize {
+    ((f * n as f64).floor() as usize).clamp(1, n.max(1))
+}
+
 /// A Nyström fraction and the landmark count per view it gives (`⌊F·n⌋`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct NystromChoice {
@@ -533,11 +534,10 @@ pub(crate) fn nystrom_choice(
     n: usize,
     v: usize,
 ) -> Option<NystromChoice> {
-    let count = |f: f64| ((f * n as f64).floor() as usize).clamp(1, n.max(1));
     match asked {
         Some(f) => Some(NystromChoice {
             fraction: f,
-            landmarks: count(f),
+            landmarks: landmark_count(f, n),
         }),
         None if input_rank.is_auto() && n > AUTO_EXACT_MAX => {
             let p = (AUTO_RANK / v.max(1)).clamp(1, n);
@@ -545,7 +545,7 @@ pub(crate) fn nystrom_choice(
             let fraction = (p as f64 + 0.5) / n as f64;
             Some(NystromChoice {
                 fraction,
-                landmarks: count(fraction),
+                landmarks: landmark_count(fraction, n),
             })
         }
         None => None,
