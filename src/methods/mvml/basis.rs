@@ -2,7 +2,7 @@
 //! computed once per fit and shared by every output. Every quantity the route needs is `Pᵀ`
 //! or `P` applied to a few columns, so on the thin route P itself is never formed.
 
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 use super::grams::Features;
 use crate::linalg::{eigh, gram_tn, matmul, matmul_tn, Reflectors};
@@ -15,8 +15,6 @@ pub struct Basis {
     pub sigma2: Array1<f64>,
     /// View weights w (fixed on this route).
     pub w: Array1<f64>,
-    /// Coordinates per view r.
-    r: usize,
 }
 
 /// P itself, or what stands in for it on the thin route.
@@ -64,20 +62,14 @@ impl Thin {
         Ok((thin, e.values.mapv(|x| x.max(0.0))))
     }
 
-    /// `Ψ_cut X_cut` (n×m): the cut columns of Ψ_w times their rows of X (vr×m), as one
-    /// product per view with the kept rows zeroed — no copy of the columns.
+    /// `Ψ_cut X_cut` (n×m): the cut columns of Ψ_w times their rows of X (vr×m), as the
+    /// features' product with the kept rows zeroed — no copy of the columns.
     fn cut_product(&self, f: &Features, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
-        let r = f.r();
         let mut xc = Array2::<f64>::zeros(x.raw_dim());
         for &j in &self.cut {
             xc.row_mut(j).assign(&x.row(j));
         }
-        let mut z = Array2::<f64>::zeros((f.n(), x.ncols()));
-        for l in 0..f.n_views() {
-            let xl = xc.slice(s![l * r..(l + 1) * r, ..]);
-            z.scaled_add(w[l], &matmul(f.psi[l].view(), xl));
-        }
-        z
+        f.combine(w, xc.view())
     }
 
     /// `Pᵀ Y` (R'×m) for Y (n×m).
@@ -104,13 +96,9 @@ impl Thin {
         }
         if !self.cut.is_empty() {
             // one product per view for all its columns; the cut rows are kept
-            let c = self.q.q(u.view());
-            let r = f.r();
-            let hv: Vec<Array2<f64>> = (0..f.n_views())
-                .map(|l| matmul_tn(f.psi[l].view(), c.view()) * w[l])
-                .collect();
+            let hv = f.spread(w, self.q.q(u.view()).view());
             for &j in &self.cut {
-                h.row_mut(j).assign(&hv[j / r].row(j % r));
+                h.row_mut(j).assign(&hv.row(j));
             }
         }
         h
@@ -119,8 +107,8 @@ impl Thin {
 
 impl Basis {
     pub fn new(f: &Features, w: &Array1<f64>) -> Result<Self> {
-        let (n, r, v) = (f.n(), f.r(), f.n_views());
-        let (frame, sigma2) = if v * r >= n {
+        let (n, v) = (f.n(), f.n_views());
+        let (frame, sigma2) = if v * f.r() >= n {
             let mut s = Array2::<f64>::zeros((n, n));
             for l in 0..v {
                 s.scaled_add(w[l] * w[l], &matmul(f.psi[l].view(), f.psi[l].t()));
@@ -136,7 +124,6 @@ impl Basis {
             frame,
             sigma2,
             w: w.clone(),
-            r,
         })
     }
 
@@ -150,34 +137,14 @@ impl Basis {
 
     /// `Pᵀ Ψ x` for a stacked x ∈ R^{vr}.
     pub fn project(&self, f: &Features, x: ArrayView1<f64>) -> Array1<f64> {
-        match &self.frame {
-            Frame::Dense(p) => {
-                let mut z = Array1::<f64>::zeros(f.n());
-                for l in 0..f.n_views() {
-                    z.scaled_add(
-                        self.w[l],
-                        &f.apply(l, x.slice(s![l * self.r..(l + 1) * self.r])),
-                    );
-                }
-                p.t().dot(&z)
-            }
-            Frame::Thin(t) => t
-                .project(f, &self.w, x.insert_axis(Axis(1)))
-                .remove_axis(Axis(1)),
-        }
+        self.project_all(f, &x.to_owned().insert_axis(Axis(1)))
+            .remove_axis(Axis(1))
     }
 
     /// `Pᵀ Ψ X` for stacked columns X (vr×m): one product per view for all outputs.
     pub fn project_all(&self, f: &Features, x: &Array2<f64>) -> Array2<f64> {
         match &self.frame {
-            Frame::Dense(p) => {
-                let mut z = Array2::<f64>::zeros((f.n(), x.ncols()));
-                for l in 0..f.n_views() {
-                    let xl = x.slice(s![l * self.r..(l + 1) * self.r, ..]);
-                    z.scaled_add(self.w[l], &matmul(f.psi[l].view(), xl));
-                }
-                matmul_tn(p.view(), z.view())
-            }
+            Frame::Dense(p) => matmul_tn(p.view(), f.combine(&self.w, x.view()).view()),
             Frame::Thin(t) => t.project(f, &self.w, x.view()),
         }
     }
@@ -185,35 +152,15 @@ impl Basis {
     /// `Ψᵀ P C̃` (vr×m) for all outputs at once.
     pub fn lift_all(&self, f: &Features, ct: &Array2<f64>) -> Array2<f64> {
         match &self.frame {
-            Frame::Dense(p) => {
-                let c = matmul(p.view(), ct.view());
-                let mut h = Array2::<f64>::zeros((f.n_views() * self.r, ct.ncols()));
-                for l in 0..f.n_views() {
-                    h.slice_mut(s![l * self.r..(l + 1) * self.r, ..])
-                        .assign(&(matmul_tn(f.psi[l].view(), c.view()) * self.w[l]));
-                }
-                h
-            }
+            Frame::Dense(p) => f.spread(&self.w, matmul(p.view(), ct.view()).view()),
             Frame::Thin(t) => t.lift(f, &self.w, ct.view()),
         }
     }
 
     /// `h = Ψᵀ P c̃` (stacked), i.e. `Ψᵀ c` for `c = P c̃ (+ the part outside range(P))`.
     pub fn lift(&self, f: &Features, ct: ArrayView1<f64>) -> Array1<f64> {
-        match &self.frame {
-            Frame::Dense(p) => {
-                let c = p.dot(&ct);
-                let mut h = Array1::<f64>::zeros(f.n_views() * self.r);
-                for l in 0..f.n_views() {
-                    h.slice_mut(s![l * self.r..(l + 1) * self.r])
-                        .assign(&(f.apply_transpose(l, c.view()) * self.w[l]));
-                }
-                h
-            }
-            Frame::Thin(t) => t
-                .lift(f, &self.w, ct.insert_axis(Axis(1)))
-                .remove_axis(Axis(1)),
-        }
+        self.lift_all(f, &ct.to_owned().insert_axis(Axis(1)))
+            .remove_axis(Axis(1))
     }
 }
 
@@ -238,6 +185,7 @@ fn significant_columns(f: &Features, w: &Array1<f64>) -> (Vec<usize>, Vec<usize>
 mod tests {
     use super::*;
     use crate::data::rng::Rng;
+    use ndarray::s;
 
     /// The thin route's basis, which never forms P, against S = Ψ_w Ψ_wᵀ formed densely:
     /// quantities that do not depend on how P is rotated within an eigenspace.

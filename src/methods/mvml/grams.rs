@@ -11,7 +11,7 @@
 //! piece: what "the identity between views l and m" is in these per-view coordinates
 //! (`cross_maps`). Each view's coordinates are its own eigenbasis, so it is not the identity.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 use crate::linalg::{eigh, gram_tn, matmul, matmul_tn};
 use crate::Result;
@@ -125,6 +125,29 @@ impl Features {
             })
             .collect();
         Some(CrossMaps { blocks })
+    }
+
+    /// `Σ_l w_l Ψ_l X_l` (n×m) for stacked columns X (vr×m): `[w_1 Ψ_1 … w_v Ψ_v] X`, one
+    /// product per view.
+    pub fn combine(&self, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+        let r = self.r();
+        let mut z = Array2::<f64>::zeros((self.n(), x.ncols()));
+        for (l, psi) in self.psi.iter().enumerate() {
+            let xl = x.slice(s![l * r..(l + 1) * r, ..]);
+            z.scaled_add(w[l], &matmul(psi.view(), xl));
+        }
+        z
+    }
+
+    /// `[w_1 Ψ_1 … w_v Ψ_v]ᵀ C` (vr×m) for C (n×m), one product per view.
+    pub fn spread(&self, w: &Array1<f64>, c: ArrayView2<f64>) -> Array2<f64> {
+        let r = self.r();
+        let mut h = Array2::<f64>::zeros((self.n_views() * r, c.ncols()));
+        for (l, psi) in self.psi.iter().enumerate() {
+            h.slice_mut(s![l * r..(l + 1) * r, ..])
+                .assign(&(matmul_tn(psi.view(), c) * w[l]));
+        }
+        h
     }
 
     /// `[w_1 Ψ_1 … w_v Ψ_v]` (n×vr).
