@@ -513,8 +513,18 @@ pub(crate) struct NystromChoice {
 }
 
 impl NystromChoice {
+    /// The fraction that takes exactly `p` landmarks per view of n rows: half a row above
+    /// p/n, so that ⌊F·n⌋ = p whatever the rounding of F·n.
+    pub(crate) fn landmarks(p: usize, n: usize) -> Self {
+        let fraction = (p as f64 + 0.5) / n.max(1) as f64;
+        NystromChoice {
+            fraction,
+            landmarks: landmark_count(fraction, n),
+        }
+    }
+
     /// The fraction in the fewest digits (three at least) that still gives these landmarks.
-    fn shown(&self, n: usize) -> String {
+    pub(crate) fn shown(&self, n: usize) -> String {
         (3..17)
             .map(|digits| format!("{:.*}", digits, self.fraction))
             .find(|t| {
@@ -539,15 +549,10 @@ pub(crate) fn nystrom_choice(
             fraction: f,
             landmarks: landmark_count(f, n),
         }),
-        None if input_rank.is_auto() && n > AUTO_EXACT_MAX => {
-            let p = (AUTO_RANK / v.max(1)).clamp(1, n);
-            // half a row above p/n, so that ⌊F·n⌋ = p whatever the rounding of F·n
-            let fraction = (p as f64 + 0.5) / n as f64;
-            Some(NystromChoice {
-                fraction,
-                landmarks: landmark_count(fraction, n),
-            })
-        }
+        None if input_rank.is_auto() && n > AUTO_EXACT_MAX => Some(NystromChoice::landmarks(
+            (AUTO_RANK / v.max(1)).clamp(1, n),
+            n,
+        )),
         None => None,
     }
 }

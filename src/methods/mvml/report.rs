@@ -6,7 +6,7 @@
 use ndarray::{s, Array2};
 use serde_json::{json, Map, Value as Json};
 
-use super::{Run, Setup, Views, MAX_SAVED_SIDE};
+use super::{NystromChoice, Run, Setup, Views, MAX_SAVED_SIDE};
 use crate::kernels::Kernel;
 use crate::methods::{Fit, Problem};
 
@@ -38,17 +38,15 @@ fn sigma_of(k: &Kernel) -> Json {
 }
 
 /// Why the metric is missing from the session, and the Nyström fraction that would keep it:
-/// the largest with `v·p ≤ MAX_SAVED_SIDE` landmarks, rounded down so that it really does.
+/// the one giving `⌊MAX_SAVED_SIDE / v⌋` landmarks per view.
 fn unsaved_metric_note(v: usize, r: usize, n: usize, saved: usize, n_out: usize) -> String {
     let per_view = MAX_SAVED_SIDE / v.max(1);
-    let fraction = per_view as f64 / n.max(1) as f64;
-    let digits = (-fraction.log10().floor()).max(0.0) as i32 + 1;
-    let scale = 10f64.powi(digits);
-    let shown = (fraction * scale).floor() / scale;
+    let keeps = NystromChoice::landmarks(per_view, n);
     format!(
         "the {s}×{s} metric was saved for {saved} of {n_out} outputs: over the \
-         {max}×{max} limit of a saved matrix; `--nystrom {shown}` or less ({per_view} landmarks \
+         {max}×{max} limit of a saved matrix; `--nystrom {}` or less ({per_view} landmarks \
          per view) keeps it. Block norms are saved for every output",
+        keeps.shown(n),
         s = v * r,
         max = MAX_SAVED_SIDE,
     )
