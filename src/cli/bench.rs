@@ -113,7 +113,7 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
             )?;
             let text = serde_json::to_string(&r)
                 .map_err(|e| OvkError::internal(format!("benchmark JSON: {e}")))?;
-            println!("{text}");
+            outln!("{text}")?;
             Ok(0)
         }
         BenchWhat::Data(a) => {
@@ -130,7 +130,7 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
             )?;
             let out = crate::session::output::plan(&a.file.out, &OutputRules::new(a.file.force))?;
             out.write(engine::synthetic_csv(a.size.n, a.size.outputs, a.size.seed).as_bytes())?;
-            eprintln!(
+            errln!(
                 "wrote {} ({} training + 100 held-out rows, {} inputs, {} outputs)",
                 a.file.out.display(),
                 a.size.n,
@@ -318,10 +318,10 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
             }
         }
     }
-    print!(
+    out!(
         "{}",
         markdown(&machine, &settings, &floor, &rows, &methods, &outputs)
-    );
+    )?;
     Ok(0)
 }
 
@@ -476,12 +476,12 @@ fn progress(row: &Row) {
                     r.ratio.map_or("?".into(), ratio)
                 )
             };
-            eprintln!(
+            errln!(
                 "{what}: {time}, peak {}",
                 r.peak_rss_bytes.map_or("?".into(), mem)
             );
         }
-        _ => eprintln!(
+        _ => errln!(
             "{what}: {:?} — {}",
             row.status,
             row.message.as_deref().unwrap_or("")

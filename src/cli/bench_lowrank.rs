@@ -100,12 +100,12 @@ pub fn bench_lowrank(a: &LowrankArgs) -> Result<i32> {
     let store = scratch.join("sessions");
     let mut done: Vec<(Case, Outcome)> = Vec::new();
     for c in cases {
-        eprintln!("running {} …", c.name);
+        errln!("running {} …", c.name);
         let o = run_case(&exe, &c, &store, a.max_seconds);
-        eprintln!("  {}", summary(&o));
+        errln!("  {}", summary(&o));
         done.push((c, o));
     }
-    println!("{}", markdown(&done));
+    outln!("{}", markdown(&done))?;
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(0)
 }

@@ -5,6 +5,8 @@
 //! with no subcommand, `ovk [PATH]` opens the workbench. Exit status: 0 success, 2 bad input,
 //! 1 internal failure, 130 cancelled.
 
+#[macro_use]
+mod console;
 mod bench;
 mod bench_lowrank;
 mod export;
@@ -368,7 +370,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ovk: {e}");
+            errln!("ovk: {e}");
             e.exit_code()
         }
     }
@@ -420,7 +422,7 @@ fn generate(g: &GenCmd) -> Result<i32> {
     if let Some(side) = &side {
         side.write(gpmix::sidecar_text(g.outputs, g.seed)?.as_bytes())?;
     }
-    eprintln!(
+    errln!(
         "wrote {}{} ({} rows, {} outputs)",
         g.out.display(),
         if side.is_some() {
@@ -437,7 +439,7 @@ fn generate(g: &GenCmd) -> Result<i32> {
 fn docs(topic: &str) -> Result<i32> {
     match topic {
         "config" => {
-            print!("{}", config_reference());
+            out!("{}", config_reference())?;
             Ok(0)
         }
         other => Err(OvkError::input(format!(

@@ -34,7 +34,7 @@ struct Progress {
 impl Observer for Progress {
     fn note(&mut self, msg: &str) {
         if msg.starts_with("fit ") {
-            eprintln!("  {msg}");
+            errln!("  {msg}");
         }
     }
     fn is_cancelled(&self) -> bool {
@@ -45,7 +45,7 @@ impl Observer for Progress {
 pub fn paper(a: &PaperArgs, sessions: Option<&Path>) -> Result<i32> {
     if a.list {
         for e in EXPERIMENTS {
-            println!("{:<16} {}\n{:<16} {}", e.name, e.summary, "", e.source);
+            outln!("{:<16} {}\n{:<16} {}", e.name, e.summary, "", e.source)?;
         }
         return Ok(0);
     }
@@ -69,9 +69,9 @@ pub fn paper(a: &PaperArgs, sessions: Option<&Path>) -> Result<i32> {
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
     watchdog(cancel.clone());
     let mut obs = Progress { cancel };
-    eprintln!("{} — {}", exp.name, exp.source);
+    errln!("{} — {}", exp.name, exp.source);
     let table = papers::run(exp, a.quick, a.data.clone(), &store, &mut obs)?;
-    print!("{}", render(&table));
+    out!("{}", render(&table))?;
     Ok(0)
 }
 
@@ -86,7 +86,7 @@ fn watchdog(flag: Arc<AtomicBool>) {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
             std::thread::sleep(std::time::Duration::from_millis(800));
-            eprintln!("\ncancelled");
+            errln!("\ncancelled");
             std::process::exit(130);
         });
 }

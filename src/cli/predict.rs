@@ -30,7 +30,7 @@ pub fn predict(
     let table = predict_file(&dir, data)?;
     write_predictions(&table, &planned)?;
     if planned.is_file() {
-        eprintln!(
+        errln!(
             "wrote {} ({} rows, {} outputs)",
             out.display(),
             table.n_rows(),

@@ -66,7 +66,7 @@ impl CliProgress {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 std::thread::sleep(GRACE);
-                eprintln!("\ncancelled");
+                errln!("\ncancelled");
                 std::process::exit(130);
             });
     }
@@ -74,7 +74,7 @@ impl CliProgress {
     /// Ends the status line so later output starts on a fresh line.
     pub fn finish(&mut self) {
         if self.tty && self.dirty {
-            eprintln!();
+            errln!();
             self.dirty = false;
         }
     }
@@ -82,11 +82,11 @@ impl CliProgress {
     /// One progress line: rewritten in place on a terminal, appended otherwise.
     fn emit(&mut self, line: &str) {
         if self.tty {
-            eprint!("\r\x1b[2K{line}");
+            err!("\r\x1b[2K{line}");
             let _ = std::io::stderr().flush();
             self.dirty = true;
         } else {
-            eprintln!("{line}");
+            errln!("{line}");
         }
     }
 
@@ -102,7 +102,7 @@ impl Observer for CliProgress {
         // a path's total counts fits, not the iterations its records number
         self.total = total.filter(|_| phase != Phase::Path);
         self.finish();
-        eprintln!("[{:7.2}s] {}", self.elapsed(), phase.label());
+        errln!("[{:7.2}s] {}", self.elapsed(), phase.label());
     }
 
     fn record(&mut self, rec: &TraceRecord) {
@@ -155,7 +155,7 @@ impl Observer for CliProgress {
 
     fn note(&mut self, msg: &str) {
         self.finish();
-        eprintln!("  note: {msg}");
+        errln!("  note: {msg}");
         self.noted.push(msg.to_string());
     }
 

@@ -42,7 +42,7 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
     }
     let loaded = session::load(&dir)?;
     if print {
-        print!("{}", session::summary_text(&loaded.record));
+        out!("{}", session::summary_text(&loaded.record))?;
     }
     if !verify {
         return Ok(0);
@@ -50,7 +50,7 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
     let located = session::locate_data(&dir, &loaded.record.dataset, data)?;
     let config = relocated_config(&loaded.record, &located.path);
     if located.path != loaded.record.config.data.path {
-        eprintln!("data: {} ({})", located.path.display(), located.how);
+        errln!("data: {} ({})", located.path.display(), located.how);
     }
     // A changed data file explains any difference below: say so first.
     let mut mismatches = Vec::new();
@@ -115,7 +115,7 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
         }
     }
     if mismatches.is_empty() {
-        println!(
+        outln!(
             "verified: re-running {} reproduces {} metrics and {} matrices {}",
             dir.display(),
             saved.train.len() + saved.test.len(),
@@ -125,12 +125,12 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
             } else {
                 format!("to a relative {VERIFY_RTOL:e} (not bit for bit: another CPU's SIMD path?)")
             }
-        );
+        )?;
         Ok(0)
     } else {
-        println!("verification FAILED for {}:", dir.display());
+        outln!("verification FAILED for {}:", dir.display())?;
         for m in &mismatches {
-            println!("  {m}");
+            outln!("  {m}")?;
         }
         Ok(1)
     }

@@ -52,35 +52,35 @@ pub fn run(
             "input_factor": r.details.get("input_factor"),
             "notes": r.notes,
         });
-        println!("{obj}");
+        outln!("{obj}")?;
     } else {
-        println!("session   {}", dir.display());
-        println!(
+        outln!("session   {}", dir.display())?;
+        outln!(
             "method    {} ({} iterations, {}converged, objective {})",
             r.method,
             r.iterations,
             if r.converged { "" } else { "NOT " },
             r.objective
                 .map_or_else(|| "not computed".to_string(), |q| format!("{q:.10e}"))
-        );
+        )?;
         for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
             let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
             if cells.is_empty() {
-                println!("{part:<9} (no {part} rows)");
+                outln!("{part:<9} (no {part} rows)")?;
             } else {
-                println!("{part:<9} {}", cells.join("  "));
+                outln!("{part:<9} {}", cells.join("  "))?;
             }
         }
         if let Some(b) = &r.baseline {
             let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
-            println!("baseline  {} (krr, test)", cells.join("  "));
+            outln!("baseline  {} (krr, test)", cells.join("  "))?;
         }
         if let Some(f) = r.details.get("input_factor") {
-            println!("input     {}", describe_factor(f));
+            outln!("input     {}", describe_factor(f))?;
         }
-        println!("fit       {:.3}s", r.timings.fit_s);
+        outln!("fit       {:.3}s", r.timings.fit_s)?;
         for n in progress.unseen(&r.notes) {
-            println!("note      {n}");
+            outln!("note      {n}")?;
         }
     }
     Ok(0)

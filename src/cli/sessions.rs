@@ -31,11 +31,11 @@ pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
                 }),
             })
             .collect();
-        println!("{}", serde_json::Value::Array(items));
+        outln!("{}", serde_json::Value::Array(items))?;
         return Ok(0);
     }
     if entries.is_empty() {
-        println!("no sessions in {}", store.root().display());
+        outln!("no sessions in {}", store.root().display())?;
         return Ok(0);
     }
     for e in entries {
@@ -45,7 +45,7 @@ pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
                     .key_metric
                     .map(|(k, v)| format!("{k} {v:.4}"))
                     .unwrap_or_else(|| "-".into());
-                println!(
+                outln!(
                     "{:<40} {:<20} {:<22} {:<14} {:<12} {}",
                     safe(&s.id),
                     safe(&s.name),
@@ -53,14 +53,14 @@ pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
                     safe(&s.dataset),
                     safe(&s.method),
                     metric
-                );
+                )?;
             }
             Listing::Corrupt { path, reason } => {
-                println!(
+                outln!(
                     "! {} — unreadable: {}",
                     safe(&path.display().to_string()),
                     safe(&reason)
-                );
+                )?;
             }
         }
     }

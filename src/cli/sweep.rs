@@ -227,7 +227,7 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
     let folds = a.cv.or(grid.cv);
     check_size(configs.len(), folds)?;
     if a.plan {
-        print_plan(&raws, folds, &store);
+        print_plan(&raws, folds, &store)?;
         return Ok(0);
     }
     let jobs = a.jobs.or(grid.jobs).unwrap_or(1);
@@ -238,9 +238,15 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
     let mut done = 0;
     let start = std::time::Instant::now();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // A closed standard output stops the sweep like Ctrl-C, then is reported.
+    let mut lost_output = None;
+    let stop = cancel.clone();
     let result = run_sweep(&configs, folds, jobs, cancel, |row| {
         done += 1;
-        println!("{}", serde_json::to_string(row).unwrap_or_default());
+        if let Err(e) = outln!("{}", serde_json::to_string(row).unwrap_or_default()) {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            lost_output.get_or_insert(e);
+        }
         let elapsed = start.elapsed().as_secs_f64();
         let eta = elapsed / done as f64 * (total - done) as f64;
         let width = 30;
@@ -251,28 +257,31 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
             "-".repeat(width - filled)
         );
         if tty {
-            eprint!("\r\x1b[2K{line}");
+            err!("\r\x1b[2K{line}");
             if done == total {
-                eprintln!();
+                errln!();
             }
         } else {
-            eprintln!("{line}");
+            errln!("{line}");
         }
     })?;
+    if let Some(e) = lost_output {
+        return Err(e);
+    }
     finish(&configs, result, &store)
 }
 
 fn finish(configs: &[RunConfig], result: SweepResult, store: &Store) -> Result<i32> {
-    print_table(&result);
+    print_table(&result)?;
     if result.interrupted {
-        eprintln!(
+        errln!(
             "sweep interrupted: {} of {} configurations finished",
             result.rows.len(),
             configs.len()
         );
     }
     let Some(best) = result.best else {
-        eprintln!("no configuration could be scored; nothing saved");
+        errln!("no configuration could be scored; nothing saved");
         return Ok(if result.interrupted { 130 } else { 2 });
     };
     let mut progress = CliProgress::new();
@@ -280,11 +289,11 @@ fn finish(configs: &[RunConfig], result: SweepResult, store: &Store) -> Result<i
     progress.finish();
     let outcome = outcome?;
     let dir = store.save(&outcome.record, &outcome.matrices)?;
-    println!("best configuration {best} saved as {}", dir.display());
+    outln!("best configuration {best} saved as {}", dir.display())?;
     Ok(if result.interrupted { 130 } else { 0 })
 }
 
-fn print_table(result: &SweepResult) {
+fn print_table(result: &SweepResult) -> Result<()> {
     let ranked = result.ranked();
     let keys: Vec<String> = ranked
         .first()
@@ -296,7 +305,7 @@ fn print_table(result: &SweepResult) {
         header.push_str(&format!(" {k:>12}"));
     }
     header.push_str(&format!(" {:>12} {:>10} {:>8}", metric, "sd", "seconds"));
-    println!("{header}");
+    outln!("{header}")?;
     for (i, r) in ranked.iter().enumerate() {
         let mut line = format!("{:>4} {:>5}", i + 1, r.index);
         for k in &keys {
@@ -312,12 +321,13 @@ fn print_table(result: &SweepResult) {
             )),
             Some(e) => line.push_str(&format!("  failed: {e}")),
         }
-        println!("{line}");
+        outln!("{line}")?;
     }
+    Ok(())
 }
 
 /// One self-contained `ovk run` command per configuration and fold.
-fn print_plan(raws: &[RawOptions], folds: Option<usize>, store: &Store) {
+fn print_plan(raws: &[RawOptions], folds: Option<usize>, store: &Store) -> Result<()> {
     for (i, raw) in raws.iter().enumerate() {
         for f in 0..folds.unwrap_or(1) {
             let mut words = vec!["ovk".to_string(), "run".to_string()];
@@ -344,9 +354,10 @@ fn print_plan(raws: &[RawOptions], folds: Option<usize>, store: &Store) {
                 "--sessions".into(),
                 shell_quote(&store.root().display().to_string()),
             ]);
-            println!("{}", words.join(" "));
+            outln!("{}", words.join(" "))?;
         }
     }
+    Ok(())
 }
 
 fn shell_quote(s: &str) -> String {
@@ -367,7 +378,7 @@ fn collect_dir(dir: &Path, store: &Store) -> Result<i32> {
         match l {
             session::Listing::Ok(s) => records.push(session::load(&s.path)?.record),
             session::Listing::Corrupt { path, reason } => {
-                eprintln!("skipping {}: {reason}", path.display())
+                errln!("skipping {}: {reason}", path.display())
             }
         }
     }
@@ -375,7 +386,7 @@ fn collect_dir(dir: &Path, store: &Store) -> Result<i32> {
     records.sort_by(|a, b| a.name.cmp(&b.name));
     let (configs, result) = collect(&records)?;
     for r in &result.rows {
-        println!("{}", serde_json::to_string(r).unwrap_or_default());
+        outln!("{}", serde_json::to_string(r).unwrap_or_default())?;
     }
     finish(&configs, result, store)
 }

@@ -934,3 +934,65 @@ fn names_cannot_drive_the_terminal() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `ovk … > /dev/full` (or into a pipe closed early): a clear message and exit 2, not a panic
+/// (exit 101); with standard error gone too, the exit status still says what happened.
+#[test]
+fn a_standard_output_that_cannot_be_written_is_reported_not_a_panic() {
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        return;
+    }
+    let store = temp_dir("hostile", "devfull", true);
+    let example = binary::root().join("sessions/20261121-080318-iris-krr");
+    let listed = store.join("20261121-080318-iris-krr");
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&example)
+        .arg(&listed)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    let cases: [&[&str]; 5] = [
+        &["sessions"],
+        &["sessions", "--json"],
+        &["docs", "config"],
+        &["replay", "20261121-080318-iris-krr", "--print"],
+        &["run", "--data", LINNERUD, "--method", "krr"],
+    ];
+    for args in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(args)
+            .arg("--sessions")
+            .arg(&store)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(fs::File::create(full).expect("opening /dev/full"))
+            .output()
+            .expect("running ovk");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("writing to standard output") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        // Standard error gone as well: nothing to say it on, but no panic.
+        let o = Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(args)
+            .arg("--sessions")
+            .arg(&store)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(fs::File::create(full).expect("opening /dev/full"))
+            .stderr(fs::File::create(full).expect("opening /dev/full"))
+            .output()
+            .expect("running ovk");
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?} with stderr on /dev/full"
+        );
+    }
+    // The run saved its session before it printed: the store lists it.
+    let listed = fs::read_dir(&store).expect("store").count();
+    assert!(listed >= 2, "the run's session was not saved");
+    let _ = fs::remove_dir_all(&store);
+}
