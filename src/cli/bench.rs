@@ -101,7 +101,7 @@ struct Synthetic {
     seed: u64,
 }
 
-pub fn bench(cmd: &BenchCmd) -> Result<i32> {
+pub fn bench(cmd: &BenchCmd, sessions: Option<&Path>) -> Result<i32> {
     match &cmd.what {
         BenchWhat::One(a) => {
             let r = engine::run_one(
@@ -128,7 +128,18 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
                 "--outputs",
                 a.size.outputs + engine::INPUTS,
             )?;
-            let out = crate::session::output::plan(&a.file.out, &OutputRules::new(a.file.force))?;
+            if !matches!(
+                crate::data::output_format(&a.file.out)?,
+                crate::data::Format::Csv { separator: b',' }
+            ) {
+                return Err(crate::error::input_at(
+                    &a.file.out,
+                    "bench data writes comma-separated CSV; name a .csv file (or - for \
+                     standard output)",
+                ));
+            }
+            let rules = super::export::outside_store(a.file.force, sessions)?;
+            let out = crate::session::output::plan(&a.file.out, &rules)?;
             out.write(engine::synthetic_csv(a.size.n, a.size.outputs, a.size.seed).as_bytes())?;
             errln!(
                 "wrote {} ({} training + 100 held-out rows, {} inputs, {} outputs)",
@@ -139,7 +150,7 @@ pub fn bench(cmd: &BenchCmd) -> Result<i32> {
             );
             Ok(0)
         }
-        BenchWhat::Scaling(a) => scaling(a),
+        BenchWhat::Scaling(a) => scaling(a, sessions),
         BenchWhat::Lowrank(a) => super::bench_lowrank::bench_lowrank(a),
     }
 }
@@ -203,7 +214,7 @@ struct Settings {
     floor_once: bool,
 }
 
-fn scaling(a: &ScalingArgs) -> Result<i32> {
+fn scaling(a: &ScalingArgs, sessions: Option<&Path>) -> Result<i32> {
     let methods = a.methods.clone().unwrap_or_else(engine::default_variants);
     for m in &methods {
         engine::check_variant(m)?;
@@ -218,7 +229,7 @@ fn scaling(a: &ScalingArgs) -> Result<i32> {
     }
     if let Some(p) = &a.out {
         // Checked before the first fit; later saves replace the ledger this run wrote.
-        crate::session::output::plan(p, &OutputRules::new(a.force))?;
+        crate::session::output::plan(p, &super::export::outside_store(a.force, sessions)?)?;
     }
     let max_memory = match a.max_memory {
         Some(g) if g > 0.0 => (g * 1024f64.powi(3)) as u64,

@@ -137,6 +137,16 @@ pub(crate) fn protecting(
     Ok(rules)
 }
 
+/// Rules for a file written outside any session (`gen`, `bench data`, a benchmark ledger):
+/// never into the session store, never over a saved session's data file or its sidecar.
+pub(crate) fn outside_store(force: bool, sessions: Option<&Path>) -> Result<OutputRules> {
+    let rules = OutputRules::new(force);
+    Ok(match Store::existing(sessions)? {
+        Some(store) => rules.protect_store(&store),
+        None => rules,
+    })
+}
+
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))

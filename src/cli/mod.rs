@@ -361,8 +361,8 @@ pub fn main() -> i32 {
                 force: a.force,
             })
         }
-        Some(Cmd::Gen(g)) => generate(g),
-        Some(Cmd::Bench(b)) => bench::bench(b),
+        Some(Cmd::Gen(g)) => generate(g, cli.sessions.as_deref()),
+        Some(Cmd::Bench(b)) => bench::bench(b, cli.sessions.as_deref()),
         Some(Cmd::Paper(a)) => paper::paper(a, cli.sessions.as_deref()),
         Some(Cmd::Docs { topic }) => docs(topic),
         None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
@@ -376,7 +376,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn generate(g: &GenCmd) -> Result<i32> {
+fn generate(g: &GenCmd, sessions: Option<&std::path::Path>) -> Result<i32> {
     if g.kind != "gp-mix" {
         return Err(OvkError::input(format!(
             "unknown generator '{}' (try: gp-mix)",
@@ -394,9 +394,9 @@ fn generate(g: &GenCmd) -> Result<i32> {
         g.outputs,
     )?;
     use crate::data::{gpmix, output_format, sidecar_for, sidecar_path};
-    use crate::session::{output, OutputRules};
+    use crate::session::output;
     let format = output_format(&g.out)?;
-    let out = output::plan(&g.out, &OutputRules::new(g.force))?;
+    let out = output::plan(&g.out, &export::outside_store(g.force, sessions)?)?;
     // A sidecar goes beside a regular file only; one `gen` wrote may be replaced, the user's not.
     let side = match (out.is_file(), sidecar_path(&g.out)) {
         (true, Some(path)) => {
@@ -411,7 +411,10 @@ fn generate(g: &GenCmd) -> Result<i32> {
                     )))
                 }
             };
-            Some(output::plan(&path, &OutputRules::new(ours))?)
+            Some(output::plan(
+                &path,
+                &export::outside_store(ours, sessions)?,
+            )?)
         }
         _ => None,
     };

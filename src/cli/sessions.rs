@@ -9,8 +9,13 @@ use crate::session::{display_safe as safe, Listing, Store};
 use crate::Result;
 
 pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
-    let store = Store::open(sessions)?;
-    let entries = store.list();
+    // Listing never creates the store: an absent one has no sessions.
+    let root = Store::locate(sessions)?;
+    let entries = match Store::existing(sessions)? {
+        Some(store) => store.list(),
+        None if root.exists() => Store::open(sessions)?.list(), // not a directory: open says so
+        None => Vec::new(),
+    };
     if as_json {
         let items: Vec<serde_json::Value> = entries
             .iter()
@@ -35,7 +40,7 @@ pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
         return Ok(0);
     }
     if entries.is_empty() {
-        outln!("no sessions in {}", store.root().display())?;
+        outln!("no sessions in {}", root.display())?;
         return Ok(0);
     }
     for e in entries {

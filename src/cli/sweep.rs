@@ -372,6 +372,12 @@ fn shell_quote(s: &str) -> String {
 }
 
 fn collect_dir(dir: &Path, store: &Store) -> Result<i32> {
+    if !dir.is_dir() {
+        return Err(OvkError::input(format!(
+            "--collect {}: no such directory of sessions",
+            dir.display()
+        )));
+    }
     let from = Store::open(Some(dir))?;
     let mut records = Vec::new();
     for l in from.list() {

@@ -17,6 +17,7 @@ use std::io::{self, BufWriter, ErrorKind, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::store::{Listing, Store};
 use crate::{OvkError, Result};
 
 /// What an output may not touch, and whether an existing file may be replaced.
@@ -54,6 +55,25 @@ impl OutputRules {
     pub fn protect_file(mut self, file: &Path, what: impl Into<String>) -> Self {
         if let Ok(c) = fs::canonicalize(file) {
             self.protected_files.push((c, what.into()));
+        }
+        self
+    }
+
+    /// Refuse writing into the session store or over the data file (or its sidecar) of any
+    /// session in it: for files ovk writes outside a session (`gen`, `bench data`, a ledger).
+    pub fn protect_store(mut self, store: &Store) -> Self {
+        self = self.protect_dir(store.root(), "the session store");
+        for listing in store.list() {
+            let Listing::Ok(s) = listing else { continue };
+            for data in &s.data_files {
+                self = self.protect_file(data, format!("the data file of session {}", s.id));
+                if let Some(side) = crate::data::sidecar_path(data) {
+                    self = self.protect_file(
+                        &side,
+                        format!("the sidecar of session {}'s data file", s.id),
+                    );
+                }
+            }
         }
         self
     }

@@ -39,6 +39,8 @@ pub struct Summary {
     pub settings: BTreeMap<String, String>,
     /// Every test metric, by name.
     pub metrics: BTreeMap<String, f64>,
+    /// The data file it was fitted on, as recorded (and as configured, when that differs).
+    pub data_files: Vec<PathBuf>,
     pub iterations: usize,
     pub fit_s: f64,
 }
@@ -70,6 +72,13 @@ impl Store {
             )));
         }
         Ok(Store { root })
+    }
+
+    /// The store `open` would find, when it exists already: for commands that only read it or
+    /// keep their writes out of it, which should not create it.
+    pub fn existing(dir: Option<&Path>) -> Result<Option<Store>> {
+        let root = Store::locate(dir)?;
+        Ok(root.is_dir().then_some(Store { root }))
     }
 
     /// Where `open` would find the store, without creating it.
@@ -403,6 +412,13 @@ fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
         metrics: rec.metrics.test.clone().into_iter().collect(),
         iterations: rec.iterations,
         fit_s: rec.timings.fit_s,
+        data_files: {
+            let mut files = vec![rec.dataset.path.clone()];
+            if rec.config.data.path != rec.dataset.path {
+                files.push(rec.config.data.path.clone());
+            }
+            files
+        },
     }
 }
 

@@ -73,7 +73,7 @@ fn bench_scaling_writes_markdown_and_a_json_ledger() {
             "--out",
             out.to_str().expect("utf-8 path"),
         ],
-        &dir,
+        &dir.join("store"),
     );
     assert!(o.status.success(), "ovk failed: {}", stderr(&o));
     let md = stdout(&o);
@@ -112,7 +112,7 @@ fn bench_data_writes_the_synthetic_problem_as_csv() {
             "--out",
             path.to_str().expect("utf-8 path"),
         ],
-        &dir,
+        &dir.join("store"),
     );
     assert!(o.status.success(), "ovk failed: {}", stderr(&o));
     let text = std::fs::read_to_string(&path).expect("csv written");

@@ -158,6 +158,58 @@ fn exports_never_write_into_the_store_or_over_the_data() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// `gen`, `bench data` and `bench scaling --out` write files outside any session: like
+/// exports, never into the store and never over a saved session's data, even with --force.
+#[test]
+fn generated_files_never_land_in_the_store_or_over_a_sessions_data() {
+    let (dir, store, data, id) = one_session("generated");
+    let record = store.join(&id).join("session.json");
+    let before = fs::read(&record).unwrap();
+    let data_before = fs::read(&data).unwrap();
+    let in_session = store.join(&id).join("more.csv");
+    let cases: [(&[&str], &Path); 3] = [
+        (
+            &["bench", "data", "--n", "10", "--force", "--out"],
+            &in_session,
+        ),
+        (&["gen", "gp-mix", "--force", "--out"], &in_session),
+        (
+            &[
+                "bench",
+                "scaling",
+                "--methods",
+                "krr",
+                "--n",
+                "50",
+                "--force",
+                "--out",
+            ],
+            &record,
+        ),
+    ];
+    for (args, in_store) in cases {
+        for (target, needle) in [
+            (in_store, "session store"),
+            (data.as_path(), "data file of session"),
+        ] {
+            let mut full: Vec<&str> = args.to_vec();
+            full.push(s(target));
+            refused(&ovk_in(&store, &full, &[]), &[needle]);
+        }
+    }
+    assert!(!in_session.exists());
+    assert_eq!(fs::read(&record).unwrap(), before, "session.json changed");
+    assert_eq!(fs::read(&data).unwrap(), data_before, "the data changed");
+    assert_eq!(ids(&store), vec![id]);
+    // Listing a store that does not exist says so and does not create it.
+    let absent = dir.join("no-store");
+    let out = ovk_in(&absent, &["sessions"], &[]);
+    ok(&out);
+    assert!(stdout(&out).starts_with("no sessions"));
+    assert!(!absent.exists(), "ovk sessions created the store");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn existing_files_need_force_links_stay_links_and_devices_are_written_through() {
     let (dir, store, _data, id) = one_session("force");
@@ -726,7 +778,11 @@ fn store_failures_exit_2_with_the_cause() {
         );
     }
     refused(
-        &ovk_in(Path::new("/proc/self/ovk-store"), &["sessions"], &[]),
+        &ovk_in(
+            Path::new("/proc/self/ovk-store"),
+            &["run", "--data", LINNERUD, "--method", "krr"],
+            &[],
+        ),
         &["/proc/self/ovk-store"],
     );
     let store = dir.join("store");

@@ -597,6 +597,7 @@ fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -
         metrics: BTreeMap::from([("accuracy".to_string(), acc)]),
         iterations: 37,
         fit_s: 0.25,
+        data_files: vec![PathBuf::from(format!("/data/{dataset}"))],
     })
 }
 
