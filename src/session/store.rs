@@ -20,7 +20,7 @@ pub struct Store {
 /// One line of `ovk sessions`, or the reason an entry could not be read.
 #[derive(Debug, Clone)]
 pub enum Listing {
-    Ok(Summary),
+    Ok(Box<Summary>),
     Corrupt { path: PathBuf, reason: String },
 }
 
@@ -209,7 +209,7 @@ impl Store {
         ok.sort_by(|a, b| (stamp(b), &b.created, &b.id).cmp(&(stamp(a), &a.created, &a.id)));
         corrupt.sort();
         ok.into_iter()
-            .map(Listing::Ok)
+            .map(|s| Listing::Ok(Box::new(s)))
             .chain(
                 corrupt
                     .into_iter()
@@ -314,7 +314,7 @@ impl Store {
         self.list()
             .into_iter()
             .filter_map(|l| match l {
-                Listing::Ok(s) if s.name == name => Some(s),
+                Listing::Ok(s) if s.name == name => Some(*s),
                 _ => None,
             })
             .collect()

@@ -581,7 +581,7 @@ fn summary(name: &str) -> Listing {
 
 /// A listed session with a λ and a test accuracy, for the runs table.
 fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -> Listing {
-    Listing::Ok(Summary {
+    Listing::Ok(Box::new(Summary {
         id: format!("{name}-id"),
         name: name.into(),
         created: "2026-11-21T07:00:00Z".into(),
@@ -598,7 +598,7 @@ fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -
         iterations: 37,
         fit_s: 0.25,
         data_files: vec![PathBuf::from(format!("/data/{dataset}"))],
-    })
+    }))
 }
 
 #[test]

@@ -133,7 +133,7 @@ pub fn columns(list: &[Listing]) -> Vec<Column> {
     let runs: Vec<&Summary> = list
         .iter()
         .filter_map(|l| match l {
-            Listing::Ok(s) => Some(s),
+            Listing::Ok(s) => Some(s.as_ref()),
             Listing::Corrupt { .. } => None,
         })
         .collect();
