@@ -77,6 +77,8 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
             x[[i, j]] = v;
         }
     }
+    let every_row: Vec<usize> = (0..x.nrows()).collect();
+    super::prepare::check_magnitude(path, &x, trained.features, &every_row)?;
     if let Some((class, dtype, known)) = trained.class {
         if let Some(c) = names.iter().position(|n| *n == class) {
             same_family(path, &raw, c, dtype)?;

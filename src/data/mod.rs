@@ -16,6 +16,7 @@ mod parquet_footer;
 mod parquet_write;
 mod prepare;
 mod raw;
+pub(crate) use raw::row_label;
 mod roles;
 mod rows;
 mod scale;

@@ -169,7 +169,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
 const MAX_MAGNITUDE: f64 = 1e150;
 
 /// Refuse a finite value so large that the fit would overflow to NaN and then blame λ.
-fn check_magnitude(
+pub(super) fn check_magnitude(
     path: &std::path::Path,
     m: &Array2<f64>,
     names: &[String],

@@ -68,6 +68,20 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             r.output_names.len()
         )));
     }
+    if let Some(i) = scores
+        .rows()
+        .into_iter()
+        .position(|row| row.iter().any(|v| !v.is_finite()))
+    {
+        return Err(crate::error::input_at(
+            data_path,
+            format!(
+                "the model's prediction for {} is not a finite number: its features lie so far \
+                 outside the training data that the kernel overflows",
+                data::row_label(i)
+            ),
+        ));
+    }
     let decoded = decode(r.task, &rec, &r.output_names, &scores);
     Ok(PredictionTable {
         output_names: r.output_names.clone(),

@@ -225,6 +225,49 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
     }
 }
 
+/// A polynomial kernel of degree 20 overflows on inputs far beyond the training range: the
+/// prediction is refused naming the row, not written as NaN.
+#[test]
+fn predictions_that_overflow_are_refused_naming_the_row() {
+    let work = scratch("overflow");
+    let data = write(
+        &work.join("poly.csv"),
+        "x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n6,8\n7,7\n8,9\n",
+    );
+    let store = work.join("store");
+    let store_arg = store.display().to_string();
+    let out = ovk(&[
+        "run",
+        "--data",
+        &data,
+        "--targets",
+        "y",
+        "--method",
+        "krr",
+        "--kernel",
+        "polynomial",
+        "--degree",
+        "20",
+        "--test-fraction",
+        "0",
+        "--name",
+        "poly",
+        "--sessions",
+        &store_arg,
+    ]);
+    binary::assert_ok(&out, "");
+    let far = write(&work.join("far.csv"), "x\n2\n1e20\n");
+    refused(
+        &ovk(&["predict", "poly", "--data", &far, "--sessions", &store_arg]),
+        &["far.csv", "data row 2", "not a finite number"],
+    );
+    let near = write(&work.join("near.csv"), "x\n3\n");
+    binary::assert_ok(
+        &ovk(&["predict", "poly", "--data", &near, "--sessions", &store_arg]),
+        "",
+    );
+}
+
 #[test]
 fn bad_files_are_refused_naming_the_column() {
     let (dir, work) = iris_session("bad");
@@ -258,6 +301,16 @@ fn bad_files_are_refused_naming_the_column() {
     refused(
         &ovk(&["predict", &d, "--data", &text_feature]),
         &["`petal_width`"],
+    );
+    // Values a fit would refuse are refused here too, and an overflowing kernel is an error,
+    // never a NaN in the output.
+    let huge = write(
+        &work.join("huge.csv"),
+        &format!("{header}5.1,3.5,1.4,1e200,0\n"),
+    );
+    refused(
+        &ovk(&["predict", &d, "--data", &huge]),
+        &["`petal_width`", "1e200", "data row 1"],
     );
     // Without the class column is fine: the model needs only the features.
     let features_only = write(
