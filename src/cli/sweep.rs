@@ -284,13 +284,22 @@ fn finish(configs: &[RunConfig], result: SweepResult, store: &Store) -> Result<i
         errln!("no configuration could be scored; nothing saved");
         return Ok(if result.interrupted { 130 } else { 2 });
     };
+    if result.interrupted {
+        // Ctrl-C means stop now: refitting the best configuration on the whole training part
+        // would take as long as any fit of the sweep.
+        errln!(
+            "the best configuration so far is {best}; it was not refitted or saved (run it \
+             with ovk run, or rerun the sweep)"
+        );
+        return Ok(130);
+    }
     let mut progress = CliProgress::new();
     let outcome = refit_best(configs, &result, &mut progress);
     progress.finish();
     let outcome = outcome?;
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     outln!("best configuration {best} saved as {}", dir.display())?;
-    Ok(if result.interrupted { 130 } else { 0 })
+    Ok(0)
 }
 
 fn print_table(result: &SweepResult) -> Result<()> {

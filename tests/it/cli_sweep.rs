@@ -227,3 +227,47 @@ fn sweep_file_errors_are_clear() {
         assert!(err(&o).contains(needle), "{text}: {}", err(&o));
     }
 }
+
+/// Ctrl-C during a sweep stops it: the rows so far are printed, the best is named, and nothing
+/// is refitted or saved (a refit would take as long as any fit of the sweep).
+#[test]
+fn an_interrupted_sweep_stops_without_refitting() {
+    use std::io::BufRead;
+    let dir = fresh("sigint");
+    let cfg = dir.join("long.toml");
+    std::fs::write(
+        &cfg,
+        "data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\nlambda = { log = [1e-3, 1e3], n = 20000 }\n",
+    )
+    .unwrap();
+    let store = dir.join("store");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ovk"))
+        .args(["sweep", "--config", cfg.to_str().unwrap(), "--sessions"])
+        .arg(&store)
+        .current_dir(binary::root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the first configuration has been scored.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with('{'), "{first}");
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("sweep interrupted"), "{stderr}");
+    assert!(stderr.contains("not refitted"), "{stderr}");
+    assert!(
+        rest.contains("rank"),
+        "the table of the rows so far: {rest}"
+    );
+    let saved = std::fs::read_dir(&store).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(saved, 0, "an interrupted sweep saved a session");
+}
