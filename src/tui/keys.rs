@@ -20,7 +20,11 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("j k ↓ ↑", "lists", "move the selection"),
     ("g G Home End", "lists", "first / last entry"),
     ("Enter", "lists", "open / choose / edit"),
-    ("Esc", "everywhere", "close overlay, leave field, back"),
+    (
+        "Esc",
+        "everywhere",
+        "cancel a running fit; else close overlay, leave field, back",
+    ),
     ("?", "everywhere", "this help"),
     (
         "q  Ctrl-C",

@@ -18,5 +18,6 @@ mod terminal;
 pub mod theme;
 pub mod update;
 pub mod widgets;
+pub mod wording;
 
 pub use app::{replay_state, run_app, run_replay};

@@ -11,6 +11,7 @@ use super::keys::{tab_label, tab_spans, HELP};
 use super::panes;
 use super::state::{PromptKind, RunStatus, State};
 use super::widgets::{clip, fmt_secs};
+use super::wording::in_workbench_terms;
 
 /// Below this the full layout does not fit and the workbench says so instead.
 pub const MIN_WIDTH: u16 = 70;
@@ -124,7 +125,11 @@ pub fn state_tag(s: &State) -> String {
 
 fn status_bar(frame: &mut Frame, area: Rect, s: &State) {
     let tag = format!(" {} ", state_tag(s));
-    let right = " ? help · q quit ";
+    let right = if s.is_running() && !s.run.cancelling {
+        " Esc cancels · ? help · q quit "
+    } else {
+        " ? help · q quit "
+    };
     let room =
         (area.width as usize).saturating_sub(tag.chars().count() + right.chars().count() + 1);
     let style = match s.run.status {
@@ -134,7 +139,7 @@ fn status_bar(frame: &mut Frame, area: Rect, s: &State) {
     let line = Line::from(vec![
         Span::styled(tag, style.add_modifier(Modifier::BOLD)),
         Span::styled(
-            format!(" {:<room$}", clip(&s.status, room)),
+            format!(" {:<room$}", clip(&in_workbench_terms(&s.status), room)),
             s.theme.status_bar,
         ),
         Span::styled(right, s.theme.status_bar),
@@ -160,14 +165,21 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         let body = Text::from(vec![
             Line::styled(why.clone(), s.theme.warn),
             Line::from("Quit anyway?"),
-            Line::from(vec![
-                Span::styled("y", s.theme.key),
-                Span::raw(" quits · "),
-                Span::styled("n", s.theme.key),
-                Span::raw(" or Esc stays · "),
-                Span::styled("s", s.theme.key),
-                Span::raw(" saves first"),
-            ]),
+            Line::from({
+                let mut keys = vec![
+                    Span::styled("y", s.theme.key),
+                    Span::raw(" quits · "),
+                    Span::styled("n", s.theme.key),
+                    Span::raw(" or Esc stays"),
+                ];
+                // A running fit has nothing to save yet (s would save an older result).
+                if !s.is_running() {
+                    keys.push(Span::raw(" · "));
+                    keys.push(Span::styled("s", s.theme.key));
+                    keys.push(Span::raw(" saves first"));
+                }
+                keys
+            }),
         ]);
         frame.render_widget(
             Paragraph::new(body).wrap(Wrap { trim: true }).block(

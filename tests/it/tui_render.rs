@@ -919,10 +919,94 @@ fn quitting_while_running_cancels_the_fit() {
     let a = map_key(&s, KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)).unwrap();
     assert!(update(&mut s, a).is_empty());
     assert!(!s.quit && s.prompt.is_some());
+    // Nothing to save while it runs: the question does not offer it, and s does nothing.
+    assert!(!screen(&s, 80, 24).contains("saves first"));
+    let a = map_key(&s, key(KeyCode::Char('s'))).unwrap();
+    assert!(update(&mut s, a).is_empty());
+    assert!(s.prompt.is_some());
     let a = map_key(&s, key(KeyCode::Char('y'))).unwrap();
     let effects = update(&mut s, a);
     assert!(s.quit);
     assert!(matches!(effects.as_slice(), [Effect::CancelRun]));
+}
+
+/// Esc cancels a running fit from whichever pane the user is watching, and the status bar
+/// says so while it runs; with no fit running, Esc keeps its pane's own meaning.
+#[test]
+fn esc_cancels_a_running_fit_from_any_pane() {
+    for pane in [Pane::Charts, Pane::Matrices, Pane::Data, Pane::Sessions] {
+        let mut s = on(loaded(), pane);
+        update(&mut s, Action::StartRun);
+        assert!(screen(&s, 80, 24).contains("Esc cancels"), "{pane:?}");
+        let a = map_key(&s, key(KeyCode::Esc)).unwrap();
+        let effects = update(&mut s, a);
+        assert!(
+            matches!(effects.as_slice(), [Effect::CancelRun]),
+            "{pane:?}"
+        );
+        assert!(!screen(&s, 80, 24).contains("Esc cancels"), "{pane:?}");
+    }
+    let mut s = on(finished(), Pane::Charts);
+    let a = map_key(&s, key(KeyCode::Esc)).unwrap();
+    assert!(update(&mut s, a).is_empty());
+}
+
+/// "Empty = the method's default" holds for every field: emptied, a field takes its default
+/// back and says so, instead of refusing '' (σ) or showing nothing (λ).
+#[test]
+fn an_emptied_field_takes_its_default() {
+    for key_name in ["sigma", "lambda"] {
+        let mut s = on(loaded(), Pane::Kernel);
+        let default = field(&s, key_name).text.clone();
+        s.kernel.cursor = s
+            .kernel
+            .visible()
+            .iter()
+            .position(|&i| s.kernel.fields[i].key() == key_name)
+            .unwrap();
+        update(&mut s, Action::Enter);
+        update(&mut s, Action::ClearText);
+        update(&mut s, Action::Enter);
+        assert_eq!(field(&s, key_name).text, default, "{key_name}");
+        assert!(
+            s.status.contains("(the default)"),
+            "{key_name}: {}",
+            s.status
+        );
+        assert!(s.kernel.first_error().is_none(), "{key_name}");
+    }
+}
+
+/// A failure's whole message (its advice too) is readable in Notes, and the engine's flags
+/// read as the workbench's fields.
+#[test]
+fn a_failure_is_readable_in_full_and_in_workbench_terms() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    let advice = "the objective became NaN — the fit diverged (likely causes: λ too small for an \
+                  ill-conditioned Gram matrix, or a kernel width far too small); raise --lambda \
+                  or set --max-iter lower, or choose them with `ovk sweep --cv 3`";
+    update(
+        &mut s,
+        Action::Run(RunMessage::Failed {
+            message: advice.into(),
+            exit_code: 2,
+        }),
+    );
+    let s = on(s, Pane::Run);
+    // At 80×24 Notes scrolls (J K); at 120×36 all of it shows.
+    assert!(screen(&s, 80, 24).contains("Notes 1–"));
+    let out = screen(&s, 120, 36).replace(['│', '\n'], " ");
+    let flat: String = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "kernel width far too small",
+        "raise lambda",
+        "max_iter lower",
+        "w on a",
+    ] {
+        assert!(flat.contains(want), "{want}: {out}");
+    }
+    assert!(!flat.contains("--lambda"), "{out}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ use super::super::state::State;
 use super::super::widgets::record_table::{self, RecordTable};
 use super::super::widgets::{clip, fmt_num, fmt_secs};
 use super::{block, draw_note, draw_scrolled};
+use crate::tui::wording::in_workbench_terms;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(f) = &s.result else {
@@ -225,7 +226,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     lines.extend(
         r.notes
             .iter()
-            .map(|n| Line::styled(format!("• {n}"), s.theme.warn)),
+            .map(|n| Line::styled(format!("• {}", in_workbench_terms(n)), s.theme.warn)),
     );
     if lines.is_empty() {
         lines.push(Line::styled("no details", s.theme.dim));

@@ -13,6 +13,7 @@ use super::super::state::{RunStatus, State, SweepState};
 use super::super::widgets::gauge::PhaseGauge;
 use super::super::widgets::{clip, fmt_num, fmt_secs};
 use super::{block, draw_scrolled};
+use crate::tui::wording::in_workbench_terms;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let lines = config_lines(s);
@@ -458,7 +459,7 @@ fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
     };
     let lines: Vec<Line> = notes_src
         .iter()
-        .map(|n| Line::raw(format!("• {n}")))
+        .map(|n| Line::raw(format!("• {}", in_workbench_terms(n))))
         .collect();
     let title = |shown: Option<(usize, usize, usize)>| match shown {
         Some((first, last, total)) => format!("Notes {first}–{last} of {total} lines — J K"),

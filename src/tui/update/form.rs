@@ -27,16 +27,29 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         }
         (Pane::Kernel, Action::Enter) if s.kernel.editing => {
             s.kernel.editing = false;
+            let running = s.is_running();
             if let Some(i) = s.kernel.current() {
-                let f = &s.kernel.fields[i];
-                let later = if s.is_running() {
+                let f = &mut s.kernel.fields[i];
+                // "Empty = the method's default" for every field: the default is written back,
+                // so the field shows the value the fit will use.
+                let emptied = f.text.trim().is_empty();
+                if emptied {
+                    f.text = f.default_text();
+                    f.validate();
+                }
+                let default = if emptied && !f.text.is_empty() {
+                    " (the default)"
+                } else {
+                    ""
+                };
+                let later = if running {
                     " (applies to the next fit; the running one keeps its values)"
                 } else {
                     ""
                 };
                 s.status = match &f.error {
                     Some(e) => format!("{} refused: {e}", f.key()),
-                    None => format!("{} = {}{later}", f.key(), f.text),
+                    None => format!("{} = {}{default}{later}", f.key(), f.text),
                 };
             }
             vec![]

@@ -166,8 +166,14 @@ fn back(s: &mut State) -> Vec<Effect> {
         };
         return vec![];
     }
+    if s.pane == Pane::Kernel && s.kernel.editing {
+        return form::on_key(s, Action::Back);
+    }
+    // A running fit is what Esc stops first, from any pane: the user need not find Run.
+    if s.is_running() && !s.run.cancelling {
+        return run::cancel(s);
+    }
     match s.pane {
-        Pane::Kernel if s.kernel.editing => form::on_key(s, Action::Back),
         Pane::Run => run::cancel(s),
         Pane::Data => data::on_key(s, Action::Back),
         Pane::Sessions => sessions::on_key(s, Action::Back),

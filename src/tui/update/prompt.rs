@@ -15,7 +15,7 @@ pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
         // A question, not a text box: one key answers it.
         return match a {
             Action::Char('y' | 'Y') => force_quit(s),
-            Action::Char('s') => {
+            Action::Char('s') if !s.is_running() => {
                 s.prompt = None;
                 sessions::save(s)
             }

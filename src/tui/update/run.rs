@@ -90,6 +90,8 @@ pub(super) fn message(s: &mut State, msg: RunMessage) -> Vec<Effect> {
             s.run.ended = Some(s.now);
             s.run.cancelling = false;
             s.status = format!("failed: {message}");
+            // The status line clips a long message and its advice: Notes shows all of it.
+            s.run.notes.push(format!("the fit failed: {message}"));
         }
         RunMessage::Cancelled => {
             s.run.status = RunStatus::Cancelled;
