@@ -48,14 +48,11 @@ fn every_example_loads_with_its_matrices() {
 }
 
 #[test]
-fn small_examples_replay_and_verify_from_any_directory() {
+fn every_example_replays_and_verifies_from_any_directory() {
     // Not the repository root: the data files are found from the sessions' own location.
+    // Each takes under a second: all of them, so a model format change cannot go unnoticed.
     let elsewhere = std::env::temp_dir();
     for d in examples() {
-        let rec = session::load(&d).unwrap().record;
-        if rec.dataset.rows > 200 {
-            continue;
-        }
         let out = Command::new(env!("CARGO_BIN_EXE_ovk"))
             .args(["replay", "--verify"])
             .arg(&d)
@@ -94,7 +91,11 @@ fn regenerate_example_models() {
         let mut exact = true;
         for name in rec.matrices.keys() {
             let saved = s.matrix(name).unwrap();
-            let again = rerun.matrix(name).unwrap();
+            // A model array the method no longer keeps (its format changed): refresh.
+            let Some(again) = rerun.matrix(name) else {
+                exact = false;
+                continue;
+            };
             assert_eq!(saved.dim(), again.dim(), "{}: {name}", d.display());
             let scale = saved.iter().fold(1e-300f64, |a, v| a.max(v.abs()));
             for (a, b) in saved.iter().zip(again) {
