@@ -82,6 +82,29 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
             }
         }
     }
+    // What predictions use besides the matrices: the model's settings, scaler and classes, the
+    // kernel as used, and the split the metrics were scored on.
+    for (what, a, b) in [
+        (
+            "model",
+            json_of(&loaded.record.model),
+            json_of(&rerun.record.model),
+        ),
+        (
+            "kernel",
+            json_of(&loaded.record.kernel),
+            json_of(&rerun.record.kernel),
+        ),
+        (
+            "split",
+            json_of(&loaded.record.split),
+            json_of(&rerun.record.split),
+        ),
+    ] {
+        if let Some(at) = first_difference(what, &a, &b) {
+            mismatches.push(at);
+        }
+    }
     for name in loaded.record.matrices.keys() {
         let saved_m = loaded.matrix(name)?;
         match rerun.matrix(name) {
@@ -159,6 +182,55 @@ fn relocated_config(r: &session::SessionRecord, path: &Path) -> crate::train::Ru
 /// The first 12 hex digits of a hash.
 fn short(hash: &str) -> String {
     hash.chars().take(12).collect()
+}
+
+fn json_of(v: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// Where two saved values first differ (numbers within the verification tolerance agree), as
+/// `path: saved …, re-run …`.
+fn first_difference(
+    path: &str,
+    saved: &serde_json::Value,
+    rerun: &serde_json::Value,
+) -> Option<String> {
+    use serde_json::Value;
+    match (saved, rerun) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) if close(x, y) => None,
+            _ => Some(format!("{path}: saved {a}, re-run {b}")),
+        },
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(&format!("{path}[{i}]"), x, y)),
+        (Value::Object(a), Value::Object(b)) if a.len() == b.len() => {
+            a.iter().find_map(|(k, x)| {
+                let p = format!("{path}.{k}");
+                match b.get(k) {
+                    Some(y) => first_difference(&p, x, y),
+                    None => Some(format!("{p}: saved, not in the re-run")),
+                }
+            })
+        }
+        _ if saved == rerun => None,
+        _ => Some(format!(
+            "{path}: saved {}, re-run {}",
+            brief(saved),
+            brief(rerun)
+        )),
+    }
+}
+
+/// A JSON value short enough for one line of the report.
+fn brief(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 fn close(a: f64, b: f64) -> bool {

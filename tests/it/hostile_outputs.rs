@@ -716,6 +716,39 @@ fn non_finite_matrices_fail_verification_and_are_not_exported() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// `--verify` checks what predictions use besides the matrices — the model's settings and
+/// scaler, the kernel as used, the split — so an edited session.json is not "verified".
+#[test]
+fn an_edited_model_record_fails_verification() {
+    let (dir, store, _data, id) = one_session("model");
+    let json = store.join(&id).join("session.json");
+    let pristine = fs::read_to_string(&json).unwrap();
+    let out = ovk_in(&store, &["replay", &id, "--verify"], &[]);
+    ok(&out);
+    let edits: [(&str, fn(&mut serde_json::Value)); 4] = [
+        ("model.scaler.std[0]", |r| {
+            r["model"]["scaler"]["std"][0] = 0.0.into()
+        }),
+        ("model.settings", |r| {
+            r["model"]["settings"]["kernel"]["sigma"] = (-1.0).into()
+        }),
+        ("split.train[0]", |r| r["split"]["train"][0] = 999.into()),
+        ("model: saved null", |r| {
+            r["model"] = serde_json::Value::Null
+        }),
+    ];
+    for (want, edit) in edits {
+        let mut record: serde_json::Value = serde_json::from_str(&pristine).unwrap();
+        edit(&mut record);
+        fs::write(&json, serde_json::to_string(&record).unwrap()).unwrap();
+        let out = ovk_in(&store, &["replay", &id, "--verify"], &[]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{want}: {text}{}", stderr(&out));
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn collect_refuses_to_rank_unrelated_sessions_together() {
     let dir = temp_dir("outputs", "collect", true);
