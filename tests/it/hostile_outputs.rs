@@ -725,7 +725,8 @@ fn an_edited_model_record_fails_verification() {
     let pristine = fs::read_to_string(&json).unwrap();
     let out = ovk_in(&store, &["replay", &id, "--verify"], &[]);
     ok(&out);
-    let edits: [(&str, fn(&mut serde_json::Value)); 4] = [
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 4] = [
         ("model.scaler.std[0]", |r| {
             r["model"]["scaler"]["std"][0] = 0.0.into()
         }),
