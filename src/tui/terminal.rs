@@ -31,6 +31,17 @@ pub fn enter() -> Result<Term> {
         }));
     });
     let io = |e: std::io::Error| OvkError::io("setting up the terminal", e);
+    // Without a terminal (a script, a pipe, a batch job) the workbench cannot start: say what
+    // works there instead.
+    if !std::io::IsTerminal::is_terminal(&stdout())
+        || !std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
+        return Err(OvkError::input(
+            "the workbench needs a terminal, and standard input or output is not one; without \
+             a terminal use the headless commands (ovk run, ovk replay SESSION --print, ovk \
+             sessions — see ovk --help)",
+        ));
+    }
     enable_raw_mode().map_err(io)?;
     if let Err(e) =
         execute!(stdout(), EnterAlternateScreen, cursor::Hide).and_then(|_| capture_mouse())

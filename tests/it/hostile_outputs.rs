@@ -1086,3 +1086,21 @@ fn a_standard_output_that_cannot_be_written_is_reported_not_a_panic() {
     assert!(listed >= 2, "the run's session was not saved");
     let _ = fs::remove_dir_all(&store);
 }
+
+/// The workbench without a terminal (a script, a batch job): exit 2 and what to use instead,
+/// not an OS error and exit 1.
+#[test]
+fn the_workbench_without_a_terminal_points_at_the_headless_commands() {
+    let store = temp_dir("outputs", "noterm", false);
+    for args in [&[][..], &["datasets/iris.csv"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(args)
+            .arg("--sessions")
+            .arg(&store)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("running ovk");
+        refused(&out, &["needs a terminal", "ovk run"]);
+    }
+}
