@@ -70,7 +70,7 @@ enum Cmd {
     Bench(bench::BenchCmd),
     /// Reproduce a paper's experiment: `ovk paper NAME` (`--list` names them, `--quick` for tests)
     Paper(paper::PaperArgs),
-    /// Print generated documentation (`ovk docs config` writes docs/config.md)
+    /// Print generated documentation on standard output (`ovk docs config > docs/config.md` regenerates that file)
     #[command(hide = true)]
     Docs { topic: String },
 }

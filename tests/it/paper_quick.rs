@@ -71,6 +71,25 @@ fn okl_sim_quick() {
     check("okl-sim", 4);
 }
 
+/// The generated data beside the store are rewritten only when they are ovk's own (the same
+/// bytes again); a user's file of the same name is refused, never replaced.
+#[test]
+fn a_users_file_where_the_experiment_writes_is_never_replaced() {
+    let exp = papers::find("okl-sim").unwrap();
+    let dir = store_dir("okl-sim-foreign");
+    let store = Store::open(Some(&dir)).unwrap();
+    papers::run(exp, true, None, &store, &mut Silent).unwrap();
+    // Again over its own files: fine.
+    papers::run(exp, true, None, &store, &mut Silent).unwrap();
+    let mine = dir.parent().unwrap().join("paper-data/okl-sim/sim0.csv");
+    assert!(mine.is_file());
+    std::fs::write(&mine, "my precious\n").unwrap();
+    let e = papers::run(exp, true, None, &store, &mut Silent).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(e.to_string().contains("sim0.csv"), "{e}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my precious\n");
+}
+
 #[test]
 fn okl_usps_quick() {
     // Two kernel widths, the first also on a low-rank input kernel.

@@ -1,7 +1,6 @@
 //! Tables the experiments derive (subsets, official splits as a column, generated mixtures):
 //! read a plain numeric CSV, write one atomically, and the run configurations' common parts.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
@@ -70,26 +69,34 @@ pub fn read_csv(path: &Path, limit: Option<usize>) -> Result<Csv> {
     Ok(Csv { header, rows })
 }
 
-/// Write a CSV through a temporary file and a rename (never a half-written table).
+/// Write a CSV through a temporary file and a rename (never a half-written table). The
+/// experiments' data are deterministic, so a file already there with other contents is not one
+/// `ovk paper` wrote: it is refused, never replaced.
 pub fn write_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let io = |e| OvkError::io(format!("writing {}", tmp.display()), e);
-    let f = std::fs::File::create(&tmp).map_err(io)?;
-    let mut w = std::io::BufWriter::new(f);
-    writeln!(w, "{}", header.join(",")).map_err(io)?;
-    let mut line = String::new();
+    let mut text = header.join(",");
+    text.push('\n');
     for row in rows.rows() {
-        line.clear();
         for (j, v) in row.iter().enumerate() {
             if j > 0 {
-                line.push(',');
+                text.push(',');
             }
-            line.push_str(&format!("{v}"));
+            text.push_str(&format!("{v}"));
         }
-        writeln!(w, "{line}").map_err(io)?;
+        text.push('\n');
     }
-    w.flush().map_err(io)?;
-    drop(w);
+    if let Ok(old) = std::fs::read(path) {
+        if old == text.as_bytes() {
+            return Ok(());
+        }
+        return Err(OvkError::input(format!(
+            "{}: a file ovk paper did not write is already there; move it, or pass --sessions \
+             with another folder (the experiment's data go beside the store, in paper-data/)",
+            path.display()
+        )));
+    }
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let io = |e| OvkError::io(format!("writing {}", tmp.display()), e);
+    std::fs::write(&tmp, text.as_bytes()).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(|e| {
         OvkError::io(
             format!("renaming {} to {}", tmp.display(), path.display()),

@@ -230,6 +230,10 @@ pub fn run(
         .map_err(|e| OvkError::io(format!("reading {}", store.root().display()), e))?;
     let parent = root.parent().unwrap_or(&root);
     let work = parent.join("paper-data").join(exp.name);
+    obs.note(&format!(
+        "the experiment's generated data go to {}",
+        work.display()
+    ));
     let t0 = Instant::now();
     let mut ctx = Ctx {
         quick,
