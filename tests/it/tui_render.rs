@@ -2318,3 +2318,100 @@ fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
         "100"
     );
 }
+
+// ---------- a user's report: opened sessions, replay, convergence, stale status, counts ----------
+
+/// A saved kde fit of another dataset, as Sessions opens it.
+fn other_session() -> RunOutcome {
+    let mut o = outcome("emotions-kde");
+    let r = &mut o.record;
+    r.method = "kde".into();
+    r.config.method = "kde".into();
+    r.config.data = DataConfig::new("toy/emotions.csv");
+    r.trace = trace(5);
+    r.iterations = 5;
+    r.notes = vec!["the opened session's own note".into()];
+    o
+}
+
+fn open_session(s: &mut State, o: RunOutcome) {
+    update(
+        s,
+        Action::SessionOpened(Ok(Box::new(("/store/opened".into(), o)))),
+    );
+}
+
+#[test]
+fn opening_a_session_after_a_fit_shows_that_session_in_run_and_the_badge() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    for r in trace(3) {
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    update(
+        &mut s,
+        Action::Run(RunMessage::Note("a note of the fit".into())),
+    );
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("first")))),
+    );
+    open_session(&mut s, other_session());
+    at_both(&on(s.clone(), Pane::Run), |out, size| {
+        assert!(
+            out.contains("emotions.csv") && out.contains("method  kde"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("Trace (5 records"), "{size:?}\n{out}");
+        assert!(out.contains("the opened session's own"), "{size:?}\n{out}");
+        assert!(!out.contains("a note of the fit"), "{size:?}\n{out}");
+        assert!(!out.contains("finished in"), "{size:?}\n{out}");
+        assert!(
+            out.contains("Enter or r fits the form instead: okl on digits.csv"),
+            "{size:?}\n{out}"
+        );
+    });
+    // A fit still running keeps its progress; its end replaces the opened session.
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    update(&mut s, Action::Run(RunMessage::Record(trace(1).remove(0))));
+    open_session(&mut s, other_session());
+    assert!(s.is_running() && s.run.trace.len() == 1);
+}
+
+#[test]
+fn a_session_opened_in_a_replay_is_replayed_whole_with_its_sigma() {
+    let mut s = ovk::tui::replay_state(outcome("saved"), "/store/saved-id".into());
+    update(&mut s, Action::Step(-5));
+    assert_eq!(s.chart_trace().len(), 3);
+    let mut long = other_session();
+    long.record.trace = trace(20);
+    long.record.kernel.resolved = Kernel::Gaussian { sigma: 9.8259 };
+    open_session(&mut s, long);
+    assert_eq!(s.chart_trace().len(), 20);
+    assert!(screen(&s, 120, 36).contains("replay 20/20"));
+    at_both(&on(s, Pane::Kernel), |out, size| {
+        assert!(
+            out.contains("Kernel & hyperparameters of kde"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("median  (= 9.8259)"), "{size:?}\n{out}");
+        assert!(!out.contains("load data"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn the_tick_that_ends_playback_is_drawn() {
+    let mut s = ovk::tui::replay_state(outcome("saved"), "/store/saved-id".into());
+    update(&mut s, Action::Space);
+    let mut t = s.now;
+    while s.replay.as_ref().unwrap().playing {
+        t += Duration::from_millis(100);
+        let tick = Action::Tick(t);
+        assert!(ovk::tui::update::redraws(&s, &tick));
+        update(&mut s, tick);
+    }
+    assert_eq!(s.chart_trace().len(), 8);
+    assert!(screen(&s, 120, 36).contains("replay 8/8"));
+    assert!(!ovk::tui::update::redraws(&s, &Action::Tick(t)));
+}

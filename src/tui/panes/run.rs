@@ -11,7 +11,7 @@ use crate::methods::Phase;
 use super::super::axes;
 use super::super::state::{RunStatus, State, SweepState};
 use super::super::widgets::gauge::PhaseGauge;
-use super::super::widgets::{clip, fmt_num, fmt_secs};
+use super::super::widgets::{clip, file_name, fmt_num, fmt_secs};
 use super::{block, draw_scrolled};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -39,9 +39,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
 /// What runs (or ran, or was replayed) and, when the form has changed since, what the next
 /// fit would use instead: the running fit never picks up an edit.
 fn config_lines(s: &State) -> Vec<Line<'static>> {
-    if let Some(f) = s.result.as_ref().filter(|_| s.replay.is_some()) {
+    // A replay, or a result with no fit since (an opened session): what that result ran with,
+    // never the form's or a fit's before it.
+    let shown = s
+        .result
+        .as_ref()
+        .filter(|_| s.replay.is_some() || s.run.status == RunStatus::Idle);
+    if let Some(f) = shown {
         let r = &f.outcome.record;
-        return summary(s, &r.config, Some(r));
+        let mut l = summary(s, &r.config, Some(r));
+        if s.replay.is_none() {
+            l.push(next_fit(s, &r.config));
+        }
+        return l;
     }
     let form = s.run_config();
     // While a fit runs, what it runs with; otherwise what Enter would run now.
@@ -93,6 +103,32 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         Err(why) => l.push(Line::styled(format!("next fit: {why}"), s.theme.warn)),
     }
     l
+}
+
+/// Below a shown session: what Enter would fit, which is the form, not the session.
+fn next_fit(s: &State, shown: &crate::train::RunConfig) -> Line<'static> {
+    match s.run_config() {
+        // another method or file: its every setting differs, the list would say nothing
+        Ok(next) if next.method != shown.method || next.data.path != shown.data.path => {
+            let file = file_name(&next.data.path);
+            Line::styled(
+                format!(
+                    "Enter or r fits the form instead: {} on {}",
+                    next.method,
+                    clip(&file, 28)
+                ),
+                s.theme.dim,
+            )
+        }
+        Ok(next) => match changes(shown, &next) {
+            c if c.is_empty() => Line::styled("Enter or r fits it again", s.theme.ok),
+            c => Line::styled(
+                format!("Enter or r fits the form instead: {c}"),
+                s.theme.dim,
+            ),
+        },
+        Err(why) => Line::styled(format!("next fit: {why}"), s.theme.warn),
+    }
 }
 
 /// "lambda 0.1 → 0.5, sigma median → 2" between two configurations.
@@ -174,10 +210,7 @@ fn summary(
         Some(f) => format!(" · labeled {f:.2}"),
         None => String::new(),
     };
-    let file = d.path.file_name().map_or_else(
-        || d.path.display().to_string(),
-        |f| f.to_string_lossy().into(),
-    );
+    let file = file_name(&d.path);
     vec![
         Line::from(vec![
             Span::styled("data    ", s.theme.dim),
@@ -240,7 +273,12 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
     }
     let (msg, style) = match &r.status {
         RunStatus::Idle if s.result.is_some() => (
-            "no fit in this sitting — the results shown come from an opened session".to_string(),
+            format!(
+                "no fit running — the results shown are '{}'",
+                s.result
+                    .as_ref()
+                    .map_or("", |f| f.outcome.record.name.as_str())
+            ),
             s.theme.dim,
         ),
         RunStatus::Idle => ("no fit yet".to_string(), s.theme.dim),

@@ -19,7 +19,15 @@ use super::effect::Effect;
 use super::keys::tab_spans;
 use super::state::{Pane, Prompt, PromptKind, State};
 
+pub use replay::show_replayed;
 pub use run::headline;
+
+/// Whether applying `a` to `s` may change the screen. A tick changes it only while it moves
+/// something: a running fit's clock, or a replay playing — the tick that ends playback moves
+/// the cursor to the last record, and that frame must be drawn too.
+pub fn redraws(s: &State, a: &Action) -> bool {
+    !matches!(a, Action::Tick(_)) || s.is_running() || s.replay.as_ref().is_some_and(|r| r.playing)
+}
 
 pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
     match action {

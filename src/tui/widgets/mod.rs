@@ -35,6 +35,12 @@ pub fn fmt_secs(s: f64) -> String {
     }
 }
 
+/// The last part of a path (`iris.csv`), or the whole path when it has none.
+pub fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into())
+}
+
 /// Clip `s` to `w` characters (by char, never mid-codepoint), marking a cut with `…`.
 pub fn clip(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
