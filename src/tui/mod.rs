@@ -17,6 +17,7 @@ pub mod state;
 mod terminal;
 pub mod theme;
 pub mod update;
+pub mod verdict;
 pub mod widgets;
 
 pub use app::{replay_state, run_app, run_replay};

@@ -2415,3 +2415,66 @@ fn the_tick_that_ends_playback_is_drawn() {
     assert!(screen(&s, 120, 36).contains("replay 8/8"));
     assert!(!ovk::tui::update::redraws(&s, &Action::Tick(t)));
 }
+
+/// okl stopped by max_iter 3 before its tolerance.
+fn unconverged() -> RunOutcome {
+    let mut o = outcome("capped");
+    let r = &mut o.record;
+    r.params = Params::new()
+        .with("lambda", Value::Float(0.1))
+        .with("max_iter", Value::Int(3));
+    r.trace = trace(3);
+    r.iterations = 3;
+    r.converged = false;
+    r.notes = vec!["L-BFGS stopped at --max-iter 3 iterations; raise --max-iter".into()];
+    o
+}
+
+#[test]
+fn a_fit_stopped_by_max_iter_says_it_did_not_converge() {
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(unconverged()))),
+    );
+    assert!(
+        s.status
+            .contains("3 iterations — not converged (hit max_iter 3)"),
+        "{}",
+        s.status
+    );
+    at_both(&s, |out, size| {
+        assert!(out.contains("not converged"), "{size:?}\n{out}");
+        assert!(
+            out.contains("finished in 0.0 s · not converged"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("L-BFGS stopped at"), "Notes: {size:?}\n{out}");
+    });
+    let s = on(
+        ovk::tui::replay_state(unconverged(), "/store/capped".into()),
+        Pane::Run,
+    );
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("replayed: 3 iterations — not converged (hit max_iter 3)"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn one_iteration_is_singular() {
+    let mut o = outcome("krr");
+    o.record.iterations = 1;
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(o.clone()))),
+    );
+    assert!(s.status.contains(", 1 iteration —"), "{}", s.status);
+    let s = on(ovk::tui::replay_state(o, "/store/krr".into()), Pane::Run);
+    assert!(screen(&s, 120, 36).contains("replayed: 1 iteration (converged)"));
+}

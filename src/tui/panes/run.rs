@@ -10,8 +10,9 @@ use crate::methods::Phase;
 
 use super::super::axes;
 use super::super::state::{RunStatus, State, SweepState};
+use super::super::verdict::not_converged;
 use super::super::widgets::gauge::PhaseGauge;
-use super::super::widgets::{clip, file_name, fmt_num, fmt_secs};
+use super::super::widgets::{clip, count, file_name, fmt_num, fmt_secs};
 use super::{block, draw_scrolled};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -261,27 +262,36 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         Layout::vertical([Constraint::Length(1), Constraint::Length(2)]).areas(inner);
     if let (Some(_), Some(f)) = (&s.replay, &s.result) {
         let rec = &f.outcome.record;
+        let (verdict, style) = match not_converged(rec) {
+            Some(w) => (format!(" — {w}"), s.theme.warn),
+            None => (" (converged)".into(), s.theme.ok),
+        };
         let msg = format!(
-            "saved fit, replayed: {} iterations{} · fit {} · total {}",
-            rec.iterations,
-            if rec.converged { " (converged)" } else { "" },
+            "saved fit, replayed: {}{verdict} · fit {} · total {}",
+            count(rec.iterations, "iteration"),
             fmt_secs(rec.timings.fit_s),
             fmt_secs(rec.timings.total_s)
         );
-        frame.render_widget(Paragraph::new(Line::styled(msg, s.theme.ok)), status);
+        frame.render_widget(Paragraph::new(Line::styled(msg, style)), status);
         return;
     }
     let (msg, style) = match &r.status {
-        RunStatus::Idle if s.result.is_some() => (
-            format!(
-                "no fit running — the results shown are '{}'",
-                s.result
-                    .as_ref()
-                    .map_or("", |f| f.outcome.record.name.as_str())
-            ),
-            s.theme.dim,
-        ),
-        RunStatus::Idle => ("no fit yet".to_string(), s.theme.dim),
+        RunStatus::Idle => match &s.result {
+            Some(f) => {
+                let r = &f.outcome.record;
+                match not_converged(r) {
+                    Some(w) => (
+                        format!("no fit running — the results shown are '{}', {w}", r.name),
+                        s.theme.warn,
+                    ),
+                    None => (
+                        format!("no fit running — the results shown are '{}'", r.name),
+                        s.theme.dim,
+                    ),
+                }
+            }
+            None => ("no fit yet".to_string(), s.theme.dim),
+        },
         RunStatus::Running if r.cancelling => ("cancelling…".into(), s.theme.warn),
         RunStatus::Running => ("running".into(), s.theme.key),
         RunStatus::Finished => {
@@ -291,7 +301,7 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
                 .as_ref()
                 .map(|f| axes::view_sigmas(&f.outcome.record))
                 .unwrap_or_default();
-            let msg = if per_view.is_empty() {
+            let mut msg = if per_view.is_empty() {
                 "finished".to_string()
             } else {
                 let v: Vec<String> = per_view
@@ -300,7 +310,17 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
                     .collect();
                 format!("finished · σ per view: {}", v.join(" · "))
             };
-            (msg, s.theme.ok)
+            match s
+                .result
+                .as_ref()
+                .and_then(|f| not_converged(&f.outcome.record))
+            {
+                Some(w) => {
+                    msg.push_str(&format!(" — {w}; Notes say more"));
+                    (msg, s.theme.warn)
+                }
+                None => (msg, s.theme.ok),
+            }
         }
         RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
         RunStatus::Cancelled => (
@@ -490,8 +510,12 @@ fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
 }
 
 fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
+    // Once a fit has ended, its result's notes: those sent while it ran and the fit's own
+    // (why it stopped short, how it compares with krr). A sweep's are about the sweep.
     let notes_src: &[String] = match (&s.run.status, &s.result) {
-        (RunStatus::Idle, Some(f)) => &f.outcome.record.notes,
+        (RunStatus::Idle | RunStatus::Finished, Some(f)) if s.run.sweep.is_none() => {
+            &f.outcome.record.notes
+        }
         _ => &s.run.notes,
     };
     let lines: Vec<Line> = notes_src

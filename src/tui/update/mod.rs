@@ -19,8 +19,8 @@ use super::effect::Effect;
 use super::keys::tab_spans;
 use super::state::{Pane, Prompt, PromptKind, State};
 
+pub use super::verdict::headline;
 pub use replay::show_replayed;
-pub use run::headline;
 
 /// Whether applying `a` to `s` may change the screen. A tick changes it only while it moves
 /// something: a running fit's clock, or a replay playing — the tick that ends playback moves

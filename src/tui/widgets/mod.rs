@@ -35,6 +35,11 @@ pub fn fmt_secs(s: f64) -> String {
     }
 }
 
+/// "1 iteration", "3 iterations": `n` and a noun that takes an s in the plural.
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The last part of a path (`iris.csv`), or the whole path when it has none.
 pub fn file_name(p: &std::path::Path) -> String {
     p.file_name()
