@@ -2478,3 +2478,52 @@ fn one_iteration_is_singular() {
     let s = on(ovk::tui::replay_state(o, "/store/krr".into()), Pane::Run);
     assert!(screen(&s, 120, 36).contains("replayed: 1 iteration (converged)"));
 }
+
+#[test]
+fn a_status_outlives_nothing_it_was_about() {
+    // A failed fit's badge goes once other data are loaded.
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Failed {
+            message: "singular".into(),
+            exit_code: 1,
+        }),
+    );
+    assert!(screen(&s, 120, 36).contains(" failed "));
+    open_table(&mut s, "toy/digits.csv", Ok(table()), None);
+    at_both(&s, |out, size| {
+        assert!(!out.contains("failed"), "{size:?}\n{out}");
+        assert!(out.contains(" idle "), "{size:?}\n{out}");
+    });
+    // The comparison's "Esc to close" goes with the comparison when Sessions is left.
+    let mut s = on(finished(), Pane::Sessions);
+    update(
+        &mut s,
+        Action::CompareLoaded(Ok(Box::new((record("a"), record("b"))))),
+    );
+    assert!(s.status.contains("Esc to close"));
+    update(&mut s, Action::Goto(Pane::Data));
+    assert!(s.sessions.compare.is_none() && !s.status.contains("Esc to close"));
+    // A sweep's refit note names the best as its table shows it, and is past once done.
+    let mut s = kernel_at("lambda");
+    update(&mut s, Action::SweepPrompt);
+    type_prompt(&mut s, "1e-3 1 4 log cv=3");
+    for (i, score) in [(0, 0.8), (1, 0.95), (2, 0.9), (3, 0.7)] {
+        update(
+            &mut s,
+            Action::Run(RunMessage::SweepRow(Box::new(sweep_row(i, score)))),
+        );
+    }
+    let refitting = "refitting the best, λ = 0.01 (row 2 of 4, *), on the whole training part…";
+    assert_eq!(s.run.notes.last().map(String::as_str), Some(refitting));
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("toy-okl-best")))),
+    );
+    at_both(&s, |out, size| {
+        assert!(!out.contains("refitting"), "{size:?}\n{out}");
+        assert!(out.contains("• refitted the best, λ ="), "{size:?}\n{out}");
+    });
+}

@@ -146,6 +146,11 @@ fn force_quit(s: &mut State) -> Vec<Effect> {
 }
 
 fn goto(s: &mut State, p: Pane) -> Vec<Effect> {
+    // Out of sight the comparison would leave "comparing … (Esc to close)" in the status
+    // with no Esc to close it; c compares again.
+    if s.pane == Pane::Sessions && p != Pane::Sessions && s.sessions.compare.take().is_some() {
+        s.status = "compare closed".into();
+    }
     s.pane = p;
     s.help = false;
     if p == Pane::Sessions {
