@@ -14,6 +14,7 @@ pub mod render;
 pub mod roles;
 pub mod sgr;
 pub mod state;
+pub mod tally;
 mod terminal;
 pub mod theme;
 pub mod update;

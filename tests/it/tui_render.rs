@@ -2527,3 +2527,49 @@ fn a_status_outlives_nothing_it_was_about() {
         assert!(out.contains("• refitted the best, λ ="), "{size:?}\n{out}");
     });
 }
+
+#[test]
+fn trace_and_results_agree_on_records_iterations_and_the_objective() {
+    // lowrank-okl: the path's first λ (B = 0 optimal) is a record but no iteration.
+    let mut o = outcome("path");
+    let r = &mut o.record;
+    r.method = "lowrank-okl".into();
+    r.trace = trace(6);
+    r.iterations = 5;
+    r.objective = r.trace.last().map(|t| t.objective);
+    let s = on(
+        ovk::tui::replay_state(o.clone(), "/store/path".into()),
+        Pane::Run,
+    );
+    assert!(screen(&s, 120, 36).contains("Trace (6 records · 5 iterations"));
+    at_both(&on(s.clone(), Pane::Results), |out, size| {
+        assert!(
+            out.contains("5 (converged) — the trace's 6"),
+            "{size:?}\n{out}"
+        );
+    });
+    let out = screen(&on(s, Pane::Results), 120, 36);
+    assert!(
+        out.contains("1 λ of the path set without iterating"),
+        "{out}"
+    );
+    // okl's bcd: the last record precedes C re-solved for the final L.
+    let mut o = unconverged();
+    o.record.objective = Some(1.14e6);
+    o.record.trace[2].objective = 1.23e6;
+    o.record
+        .details
+        .insert("solver".into(), serde_json::json!("bcd"));
+    let s = on(
+        ovk::tui::replay_state(o, "/store/bcd".into()),
+        Pane::Results,
+    );
+    at_both(&s, |out, size| {
+        assert!(out.contains("1.14e6 — the trace's last"), "{size:?}\n{out}");
+    });
+    let out = screen(&s, 120, 36);
+    assert!(
+        out.contains("precedes C re-solved for the final L"),
+        "{out}"
+    );
+}

@@ -424,10 +424,23 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
         Some(i) => Some(i.min(trace.len().saturating_sub(1))),
         None => trace.len().checked_sub(1),
     };
+    // A result's trace with records that are no iteration counts both (Results says why).
+    let iterations = s
+        .result
+        .as_ref()
+        .map(|f| &f.outcome.record)
+        .filter(|_| matches!(s.run.status, RunStatus::Idle | RunStatus::Finished))
+        .filter(|r| r.trace.len() == trace.len() && r.trace.len() > r.iterations)
+        .map_or_else(String::new, |r| {
+            format!(" · {}", count(r.iterations, "iteration"))
+        });
     let title = match (trace.len(), s.scroll.trace) {
-        (1, _) => "Trace (1 record)".to_string(),
-        (n, None) => format!("Trace ({n} records, following) — j k g scroll"),
-        (n, Some(i)) => format!("Trace ({}/{n}) — G follows", i.min(n.saturating_sub(1)) + 1),
+        (1, _) => format!("Trace (1 record{iterations})"),
+        (n, None) => format!("Trace ({n} records{iterations}, following) — j k g scroll"),
+        (n, Some(i)) => format!(
+            "Trace ({}/{n}{iterations}) — G follows",
+            i.min(n.saturating_sub(1)) + 1
+        ),
     };
     let mut st = TableState::default().with_selected(selected);
     frame.render_stateful_widget(
