@@ -4,7 +4,8 @@
 # checks a key is answered while the fit runs, presses q during the fit (a confirmation must
 # show; n keeps the fit), waits for "finished", saves the session under a name, quits, checks
 # the session directory and `ovk replay --print` on it, then opens the replay at 80×24: the Run
-# pane must count 64 features, and its trace table must scroll to its first and last rows.
+# pane must count 64 features, its trace table must scroll to its first and last rows, and
+# Space must play the trace to its last record.
 # Last, at 80×24 on a store of 25 iris runs: the runs table scrolls to its last row, two marked
 # runs are drawn in Charts, a λ sweep started with w scores its values and its best is saved.
 #
@@ -223,6 +224,14 @@ wait_for "following" 10 || fail "the trace table did not scroll back to its last
 LAST=$(cap | grep -Eo "^│[0-9]+ " | tail -n 1 | tr -dc '0-9')
 [ -n "$LAST" ] && [ "$LAST" -ge "$((N - 1))" ] || fail "last trace row $LAST, expected about $N"
 echo "e2e_tui: replay shows 64 features; its trace scrolls to row 1 and back to the last ($LAST)"
+# Played from its first record, the trace stops on its last one, and that frame is drawn.
+RECORDS=$(cap | grep -Eo "replay [0-9]+/[0-9]+" | head -n 1 | cut -d/ -f2)
+send 5
+send g
+wait_for "replay 1/$RECORDS" 10 || fail "g in Charts did not rewind the replay"
+send Space
+wait_for "replay $RECORDS/$RECORDS" 10 || fail "playback did not show its last record ($RECORDS)"
+echo "e2e_tui: replay playback reaches its last record ($RECORDS/$RECORDS)"
 send q
 wait_for "EXITED 0" 10 || fail "replay did not quit cleanly"
 

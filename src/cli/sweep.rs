@@ -10,6 +10,7 @@ use super::options::{
     all_keys, build_run_config, method_params, read_text, unknown_option, RawOptions,
 };
 use super::progress::CliProgress;
+use crate::methods::Observer;
 use crate::session::{self, Store};
 use crate::train::sweep::{
     check_size, collect, grid_values, refit_best, run_sweep, SweepResult, MAX_CONFIGURATIONS,
@@ -294,6 +295,9 @@ fn finish(configs: &[RunConfig], result: SweepResult, store: &Store) -> Result<i
         return Ok(130);
     }
     let mut progress = CliProgress::new();
+    progress.note(&format!(
+        "refitting the best configuration ({best}) on the whole training part"
+    ));
     let outcome = refit_best(configs, &result, &mut progress);
     progress.finish();
     let outcome = outcome?;

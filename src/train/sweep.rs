@@ -284,7 +284,8 @@ fn make_row(
 
 /// The best configuration of a finished sweep refitted on the whole training part (no fold),
 /// named `<name>-best`, with the sweep's table in its details: what `ovk sweep` and the
-/// workbench keep as the session.
+/// workbench keep as the session. Each caller says which configuration it refits in its own
+/// terms (the CLI's table numbers them from 0, the workbench's lists their values).
 pub fn refit_best(
     configs: &[RunConfig],
     result: &SweepResult,
@@ -301,9 +302,6 @@ pub fn refit_best(
     cfg.name = Some(format!(
         "{}-best",
         cfg.name.clone().unwrap_or_else(|| cfg.default_name())
-    ));
-    obs.note(&format!(
-        "refitting the best configuration ({best}) on the whole training part"
     ));
     let mut outcome = pipeline::run(&cfg, obs)?;
     outcome.record.details.insert(

@@ -12,13 +12,13 @@ use super::driver::{open_session, Driver};
 use super::effect::Effect;
 use super::keys::{map_key, map_mouse};
 use super::render;
-use super::state::{Finished, KernelState, Pane, Replay, State};
+use super::state::{Pane, State};
 use super::terminal;
 use super::theme::{ColorMode, Theme};
-use super::update::update;
+use super::update::{redraws, show_replayed, update};
 use crate::session::Store;
 use crate::train::RunOutcome;
-use crate::{methods, OvkError, Result};
+use crate::{OvkError, Result};
 
 const FRAME: Duration = Duration::from_millis(50);
 
@@ -81,50 +81,19 @@ pub fn run_replay(session: PathBuf) -> Result<()> {
 /// The state of a replay: the session's configuration in the panes, its result shown, the
 /// trace cursor at the end.
 pub fn replay_state(outcome: RunOutcome, dir: PathBuf) -> State {
-    let cfg = outcome.record.config.clone();
-    let folder = cfg
+    let folder = outcome
+        .record
+        .config
         .data
         .path
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let mut s = State::new(folder);
-    if let Some(i) = methods::registry()
-        .iter()
-        .position(|m| m.name() == cfg.method)
-    {
-        s.method.chosen = i;
-        s.method.cursor = i;
-        s.kernel = KernelState::for_method(methods::registry()[i], None);
-    }
-    for f in s.kernel.fields.iter_mut() {
-        let text = match f.key() {
-            "kernel" => Some(cfg.kernel.name.as_str().to_string()),
-            "sigma" => Some(cfg.kernel.sigma.to_string()),
-            "degree" => Some(cfg.kernel.degree.to_string()),
-            "coef0" => Some(cfg.kernel.coef0.to_string()),
-            "input_rank" => Some(cfg.kernel.input_rank.to_string()),
-            "landmarks" => Some(cfg.kernel.landmarks.as_str().to_string()),
-            k => outcome.record.params.0.get(k).map(|v| v.to_string()),
-        };
-        if let Some(t) = text {
-            f.text = t;
-            f.validate();
-        }
-    }
-    let len = outcome.record.trace.len();
     s.status = format!(
         "replaying '{}' — ← → step · Space play/pause · Tab panes",
         outcome.record.name
     );
-    s.result = Some(Finished {
-        outcome,
-        saved: Some(dir),
-    });
-    s.replay = Some(Replay {
-        cursor: len.saturating_sub(1),
-        playing: false,
-        last_step: Instant::now(),
-    });
+    show_replayed(&mut s, outcome, dir);
     s.pane = Pane::Charts;
     s
 }
@@ -132,7 +101,7 @@ pub fn replay_state(outcome: RunOutcome, dir: PathBuf) -> State {
 /// Update with one action, run its effects, and follow up on any answers they gave at once
 /// (listing, loading). Returns whether the screen may have changed.
 fn apply(state: &mut State, driver: &mut Driver, action: Action) -> bool {
-    let changed = !matches!(action, Action::Tick(_));
+    let changed = redraws(state, &action);
     let mut pending = vec![action];
     while !pending.is_empty() {
         for a in pending.drain(..) {
@@ -200,7 +169,7 @@ fn event_loop(
         for a in driver.poll() {
             dirty |= apply(state, driver, a);
         }
-        apply(state, driver, Action::Tick(Instant::now()));
+        dirty |= apply(state, driver, Action::Tick(Instant::now()));
         if state.quit {
             return Ok(());
         }

@@ -14,9 +14,11 @@ pub mod render;
 pub mod roles;
 pub mod sgr;
 pub mod state;
+pub mod tally;
 mod terminal;
 pub mod theme;
 pub mod update;
+pub mod verdict;
 pub mod widgets;
 pub mod wording;
 

@@ -117,7 +117,14 @@ pub fn state_tag(s: &State) -> String {
             s.run.phase.map_or("", |p| p.label()),
             fmt_secs(elapsed(None))
         ),
-        RunStatus::Finished => format!("finished in {}", fmt_secs(elapsed(s.run.ended))),
+        RunStatus::Finished => {
+            let stopped = s
+                .result
+                .as_ref()
+                .filter(|f| !f.outcome.record.converged)
+                .map_or("", |_| " · not converged");
+            format!("finished in {}{stopped}", fmt_secs(elapsed(s.run.ended)))
+        }
         RunStatus::Failed(_) => "failed".into(),
         RunStatus::Cancelled => "cancelled".into(),
     }

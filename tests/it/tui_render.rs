@@ -2402,3 +2402,258 @@ fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
         "100"
     );
 }
+
+// ---------- a user's report: opened sessions, replay, convergence, stale status, counts ----------
+
+/// A saved kde fit of another dataset, as Sessions opens it.
+fn other_session() -> RunOutcome {
+    let mut o = outcome("emotions-kde");
+    let r = &mut o.record;
+    r.method = "kde".into();
+    r.config.method = "kde".into();
+    r.config.data = DataConfig::new("toy/emotions.csv");
+    r.trace = trace(5);
+    r.iterations = 5;
+    r.notes = vec!["the opened session's own note".into()];
+    o
+}
+
+fn open_session(s: &mut State, o: RunOutcome) {
+    update(
+        s,
+        Action::SessionOpened(Ok(Box::new(("/store/opened".into(), o)))),
+    );
+}
+
+#[test]
+fn opening_a_session_after_a_fit_shows_that_session_in_run_and_the_badge() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    for r in trace(3) {
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    update(
+        &mut s,
+        Action::Run(RunMessage::Note("a note of the fit".into())),
+    );
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("first")))),
+    );
+    open_session(&mut s, other_session());
+    at_both(&on(s.clone(), Pane::Run), |out, size| {
+        assert!(
+            out.contains("emotions.csv") && out.contains("method  kde"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("Trace (5 records"), "{size:?}\n{out}");
+        assert!(out.contains("the opened session's own"), "{size:?}\n{out}");
+        assert!(!out.contains("a note of the fit"), "{size:?}\n{out}");
+        assert!(!out.contains("finished in"), "{size:?}\n{out}");
+        assert!(
+            out.contains("Enter or r fits the form instead: okl on digits.csv"),
+            "{size:?}\n{out}"
+        );
+    });
+    // A fit still running keeps its progress; its end replaces the opened session.
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    update(&mut s, Action::Run(RunMessage::Record(trace(1).remove(0))));
+    open_session(&mut s, other_session());
+    assert!(s.is_running() && s.run.trace.len() == 1);
+}
+
+#[test]
+fn a_session_opened_in_a_replay_is_replayed_whole_with_its_sigma() {
+    let mut s = ovk::tui::replay_state(outcome("saved"), "/store/saved-id".into());
+    update(&mut s, Action::Step(-5));
+    assert_eq!(s.chart_trace().len(), 3);
+    let mut long = other_session();
+    long.record.trace = trace(20);
+    long.record.kernel.resolved = Kernel::Gaussian { sigma: 9.8259 };
+    open_session(&mut s, long);
+    assert_eq!(s.chart_trace().len(), 20);
+    assert!(screen(&s, 120, 36).contains("replay 20/20"));
+    at_both(&on(s, Pane::Kernel), |out, size| {
+        assert!(
+            out.contains("Kernel & hyperparameters of kde"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("median  (= 9.8259)"), "{size:?}\n{out}");
+        assert!(!out.contains("load data"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn the_tick_that_ends_playback_is_drawn() {
+    let mut s = ovk::tui::replay_state(outcome("saved"), "/store/saved-id".into());
+    update(&mut s, Action::Space);
+    let mut t = s.now;
+    while s.replay.as_ref().unwrap().playing {
+        t += Duration::from_millis(100);
+        let tick = Action::Tick(t);
+        assert!(ovk::tui::update::redraws(&s, &tick));
+        update(&mut s, tick);
+    }
+    assert_eq!(s.chart_trace().len(), 8);
+    assert!(screen(&s, 120, 36).contains("replay 8/8"));
+    assert!(!ovk::tui::update::redraws(&s, &Action::Tick(t)));
+}
+
+/// okl stopped by max_iter 3 before its tolerance.
+fn unconverged() -> RunOutcome {
+    let mut o = outcome("capped");
+    let r = &mut o.record;
+    r.params = Params::new()
+        .with("lambda", Value::Float(0.1))
+        .with("max_iter", Value::Int(3));
+    r.trace = trace(3);
+    r.iterations = 3;
+    r.converged = false;
+    r.notes = vec!["L-BFGS stopped at --max-iter 3 iterations; raise --max-iter".into()];
+    o
+}
+
+#[test]
+fn a_fit_stopped_by_max_iter_says_it_did_not_converge() {
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(unconverged()))),
+    );
+    assert!(
+        s.status
+            .contains("3 iterations — not converged (hit max_iter 3)"),
+        "{}",
+        s.status
+    );
+    at_both(&s, |out, size| {
+        assert!(out.contains("not converged"), "{size:?}\n{out}");
+        assert!(
+            out.contains("finished in 0.0 s · not converged"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("L-BFGS stopped at"), "Notes: {size:?}\n{out}");
+    });
+    let s = on(
+        ovk::tui::replay_state(unconverged(), "/store/capped".into()),
+        Pane::Run,
+    );
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("replayed: 3 iterations — not converged (hit max_iter 3)"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn one_iteration_is_singular() {
+    let mut o = outcome("krr");
+    o.record.iterations = 1;
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(o.clone()))),
+    );
+    assert!(s.status.contains(", 1 iteration —"), "{}", s.status);
+    let s = on(ovk::tui::replay_state(o, "/store/krr".into()), Pane::Run);
+    assert!(screen(&s, 120, 36).contains("replayed: 1 iteration (converged)"));
+}
+
+#[test]
+fn a_status_outlives_nothing_it_was_about() {
+    // A failed fit's badge goes once other data are loaded.
+    let mut s = on(loaded(), Pane::Run);
+    update(&mut s, Action::StartRun);
+    update(
+        &mut s,
+        Action::Run(RunMessage::Failed {
+            message: "singular".into(),
+            exit_code: 1,
+        }),
+    );
+    assert!(screen(&s, 120, 36).contains(" failed "));
+    open_table(&mut s, "toy/digits.csv", Ok(table()), None);
+    at_both(&s, |out, size| {
+        assert!(!out.contains("failed"), "{size:?}\n{out}");
+        assert!(out.contains(" idle "), "{size:?}\n{out}");
+    });
+    // The comparison's "Esc to close" goes with the comparison when Sessions is left.
+    let mut s = on(finished(), Pane::Sessions);
+    update(
+        &mut s,
+        Action::CompareLoaded(Ok(Box::new((record("a"), record("b"))))),
+    );
+    assert!(s.status.contains("Esc to close"));
+    update(&mut s, Action::Goto(Pane::Data));
+    assert!(s.sessions.compare.is_none() && !s.status.contains("Esc to close"));
+    // A sweep's refit note names the best as its table shows it, and is past once done.
+    let mut s = kernel_at("lambda");
+    update(&mut s, Action::SweepPrompt);
+    type_prompt(&mut s, "1e-3 1 4 log cv=3");
+    for (i, score) in [(0, 0.8), (1, 0.95), (2, 0.9), (3, 0.7)] {
+        update(
+            &mut s,
+            Action::Run(RunMessage::SweepRow(Box::new(sweep_row(i, score)))),
+        );
+    }
+    let refitting = "refitting the best, λ = 0.01 (row 2 of 4, *), on the whole training part…";
+    assert_eq!(s.run.notes.last().map(String::as_str), Some(refitting));
+    update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("toy-okl-best")))),
+    );
+    at_both(&s, |out, size| {
+        assert!(!out.contains("refitting"), "{size:?}\n{out}");
+        assert!(out.contains("• refitted the best, λ ="), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn trace_and_results_agree_on_records_iterations_and_the_objective() {
+    // lowrank-okl: the path's first λ (B = 0 optimal) is a record but no iteration.
+    let mut o = outcome("path");
+    let r = &mut o.record;
+    r.method = "lowrank-okl".into();
+    r.trace = trace(6);
+    r.iterations = 5;
+    r.objective = r.trace.last().map(|t| t.objective);
+    let s = on(
+        ovk::tui::replay_state(o.clone(), "/store/path".into()),
+        Pane::Run,
+    );
+    assert!(screen(&s, 120, 36).contains("Trace (6 records · 5 iterations"));
+    at_both(&on(s.clone(), Pane::Results), |out, size| {
+        assert!(
+            out.contains("5 (converged) — the trace's 6"),
+            "{size:?}\n{out}"
+        );
+    });
+    let out = screen(&on(s, Pane::Results), 120, 36);
+    assert!(
+        out.contains("1 λ of the path set without iterating"),
+        "{out}"
+    );
+    // okl's bcd: the last record precedes C re-solved for the final L.
+    let mut o = unconverged();
+    o.record.objective = Some(1.14e6);
+    o.record.trace[2].objective = 1.23e6;
+    o.record
+        .details
+        .insert("solver".into(), serde_json::json!("bcd"));
+    let s = on(
+        ovk::tui::replay_state(o, "/store/bcd".into()),
+        Pane::Results,
+    );
+    at_both(&s, |out, size| {
+        assert!(out.contains("1.14e6 — the trace's last"), "{size:?}\n{out}");
+    });
+    let out = screen(&s, 120, 36);
+    assert!(
+        out.contains("precedes C re-solved for the final L"),
+        "{out}"
+    );
+}

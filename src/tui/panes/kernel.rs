@@ -7,6 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
+use crate::kernels::Kernel;
+
 use super::super::state::sweepable;
 use super::super::state::{Field, FieldKind, Median, State};
 use super::super::widgets::fmt_num;
@@ -28,12 +30,22 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         if matches!(f.kind, FieldKind::Sigma) && f.text.trim().eq_ignore_ascii_case("median") {
             // a multi-view method takes each view's median (view_sigma), not the table's
             let per_view = k.fields.iter().any(|f| f.key() == "view_sigma");
-            value.push_str(&match &s.data.median {
+            // a replay has no table to take a median of, but its session kept the σ it used
+            let replayed = s
+                .result
+                .as_ref()
+                .filter(|_| s.replay.is_some())
+                .and_then(|f| match f.outcome.record.kernel.resolved {
+                    Kernel::Gaussian { sigma } | Kernel::Laplacian { sigma } => Some(sigma),
+                    _ => None,
+                });
+            value.push_str(&match (&s.data.median, replayed) {
                 _ if per_view => "  (each view's own)".into(),
-                Median::Value(v) => format!("  (= {})", fmt_num(*v)),
-                Median::Computing => "  (computing…)".into(),
-                Median::Unknown => "  (load data to see its value)".into(),
-                Median::Failed(_) => "  (unavailable)".into(),
+                (_, Some(v)) => format!("  (= {})", fmt_num(v)),
+                (Median::Value(v), _) => format!("  (= {})", fmt_num(*v)),
+                (Median::Computing, _) => "  (computing…)".into(),
+                (Median::Unknown, _) => "  (load data to see its value)".into(),
+                (Median::Failed(_), _) => "  (unavailable)".into(),
             });
         }
         let value_style = if f.error.is_some() {

@@ -7,10 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
-use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::record_table::{self, RecordTable};
 use super::super::widgets::{clip, fmt_num, fmt_secs};
+use super::super::{axes, tally};
 use super::{block, draw_note, draw_scrolled};
 use crate::tui::wording::in_workbench_terms;
 
@@ -154,18 +154,23 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         kv(
             "iterations",
             format!(
-                "{}{}",
+                "{}{}{}",
                 r.iterations,
                 if r.converged {
                     " (converged)"
                 } else {
                     " (NOT converged)"
-                }
+                },
+                tally::extra_records(r).map_or_else(String::new, |w| format!(" — {w}"))
             ),
         ),
         kv(
             "objective",
-            r.objective.map_or_else(|| "not computed".into(), fmt_num),
+            format!(
+                "{}{}",
+                r.objective.map_or_else(|| "not computed".into(), fmt_num),
+                tally::last_objective_differs(r).map_or_else(String::new, |w| format!(" — {w}"))
+            ),
         ),
         kv(
             "timings",

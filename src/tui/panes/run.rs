@@ -10,8 +10,9 @@ use crate::methods::Phase;
 
 use super::super::axes;
 use super::super::state::{RunStatus, State, SweepState};
+use super::super::verdict::not_converged;
 use super::super::widgets::gauge::PhaseGauge;
-use super::super::widgets::{clip, fmt_num, fmt_secs};
+use super::super::widgets::{clip, count, file_name, fmt_num, fmt_secs};
 use super::{block, draw_scrolled};
 use crate::tui::wording::in_workbench_terms;
 
@@ -40,9 +41,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
 /// What runs (or ran, or was replayed) and, when the form has changed since, what the next
 /// fit would use instead: the running fit never picks up an edit.
 fn config_lines(s: &State) -> Vec<Line<'static>> {
-    if let Some(f) = s.result.as_ref().filter(|_| s.replay.is_some()) {
+    // A replay, or a result with no fit since (an opened session): what that result ran with,
+    // never the form's or a fit's before it.
+    let shown = s
+        .result
+        .as_ref()
+        .filter(|_| s.replay.is_some() || s.run.status == RunStatus::Idle);
+    if let Some(f) = shown {
         let r = &f.outcome.record;
-        return summary(s, &r.config, Some(r));
+        let mut l = summary(s, &r.config, Some(r));
+        if s.replay.is_none() {
+            l.push(next_fit(s, &r.config));
+        }
+        return l;
     }
     let form = s.run_config();
     // While a fit runs, what it runs with; otherwise what Enter would run now.
@@ -94,6 +105,32 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         Err(why) => l.push(Line::styled(format!("next fit: {why}"), s.theme.warn)),
     }
     l
+}
+
+/// Below a shown session: what Enter would fit, which is the form, not the session.
+fn next_fit(s: &State, shown: &crate::train::RunConfig) -> Line<'static> {
+    match s.run_config() {
+        // another method or file: its every setting differs, the list would say nothing
+        Ok(next) if next.method != shown.method || next.data.path != shown.data.path => {
+            let file = file_name(&next.data.path);
+            Line::styled(
+                format!(
+                    "Enter or r fits the form instead: {} on {}",
+                    next.method,
+                    clip(&file, 28)
+                ),
+                s.theme.dim,
+            )
+        }
+        Ok(next) => match changes(shown, &next) {
+            c if c.is_empty() => Line::styled("Enter or r fits it again", s.theme.ok),
+            c => Line::styled(
+                format!("Enter or r fits the form instead: {c}"),
+                s.theme.dim,
+            ),
+        },
+        Err(why) => Line::styled(format!("next fit: {why}"), s.theme.warn),
+    }
 }
 
 /// "lambda 0.1 → 0.5, sigma median → 2" between two configurations.
@@ -175,10 +212,7 @@ fn summary(
         Some(f) => format!(" · labeled {f:.2}"),
         None => String::new(),
     };
-    let file = d.path.file_name().map_or_else(
-        || d.path.display().to_string(),
-        |f| f.to_string_lossy().into(),
-    );
+    let file = file_name(&d.path);
     vec![
         Line::from(vec![
             Span::styled("data    ", s.theme.dim),
@@ -229,22 +263,36 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         Layout::vertical([Constraint::Length(1), Constraint::Length(2)]).areas(inner);
     if let (Some(_), Some(f)) = (&s.replay, &s.result) {
         let rec = &f.outcome.record;
+        let (verdict, style) = match not_converged(rec) {
+            Some(w) => (format!(" — {w}"), s.theme.warn),
+            None => (" (converged)".into(), s.theme.ok),
+        };
         let msg = format!(
-            "saved fit, replayed: {} iterations{} · fit {} · total {}",
-            rec.iterations,
-            if rec.converged { " (converged)" } else { "" },
+            "saved fit, replayed: {}{verdict} · fit {} · total {}",
+            count(rec.iterations, "iteration"),
             fmt_secs(rec.timings.fit_s),
             fmt_secs(rec.timings.total_s)
         );
-        frame.render_widget(Paragraph::new(Line::styled(msg, s.theme.ok)), status);
+        frame.render_widget(Paragraph::new(Line::styled(msg, style)), status);
         return;
     }
     let (msg, style) = match &r.status {
-        RunStatus::Idle if s.result.is_some() => (
-            "no fit in this sitting — the results shown come from an opened session".to_string(),
-            s.theme.dim,
-        ),
-        RunStatus::Idle => ("no fit yet".to_string(), s.theme.dim),
+        RunStatus::Idle => match &s.result {
+            Some(f) => {
+                let r = &f.outcome.record;
+                match not_converged(r) {
+                    Some(w) => (
+                        format!("no fit running — the results shown are '{}', {w}", r.name),
+                        s.theme.warn,
+                    ),
+                    None => (
+                        format!("no fit running — the results shown are '{}'", r.name),
+                        s.theme.dim,
+                    ),
+                }
+            }
+            None => ("no fit yet".to_string(), s.theme.dim),
+        },
         RunStatus::Running if r.cancelling => ("cancelling…".into(), s.theme.warn),
         RunStatus::Running => ("running".into(), s.theme.key),
         RunStatus::Finished => {
@@ -254,7 +302,7 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
                 .as_ref()
                 .map(|f| axes::view_sigmas(&f.outcome.record))
                 .unwrap_or_default();
-            let msg = if per_view.is_empty() {
+            let mut msg = if per_view.is_empty() {
                 "finished".to_string()
             } else {
                 let v: Vec<String> = per_view
@@ -263,7 +311,17 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
                     .collect();
                 format!("finished · σ per view: {}", v.join(" · "))
             };
-            (msg, s.theme.ok)
+            match s
+                .result
+                .as_ref()
+                .and_then(|f| not_converged(&f.outcome.record))
+            {
+                Some(w) => {
+                    msg.push_str(&format!(" — {w}; Notes say more"));
+                    (msg, s.theme.warn)
+                }
+                None => (msg, s.theme.ok),
+            }
         }
         RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
         RunStatus::Cancelled => (
@@ -367,10 +425,23 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
         Some(i) => Some(i.min(trace.len().saturating_sub(1))),
         None => trace.len().checked_sub(1),
     };
+    // A result's trace with records that are no iteration counts both (Results says why).
+    let iterations = s
+        .result
+        .as_ref()
+        .map(|f| &f.outcome.record)
+        .filter(|_| matches!(s.run.status, RunStatus::Idle | RunStatus::Finished))
+        .filter(|r| r.trace.len() == trace.len() && r.trace.len() > r.iterations)
+        .map_or_else(String::new, |r| {
+            format!(" · {}", count(r.iterations, "iteration"))
+        });
     let title = match (trace.len(), s.scroll.trace) {
-        (1, _) => "Trace (1 record)".to_string(),
-        (n, None) => format!("Trace ({n} records, following) — j k g scroll"),
-        (n, Some(i)) => format!("Trace ({}/{n}) — G follows", i.min(n.saturating_sub(1)) + 1),
+        (1, _) => format!("Trace (1 record{iterations})"),
+        (n, None) => format!("Trace ({n} records{iterations}, following) — j k g scroll"),
+        (n, Some(i)) => format!(
+            "Trace ({}/{n}{iterations}) — G follows",
+            i.min(n.saturating_sub(1)) + 1
+        ),
     };
     let mut st = TableState::default().with_selected(selected);
     frame.render_stateful_widget(
@@ -453,8 +524,12 @@ fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
 }
 
 fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
+    // Once a fit has ended, its result's notes: those sent while it ran and the fit's own
+    // (why it stopped short, how it compares with krr). A sweep's are about the sweep.
     let notes_src: &[String] = match (&s.run.status, &s.result) {
-        (RunStatus::Idle, Some(f)) => &f.outcome.record.notes,
+        (RunStatus::Idle | RunStatus::Finished, Some(f)) if s.run.sweep.is_none() => {
+            &f.outcome.record.notes
+        }
         _ => &s.run.notes,
     };
     let lines: Vec<Line> = notes_src

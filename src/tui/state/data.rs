@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::data::{DataConfig, Scale, Table};
+use crate::tui::widgets::count;
 
 /// What a column of the table is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,7 +212,7 @@ impl DataState {
             }
             None => 0,
         };
-        let rows = |n: usize| format!("{n} row{}", if n == 1 { "" } else { "s" });
+        let rows = |n: usize| count(n, "row");
         match (self.split.drop_missing, self.split.impute_missing) {
             _ if any == 0 => "missing: none m".into(),
             (true, _) => format!("missing: drop {} m", rows(any)),

@@ -8,7 +8,7 @@ use crate::data::Scale;
 use super::super::action::Action;
 use super::super::effect::Effect;
 use super::super::roles;
-use super::super::state::{DataFocus, Median, Role, State};
+use super::super::state::{DataFocus, Median, Role, RunState, RunStatus, State};
 use super::{delta, moved};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
@@ -252,6 +252,11 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     s.data.split = s.split_by_file.get(&t.path).copied().unwrap_or_default();
                     s.data.table = Some(t);
                     s.data.load_error = None;
+                    // A failed or cancelled fit is over once other data are loaded: its badge
+                    // and partial trace must not stay as if they were about these.
+                    if matches!(s.run.status, RunStatus::Failed(_) | RunStatus::Cancelled) {
+                        s.run = RunState::new();
+                    }
                     s.data.focus = super::super::state::DataFocus::Columns;
                     s.data.col_cursor = 0;
                     data_changed(s)

@@ -19,7 +19,15 @@ use super::effect::Effect;
 use super::keys::tab_spans;
 use super::state::{Pane, Prompt, PromptKind, State};
 
-pub use run::headline;
+pub use super::verdict::headline;
+pub use replay::show_replayed;
+
+/// Whether applying `a` to `s` may change the screen. A tick changes it only while it moves
+/// something: a running fit's clock, or a replay playing — the tick that ends playback moves
+/// the cursor to the last record, and that frame must be drawn too.
+pub fn redraws(s: &State, a: &Action) -> bool {
+    !matches!(a, Action::Tick(_)) || s.is_running() || s.replay.as_ref().is_some_and(|r| r.playing)
+}
 
 pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
     match action {
@@ -138,6 +146,11 @@ fn force_quit(s: &mut State) -> Vec<Effect> {
 }
 
 fn goto(s: &mut State, p: Pane) -> Vec<Effect> {
+    // Out of sight the comparison would leave "comparing … (Esc to close)" in the status
+    // with no Esc to close it; c compares again.
+    if s.pane == Pane::Sessions && p != Pane::Sessions && s.sessions.compare.take().is_some() {
+        s.status = "compare closed".into();
+    }
     s.pane = p;
     s.help = false;
     if p == Pane::Sessions {

@@ -7,6 +7,7 @@ use crate::train::{RunMessage, RunOutcome};
 
 use super::super::effect::Effect;
 use super::super::state::{Finished, PreviousRun, RunState, RunStatus, State};
+use super::super::verdict::headline;
 
 pub(super) fn start(s: &mut State) -> Vec<Effect> {
     if s.replay.is_some() {
@@ -133,22 +134,4 @@ pub(super) fn install_result(s: &mut State, outcome: RunOutcome, saved: Option<P
     s.scroll.record_cols = 0;
     s.scroll.details = 0;
     s.result = Some(Finished { outcome, saved });
-}
-
-/// "test accuracy 0.9712, 37 iterations".
-pub fn headline(o: &RunOutcome) -> String {
-    let r = &o.record;
-    let key = match r.task {
-        crate::data::Task::Regression => "mse",
-        crate::data::Task::Multiclass => "accuracy",
-        crate::data::Task::Multilabel => "mean_auc",
-    };
-    let metric = r
-        .metrics
-        .test
-        .get_key_value(key)
-        .or_else(|| r.metrics.test.iter().next())
-        .map(|(k, v)| format!("test {k} {v:.4}, "))
-        .unwrap_or_default();
-    format!("{metric}{} iterations", r.iterations)
 }

@@ -1,12 +1,15 @@
 //! Sessions pane and saving: the runs table (sort by a column, filter, mark any number for the
 //! Charts overlay), open, rename, delete, compare two marked runs; and the answers of the store.
 
+use std::path::PathBuf;
+
 use crate::session::{Listing, Summary};
+use crate::train::RunOutcome;
 
 use super::super::action::Action;
 use super::super::effect::Effect;
-use super::super::state::{columns, Column, Pane, Prompt, PromptKind, State};
-use super::{delta, moved, run};
+use super::super::state::{columns, Column, Pane, Prompt, PromptKind, RunState, State};
+use super::{delta, moved, replay, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     if let Some(d) = delta(&a) {
@@ -189,6 +192,22 @@ fn ask_selected(s: &mut State, ask: impl FnOnce(&Summary) -> (PromptKind, String
     true
 }
 
+/// A saved session becomes what every pane shows. With no fit running, the Run pane, its
+/// notes and the status badge are emptied of the last fit (its trace and "finished in" are
+/// not this session's); a fit still running keeps its progress and replaces the session when
+/// it ends. In a replay the session is replayed from its whole trace.
+fn show_opened(s: &mut State, outcome: RunOutcome, path: PathBuf) {
+    if s.replay.is_some() {
+        return replay::show_replayed(s, outcome, path);
+    }
+    if !s.is_running() {
+        s.run = RunState::new();
+        s.scroll.trace = None;
+        s.scroll.notes = 0;
+    }
+    run::install_result(s, outcome, Some(path));
+}
+
 fn selected(s: &State) -> Option<&Summary> {
     let i = *s
         .sessions
@@ -283,7 +302,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                         outcome.record.name,
                         path.display()
                     );
-                    run::install_result(s, outcome, Some(path));
+                    show_opened(s, outcome, path);
                     s.pane = Pane::Results;
                 }
                 Err(e) => s.status = format!("cannot open the session: {e}"),

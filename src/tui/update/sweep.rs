@@ -120,7 +120,32 @@ pub(super) fn keep_best(s: &mut State) -> Option<String> {
         .find(|f| f.key() == sw.plan.key)?;
     field.text = value.clone();
     field.validate();
+    // the note said "refitting…" while it ran; now it is done
+    let words = best_words(sw);
+    if let Some(n) = s.run.notes.iter_mut().find(|n| **n == refitting(&words)) {
+        *n = format!("refitted the best, {words}, on the whole training part: the result shown");
+    }
     Some(format!("{label} = {value}"))
+}
+
+/// The best configuration in the table's terms: its value and its row as the table numbers
+/// and stars it (the engine's own index counts from 0).
+fn best_words(sw: &SweepState) -> String {
+    let Some(b) = sw.best() else {
+        return "none".into();
+    };
+    let v = sw.plan.values.get(b.index).copied().unwrap_or(f64::NAN);
+    format!(
+        "{} = {} (row {} of {}, *)",
+        sw.plan.label,
+        crate::methods::Value::Float(v),
+        b.index + 1,
+        sw.plan.values.len()
+    )
+}
+
+fn refitting(words: &str) -> String {
+    format!("refitting the best, {words}, on the whole training part…")
 }
 
 /// A scored configuration of the running sweep.
@@ -132,7 +157,11 @@ pub(super) fn row(s: &mut State, row: SweepRow) {
         s.run.phase_total = Some(total);
         // The ETA's pace: the sweep's time per configuration so far.
         s.run.phase_started = s.run.started;
-        if let Some(b) = sw.best() {
+        if sw.rows.len() == total && sw.best().is_some() {
+            let note = refitting(&best_words(sw));
+            s.status = note.clone();
+            s.run.notes.push(note);
+        } else if let Some(b) = sw.best() {
             let v = sw.plan.values.get(b.index).copied().unwrap_or(f64::NAN);
             s.status = format!(
                 "sweep {}/{total} · best so far {} = {} ({} {:.4})",

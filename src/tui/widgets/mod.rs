@@ -35,6 +35,17 @@ pub fn fmt_secs(s: f64) -> String {
     }
 }
 
+/// "1 iteration", "3 iterations": `n` and a noun that takes an s in the plural.
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The last part of a path (`iris.csv`), or the whole path when it has none.
+pub fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into())
+}
+
 /// Clip `s` to `w` characters (by char, never mid-codepoint), marking a cut with `…`.
 pub fn clip(s: &str, w: usize) -> String {
     if s.chars().count() <= w {

@@ -1,0 +1,42 @@
+//! A finished fit in words, said the same in the status line, the badge, the Run pane and a
+//! replay: its headline metric, its iterations, and — never left to the Results pane alone —
+//! that it stopped before converging.
+
+use crate::methods::Value;
+use crate::session::SessionRecord;
+use crate::train::RunOutcome;
+
+use super::widgets::count;
+
+/// "test accuracy 0.9712, 37 iterations", then " — not converged (hit max_iter 3)" when so.
+pub fn headline(o: &RunOutcome) -> String {
+    let r = &o.record;
+    let key = match r.task {
+        crate::data::Task::Regression => "mse",
+        crate::data::Task::Multiclass => "accuracy",
+        crate::data::Task::Multilabel => "mean_auc",
+    };
+    let metric = r
+        .metrics
+        .test
+        .get_key_value(key)
+        .or_else(|| r.metrics.test.iter().next())
+        .map(|(k, v)| format!("test {k} {v:.4}, "))
+        .unwrap_or_default();
+    let stopped = not_converged(r).map_or_else(String::new, |w| format!(" — {w}"));
+    format!("{metric}{}{stopped}", count(r.iterations, "iteration"))
+}
+
+/// "not converged (hit max_iter 3)" for a fit that stopped before its tolerance was met (the
+/// cap named when it was the iteration count that stopped it); `None` when it converged.
+pub fn not_converged(r: &SessionRecord) -> Option<String> {
+    if r.converged {
+        return None;
+    }
+    Some(match r.params.0.get("max_iter") {
+        Some(Value::Int(cap)) if r.iterations as i64 == *cap => {
+            format!("not converged (hit max_iter {cap})")
+        }
+        _ => "not converged (Notes say why)".into(),
+    })
+}
