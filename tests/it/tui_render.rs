@@ -536,7 +536,8 @@ fn matrix_cursor_moves_and_zoom_is_bounded() {
     for _ in 0..20 {
         update(&mut s, Action::Zoom(1));
     }
-    assert_eq!(s.matrices.zoom, 8);
+    // Four steps above the fit (zoom 4 at most): zoom 8 at most.
+    assert_eq!(s.matrices.zoom, 4);
     let out = screen(&s, 150, 40);
     assert!(out.contains("[2, 2] = 1.0000"), "{out}");
 }
@@ -2316,5 +2317,82 @@ fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
     assert_eq!(
         s.kernel.kernel_spec().unwrap().input_rank.to_string(),
         "100"
+    );
+}
+
+// ---------- views a user checked: heatmap zoom, charts, empty matrices, gauge, compare ----------
+
+/// The screen line holding the heatmap cursor.
+fn cursor_line(out: &str) -> &str {
+    out.lines().find(|l| l.contains('◆')).expect("a cursor")
+}
+
+#[test]
+fn heatmap_zoom_steps_from_the_fit_and_row_labels_sit_on_their_rows() {
+    let mut s = on(finished(), Pane::Matrices);
+    let title = |s: &State, size: (u16, u16)| {
+        let out = screen(s, size.0, size.1);
+        out.lines()
+            .find(|l| l.contains("output_kernel 3×3"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(title(&s, (120, 36)).contains("fitted (zoom 4)"));
+    update(&mut s, Action::Zoom(1));
+    assert!(title(&s, (120, 36)).contains("zoom 5 · + - (0 = fit)"));
+    update(&mut s, Action::Zoom(-1));
+    assert!(title(&s, (120, 36)).contains("fitted (zoom 4)"));
+    update(&mut s, Action::Zoom(-1));
+    assert!(title(&s, (120, 36)).contains("fitted (zoom 4)"));
+    for _ in 0..3 {
+        update(&mut s, Action::Zoom(1));
+    }
+    assert!(title(&s, (120, 36)).contains("zoom 7"));
+    let zero = map_key(&s, key(KeyCode::Char('0'))).unwrap();
+    update(&mut s, zero);
+    assert!(title(&s, (120, 36)).contains("fitted (zoom 4)"));
+    // Every row's label is on the line of its row, at every zoom and size.
+    for step in 0..=4 {
+        s.matrices.zoom = step;
+        for r in 0..3 {
+            s.matrices.cursor = (r, r);
+            at_both(&s, |out, size| {
+                let line = cursor_line(out);
+                let label = format!("digit={r}");
+                assert!(
+                    line.contains(&label) && !line.contains(" · col "),
+                    "step {step} row {r} {size:?}\n{out}"
+                );
+            });
+        }
+    }
+}
+
+#[test]
+fn a_dense_heatmap_names_the_cursors_row_on_its_line() {
+    let mut s = on(finished(), Pane::Matrices);
+    let f = s.result.as_mut().unwrap();
+    let names: Vec<String> = (0..30).map(|i| format!("r{i}")).collect();
+    f.outcome.record.details.insert(
+        "axes".into(),
+        serde_json::json!({"big": {"rows": {"labels": names}, "cols": {"labels": names}}}),
+    );
+    f.outcome
+        .matrices
+        .push(("big".into(), ndarray::Array2::eye(30)));
+    update(&mut s, Action::NextMatrix);
+    let out = screen(&s, 80, 24);
+    assert!(out.contains("fitted, 2 rows per line"), "{out}");
+    for r in [1, 2, 17] {
+        s.matrices.cursor = (r, r);
+        let out = screen(&s, 80, 24);
+        assert!(cursor_line(&out).contains(&format!("r{r} ")), "{r}\n{out}");
+    }
+    // + leaves the dense view for whole lines per row.
+    update(&mut s, Action::Zoom(1));
+    let out = screen(&s, 80, 24);
+    assert!(
+        out.contains("zoom 1 · + -") && cursor_line(&out).contains("r17"),
+        "{out}"
     );
 }
