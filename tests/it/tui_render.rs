@@ -2396,3 +2396,21 @@ fn a_dense_heatmap_names_the_cursors_row_on_its_line() {
         "{out}"
     );
 }
+
+#[test]
+fn an_empty_matrix_says_so_instead_of_a_scale_and_a_cursor() {
+    let mut s = on(finished(), Pane::Matrices);
+    let f = s.result.as_mut().unwrap();
+    f.outcome.matrices.push((
+        "predictions_unlabeled".into(),
+        ndarray::Array2::zeros((0, 3)),
+    ));
+    update(&mut s, Action::NextMatrix);
+    at_both(&s, |out, size| {
+        assert!(out.contains("empty (0×3)"), "{size:?}\n{out}");
+        assert!(
+            !out.contains('◆') && !out.contains("−1.0000") && !out.contains("+1.0000"),
+            "{size:?}\n{out}"
+        );
+    });
+}

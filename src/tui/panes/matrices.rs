@@ -125,6 +125,14 @@ fn draw_heatmap(
     ax: &axes::Axes,
 ) {
     let (nr, nc) = m.dim();
+    if nr == 0 || nc == 0 {
+        // No scale, header or cursor: there is no entry to give them a meaning.
+        let note = format!(
+            "empty ({nr}×{nc}): this matrix has no {}",
+            if nr == 0 { "rows" } else { "columns" }
+        );
+        return draw_note(frame, area, s, (name, true), &note);
+    }
     let (cr, cc) = (
         s.matrices.cursor.0.min(nr.saturating_sub(1)),
         s.matrices.cursor.1.min(nc.saturating_sub(1)),
@@ -188,15 +196,13 @@ fn draw_heatmap(
         },
         legend_area,
     );
-    if nr > 0 && nc > 0 {
-        let info = format!(
-            "[{cr}, {cc}] = {}   row {} · col {}",
-            fmt_num(m[[cr, cc]]),
-            ax.rows[cr],
-            ax.cols[cc]
-        );
-        frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
-    }
+    let info = format!(
+        "[{cr}, {cc}] = {}   row {} · col {}",
+        fmt_num(m[[cr, cc]]),
+        ax.rows[cr],
+        ax.cols[cc]
+    );
+    frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
     let [_, col_labels] =
         Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(col_area);
     let [labels, cells] =
