@@ -2414,3 +2414,161 @@ fn an_empty_matrix_says_so_instead_of_a_scale_and_a_cursor() {
         );
     });
 }
+
+/// The x-axis labels of the chart titled `title`, with their columns.
+fn x_labels(out: &str, title: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = out.lines().collect();
+    let top = lines.iter().position(|l| l.contains(title)).unwrap();
+    let bottom = top
+        + lines[top..]
+            .iter()
+            .position(|l| l.contains("└ y:"))
+            .unwrap();
+    let row: Vec<char> = lines[bottom - 1].chars().collect();
+    let mut labels = Vec::new();
+    let mut x = 1;
+    while x + 1 < row.len() {
+        if row[x] != ' ' {
+            let w: String = row[x..row.len() - 1]
+                .iter()
+                .take_while(|c| **c != ' ')
+                .collect();
+            labels.push((x, w.clone()));
+            x += w.chars().count();
+        }
+        x += 1;
+    }
+    labels
+}
+
+#[test]
+fn a_single_iteration_reads_as_iteration_one_on_whole_ticks() {
+    let mut s = on(finished(), Pane::Charts);
+    let f = s.result.as_mut().unwrap();
+    f.outcome.record.trace = vec![TraceRecord {
+        iter: 1,
+        objective: 3.5,
+        residual: Some(1e-9),
+        ..TraceRecord::default()
+    }];
+    at_both(&s, |out, size| {
+        let labels: Vec<String> = x_labels(out, "Objective")
+            .into_iter()
+            .map(|l| l.1)
+            .collect();
+        assert_eq!(labels, ["0", "1", "2"], "{size:?}\n{out}");
+        assert!(!out.contains("0.9500"), "{size:?}\n{out}");
+    });
+}
+
+#[test]
+fn validation_chart_says_the_method_records_none_once_finished() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    let out = screen(&on(s.clone(), Pane::Charts), 120, 36);
+    assert!(out.contains("no data yet"), "{out}");
+    let mut done = outcome("first");
+    for t in &mut done.record.trace {
+        t.val_metric = None;
+    }
+    update(&mut s, Action::Run(RunMessage::Finished(Box::new(done))));
+    at_both(&on(s, Pane::Charts), |out, size| {
+        assert!(
+            out.contains("this method records no validation metric per iteration")
+                && !out.contains("no data yet"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
+#[test]
+fn residual_chart_is_readable_at_80x24_with_its_legend_off_the_plot() {
+    let mut s = on(finished(), Pane::Charts);
+    let f = s.result.as_mut().unwrap();
+    f.outcome.record.trace = (1..=40)
+        .map(|i| TraceRecord {
+            iter: i,
+            objective: 1.0 + 1.0 / i as f64,
+            residual: Some(10f64.powi(-(i as i32) / 4)),
+            step: Some(1.0),
+            ..TraceRecord::default()
+        })
+        .collect();
+    at_both(&s, |out, size| {
+        let lines: Vec<&str> = out.lines().collect();
+        let top = lines
+            .iter()
+            .position(|l| l.contains("Residual / step"))
+            .unwrap();
+        // The legend is in the title, and the plot has rows for its labels.
+        assert!(
+            lines[top].contains("residual") && lines[top].contains("step"),
+            "{size:?}\n{out}"
+        );
+        let bottom = top
+            + lines[top..]
+                .iter()
+                .position(|l| l.contains("└ y:"))
+                .unwrap();
+        let plot = &lines[top + 1..bottom - 2];
+        assert!(plot.len() >= 3, "{size:?}\n{out}");
+        for l in plot {
+            let label: String = l.chars().skip(1).take_while(|c| *c != '│').collect();
+            let label = label.trim();
+            assert!(
+                label.is_empty()
+                    || label
+                        .strip_prefix("1e")
+                        .is_some_and(|e| e.parse::<i32>().is_ok()),
+                "garbled '{label}' {size:?}\n{out}"
+            );
+            assert!(
+                !l.contains("residual") && !l.contains("step"),
+                "{size:?}\n{out}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_sweeps_log_axis_spaces_its_decades_evenly() {
+    let mut s = kernel_at("lambda");
+    update(&mut s, Action::SweepPrompt);
+    type_prompt(&mut s, "1e-4 1 5 log cv=3");
+    for i in 0..5 {
+        update(
+            &mut s,
+            Action::Run(RunMessage::SweepRow(Box::new(sweep_row(
+                i,
+                0.8 + 0.02 * i as f64,
+            )))),
+        );
+    }
+    at_both(&on(s, Pane::Charts), |out, size| {
+        let labels = x_labels(out, "Sweep:");
+        let names: Vec<&str> = labels.iter().map(|l| l.1.as_str()).collect();
+        assert_eq!(
+            names,
+            ["1e-4", "1e-3", "1e-2", "1e-1", "1e0"],
+            "{size:?}\n{out}"
+        );
+        // Centres (the last label ends at the plot's edge: its tick is its last column).
+        let at: Vec<f64> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, (x, l))| {
+                let w = l.chars().count() as f64;
+                if i + 1 == labels.len() {
+                    *x as f64 + w - 1.0
+                } else {
+                    *x as f64 + (w / 2.0).floor()
+                }
+            })
+            .collect();
+        let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|g| (g - gaps[0]).abs() <= 1.0),
+            "{gaps:?} {size:?}\n{out}"
+        );
+    });
+}
