@@ -2572,3 +2572,34 @@ fn a_sweeps_log_axis_spaces_its_decades_evenly() {
         );
     });
 }
+
+#[test]
+fn the_gauge_text_stands_apart_from_the_bar() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    start_phase(&mut s, Phase::Iterating, Some(100000));
+    for (iter, ms) in [(0, 0.0), (41554, 9300.0)] {
+        let r = TraceRecord {
+            iter,
+            objective: 1.0,
+            elapsed_ms: ms,
+            ..TraceRecord::default()
+        };
+        update(&mut s, Action::Run(RunMessage::Record(r)));
+    }
+    at_both(&on(s, Pane::Run), |out, size| {
+        let line = out
+            .lines()
+            .find(|l| l.contains("iterations 41554/100000"))
+            .unwrap();
+        let at = line.find("iterations 41554").unwrap();
+        let before: String = line[..at].chars().rev().take(2).collect();
+        assert!(before.starts_with(' '), "{size:?}\n{line}");
+        // The bar is whole: filled, then its track, with no hole.
+        let bar = line[..at].trim_start_matches('│').trim_end();
+        assert!(
+            bar.starts_with('█') && !bar.contains(' '),
+            "{size:?}\n{line}"
+        );
+    });
+}
