@@ -650,8 +650,9 @@ fn sessions_list_compare_rename_and_delete() {
     let out = screen(&s, 150, 40);
     assert!(
         out.contains("Compare")
-            && out.contains("accuracy 0.9712")
-            && out.contains("accuracy 0.9500"),
+            && out
+                .lines()
+                .any(|l| l.contains("accuracy") && l.contains("0.9712") && l.contains("0.9500")),
         "{out}"
     );
     // Rename: prompt pre-filled, Enter sends the effect.
@@ -2600,6 +2601,49 @@ fn the_gauge_text_stands_apart_from_the_bar() {
         assert!(
             bar.starts_with('█') && !bar.contains(' '),
             "{size:?}\n{line}"
+        );
+    });
+}
+
+#[test]
+fn compare_gives_each_parameter_a_row_with_both_runs_values() {
+    let mut s = runs_state();
+    let mut a = record("alpha");
+    a.params = Params::new()
+        .with("l_update", Value::Text("symmetric".into()))
+        .with("lambda", Value::Float(0.1))
+        .with("max_iter", Value::Int(1000))
+        .with("solver", Value::Text("qn".into()))
+        .with("tol", Value::Float(1e-8));
+    let mut b = a.clone();
+    b.name = "beta".into();
+    b.params = b.params.with("lambda", Value::Float(0.3));
+    s.sessions.compare = Some(Box::new((a, b)));
+    at_both(&s, |out, size| {
+        let row = |k: &str| {
+            out.lines()
+                .skip_while(|l| !l.contains("Compare ("))
+                .find(|l| l.contains(&format!("  {k}  ")))
+                .unwrap_or_else(|| panic!("no row {k} {size:?}\n{out}"))
+                .to_string()
+        };
+        let lambda = row("lambda");
+        assert!(
+            lambda.contains('≠') && lambda.contains("0.1") && lambda.contains("0.3"),
+            "{size:?}\n{out}"
+        );
+        let solver = row("solver");
+        assert!(
+            !solver.contains('≠') && solver.matches("qn").count() == 2,
+            "{size:?}\n{out}"
+        );
+    });
+    // What does not fit scrolls into view.
+    s.scroll.compare = 100;
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("tol") && out.contains("1e-8"),
+            "{size:?}\n{out}"
         );
     });
 }
