@@ -70,6 +70,8 @@ pub enum Action {
     NextMatrix,
     PrevMatrix,
     Zoom(i32),
+    /// `0`: back to the fitted view.
+    ZoomFit,
     MoveCursor(i32, i32),
     // Sessions
     Rename,

@@ -4,7 +4,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
 
-use super::super::state::State;
+use super::super::state::{RunStatus, State};
 
 mod marked;
 use super::super::widgets::log_chart::{LogChart, Series};
@@ -18,32 +18,37 @@ fn series(
     trace.iter().filter_map(|t| Some((x(t)?, y(t)?))).collect()
 }
 
-/// A log chart of `series` in `area`, its axes named `(x, y)`, and last the earlier run's
-/// curve `(name, points)` in the overlay colour.
+/// A log chart titled `title`, its axes named `(x, y)`, that says "no data yet" while empty.
+fn chart<'a>(
+    s: &'a State,
+    title: String,
+    (x, y): (&str, &str),
+    series: Vec<Series>,
+) -> LogChart<'a> {
+    LogChart {
+        title,
+        x_label: x.into(),
+        y_label: y.into(),
+        series,
+        empty: "no data yet",
+        theme: &s.theme,
+    }
+}
+
+/// `chart` in `area`, with last the earlier run's curve `(name, points)` in the overlay colour.
 fn draw_chart(
     frame: &mut Frame,
     area: Rect,
     s: &State,
-    title: String,
-    (x, y): (&str, &str),
-    mut series: Vec<Series>,
+    mut chart: LogChart,
     previous: Option<(String, Vec<(f64, f64)>)>,
 ) {
-    series.extend(previous.map(|(name, points)| Series {
+    chart.series.extend(previous.map(|(name, points)| Series {
         name,
         points,
         style: s.theme.series[1],
     }));
-    frame.render_widget(
-        LogChart {
-            title,
-            x_label: x.into(),
-            y_label: y.into(),
-            series,
-            theme: &s.theme,
-        },
-        area,
-    );
+    frame.render_widget(chart, area);
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -53,26 +58,36 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     }
     let trace = s.chart_trace();
     let sweep = s.run.sweep.as_ref().filter(|_| s.replay.is_none());
-    let [obj, res, val] = Layout::vertical(if sweep.is_some() {
-        [
-            Constraint::Percentage(30),
-            Constraint::Percentage(25),
-            Constraint::Fill(1),
-        ]
-    } else {
-        [
-            Constraint::Percentage(40),
-            Constraint::Percentage(30),
-            Constraint::Fill(1),
-        ]
-    })
-    .areas(area);
+    let shares = if sweep.is_some() { [30, 25] } else { [40, 30] };
+    let [obj, res, val] = Layout::vertical(heights(area.height, shares)).areas(area);
     if let Some(sw) = sweep {
         draw_convergence(frame, obj, res, s, trace);
         return marked::sweep_curve(frame, val, s, sw);
     }
     draw_convergence(frame, obj, res, s, trace);
     draw_validation(frame, val, s, trace);
+}
+
+/// Lines a chart needs to be read: borders, the x axis and its labels, three plot rows.
+const CHART_LINES: u16 = 7;
+
+/// The three charts' heights out of `h`: the first two take `shares` percent, the last the
+/// rest, none below `CHART_LINES` when there is room for that (a 24-line terminal left the
+/// residual chart a single plot row).
+fn heights(h: u16, shares: [u16; 2]) -> [Constraint; 3] {
+    let min = CHART_LINES.min(h / 3);
+    let share = |p: u16| (u32::from(h) * u32::from(p) / 100) as u16;
+    let mut a = share(shares[0]).max(min);
+    let mut b = share(shares[1]).max(min);
+    let short = (min + a + b).saturating_sub(h);
+    let from_a = short.min(a - min);
+    a -= from_a;
+    b -= (short - from_a).min(b - min);
+    [
+        Constraint::Length(a),
+        Constraint::Length(b),
+        Constraint::Fill(1),
+    ]
 }
 
 /// The earlier run to overlay, if asked for and comparable, and the title note saying so.
@@ -116,15 +131,13 @@ fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &
         let points = series(prev, iter, |t| Some(t.objective));
         (format!("previous: {name}"), points)
     });
-    draw_chart(
-        frame,
-        obj,
+    let objective = chart(
         s,
         format!("Objective{suffix}"),
         ("iteration", "objective"),
         objective,
-        previous_objective,
     );
+    draw_chart(frame, obj, s, objective, previous_objective);
 
     let mut conv = vec![Series {
         name: "residual".into(),
@@ -143,15 +156,13 @@ fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &
         let points = series(prev, iter, |t| t.residual);
         ("previous residual".to_string(), points)
     });
-    draw_chart(
-        frame,
-        res,
+    let conv = chart(
         s,
         "Residual / step".to_string(),
         ("iteration", "residual"),
         conv,
-        previous_residual,
     );
+    draw_chart(frame, res, s, conv, previous_residual);
 }
 
 fn draw_validation(frame: &mut Frame, val: Rect, s: &State, trace: &[TraceRecord]) {
@@ -180,9 +191,7 @@ fn draw_validation(frame: &mut Frame, val: Rect, s: &State, trace: &[TraceRecord
     };
     let previous_vals =
         previous.map(|(_, prev)| ("previous".to_string(), series(prev, x, |t| t.val_metric)));
-    draw_chart(
-        frame,
-        val,
+    let mut vals = chart(
         s,
         format!(
             "Validation metric per {}",
@@ -190,6 +199,18 @@ fn draw_validation(frame: &mut Frame, val: Rect, s: &State, trace: &[TraceRecord
         ),
         (x_label, "metric"),
         vals,
-        previous_vals,
     );
+    // Empty once the fit is done (a replay not yet at its first score aside): many methods
+    // score only the final model, and "no data yet" would promise a curve that never comes.
+    let recorded = s.result.as_ref().is_some_and(|f| {
+        f.outcome
+            .record
+            .trace
+            .iter()
+            .any(|t| t.val_metric.is_some())
+    });
+    if s.run.status != RunStatus::Running && !recorded {
+        vals.empty = "this method records no validation metric per iteration";
+    }
+    draw_chart(frame, val, s, vals, previous_vals);
 }

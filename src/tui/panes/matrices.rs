@@ -125,6 +125,14 @@ fn draw_heatmap(
     ax: &axes::Axes,
 ) {
     let (nr, nc) = m.dim();
+    if nr == 0 || nc == 0 {
+        // No scale, header or cursor: there is no entry to give them a meaning.
+        let note = format!(
+            "empty ({nr}×{nc}): this matrix has no {}",
+            if nr == 0 { "rows" } else { "columns" }
+        );
+        return draw_note(frame, area, s, (name, true), &note);
+    }
     let (cr, cc) = (
         s.matrices.cursor.0.min(nr.saturating_sub(1)),
         s.matrices.cursor.1.min(nc.saturating_sub(1)),
@@ -137,7 +145,7 @@ fn draw_heatmap(
         .unwrap_or(1)
         .min(14) as u16
         + 1;
-    // The grid's size decides the zoom (0 = fit), so lay it out first.
+    // The grid's size decides the fitted zoom, so lay it out first.
     let inner = Rect {
         x: area.x + 1,
         y: area.y + 1,
@@ -147,10 +155,14 @@ fn draw_heatmap(
     let grid_h = inner.height.saturating_sub(3);
     let grid_w = inner.width.saturating_sub(label_w);
     let cells_area = Rect::new(0, 0, grid_w, grid_h);
-    let (zoom, (kr, kc)) = match s.matrices.zoom {
-        0 => heatmap::fit_zoom(cells_area, nr, nc),
-        z => (z, (1, 1)),
+    let (fitted, (kr, kc)) = heatmap::fit_zoom(cells_area, nr, nc);
+    let steps = s.matrices.zoom;
+    let (level, (kr, kc)) = if steps == 0 {
+        (fitted, (kr, kc))
+    } else {
+        (fitted + steps, (1, 1))
     };
+    let cell = heatmap::cell_size(level);
     let shown;
     let (mat, cur) = if kr > 1 || kc > 1 {
         shown = heatmap::overview(m, (kr, kc));
@@ -160,10 +172,12 @@ fn draw_heatmap(
     };
     let how = if kr > 1 || kc > 1 {
         format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in")
-    } else if s.matrices.zoom == 0 {
-        format!("fitted (zoom {zoom}) · + -")
+    } else if level == 0 {
+        "fitted, 2 rows per line · + zooms in".to_string()
+    } else if steps == 0 {
+        format!("fitted (zoom {level}) · + zooms in")
     } else {
-        format!("zoom {zoom} · + - (0 = fit)")
+        format!("zoom {level} · + - (0 = fit)")
     };
     let blk = block(format!("{name} {nr}×{nc} — {how}"), &s.theme, true);
     frame.render_widget(blk, area);
@@ -182,21 +196,19 @@ fn draw_heatmap(
         },
         legend_area,
     );
-    if nr > 0 && nc > 0 {
-        let info = format!(
-            "[{cr}, {cc}] = {}   row {} · col {}",
-            fmt_num(m[[cr, cc]]),
-            ax.rows[cr],
-            ax.cols[cc]
-        );
-        frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
-    }
+    let info = format!(
+        "[{cr}, {cc}] = {}   row {} · col {}",
+        fmt_num(m[[cr, cc]]),
+        ax.rows[cr],
+        ax.cols[cc]
+    );
+    frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
     let [_, col_labels] =
         Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(col_area);
     let [labels, cells] =
         Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(grid);
     let (mr, mc) = mat.dim();
-    let (fit_r, fit_c) = heatmap::capacity(cells, zoom);
+    let (fit_r, fit_c) = heatmap::capacity(cells, cell);
     let origin = (
         heatmap::offset(cur.0, fit_r, mr),
         heatmap::offset(cur.1, fit_c, mc),
@@ -204,21 +216,21 @@ fn draw_heatmap(
     frame.render_widget(
         Heatmap {
             matrix: mat,
-            zoom,
+            cell,
             cursor: Some(cur),
             origin,
             theme: &s.theme,
         },
         cells,
     );
-    let z = zoom.max(1) as usize;
+    let (w, h) = (cell.w as usize, cell.h as usize);
     // Column names along the top, each where its column starts, when there is room for it.
     let mut spans: Vec<Span> = Vec::new();
     let mut x = 0usize;
     let width = col_labels.width as usize;
     let mut c = origin.1;
-    while c < mc && (c - origin.1) * z < width {
-        let at = (c - origin.1) * z;
+    while c < mc && (c - origin.1) * w < width {
+        let at = (c - origin.1) * w;
         if at >= x {
             let text = ax.cols[(c * kc).min(nc - 1)].clone();
             let room = width - at;
@@ -233,15 +245,19 @@ fn draw_heatmap(
         c += 1;
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), col_labels);
-    // Row names, one per screen line: the upper of the two rows a line shows at zoom 1.
-    let mut last = usize::MAX;
+    // Row names on the first line of their row. A dense line shows two rows: it names the
+    // cursor's when the cursor is on it, else the upper one.
     let lines: Vec<Line> = (0..labels.height as usize)
         .map(|y| {
-            let r = origin.0 + (2 * y) / z;
-            if r >= mr || r == last {
+            let upper = origin.0 + (2 * y) / h;
+            let r = if cell.dense() && cur.0 == upper + 1 {
+                upper + 1
+            } else {
+                upper
+            };
+            if r >= mr || (2 * y) % h != 0 {
                 return Line::raw("");
             }
-            last = r;
             let style = if r == cur.0 { s.theme.key } else { s.theme.dim };
             let text = &ax.rows[(r * kr).min(nr - 1)];
             Line::styled(clip(text, label_w as usize - 1), style)

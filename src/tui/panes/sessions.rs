@@ -255,66 +255,91 @@ fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], title: S
     frame.render_stateful_widget(table, area, &mut st);
 }
 
+/// The two runs in two columns, one row per setting, parameter and test metric; rows that
+/// differ are marked `≠` (and highlighted). Each parameter has its own row: joined on one line
+/// per run, the two runs' parameters ran together and lost their ends.
 fn draw_compare(frame: &mut Frame, area: Rect, s: &State, a: &SessionRecord, b: &SessionRecord) {
-    let params = |r: &SessionRecord| {
-        r.params
-            .0
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut rows = vec![
-        ("name", a.name.clone(), b.name.clone()),
-        ("created", a.created.clone(), b.created.clone()),
+    let both = |f: &dyn Fn(&SessionRecord) -> String| (f(a), f(b));
+    let mut rows: Vec<(String, Option<(String, String)>)> = vec![
+        ("name".into(), Some(both(&|r| r.name.clone()))),
+        ("created".into(), Some(both(&|r| r.created.clone()))),
         (
-            "dataset",
-            a.dataset.path.display().to_string(),
-            b.dataset.path.display().to_string(),
+            "dataset".into(),
+            Some(both(&|r| r.dataset.path.display().to_string())),
         ),
-        ("method", a.method.clone(), b.method.clone()),
+        ("method".into(), Some(both(&|r| r.method.clone()))),
         (
-            "kernel",
-            a.kernel.resolved.to_string(),
-            b.kernel.resolved.to_string(),
+            "kernel".into(),
+            Some(both(&|r| r.kernel.resolved.to_string())),
         ),
-        ("params", params(a), params(b)),
-        (
-            "iterations",
-            a.iterations.to_string(),
-            b.iterations.to_string(),
-        ),
-        (
-            "objective",
-            a.objective.map_or_else(|| "—".into(), fmt_num),
-            b.objective.map_or_else(|| "—".into(), fmt_num),
-        ),
-        (
-            "fit time",
-            format!("{:.2} s", a.timings.fit_s),
-            format!("{:.2} s", b.timings.fit_s),
-        ),
+        ("params".into(), None),
     ];
+    let mut keys: Vec<&String> = a.params.0.keys().chain(b.params.0.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let v = |r: &SessionRecord| {
+            r.params
+                .0
+                .get(k)
+                .map_or_else(|| "—".into(), |v| v.to_string())
+        };
+        rows.push((format!("  {k}"), Some(both(&v))));
+    }
+    rows.extend([
+        (
+            "iterations".into(),
+            Some(both(&|r| r.iterations.to_string())),
+        ),
+        (
+            "objective".into(),
+            Some(both(&|r| r.objective.map_or_else(|| "—".into(), fmt_num))),
+        ),
+        (
+            "fit time".into(),
+            Some(both(&|r| format!("{:.2} s", r.timings.fit_s))),
+        ),
+        ("test".into(), None),
+    ]);
     let mut keys: Vec<&String> = a.metrics.test.keys().chain(b.metrics.test.keys()).collect();
     keys.sort();
     keys.dedup();
-    let get = |r: &SessionRecord, k: &str| {
-        r.metrics
-            .test
-            .get(k)
-            .map(|v| fmt_num(*v))
-            .unwrap_or_else(|| "—".into())
-    };
     for k in keys {
-        rows.push(("", get(a, k), get(b, k)));
-        let last = rows.len() - 1;
-        rows[last].0 = "test";
-        rows[last].1 = format!("{k} {}", rows[last].1);
-        rows[last].2 = format!("{k} {}", rows[last].2);
+        let v = |r: &SessionRecord| {
+            r.metrics
+                .test
+                .get(k)
+                .map_or_else(|| "—".into(), |v| fmt_num(*v))
+        };
+        rows.push((format!("  {k}"), Some(both(&v))));
     }
-    let table_rows = rows.into_iter().map(|(k, x, y)| {
-        let style = if x != y { s.theme.warn } else { s.theme.base };
+    let key_w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0) as u16;
+    // Rows beyond the box scroll (PgUp PgDn); the title says which are shown.
+    let visible = area.height.saturating_sub(2) as usize;
+    let first = s.scroll.compare.min(rows.len().saturating_sub(visible));
+    let mut title = "Compare (Esc closes; ≠ differs)".to_string();
+    if rows.len() > visible {
+        title.push_str(&format!(
+            " · rows {}–{} of {} · PgUp PgDn",
+            first + 1,
+            (first + visible).min(rows.len()),
+            rows.len()
+        ));
+    }
+    let table_rows = rows.into_iter().skip(first).map(|(k, v)| {
+        let Some((x, y)) = v else {
+            return Row::new(vec![
+                Cell::from(""),
+                Cell::from(Span::styled(k, s.theme.dim)),
+            ]);
+        };
+        let (mark, style) = if x != y {
+            ("≠", s.theme.warn)
+        } else {
+            ("", s.theme.base)
+        };
         Row::new(vec![
+            Cell::from(Span::styled(mark, s.theme.warn)),
             Cell::from(Span::styled(k, s.theme.dim)),
             Cell::from(Span::styled(x, style)),
             Cell::from(Span::styled(y, style)),
@@ -324,16 +349,14 @@ fn draw_compare(frame: &mut Frame, area: Rect, s: &State, a: &SessionRecord, b: 
         Table::new(
             table_rows,
             [
-                Constraint::Length(11),
+                Constraint::Length(1),
+                Constraint::Length(key_w),
                 Constraint::Fill(1),
                 Constraint::Fill(1),
             ],
         )
-        .block(block(
-            "Compare (Esc closes; differences highlighted)",
-            &s.theme,
-            false,
-        )),
+        .column_spacing(2)
+        .block(block(title, &s.theme, false)),
         area,
     );
 }

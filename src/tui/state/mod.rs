@@ -91,9 +91,9 @@ pub struct Finished {
 #[derive(Debug, Clone, Default)]
 pub struct MatrixState {
     pub selected: usize,
-    /// Screen columns per matrix cell (1–8); rows are half as many lines (half-blocks).
-    /// 0 = fit: the largest zoom that shows the whole matrix, or an overview of blocks when
-    /// even zoom 1 does not fit. Each matrix starts at 0.
+    /// Zoom steps above the fitted view (0): the largest zoom that shows the whole matrix, or
+    /// a dense overview (two rows per line, in blocks if need be) when even zoom 1 does not
+    /// fit. Counted from the fit because the fit depends on the screen. Each matrix starts at 0.
     pub zoom: u16,
     pub cursor: (usize, usize),
 }

@@ -6,6 +6,9 @@ use super::super::effect::Effect;
 use super::super::state::State;
 use super::moved;
 
+/// The fitted view is at most zoom 4, so four steps reach at most 8 columns per entry.
+const MAX_ZOOM_STEPS: u16 = 4;
+
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     match a {
         Action::NextMatrix | Action::PrevMatrix => {
@@ -22,11 +25,13 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
                 s.matrices.zoom = 0;
             }
         }
+        // Steps above the fitted view, which depends on the screen: from wherever it is, +
+        // enlarges and − shrinks back down to it.
         Action::Zoom(d) => {
-            // From "fit" (0), + starts at 1 and − stays at fit.
             let z = s.matrices.zoom as i32 + d;
-            s.matrices.zoom = z.clamp(0, 8) as u16;
+            s.matrices.zoom = z.clamp(0, MAX_ZOOM_STEPS as i32) as u16;
         }
+        Action::ZoomFit => s.matrices.zoom = 0,
         Action::MoveCursor(dx, dy) => move_cell(s, dx as i64, dy as i64),
         Action::Up => move_cell(s, 0, -1),
         Action::Down => move_cell(s, 0, 1),

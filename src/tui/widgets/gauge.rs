@@ -5,7 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Gauge, Widget};
+use ratatui::widgets::Widget;
 
 use crate::methods::Phase;
 
@@ -137,18 +137,39 @@ impl Widget for PhaseGauge<'_> {
         } else {
             format!("{phase}{steps} · elapsed {}{eta}", fmt_secs(self.elapsed))
         };
-        let ratio = self.ratio().unwrap_or(0.0);
-        Gauge::default()
-            .gauge_style(self.theme.gauge)
-            .ratio(ratio)
-            .label(label)
-            .render(
-                Rect {
-                    y: area.y + 1,
-                    height: 1,
-                    ..area
-                },
-                buf,
-            );
+        // The text beside the bar, not over it: over it, it ran into the filled cells
+        // ("█████iterations 41554/100000") and was unreadable without colour.
+        let row = Rect {
+            y: area.y + 1,
+            height: 1,
+            ..area
+        };
+        let text_w = label.chars().count() as u16;
+        let bar_w = row.width.saturating_sub(text_w + 1);
+        let text_x = if bar_w >= MIN_BAR {
+            // Drawn here: ratatui's Gauge blanks a cell mid-bar for its (empty) label.
+            let filled = (self.ratio().unwrap_or(0.0) * f64::from(bar_w)).round() as u16;
+            for i in 0..bar_w {
+                let (symbol, style) = if i < filled {
+                    ("█", self.theme.gauge)
+                } else {
+                    ("░", self.theme.dim)
+                };
+                buf.set_string(row.x + i, row.y, symbol, style);
+            }
+            row.x + bar_w + 1
+        } else {
+            row.x
+        };
+        buf.set_stringn(
+            text_x,
+            row.y,
+            &label,
+            row.right().saturating_sub(text_x) as usize,
+            self.theme.base,
+        );
     }
 }
+
+/// Below this width the bar is dropped and the text alone says how far the run is.
+const MIN_BAR: u16 = 8;

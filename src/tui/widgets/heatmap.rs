@@ -24,10 +24,42 @@ pub fn scale_of(m: &Array2<f64>) -> f64 {
     }
 }
 
-/// How many matrix rows and columns fit in `area` at `zoom` (columns per cell).
-pub fn capacity(area: Rect, zoom: u16) -> (usize, usize) {
-    let z = zoom.max(1) as usize;
-    ((area.height as usize * 2) / z, area.width as usize / z)
+/// How big one matrix entry is drawn: `w` screen columns by `h` half-lines (the widget draws
+/// half-blocks). Zoom levels keep `h` even, so every row starts on a line of its own and its
+/// label can sit beside it; only the dense overview packs two rows into one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellSize {
+    pub w: u16,
+    pub h: u16,
+}
+
+impl CellSize {
+    /// One column and half a line per entry: two rows per line.
+    pub const DENSE: CellSize = CellSize { w: 1, h: 1 };
+
+    /// Zoom level `z` (1–8): `z` columns by half as many whole lines, at least one — a
+    /// terminal cell is about twice as tall as it is wide, so the entries stay roughly square
+    /// and each level is larger than the one below.
+    pub fn zoom(z: u16) -> CellSize {
+        let z = z.max(1);
+        CellSize {
+            w: z,
+            h: 2 * z.div_ceil(2),
+        }
+    }
+
+    /// Whether one screen line shows two matrix rows.
+    pub fn dense(self) -> bool {
+        self.h < 2
+    }
+}
+
+/// How many matrix rows and columns fit in `area` with entries of size `cell`.
+pub fn capacity(area: Rect, cell: CellSize) -> (usize, usize) {
+    (
+        (area.height as usize * 2) / cell.h.max(1) as usize,
+        area.width as usize / cell.w.max(1) as usize,
+    )
 }
 
 /// The first row/column to show so that `cursor` stays visible in a window of `fit` cells.
@@ -41,7 +73,7 @@ pub fn offset(cursor: usize, fit: usize, len: usize) -> usize {
 
 pub struct Heatmap<'a> {
     pub matrix: &'a Array2<f64>,
-    pub zoom: u16,
+    pub cell: CellSize,
     pub cursor: Option<(usize, usize)>,
     /// First matrix row and column drawn.
     pub origin: (usize, usize),
@@ -55,16 +87,16 @@ impl Widget for Heatmap<'_> {
             return;
         }
         let (nr, nc) = self.matrix.dim();
-        let z = self.zoom.max(1) as usize;
+        let (w, h) = (self.cell.w.max(1) as usize, self.cell.h.max(1) as usize);
         let scale = scale_of(self.matrix);
         let cell = |r: usize, c: usize| -> Option<f64> {
             (r < nr && c < nc).then(|| self.matrix[[r, c]] / scale)
         };
         for sy in 0..area.height as usize {
             for sx in 0..area.width as usize {
-                let c = self.origin.1 + sx / z;
-                let top = cell(self.origin.0 + (2 * sy) / z, c);
-                let bottom = cell(self.origin.0 + (2 * sy + 1) / z, c);
+                let c = self.origin.1 + sx / w;
+                let top = cell(self.origin.0 + (2 * sy) / h, c);
+                let bottom = cell(self.origin.0 + (2 * sy + 1) / h, c);
                 if top.is_none() && bottom.is_none() {
                     continue;
                 }
@@ -96,8 +128,9 @@ impl Widget for Heatmap<'_> {
             if r < self.origin.0 || c < self.origin.1 {
                 return;
             }
-            let sx = (c - self.origin.1) * z + (z - 1) / 2;
-            let sy = ((r - self.origin.0) * z) / 2;
+            // The middle column of the entry, on the first line of its row.
+            let sx = (c - self.origin.1) * w + (w - 1) / 2;
+            let sy = ((r - self.origin.0) * h) / 2;
             if sx < area.width as usize && sy < area.height as usize {
                 if let Some(t) = buf.cell_mut((area.x + sx as u16, area.y + sy as u16)) {
                     t.set_symbol("◆");
@@ -208,21 +241,31 @@ pub fn largest(m: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
     all
 }
 
-/// The zoom that shows the whole `nr`×`nc` matrix in `area` (largest up to 4), and the block
-/// sizes (rows, columns) of an overview when even zoom 1 is too small (then drawn at zoom 1).
-/// Each axis is reduced only as much as it must be: a 445×6 matrix keeps its 6 columns.
+/// The view that shows the whole `nr`×`nc` matrix in `area`: the largest zoom level up to 4
+/// that fits, else level 0 — the dense overview, two rows per line — with the block sizes
+/// (rows, columns) it needs (1×1 when the matrix fits densely). Each axis is reduced only as
+/// much as it must be: a 445×6 matrix keeps its 6 columns.
 pub fn fit_zoom(area: Rect, nr: usize, nc: usize) -> (u16, (usize, usize)) {
     for z in (1..=4u16).rev() {
-        let (r, c) = capacity(area, z);
+        let (r, c) = capacity(area, CellSize::zoom(z));
         if nr <= r && nc <= c {
             return (z, (1, 1));
         }
     }
-    let (r, c) = capacity(area, 1);
+    let (r, c) = capacity(area, CellSize::DENSE);
     (
-        1,
+        0,
         (nr.div_ceil(r.max(1)).max(1), nc.div_ceil(c.max(1)).max(1)),
     )
+}
+
+/// The entry size of zoom level `level` (0: the dense overview).
+pub fn cell_size(level: u16) -> CellSize {
+    if level == 0 {
+        CellSize::DENSE
+    } else {
+        CellSize::zoom(level)
+    }
 }
 
 /// Each `kr`×`kc` block of `m` as its entry of largest |value| (sign kept), so an isolated
@@ -254,7 +297,7 @@ mod tests {
         let mut buf = Buffer::empty(area);
         Heatmap {
             matrix: &m,
-            zoom: 1,
+            cell: CellSize::DENSE,
             cursor: None,
             origin: (0, 0),
             theme: &theme,
@@ -279,14 +322,27 @@ mod tests {
         m[[300, 17]] = -3.0;
         m[[301, 18]] = 1.0;
         let (z, (kr, kc)) = fit_zoom(Rect::new(0, 0, 80, 20), 576, 576);
-        assert_eq!(z, 1);
+        assert_eq!(z, 0);
         assert!(kr >= 15 && kc >= 8, "{kr} {kc}");
         let o = overview(&m, (kr, kc));
         assert!(o.nrows() * kr >= 576 && o.nrows() <= 40 && o.ncols() <= 80);
         assert_eq!(o[[300 / kr, 17 / kc]], -3.0);
         assert_eq!(fit_zoom(Rect::new(0, 0, 80, 20), 10, 10), (4, (1, 1)));
+        // Two rows per line before blocks: 30 rows fit densely in 20 lines, not at zoom 1.
+        assert_eq!(fit_zoom(Rect::new(0, 0, 80, 20), 30, 30), (0, (1, 1)));
         // A tall matrix keeps its columns.
         assert_eq!(fit_zoom(Rect::new(0, 0, 40, 20), 445, 6).1 .1, 1);
+    }
+
+    #[test]
+    fn each_zoom_level_is_larger_and_keeps_rows_on_whole_lines() {
+        let mut last = CellSize::DENSE;
+        for z in 1..=8 {
+            let c = CellSize::zoom(z);
+            let larger = c.w >= last.w && c.h >= last.h && (c.w, c.h) != (last.w, last.h);
+            assert!(larger && c.h.is_multiple_of(2), "{z}: {c:?}");
+            last = c;
+        }
     }
 
     #[test]

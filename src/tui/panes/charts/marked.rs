@@ -15,7 +15,7 @@ use super::super::super::theme::{ColorMode, Theme};
 use super::super::super::widgets::log_chart::Series;
 use super::super::super::widgets::{clip, fmt_num};
 use super::super::{block, draw_note};
-use super::draw_chart;
+use super::{chart, draw_chart};
 
 /// The i-th run's colour: the theme's series first, then the 16-colour palette (no colour
 /// under NO_COLOR: the legend's numbers name the curves).
@@ -128,21 +128,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             })
             .collect();
         let ids: Vec<String> = groups[key].iter().map(|i| (i + 1).to_string()).collect();
-        draw_chart(
-            frame,
-            *area,
-            s,
-            format!(
-                "Objective — {} on {} ({} {}) · m: this run",
-                key.0,
-                key.1,
-                if ids.len() == 1 { "run" } else { "runs" },
-                ids.join(", ")
-            ),
-            ("iteration", "objective"),
-            series,
-            None,
+        let title = format!(
+            "Objective — {} on {} ({} {}) · m: this run",
+            key.0,
+            key.1,
+            if ids.len() == 1 { "run" } else { "runs" },
+            ids.join(", ")
         );
+        let objective = chart(s, title, ("iteration", "objective"), series);
+        draw_chart(frame, *area, s, objective, None);
     }
 }
 
@@ -157,7 +151,7 @@ pub fn sweep_curve(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
         .plan
         .folds
         .map_or_else(|| "test-part".to_string(), |k| format!("{k}-fold CV"));
-    // One curve: no legend box over it; the best is named in the title.
+    // One curve: no legend; the best is named in the title.
     let series = vec![Series {
         name: String::new(),
         points: pts,
@@ -175,18 +169,12 @@ pub fn sweep_curve(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
             )
         })
         .unwrap_or_default();
-    draw_chart(
-        frame,
-        area,
-        s,
-        format!(
-            "Sweep: {how} {metric} per {} ({}/{} scored){best}",
-            sw.plan.label,
-            sw.rows.len(),
-            sw.plan.values.len()
-        ),
-        (&sw.plan.label, &metric),
-        series,
-        None,
+    let title = format!(
+        "Sweep: {how} {metric} per {} ({}/{} scored){best}",
+        sw.plan.label,
+        sw.rows.len(),
+        sw.plan.values.len()
     );
+    let curve = chart(s, title, (&sw.plan.label, &metric), series);
+    draw_chart(frame, area, s, curve, None);
 }
