@@ -2821,6 +2821,26 @@ fn validation_chart_says_the_method_records_none_once_finished() {
     });
 }
 
+/// A one-shot fit (krr, kde, an mvml round) records no residual: once finished, the chart says
+/// so instead of waiting for data.
+#[test]
+fn residual_chart_says_the_method_records_none_once_finished() {
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    let mut done = outcome("first");
+    for t in &mut done.record.trace {
+        t.residual = None;
+        t.step = None;
+    }
+    update(&mut s, Action::Run(RunMessage::Finished(Box::new(done))));
+    at_both(&on(s, Pane::Charts), |out, size| {
+        assert!(
+            out.contains("this method records no residual or step per iteration"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
 #[test]
 fn residual_chart_is_readable_at_80x24_with_its_legend_off_the_plot() {
     let mut s = on(finished(), Pane::Charts);

@@ -156,12 +156,23 @@ fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &
         let points = series(prev, iter, |t| t.residual);
         ("previous residual".to_string(), points)
     });
-    let conv = chart(
+    let mut conv = chart(
         s,
         "Residual / step".to_string(),
         ("iteration", "residual"),
         conv,
     );
+    // As for the validation chart: a finished fit with no residual will never draw one.
+    let recorded = s.result.as_ref().is_some_and(|f| {
+        f.outcome
+            .record
+            .trace
+            .iter()
+            .any(|t| t.residual.is_some() || t.step.is_some())
+    });
+    if s.run.status != RunStatus::Running && !recorded {
+        conv.empty = "this method records no residual or step per iteration";
+    }
     draw_chart(frame, res, s, conv, previous_residual);
 }
 
