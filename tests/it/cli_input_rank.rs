@@ -270,3 +270,31 @@ fn sigint_during_an_exact_decomposition_exits_130_quickly_and_saves_nothing() {
     assert_eq!(sessions_in(&store), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// mvml's `--nystrom` with `--input-rank exact` asks for two routes at once: refused naming
+/// both, not silently fitted by Nyström.
+#[test]
+fn mvml_refuses_nystrom_with_an_exact_input_rank() {
+    let store = temp_dir("rank", "mvml-exact", true);
+    let out = ovk(
+        &[
+            "run",
+            "--data",
+            "datasets/emotions.csv",
+            "--method",
+            "mvml",
+            "--nystrom",
+            "0.5",
+            "--input-rank",
+            "exact",
+        ],
+        &store,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--nystrom") && err.contains("--input-rank exact"),
+        "{err}"
+    );
+    assert_eq!(sessions_in(&store), 0);
+}

@@ -353,6 +353,13 @@ impl Setup {
             ));
         }
         let asked = r.opt_f64("nystrom")?;
+        if asked.is_some() && p.kernel_spec.input_rank == InputRank::Exact {
+            return Err(OvkError::input(
+                "--nystrom and --input-rank exact contradict each other for mvml: give \
+                 --nystrom F for block Nyström on a fraction F of the rows, or --input-rank \
+                 exact (without --nystrom) for the exact fit",
+            ));
+        }
         if let Some(c) = nystrom_choice(asked, p.kernel_spec.input_rank, n, p.views.len()) {
             setup.fraction = Some(c.fraction);
             if asked.is_none() {
