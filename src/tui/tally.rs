@@ -14,10 +14,7 @@ use super::widgets::{count, fmt_num};
 pub fn extra_records(r: &SessionRecord) -> Option<String> {
     let extra = r.trace.len().checked_sub(r.iterations).filter(|&n| n > 0)?;
     let what = if r.method == "lowrank-okl" {
-        format!(
-            "{} set without iterating (B = 0 is optimal there)",
-            count(extra, "λ of the path")
-        )
+        format!("{extra} λ of the path set without iterating (B = 0 is optimal there)")
     } else if extra == 1 && r.trace.first().is_some_and(|t| t.iter == 0) {
         "the initial point (iter 0)".to_string()
     } else {

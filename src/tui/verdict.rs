@@ -11,11 +11,7 @@ use super::widgets::count;
 /// "test accuracy 0.9712, 37 iterations", then " — not converged (hit max_iter 3)" when so.
 pub fn headline(o: &RunOutcome) -> String {
     let r = &o.record;
-    let key = match r.task {
-        crate::data::Task::Regression => "mse",
-        crate::data::Task::Multiclass => "accuracy",
-        crate::data::Task::Multilabel => "mean_auc",
-    };
+    let (key, _) = crate::metrics::primary(r.task);
     let metric = r
         .metrics
         .test

@@ -162,15 +162,7 @@ fn draw_convergence(frame: &mut Frame, obj: Rect, res: Rect, s: &State, trace: &
         ("iteration", "residual"),
         conv,
     );
-    // As for the validation chart: a finished fit with no residual will never draw one.
-    let recorded = s.result.as_ref().is_some_and(|f| {
-        f.outcome
-            .record
-            .trace
-            .iter()
-            .any(|t| t.residual.is_some() || t.step.is_some())
-    });
-    if s.run.status != RunStatus::Running && !recorded {
+    if never_records(s, |t| t.residual.is_some() || t.step.is_some()) {
         conv.empty = "this method records no residual or step per iteration";
     }
     draw_chart(frame, res, s, conv, previous_residual);
@@ -211,17 +203,20 @@ fn draw_validation(frame: &mut Frame, val: Rect, s: &State, trace: &[TraceRecord
         (x_label, "metric"),
         vals,
     );
-    // Empty once the fit is done (a replay not yet at its first score aside): many methods
-    // score only the final model, and "no data yet" would promise a curve that never comes.
-    let recorded = s.result.as_ref().is_some_and(|f| {
-        f.outcome
-            .record
-            .trace
-            .iter()
-            .any(|t| t.val_metric.is_some())
-    });
-    if s.run.status != RunStatus::Running && !recorded {
+    if never_records(s, |t| t.val_metric.is_some()) {
         vals.empty = "this method records no validation metric per iteration";
     }
     draw_chart(frame, val, s, vals, previous_vals);
+}
+
+/// Whether a chart of `has` stays empty for good: no fit is running and the result's trace
+/// has no record with it (a replay not yet at its first one aside). Many methods record no
+/// residual or score only the final model, and "no data yet" would promise a curve that
+/// never comes.
+fn never_records(s: &State, has: impl Fn(&TraceRecord) -> bool) -> bool {
+    s.run.status != RunStatus::Running
+        && !s
+            .result
+            .as_ref()
+            .is_some_and(|f| f.outcome.record.trace.iter().any(&has))
 }

@@ -280,15 +280,10 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         RunStatus::Idle => match &s.result {
             Some(f) => {
                 let r = &f.outcome.record;
+                let shown = format!("no fit running — the results shown are '{}'", r.name);
                 match not_converged(r) {
-                    Some(w) => (
-                        format!("no fit running — the results shown are '{}', {w}", r.name),
-                        s.theme.warn,
-                    ),
-                    None => (
-                        format!("no fit running — the results shown are '{}'", r.name),
-                        s.theme.dim,
-                    ),
+                    Some(w) => (format!("{shown}, {w}"), s.theme.warn),
+                    None => (shown, s.theme.dim),
                 }
             }
             None => ("no fit yet".to_string(), s.theme.dim),
