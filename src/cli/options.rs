@@ -270,14 +270,30 @@ fn parse_num<T: std::str::FromStr>(key: &str, s: &str, what: &str) -> Result<T> 
         .map_err(|_| OvkError::input(format!("--{}: '{s}' is not {what}", key.replace('_', "-"))))
 }
 
-/// A number parsed and range-checked by its declaration; the message names the flag.
-fn declared_number(spec: &ParamSpec, text: &str) -> Result<f64> {
-    let as_flag = |e: OvkError| {
+fn parse_seed(s: &str) -> Result<u64> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && t.parse::<u64>().is_err() {
+        return Err(OvkError::input(format!(
+            "--seed: '{t}' is above the largest seed, {}",
+            u64::MAX
+        )));
+    }
+    parse_num("seed", s, "a whole number ≥ 0")
+}
+
+/// A value parsed and checked by its declaration; the message names the flag, not the key
+/// the workbench shows (`--ovk: 'foo' …`, not `ovk: 'foo' …`).
+fn declared_value(spec: &ParamSpec, text: &str) -> Result<Value> {
+    spec.parse(text).map_err(|e| {
         let msg = e.to_string();
         let rest = msg.strip_prefix(spec.key).unwrap_or(&msg);
         OvkError::input(format!("--{}{rest}", spec.flag()))
-    };
-    match spec.parse(text).map_err(as_flag)? {
+    })
+}
+
+/// A number parsed and range-checked by its declaration; the message names the flag.
+fn declared_number(spec: &ParamSpec, text: &str) -> Result<f64> {
+    match declared_value(spec, text)? {
         Value::Float(x) => Ok(x),
         Value::Int(i) => Ok(i as f64),
         other => Err(OvkError::internal(format!(
@@ -319,7 +335,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     }
     dc.test_column = get("test_column").map(|s| s.trim().to_string());
     if let Some(s) = get("seed") {
-        dc.seed = parse_num("seed", s, "a whole number ≥ 0")?;
+        dc.seed = parse_seed(s)?;
     }
     if let Some(s) = get("scale") {
         dc.scale = match s.trim() {
@@ -413,7 +429,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
             continue;
         }
         match method.params().iter().find(|s| s.key == key) {
-            Some(spec) => params.set(key, spec.parse(text)?),
+            Some(spec) => params.set(key, declared_value(spec, text)?),
             None => {
                 let owners = all
                     .iter()

@@ -105,14 +105,19 @@ fn blame_config(e: OvkError, config: Option<&Path>, from_file: &[String]) -> Ovk
     let (OvkError::Input(msg), Some(path)) = (&e, config) else {
         return e;
     };
-    let names_key = |k: &String| {
+    // The file's key as written there (`lambda:`), where the message names the flag.
+    let in_file_terms = |k: &String| {
         let flag = format!("--{}", k.replace('_', "-"));
-        [format!("{k}:"), format!("{flag}:"), format!("{flag} ")]
-            .iter()
-            .any(|p| msg.starts_with(p.as_str()))
+        if msg.starts_with(&format!("{k}:")) {
+            Some(msg.clone())
+        } else if msg.starts_with(&format!("{flag}:")) || msg.starts_with(&format!("{flag} ")) {
+            Some(format!("{k}{}", &msg[flag.len()..]))
+        } else {
+            None
+        }
     };
-    match from_file.iter().find(|k| names_key(k)) {
-        Some(_) => OvkError::input(format!("{}: {msg}", path.display())),
+    match from_file.iter().find_map(in_file_terms) {
+        Some(msg) => OvkError::input(format!("{}: {msg}", path.display())),
         None => e,
     }
 }

@@ -58,6 +58,20 @@ impl<'a> SidecarCache<'a> {
     }
 }
 
+/// The one class column; a list is most likely several label columns meant as targets.
+fn class_column(path: &Path, columns: &[&str], class: &str) -> Result<usize> {
+    if class.contains(',') && !columns.contains(&class) {
+        return Err(input_at(
+            path,
+            format!(
+                "--class takes one class column, not a list (`{class}`); several label \
+                 columns (0/1 or ±1, multi-label) are --targets {class}"
+            ),
+        ));
+    }
+    super::select::exact(path, columns, class)
+}
+
 pub(crate) fn resolve_roles(
     cfg: &DataConfig,
     columns: &[&str],
@@ -89,7 +103,7 @@ pub(crate) fn resolve_roles(
         }
     };
     let outputs = match (class, targets) {
-        (Some(c), _) => OutputColumns::Class(super::select::exact(path, columns, c.trim())?),
+        (Some(c), _) => OutputColumns::Class(class_column(path, columns, c.trim())?),
         (None, Some(t)) => OutputColumns::Targets(resolve(path, columns, &t)?),
         (None, None) => return Err(no_roles(path, false)),
     };

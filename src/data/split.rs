@@ -123,6 +123,16 @@ pub(crate) fn keep_labels(path: &Path, n: usize, labeled: f64, seed: u64) -> Res
             format!("--labeled must be a count (≥ 1) or a fraction in (0, 1), not {labeled}"),
         ));
     }
+    // 1.5 is neither: rounding it to a count would hide a typo in a fraction (0.15?).
+    if labeled > 1.0 && labeled.fract() != 0.0 {
+        return Err(input_at(
+            path,
+            format!(
+                "--labeled {labeled} is neither a count of labels (a whole number ≥ 1) nor a \
+                 fraction in (0, 1)"
+            ),
+        ));
+    }
     // Compared as numbers first: 1e300 as usize would be 18446744073709551615.
     if labeled >= 1.0 && labeled.round() > n as f64 {
         let shown = if labeled >= 1e9 {
@@ -235,5 +245,10 @@ mod tests {
             .to_string()
             .contains("only 20"));
         assert!(keep_labels(p, 20, 0.0, 1).is_err());
+        assert!(keep_labels(p, 20, 1.5, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("neither a count"));
+        assert_eq!(count(keep_labels(p, 20, 1.0, 1).unwrap()), 1);
     }
 }

@@ -25,6 +25,14 @@ pub(crate) fn resolve_views(
             // `NAME=COLS`: a view by column selectors (SARCOS-style `q=q1..q7`).
             for entry in req.iter().filter(|e| e.contains('=')) {
                 let (name, sel) = entry.split_once('=').expect("an entry with =");
+                if name.trim().is_empty() {
+                    return Err(input_at(
+                        path,
+                        format!(
+                            "the view `{entry}` has no name (write NAME=COLS, e.g. `q=q1..q7`)"
+                        ),
+                    ));
+                }
                 let selectors: Vec<String> = sel.split(',').map(|s| s.trim().to_string()).collect();
                 let cols = by_spec(path, &ViewSpec::Columns(selectors), columns, features)?;
                 if cols.is_empty() {
@@ -65,6 +73,7 @@ pub(crate) fn resolve_views(
                     columns: cols,
                 });
             }
+            refuse_repeated_names(path, &views)?;
             Ok(views)
         }
         None => {
@@ -92,6 +101,22 @@ pub(crate) fn resolve_views(
             Ok(views)
         }
     }
+}
+
+/// Two views of one name would be one view shown twice in A's blocks and weights.
+fn refuse_repeated_names(path: &Path, views: &[View]) -> Result<()> {
+    for (k, v) in views.iter().enumerate() {
+        if views[..k].iter().any(|w| w.name == v.name) {
+            return Err(input_at(
+                path,
+                format!(
+                    "the view name `{}` is given twice; give each view its own name",
+                    v.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn by_prefix(prefix: &str, columns: &[&str], features: &[usize]) -> Vec<usize> {
