@@ -161,7 +161,6 @@ fn text_cells(raw: &RawTable, c: usize) -> Vec<Option<String>> {
     raw.present_cells(c, |x| x.to_string(), str::to_string)
 }
 
-/// The most frequent present value (the smallest one on ties, so the choice is stable).
 /// Why a column left to the default feature set is not a feature: a date, a row ID (text unique
 /// per row, or integers counting the rows), or text with too many values to encode. `None`: it
 /// is one.

@@ -254,6 +254,8 @@ pub struct Prepared {
     pub imputed_rows: usize,
     /// Rows left out for a missing cell (`drop_missing`, or a missing output when imputing).
     pub dropped_rows: usize,
+    /// Columns the default feature set left out, each with why ("a date", "a row ID", …).
+    pub left_out: Vec<(String, &'static str)>,
 }
 
 /// Options that come from the method rather than the user.

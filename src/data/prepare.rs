@@ -21,10 +21,15 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     let names = raw.names();
     let mut sidecar = SidecarCache::new(path);
     let mut roles = resolve_roles(cfg, &names, &mut sidecar)?;
+    let mut left_out = Vec::new();
     if cfg.features.is_none() {
-        roles
-            .features
-            .retain(|&c| features::not_a_default_feature(&raw, c).is_none());
+        roles.features.retain(|&c| {
+            let why = features::not_a_default_feature(&raw, c);
+            if let Some(why) = why {
+                left_out.push((names[c].to_string(), why));
+            }
+            why.is_none()
+        });
         if roles.features.is_empty() {
             return Err(crate::error::input_at(
                 path,
@@ -161,6 +166,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         categories: feats.categories,
         imputed_rows,
         dropped_rows: rows.dropped,
+        left_out,
     })
 }
 

@@ -53,7 +53,8 @@ pub const INPUT_RANK: ParamSpec = ParamSpec {
     help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl, \
            kde, vvmr), exact, or auto = exact up to 5000 training rows and rank 2000 beyond \
            (mvml: block Nyström on 2000 landmark columns in all, unless --nystrom is given); a \
-           linear kernel with d ≤ n is always solved exactly in the primal",
+           linear kernel with d ≤ n features is solved exactly in the primal, unless a rank \
+           R < d asks for a rank-R factor",
     unit: "r",
     kind: ParamKind::Text,
     default: ParamDefault::Text("auto"),

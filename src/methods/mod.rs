@@ -231,6 +231,11 @@ pub trait Method: Sync {
     fn semi_supervised(&self) -> bool {
         false
     }
+    /// Multi-view methods use the data's views (`--views`); the others fit one kernel on all
+    /// feature columns.
+    fn multi_view(&self) -> bool {
+        false
+    }
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
     /// Whether the fit can run on the shared low-rank factor of the input kernel
     /// (`--input-rank`, `--landmarks`); such a method overrides `input_route` too.

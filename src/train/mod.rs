@@ -11,6 +11,7 @@ mod pipeline;
 pub mod predict;
 mod runner;
 pub mod sweep;
+mod unused;
 
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;

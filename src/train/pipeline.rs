@@ -182,8 +182,9 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         ),
         &guidance.memory_advice(method),
     )?;
-    let route_notes = guidance.notes();
-    for note in &route_notes {
+    let mut notes_before_fit = guidance.notes();
+    notes_before_fit.extend(super::unused::unused_settings(config, method));
+    for note in &notes_before_fit {
         obs.note(note);
     }
     let kernel = config.kernel.resolve(prepared.x_train.view())?;
@@ -375,7 +376,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     }
 
     details.insert("estimate".into(), guidance.to_json());
-    let mut notes = route_notes;
+    let mut notes = notes_before_fit;
     if prepared.imputed_rows > 0 {
         notes.push(format!(
             "{} row(s) had missing feature cells filled in from the training rows (numeric: \
@@ -387,6 +388,11 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         notes.push(format!(
             "{} row(s) with a missing cell were dropped",
             prepared.dropped_rows
+        ));
+    }
+    for (column, why) in &prepared.left_out {
+        notes.push(format!(
+            "`{column}` is not a feature: {why} (name it in --features to use it)"
         ));
     }
     for c in &prepared.categories {

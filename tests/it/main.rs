@@ -12,6 +12,7 @@ mod common;
 mod cli_bench;
 mod cli_conventions;
 mod cli_input_rank;
+mod cli_options;
 mod cli_run;
 mod cli_sweep;
 mod data_encode;

@@ -208,6 +208,9 @@ impl Method for Mvml {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn multi_view(&self) -> bool {
+        true
+    }
 
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
         let r = params.resolve(PARAMS);
