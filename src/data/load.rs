@@ -110,6 +110,7 @@ pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
         if bytes.iter().all(|b| b.is_ascii_whitespace()) {
             return Err(input_at(path, "the file is empty"));
         }
+        refuse_other_separator(path, separator, header_line(&bytes))?;
         check_table_fits(path, &bytes, separator, BYTES_PER_COLUMN)?;
         // A plain numeric table is read directly (hashed meanwhile); anything else is checked
         // cell by cell and read by polars.
@@ -147,6 +148,47 @@ fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
         .map(|c| raw_column(&c).map_err(|e| polars_failure(path, format, e)))
         .collect::<Result<Vec<_>>>()?;
     table(path, height, columns)
+}
+
+/// The first line of delimited text, without its line end.
+fn header_line(bytes: &[u8]) -> &[u8] {
+    let line = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// A header without the expected separator but with another was written with that one
+/// (European spreadsheets export `;`); the ragged-row or "no column `x`" message that would
+/// follow hides it.
+fn refuse_other_separator(path: &Path, separator: u8, header: &[u8]) -> Result<()> {
+    if header.contains(&separator) || header.contains(&b'"') {
+        return Ok(());
+    }
+    let others = [b';', b'\t', b'|', b',']
+        .into_iter()
+        .filter(|&b| b != separator);
+    let Some(sep) = others.into_iter().find(|b| header.contains(b)) else {
+        return Ok(());
+    };
+    let name = String::from_utf8_lossy(header);
+    let fix = match sep {
+        b'\t' => "tabs: name it .tsv".to_string(),
+        b',' => "commas: name it .csv".to_string(),
+        other => {
+            let c = other as char;
+            format!(
+                "'{c}': convert it (e.g. `tr '{c}' ','`, when no cell holds a decimal comma or a \
+                 quoted '{c}')"
+            )
+        }
+    };
+    let read_as = if separator == b'\t' { "tab" } else { "comma" };
+    Err(input_at(
+        path,
+        format!(
+            "reads as a single column named `{name}` ({read_as}-separated); the file seems \
+             separated by {fix}"
+        ),
+    ))
 }
 
 /// The columns as a table, once their names are known to be distinct.

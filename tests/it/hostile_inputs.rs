@@ -105,6 +105,20 @@ fn empty_file() {
 }
 
 #[test]
+fn another_separator_is_named_with_the_fix() {
+    rejects_data(
+        "semicolons",
+        "semicolons.csv",
+        &[
+            "single column named `x;y;z`",
+            "separated by ';'",
+            "decimal comma",
+        ],
+    );
+    rejects_data("tabs", "tabs.csv", &["separated by tabs: name it .tsv"]);
+}
+
+#[test]
 fn header_only() {
     rejects_data(
         "header",
