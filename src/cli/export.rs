@@ -1,10 +1,14 @@
-//! `ovk export SESSION`: predictions, a matrix, or the trace as CSV, written by the rules of
-//! `session::output` (never into the store or over the run's data; `--force` to replace).
+//! `ovk export SESSION`: predictions, a matrix, or the trace as a table — CSV, TSV or Parquet
+//! by the file's extension, CSV on standard output — written by the rules of `session::output`
+//! (never into the store or over the run's data; `--force` to replace).
 
-use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::session::{self, output, OutputRules, Store};
+use ndarray::Array2;
+
+use crate::data::OutColumn;
+use crate::methods::TraceRecord;
+use crate::session::{self, output, OutputRules, SessionRecord, Store};
 use crate::{OvkError, Result};
 
 pub struct ExportArgs<'a> {
@@ -35,87 +39,78 @@ pub fn export(a: ExportArgs) -> Result<i32> {
         .flatten()
         .collect();
     // Every destination is checked before anything is written.
-    let mut outs = output::plan_all(&paths, &rules)?.into_iter();
-    if a.predictions.is_some() {
-        let out = outs.next().expect("planned");
-        let pred = s.matrix("predictions_test")?;
-        let truth = s.matrix("targets_test").ok();
-        let mut csv = String::from("row");
-        for n in &r.output_names {
-            if truth.is_some() {
-                write!(csv, ",{}", field(&format!("true_{n}"))).ok();
-            }
-        }
-        for n in &r.output_names {
-            write!(csv, ",{}", field(&format!("pred_{n}"))).ok();
-        }
-        csv.push('\n');
-        for (i, row) in r.split.test.iter().enumerate() {
-            write!(csv, "{row}").ok();
-            if let Some(t) = &truth {
-                for v in t.row(i) {
-                    write!(csv, ",{v}").ok();
-                }
-            }
-            for v in pred.row(i) {
-                write!(csv, ",{v}").ok();
-            }
-            csv.push('\n');
-        }
-        out.write(csv.as_bytes())?;
-    }
-    if let Some((name, _)) = a.matrix {
-        let out = outs.next().expect("planned");
-        let m = s.matrix(name)?;
-        let names: Vec<String> = if m.ncols() == r.output_names.len() {
-            r.output_names.clone()
-        } else {
-            (0..m.ncols()).map(|j| format!("c{j}")).collect()
-        };
-        let mut csv = names.iter().map(|n| field(n)).collect::<Vec<_>>().join(",");
-        csv.push('\n');
-        for row in m.rows() {
-            csv.push_str(
-                &row.iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
-            csv.push('\n');
-        }
-        out.write(csv.as_bytes())?;
-    }
-    if a.trace.is_some() {
-        let out = outs.next().expect("planned");
-        let extras: std::collections::BTreeSet<&String> =
-            r.trace.iter().flat_map(|t| t.extra.keys()).collect();
-        let mut csv = String::from("iter,objective,residual,step,lambda,val_metric,elapsed_ms");
-        for e in &extras {
-            write!(csv, ",{}", field(e)).ok();
-        }
-        csv.push('\n');
-        let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-        for t in &r.trace {
-            write!(
-                csv,
-                "{},{},{},{},{},{},{}",
-                t.iter,
-                t.objective,
-                opt(t.residual),
-                opt(t.step),
-                opt(t.lambda),
-                opt(t.val_metric),
-                t.elapsed_ms
-            )
-            .ok();
-            for e in &extras {
-                write!(csv, ",{}", opt(t.extra.get(*e).copied())).ok();
-            }
-            csv.push('\n');
-        }
-        out.write(csv.as_bytes())?;
+    let outs = output::plan_all(&paths, &rules)?;
+    let tables = [
+        a.predictions.map(|_| predictions(&s)).transpose()?,
+        a.matrix.map(|(name, _)| matrix(&s, name)).transpose()?,
+        a.trace.map(|_| trace(r)),
+    ];
+    for (out, columns) in outs.iter().zip(tables.into_iter().flatten()) {
+        let format = crate::data::output_format(out.path())?;
+        out.write_with(|w| crate::data::write_table(w, format, &columns))?;
     }
     Ok(0)
+}
+
+type Columns = Vec<(String, OutColumn)>;
+
+/// The test rows' indices in the data file, their true values (when saved) and predictions.
+fn predictions(s: &session::Loaded) -> Result<Columns> {
+    let r = &s.record;
+    let pred = s.matrix("predictions_test")?;
+    let rows = r.split.test.iter().map(|&i| i as f64).collect();
+    let mut columns = vec![("row".to_string(), OutColumn::Numbers(rows))];
+    if let Ok(truth) = s.matrix("targets_test") {
+        columns.extend(named_columns(&truth, "true_", &r.output_names));
+    }
+    columns.extend(named_columns(&pred, "pred_", &r.output_names));
+    Ok(columns)
+}
+
+/// A learned matrix; its columns are named after the outputs when there is one per output.
+fn matrix(s: &session::Loaded, name: &str) -> Result<Columns> {
+    let m = s.matrix(name)?;
+    let names: Vec<String> = if m.ncols() == s.record.output_names.len() {
+        s.record.output_names.clone()
+    } else {
+        (0..m.ncols()).map(|j| format!("c{j}")).collect()
+    };
+    Ok(named_columns(&m, "", &names))
+}
+
+fn named_columns(m: &Array2<f64>, prefix: &str, names: &[String]) -> Columns {
+    m.columns()
+        .into_iter()
+        .zip(names)
+        .map(|(c, n)| (format!("{prefix}{n}"), OutColumn::Numbers(c.to_vec())))
+        .collect()
+}
+
+/// One row per trace record; a value a record does not carry is a missing cell.
+fn trace(r: &SessionRecord) -> Columns {
+    let t = &r.trace;
+    let missing = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let column = |name: &str, f: &dyn Fn(&TraceRecord) -> f64| {
+        (
+            name.to_string(),
+            OutColumn::Numbers(t.iter().map(f).collect()),
+        )
+    };
+    let mut columns = vec![
+        column("iter", &|x| x.iter as f64),
+        column("objective", &|x| x.objective),
+        column("residual", &|x| missing(x.residual)),
+        column("step", &|x| missing(x.step)),
+        column("lambda", &|x| missing(x.lambda)),
+        column("val_metric", &|x| missing(x.val_metric)),
+        column("elapsed_ms", &|x| x.elapsed_ms),
+    ];
+    let extras: std::collections::BTreeSet<&String> =
+        t.iter().flat_map(|x| x.extra.keys()).collect();
+    for e in extras {
+        columns.push(column(e, &|x| missing(x.extra.get(e).copied())));
+    }
+    columns
 }
 
 /// The rules of an export from session `s`: not into the store nor the session's directory,
@@ -145,12 +140,4 @@ pub(crate) fn outside_store(force: bool, sessions: Option<&Path>) -> Result<Outp
         Some(store) => rules.protect_store(&store),
         None => rules,
     })
-}
-
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }

@@ -62,7 +62,7 @@ enum Cmd {
     Sweep(SweepCmd),
     /// Apply a session's model to new rows: `ovk predict SESSION --data FILE [--out FILE|-]`
     Predict(PredictArgs),
-    /// Export a session's predictions, a learned matrix, or its trace as CSV
+    /// Export a session's predictions, a learned matrix, or its trace: CSV, TSV or Parquet by the file's extension
     Export(ExportCmd),
     /// Generate synthetic data: `ovk gen gp-mix --outputs M --seed S --out FILE`
     Gen(GenCmd),

@@ -1,5 +1,5 @@
 //! Tables out: CSV by hand (numbers in Rust's shortest round-trip form, so a value read back is
-//! the same f64) or Parquet through polars, chosen by the file's extension; `-` is standard
+//! the same f64; NaN, ovk's missing value, as an empty cell) or Parquet through polars, chosen by the file's extension; `-` is standard
 //! output (CSV). Where the bytes go (and that a reader never sees half a table) is
 //! `session::output`'s business.
 
@@ -105,6 +105,8 @@ fn write_csv(
                 line.push(sep);
             }
             match c {
+                // A missing value is an empty cell, as ovk reads one.
+                OutColumn::Numbers(v) if v[i].is_nan() => {}
                 OutColumn::Numbers(v) => line.push_str(buf.format(v[i])),
                 OutColumn::Text(v) => line.push_str(&field(&v[i], sep)),
             }

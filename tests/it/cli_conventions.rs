@@ -165,3 +165,57 @@ fn a_sidecar_needs_no_description() {
         &store,
     ]));
 }
+
+#[test]
+fn export_writes_the_format_its_file_name_says() {
+    let dir = scratch("export-format");
+    let session = root().join("sessions/20261121-080316-linnerud-okl");
+    let session = session.to_str().unwrap();
+    let (pq, tsv) = (dir.join("pred.parquet"), dir.join("trace.tsv"));
+    ok(&ovk(&[
+        "export",
+        session,
+        "--predictions",
+        pq.to_str().unwrap(),
+        "--trace",
+        tsv.to_str().unwrap(),
+    ]));
+    let bytes = std::fs::read(&pq).unwrap();
+    assert!(
+        bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+        "not Parquet"
+    );
+    // ovk reads back what it wrote: the Parquet predictions are a table of the same columns.
+    let store = dir.join("store").display().to_string();
+    let refit = ok(&ovk(&[
+        "run",
+        "--data",
+        pq.to_str().unwrap(),
+        "--method",
+        "krr",
+        "--targets",
+        "pred_*",
+        "--features",
+        "true_*",
+        "--sessions",
+        &store,
+    ]));
+    assert!(refit.contains("method    krr"), "{refit}");
+    // Tab-separated, and a value a trace record lacks is an empty cell, not NaN.
+    let trace = std::fs::read_to_string(&tsv).unwrap();
+    assert!(
+        trace.starts_with("iter\tobjective\tresidual\tstep\tlambda\t"),
+        "{trace}"
+    );
+    assert!(trace.lines().nth(1).unwrap().contains("\t\t"), "{trace}");
+    assert!(!trace.contains("NaN"), "{trace}");
+    let unknown = ovk(&[
+        "export",
+        session,
+        "--trace",
+        dir.join("t.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("name a .csv, .tsv or .parquet"));
+    assert!(!dir.join("t.txt").exists());
+}
