@@ -20,9 +20,10 @@ pub fn mse(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
 ///
 /// A constant truth column (SST_j = 0) scores 1 when it is predicted exactly and 0 otherwise
 /// (scikit-learn's convention), so one constant column cannot make the average infinite.
-/// NaN when there are no rows or the shapes differ.
+/// NaN when there are fewer than two rows (one row has no variance to explain; scikit-learn
+/// says the same) or the shapes differ.
 pub fn r2(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> f64 {
-    if y.dim() != yhat.dim() || y.nrows() == 0 || y.ncols() == 0 {
+    if y.dim() != yhat.dim() || y.nrows() < 2 || y.ncols() == 0 {
         return f64::NAN;
     }
     if y.ncols() == 1 || !y.is_standard_layout() {

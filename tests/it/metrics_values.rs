@@ -28,6 +28,10 @@ fn r2_by_hand() {
     // column 0: SST 2, SSE 4 → −1; column 1: SST 2, SSE 1 → ½; mean −¼
     assert!(close(r2(y.view(), f.view()), -0.25));
     assert!(close(r2(y.view(), y.view()), 1.0));
+    // One row has no variance to explain: undefined, not 0 (nor 1 when predicted exactly).
+    let one = array![[1.0, 2.0]];
+    assert!(r2(one.view(), array![[0.0, 0.0]].view()).is_nan());
+    assert!(r2(one.view(), one.view()).is_nan());
 }
 
 #[test]
