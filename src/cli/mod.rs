@@ -35,7 +35,6 @@ use crate::{OvkError, Result};
 #[command(
     name = "ovk",
     version,
-    args_conflicts_with_subcommands = true,
     about = "A terminal workbench for learning with operator-valued (matrix-valued) kernels",
     after_help = "Headless: `ovk run --help` lists every option of every method."
 )]
@@ -314,6 +313,14 @@ pub fn main() -> i32 {
             return 2;
         }
     };
+    if let (Some(path), Some(cmd)) = (&cli.path, matches.subcommand_name()) {
+        errln!(
+            "ovk: `{}` comes before the command `{cmd}`: a path alone opens the workbench; a \
+             command takes its files as options (ovk {cmd} --help)",
+            path.display(),
+        );
+        return 2;
+    }
     let result = match &cli.command {
         Some(Cmd::Run(args)) => {
             let sub = matches.subcommand_matches("run").expect("run matched");

@@ -219,3 +219,26 @@ fn export_writes_the_format_its_file_name_says() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("name a .csv, .tsv or .parquet"));
     assert!(!dir.join("t.txt").exists());
 }
+
+#[test]
+fn the_store_may_come_before_the_command_and_a_path_may_not() {
+    let dir = scratch("global-store");
+    let store = dir.join("store").display().to_string();
+    let out = ok(&ovk(&[
+        "--sessions",
+        &store,
+        "run",
+        "--data",
+        "datasets/iris.csv",
+        "--method",
+        "krr",
+    ]));
+    assert!(out.contains(&store), "saved elsewhere: {out}");
+    let stray = ovk(&["datasets/iris.csv", "run", "--method", "krr"]);
+    assert_eq!(stray.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&stray.stderr);
+    assert!(
+        err.contains("`datasets/iris.csv` comes before the command `run`"),
+        "{err}"
+    );
+}
