@@ -3,6 +3,7 @@
 //! thread, talking over a channel), sweeps, and the engine of `ovk bench`.
 
 pub mod bench;
+mod coverage;
 pub mod estimate;
 mod faults;
 mod messages;

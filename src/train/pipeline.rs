@@ -390,6 +390,11 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             prepared.dropped_rows
         ));
     }
+    notes.extend(super::coverage::untaught_outputs(
+        problem.y.view(),
+        prepared.task,
+        &prepared.output_names,
+    ));
     for (column, why) in &prepared.left_out {
         notes.push(format!(
             "`{column}` is not a feature: {why} (name it in --features to use it)"
