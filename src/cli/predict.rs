@@ -29,6 +29,13 @@ pub fn predict(
     let planned = output::plan(out, &rules)?;
     let table = predict_file(&dir, data)?;
     write_predictions(&table, &planned)?;
+    if table.filled_rows > 0 {
+        errln!(
+            "note: {} row(s) had missing feature cells filled in as in training (numeric: the \
+             training mean; text: the most frequent value)",
+            table.filled_rows
+        );
+    }
     if planned.is_file() {
         errln!(
             "wrote {} ({} rows, {} outputs)",

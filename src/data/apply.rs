@@ -32,13 +32,31 @@ pub struct TrainedColumns<'a> {
     pub class: Option<(&'a str, &'a str, &'a [String])>,
     /// Text columns one-hot encoded in training (features named `column=level`).
     pub categories: &'a [Categorical],
+    /// A model trained with `--missing impute`: per feature, the value a missing cell takes.
+    pub fill: Option<&'a [f64]>,
 }
 
-/// The feature columns of `path` as an unscaled matrix, in the trained order.
-pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64>> {
+/// New rows as the model reads them.
+pub struct NewRows {
+    /// The feature columns, unscaled, in the trained order.
+    pub x: Array2<f64>,
+    /// Rows with a missing cell filled in as in training.
+    pub filled_rows: usize,
+}
+
+/// The feature columns of `path`, each missing cell filled as in training or refused.
+pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
     let raw = read_raw(path)?;
     let names = raw.names();
     let mut x = Array2::zeros((raw.n_rows, trained.features.len()));
+    let mut filled = vec![false; raw.n_rows];
+    // The training fill of feature j, when there is one.
+    let fill_of = |j: usize| {
+        trained
+            .fill
+            .and_then(|f| f.get(j).copied())
+            .filter(|v| !v.is_nan())
+    };
     for (j, name) in trained.features.iter().enumerate() {
         if let Some((cat, level)) = one_hot_source(trained.categories, name) {
             let c = column(&raw, &names, &cat.column, "text feature")?;
@@ -46,10 +64,11 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
                 same_family(path, &raw, c, want)?;
             }
             for (i, label) in raw.labels(c).iter().enumerate() {
-                let text = label
-                    .as_ref()
-                    .map(|l| l.text())
-                    .ok_or_else(|| missing(path, &cat.column, i))?;
+                let Some(text) = label.as_ref().map(|l| l.text()) else {
+                    x[[i, j]] = fill_of(j).ok_or_else(|| missing(path, &cat.column, i))?;
+                    filled[i] = true;
+                    continue;
+                };
                 if !cat.levels.contains(&text) {
                     return Err(input_at(
                         path,
@@ -72,9 +91,11 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
         }
         for (i, v) in raw.numeric(c)?.into_iter().enumerate() {
             if v.is_nan() {
-                return Err(missing(path, name, i));
+                x[[i, j]] = fill_of(j).ok_or_else(|| missing(path, name, i))?;
+                filled[i] = true;
+            } else {
+                x[[i, j]] = v;
             }
-            x[[i, j]] = v;
         }
     }
     let every_row: Vec<usize> = (0..x.nrows()).collect();
@@ -99,7 +120,10 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<Array2<f64
             }
         }
     }
-    Ok(x)
+    Ok(NewRows {
+        x,
+        filled_rows: filled.iter().filter(|&&f| f).count(),
+    })
 }
 
 /// The encoded text column and level a feature named `column=level` stands for.
@@ -119,7 +143,8 @@ fn missing(path: &Path, column: &str, row: usize) -> crate::OvkError {
     input_at(
         path,
         format!(
-            "column `{column}` has a missing value in {}; the model needs every feature",
+            "column `{column}` has a missing value in {}; the model needs every feature (a \
+             model trained with --missing impute fills such cells)",
             row_label(row)
         ),
     )
@@ -140,7 +165,10 @@ fn column(raw: &RawTable, names: &[&str], name: &str, role: &str) -> Result<usiz
 fn same_family(path: &Path, raw: &RawTable, c: usize, trained: &str) -> Result<()> {
     let col = &raw.columns[c];
     let (now, then) = (dtype_family(&col.dtype), dtype_family(trained));
-    if now != then {
+    // A column with no value at all reads as text whatever it was meant to hold; its cells
+    // are missing ones, filled or refused as such.
+    let all_missing = || raw.labels(c).iter().all(Option::is_none);
+    if now != then && !all_missing() {
         return Err(input_at(
             path,
             format!(

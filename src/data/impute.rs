@@ -10,15 +10,23 @@ use super::features::Group;
 use crate::error::input_at;
 use crate::Result;
 
+/// What imputation did: the rows of both parts with a filled cell, and per feature the value
+/// a missing cell takes (NaN for a group with no training value; saved for `ovk predict`).
+#[derive(Debug)]
+pub(crate) struct Imputed {
+    pub rows: usize,
+    pub fill: Vec<f64>,
+}
+
 /// Fill the NaN cells of `x_train` and `x_test` (features grouped by `source` into `groups`)
-/// from `x_train`'s present cells; returns how many rows of both had a cell filled.
+/// from `x_train`'s present cells.
 pub(crate) fn impute(
     path: &Path,
     x_train: &mut Array2<f64>,
     x_test: &mut Array2<f64>,
     source: &[usize],
     groups: &[Group],
-) -> Result<usize> {
+) -> Result<Imputed> {
     let filled_rows = |x: &Array2<f64>| {
         x.rows()
             .into_iter()
@@ -26,6 +34,7 @@ pub(crate) fn impute(
             .count()
     };
     let filled = filled_rows(x_train) + filled_rows(x_test);
+    let mut fill_of_feature = vec![f64::NAN; source.len()];
     // Each group's features, in one pass (a wide table has 10⁵ of them).
     let mut members = vec![Vec::new(); groups.len()];
     for (j, &k) in source.iter().enumerate() {
@@ -73,6 +82,9 @@ pub(crate) fn impute(
             let sum: f64 = present.iter().map(|&i| x_train[[i, first]]).sum();
             vec![sum / present.len() as f64]
         };
+        for (&j, &v) in cols.iter().zip(&fill) {
+            fill_of_feature[j] = v;
+        }
         for x in [&mut *x_train, &mut *x_test] {
             for i in 0..x.nrows() {
                 if x[[i, first]].is_nan() {
@@ -83,7 +95,10 @@ pub(crate) fn impute(
             }
         }
     }
-    Ok(filled)
+    Ok(Imputed {
+        rows: filled,
+        fill: fill_of_feature,
+    })
 }
 
 #[cfg(test)]
@@ -116,7 +131,7 @@ mod tests {
         ];
         // The test rows hold a huge x and Lyon twice: neither may move the fill.
         let mut test = array![[nan, 1.0, 0.0], [1e6, nan, nan], [1e6, 1.0, 0.0]];
-        let n = impute(
+        let imputed = impute(
             Path::new("t.csv"),
             &mut train,
             &mut test,
@@ -124,7 +139,9 @@ mod tests {
             &groups(),
         )
         .unwrap();
-        assert_eq!(n, 4);
+        assert_eq!(imputed.rows, 4);
+        // Saved for new rows: x's training mean, Paris (two training rows of three).
+        assert_eq!(imputed.fill, vec![3.0, 0.0, 1.0]);
         assert_eq!(train.column(0).to_vec(), vec![1.0, 3.0, 3.0, 5.0]);
         assert_eq!(test[[0, 0]], 3.0);
         assert_eq!(train.row(3).to_vec(), vec![5.0, 0.0, 1.0]);

@@ -29,7 +29,7 @@ mod views;
 mod write;
 
 pub use crate::util::rng;
-pub use apply::{dtype_family, read_new_rows, TrainedColumns};
+pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns};
 pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;
@@ -252,6 +252,8 @@ pub struct Prepared {
     pub categories: Vec<Categorical>,
     /// Rows with a missing feature cell filled in (`impute_missing`).
     pub imputed_rows: usize,
+    /// `impute_missing`: per feature, the value a missing cell takes (unscaled).
+    pub fill: Option<Vec<f64>>,
     /// Rows left out for a missing cell (`drop_missing`, or a missing output when imputing).
     pub dropped_rows: usize,
     /// Columns the default feature set left out, each with why ("a date", "a row ID", …).

@@ -78,16 +78,16 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     }
     let mut x_train = x_all.select(Axis(0), &parts.train);
     let mut x_test = x_all.select(Axis(0), &parts.test);
-    let imputed_rows = if cfg.impute_missing {
-        impute(
+    let imputed = if cfg.impute_missing {
+        Some(impute(
             path,
             &mut x_train,
             &mut x_test,
             &feats.source,
             &feats.groups,
-        )?
+        )?)
     } else {
-        0
+        None
     };
     let y_train_true = coded.y.select(Axis(0), &parts.train);
     let y_test = coded.y.select(Axis(0), &parts.test);
@@ -164,7 +164,8 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         feature_dtypes,
         class_column,
         categories: feats.categories,
-        imputed_rows,
+        imputed_rows: imputed.as_ref().map_or(0, |i| i.rows),
+        fill: imputed.map(|i| i.fill),
         dropped_rows: rows.dropped,
         left_out,
     })

@@ -134,6 +134,10 @@ pub struct ModelRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<ClassRecord>,
     pub class_coding: ClassCoding,
+    /// `--missing impute`: per feature column, the unscaled value a missing cell of a new row
+    /// takes (the training rows' mean, or a text column's most frequent level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -356,6 +356,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
                 values,
             }),
         class_coding: config.data.class_coding,
+        fill: prepared.fill.clone(),
     };
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));

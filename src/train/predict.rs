@@ -21,6 +21,8 @@ pub struct PredictionTable {
     /// Classification: the decoded prediction beside the scores — one column named after the
     /// class column (multi-class), or `<label>_predicted` 0/1 columns (multi-label).
     pub decoded: Vec<(String, Vec<String>)>,
+    /// Rows with a missing feature cell filled in as in training (`--missing impute`).
+    pub filled_rows: usize,
 }
 
 impl PredictionTable {
@@ -56,8 +58,9 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             .as_ref()
             .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
         categories: r.config.data.categories.as_deref().unwrap_or(&[]),
+        fill: rec.fill.as_deref(),
     };
-    let mut x = data::read_new_rows(data_path, &trained)?;
+    let data::NewRows { mut x, filled_rows } = data::read_new_rows(data_path, &trained)?;
     rec.scaler.apply(&mut x);
     let scores = model.predict(x.view())?;
     if scores.ncols() != r.output_names.len() {
@@ -87,6 +90,7 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
         output_names: r.output_names.clone(),
         scores,
         decoded,
+        filled_rows,
     })
 }
 

@@ -440,3 +440,62 @@ fn low_rank_input_kernel_reproduces_for_every_method() {
         );
     }
 }
+
+/// A model trained with `--missing impute` fills a new row's gaps as it filled the test rows':
+/// predicting the training file reproduces the stored test predictions, gaps included.
+#[test]
+fn an_imputing_model_fills_new_rows_as_in_training() {
+    let dir = scratch("impute-data");
+    let mut text = String::from("x,city,z,y\n");
+    for i in 0..60 {
+        let x = if i % 7 == 3 {
+            String::new()
+        } else {
+            format!("{}", (i as f64 * 0.37).sin())
+        };
+        let city = match i % 11 {
+            5 => "",
+            k if k % 2 == 0 => "Lyon",
+            _ => "Paris",
+        };
+        text.push_str(&format!(
+            "{x},{city},{},{}\n",
+            i % 5,
+            (i as f64 * 0.1).cos()
+        ));
+    }
+    let data = write(&dir.join("gaps.csv"), &text);
+    let session = round_trip(
+        "impute",
+        serde_json::json!({
+            "data": {"path": data, "targets": ["y"], "impute_missing": true},
+            "method": "krr", "params": {"lambda": 0.1}
+        }),
+    );
+    let table = predict_file(&session, Path::new(&data)).unwrap();
+    assert!(
+        table.filled_rows >= 60 / 7 + 60 / 11,
+        "{}",
+        table.filled_rows
+    );
+    // A model trained without imputation still refuses a gap, pointing at the option.
+    let plain = round_trip(
+        "no-impute",
+        serde_json::json!({
+            "data": {"path": data, "targets": ["y"], "features": ["z"]},
+            "method": "krr", "params": {"lambda": 0.1}
+        }),
+    );
+    assert_eq!(
+        predict_file(&plain, Path::new(&data)).unwrap().filled_rows,
+        0
+    );
+    let gap = write(&dir.join("gap.csv"), "x,city,z,y\n0.1,Lyon,,1\n");
+    let e = predict_file(&plain, Path::new(&gap))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`z` has a missing value") && e.contains("--missing impute"),
+        "{e}"
+    );
+}

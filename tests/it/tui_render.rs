@@ -2213,6 +2213,7 @@ fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
             "digit".into(),
             (0..n).map(|i| format!("class{i}")).collect(),
         )],
+        filled_rows: 0,
     };
     update(
         &mut s,

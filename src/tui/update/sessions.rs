@@ -329,8 +329,13 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Predicted(r) => {
             match r {
                 Ok(p) => {
+                    let filled = match p.table.filled_rows {
+                        0 => String::new(),
+                        n => format!(", {n} with missing cells filled as in training"),
+                    };
                     s.status = format!(
-                        "{} predictions of '{}' on {} (j k scroll · e saves the table · Esc closes)",
+                        "{} predictions of '{}' on {}{filled} (j k scroll · e saves the table · \
+                         Esc closes)",
                         p.table.n_rows(),
                         p.session,
                         p.data.display()
