@@ -336,10 +336,8 @@ pub fn save_record(dir: &Path, record: &SessionRecord) -> Result<()> {
 }
 
 fn to_json(record: &SessionRecord) -> Result<String> {
-    let mut text = serde_json::to_string_pretty(record)
-        .map_err(|e| OvkError::internal(format!("serializing the session record: {e}")))?;
-    text.push('\n');
-    Ok(text)
+    crate::util::json::to_readable_json(record)
+        .map_err(|e| OvkError::internal(format!("serializing the session record: {e}")))
 }
 
 impl Store {
