@@ -303,6 +303,28 @@ fn declared_number(spec: &ParamSpec, text: &str) -> Result<f64> {
     }
 }
 
+/// A bad value that came from the config file names the file, as flags name themselves.
+pub(crate) fn blame_config(e: OvkError, config: Option<&Path>, from_file: &[String]) -> OvkError {
+    let (OvkError::Input(msg), Some(path)) = (&e, config) else {
+        return e;
+    };
+    // The file's key as written there (`lambda:`), where the message names the flag.
+    let in_file_terms = |k: &String| {
+        let flag = format!("--{}", k.replace('_', "-"));
+        if msg.starts_with(&format!("{k}:")) {
+            Some(msg.clone())
+        } else if msg.starts_with(&format!("{flag}:")) || msg.starts_with(&format!("{flag} ")) {
+            Some(format!("{k}{}", &msg[flag.len()..]))
+        } else {
+            None
+        }
+    };
+    match from_file.iter().find_map(in_file_terms) {
+        Some(msg) => OvkError::input(format!("{}: {msg}", path.display())),
+        None => e,
+    }
+}
+
 /// Build a run configuration from option values; every value is checked here.
 pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     let get = |k: &str| raw.get(k).map(|s| s.as_str());

@@ -4,10 +4,10 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::options::{build_run_config, read_config, RawOptions};
+use super::options::{blame_config, build_run_config, read_config, RawOptions};
 use super::progress::CliProgress;
 use crate::session::Store;
-use crate::{train, OvkError, Result};
+use crate::{train, Result};
 
 pub fn run(
     config: Option<&Path>,
@@ -98,26 +98,4 @@ fn describe_factor(f: &serde_json::Value) -> String {
         f["landmarks"].as_str().unwrap_or("?"),
         f["trace_error"].as_f64().unwrap_or(f64::NAN)
     )
-}
-
-/// A bad value that came from the config file names the file, as flags name themselves.
-fn blame_config(e: OvkError, config: Option<&Path>, from_file: &[String]) -> OvkError {
-    let (OvkError::Input(msg), Some(path)) = (&e, config) else {
-        return e;
-    };
-    // The file's key as written there (`lambda:`), where the message names the flag.
-    let in_file_terms = |k: &String| {
-        let flag = format!("--{}", k.replace('_', "-"));
-        if msg.starts_with(&format!("{k}:")) {
-            Some(msg.clone())
-        } else if msg.starts_with(&format!("{flag}:")) || msg.starts_with(&format!("{flag} ")) {
-            Some(format!("{k}{}", &msg[flag.len()..]))
-        } else {
-            None
-        }
-    };
-    match from_file.iter().find_map(in_file_terms) {
-        Some(msg) => OvkError::input(format!("{}: {msg}", path.display())),
-        None => e,
-    }
 }

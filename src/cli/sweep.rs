@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use super::options::{
-    all_keys, build_run_config, method_params, read_text, unknown_option, RawOptions,
+    all_keys, blame_config, build_run_config, method_params, read_text, unknown_option, RawOptions,
 };
 use super::progress::CliProgress;
 use crate::methods::Observer;
@@ -224,7 +224,17 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
         .ok_or_else(|| OvkError::input("ovk sweep needs --config FILE (or --collect DIR)"))?;
     let grid = read_grid(path)?;
     let raws = expand(&grid);
-    let configs: Vec<RunConfig> = raws.iter().map(build_run_config).collect::<Result<_>>()?;
+    // Every value comes from the sweep file: a bad one names it and its key.
+    let keys: Vec<String> = raws
+        .iter()
+        .flat_map(|r| r.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let configs: Vec<RunConfig> = raws
+        .iter()
+        .map(|r| build_run_config(r).map_err(|e| blame_config(e, Some(path), &keys)))
+        .collect::<Result<_>>()?;
     let folds = a.cv.or(grid.cv);
     check_size(configs.len(), folds)?;
     if a.plan {

@@ -218,6 +218,8 @@ fn sweep_file_errors_are_clear() {
         ("data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\nlambda = { log = [1e-4], n = 3 }\n", "a range is"),
         ("data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\nlambda = { log = [-1, 1], n = 3 }\n", "positive"),
         ("data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\nlambda = { log = [1, 10], n = 1 }\n", "N ≥ 2"),
+        // A bad value in the grid names the file and its key there.
+        ("data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\nlambda = [0.1, -1]\n", "bad4.toml: lambda: -1 is outside"),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let cfg = dir.join(format!("bad{i}.toml"));
