@@ -293,6 +293,19 @@ fn given_options(m: &ArgMatches) -> RawOptions {
 }
 
 /// Parse the command line, run, and return the process exit status.
+/// A workbench PATH that does not exist but is close to a command's name (`ovk sessionz`).
+fn mistyped_command(path: &std::path::Path) -> Option<String> {
+    let word = path
+        .to_str()
+        .filter(|w| !path.exists() && !w.contains(['/', '.']))?;
+    let cmd = command();
+    let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+    let near = crate::util::text::nearest(word, &names)?;
+    Some(format!(
+        "`{word}` is neither a file or folder nor a command; did you mean `ovk {near}`?"
+    ))
+}
+
 pub fn main() -> i32 {
     crate::kernels::fit_allocator_to_limits();
     crate::linalg::configure_parallelism();
@@ -319,6 +332,10 @@ pub fn main() -> i32 {
              command takes its files as options (ovk {cmd} --help)",
             path.display(),
         );
+        return 2;
+    }
+    if let Some(hint) = cli.path.as_deref().and_then(mistyped_command) {
+        errln!("ovk: {hint}");
         return 2;
     }
     let result = match &cli.command {

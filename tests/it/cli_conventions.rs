@@ -241,4 +241,9 @@ fn the_store_may_come_before_the_command_and_a_path_may_not() {
         err.contains("`datasets/iris.csv` comes before the command `run`"),
         "{err}"
     );
+    // A mistyped command is not taken for a missing file.
+    let typo = ovk(&["sessionz"]);
+    assert_eq!(typo.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(err.contains("did you mean `ovk sessions`?"), "{err}");
 }
