@@ -133,6 +133,12 @@ fn options_the_fit_does_not_use_are_noted() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stdout(&o).contains("is not used"), "{}", stdout(&o));
     assert!(!stdout(&o).contains("are not used"), "{}", stdout(&o));
+    // The features outside both views are named: mvml's kernels never see them.
+    assert!(
+        stdout(&o).contains("sepal_width, petal_width belong to no view, so mvml leaves them out"),
+        "{}",
+        stdout(&o)
+    );
     let _ = std::fs::remove_dir_all(&store);
 }
 

@@ -300,6 +300,37 @@ impl Method for Mvml {
     }
 }
 
+/// The features no view holds: mvml's kernels are the views', so it never sees them.
+fn outside_every_view(p: &Problem) -> Option<String> {
+    let mut used = vec![false; p.x.ncols()];
+    for c in p.views.iter().flat_map(|v| &v.columns) {
+        if let Some(u) = used.get_mut(*c) {
+            *u = true;
+        }
+    }
+    let left: Vec<&str> = (0..used.len())
+        .filter(|&j| !used[j])
+        .map(|j| p.feature_names.get(j).map_or("?", String::as_str))
+        .collect();
+    if left.is_empty() {
+        return None;
+    }
+    let shown = left.len().min(8);
+    let more = match left.len() - shown {
+        0 => String::new(),
+        k => format!(" and {k} more"),
+    };
+    let (belong, them) = match left.len() {
+        1 => ("belongs", "it"),
+        _ => ("belong", "them"),
+    };
+    Some(format!(
+        "{}{more} {belong} to no view, so mvml leaves {them} out (give {them} a view, or leave \
+         {them} out of --features)",
+        left[..shown].join(", ")
+    ))
+}
+
 /// The resolved parameters and the training rows.
 pub(crate) struct Setup {
     lambda: f64,
@@ -354,6 +385,9 @@ impl Setup {
             return Err(OvkError::input(
                 "mvml needs at least two labelled training rows",
             ));
+        }
+        if let Some(note) = outside_every_view(p) {
+            setup.notes.push(note);
         }
         let asked = r.opt_f64("nystrom")?;
         if asked.is_some() && p.kernel_spec.input_rank == InputRank::Exact {
