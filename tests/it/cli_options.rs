@@ -21,6 +21,14 @@ fn refused(extra: &[&str], needles: &[&str]) {
     assert_eq!(saved, 0, "{args:?}: a refused run wrote into the store");
 }
 
+/// The notes of a successful `ovk run … --json`.
+fn notes_of_run(args: &[&str], store: &std::path::Path) -> Vec<String> {
+    let o = ovk(args, store);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let rec: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    serde_json::from_value(rec["notes"].clone()).unwrap_or_default()
+}
+
 #[test]
 fn mistyped_options_are_refused_naming_the_flag() {
     refused(
@@ -97,15 +105,7 @@ fn options_the_fit_does_not_use_are_noted() {
         ],
     ]
     .concat();
-    let o = ovk(&args, &store);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rec: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    let notes: Vec<&str> = rec["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let notes = notes_of_run(&args, &store);
     for needle in [
         "σ = 3 is not used: the linear kernel has no width",
         "degree 3 is not used",
@@ -153,16 +153,12 @@ fn columns_left_out_of_the_default_features_are_noted() {
     std::fs::write(&data, text).unwrap();
     let store = dir.join("store");
     let args = ["run", "--data", data.to_str().unwrap(), "--method", "krr"];
-    let o = ovk(&[&args[..], &["--targets", "y", "--json"]].concat(), &store);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rec: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let notes = notes_of_run(&[&args[..], &["--targets", "y", "--json"]].concat(), &store);
     assert!(
-        rec["notes"].as_array().unwrap().iter().any(|n| n
-            .as_str()
-            .unwrap()
-            .contains("`day` is not a feature: a date")),
-        "{}",
-        rec["notes"]
+        notes
+            .iter()
+            .any(|n| n.contains("`day` is not a feature: a date")),
+        "{notes:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
