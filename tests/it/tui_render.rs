@@ -3006,3 +3006,55 @@ fn compare_gives_each_parameter_a_row_with_both_runs_values() {
         );
     });
 }
+
+// ---------- the 80×24 audit: what a user trips over on a small terminal ----------
+
+/// The toy folder listed (digits.csv and iris.csv) and digits.csv open, its columns focused.
+fn listed_and_opened() -> State {
+    let mut s = state();
+    let entries = ["digits.csv", "iris.csv"]
+        .map(|n| ovk::tui::state::FileEntry {
+            name: n.into(),
+            path: PathBuf::from("toy").join(n),
+            is_dir: false,
+        })
+        .to_vec();
+    update(
+        &mut s,
+        Action::DirListed {
+            dir: "toy".into(),
+            entries: Ok(entries),
+            select: None,
+        },
+    );
+    open_table(&mut s, "toy/digits.csv", Ok(table()), None);
+    s
+}
+
+/// The Files list stays beside the columns while roles are set, so another file can be picked
+/// at 80×24 too (it used to give its room to the columns there); the columns keep every stat.
+#[test]
+fn the_file_list_stays_in_view_while_the_columns_are_edited() {
+    let s = listed_and_opened();
+    assert_eq!(s.data.focus, DataFocus::Columns);
+    at_both(&s, |out, size| {
+        assert!(
+            out.contains("┌ Files") && out.contains("iris.csv"),
+            "{size:?}\n{out}"
+        );
+        let header = out
+            .lines()
+            .find(|l| l.contains("column") && l.contains("dtype"))
+            .unwrap_or_else(|| panic!("no columns header {size:?}\n{out}"));
+        assert!(
+            ["role", "missing", "min", "max", "mean"]
+                .iter()
+                .all(|h| header.contains(h)),
+            "{size:?}\n{out}"
+        );
+        assert!(
+            out.contains("16.0000") && out.contains("8.0000"),
+            "{size:?}\n{out}"
+        );
+    });
+}
