@@ -7,8 +7,8 @@ use ratatui::widgets::{Cell, List, ListItem, ListState, Paragraph, Row, Table, T
 use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
-use super::super::widgets::{clip, fmt_num, heatmap};
-use super::{block, draw_note, error_or_hint};
+use super::super::widgets::{clip, file_name, fmt_num, heatmap};
+use super::{block, draw_note, error_or_hint, fit_title};
 use crate::data::{Scale, Table as DataTable};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -50,7 +50,17 @@ fn draw_files(frame: &mut Frame, area: Rect, s: &State) {
             ListItem::new(Span::styled(e.name.clone(), style))
         })
         .collect();
-    let title = format!("Files — {}", clip(&d.dir.display().to_string(), 20));
+    // The folder's own name matters most: its parents give way first.
+    let last = file_name(&d.dir);
+    let title = fit_title(
+        area,
+        &[
+            format!("Files — {}", d.dir.display()),
+            format!("Files — …/{last}"),
+            format!("Files — {last}"),
+            last,
+        ],
+    );
     let list = List::new(items)
         .block(block(title, &s.theme, d.focus == DataFocus::Files))
         .highlight_style(s.theme.selected)
@@ -307,11 +317,27 @@ fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
     });
     let mut widths = vec![name_w, dtype_w, role_w];
     widths.extend(&stat_w[..shown]);
-    let hidden = STATS.len() - shown;
-    let title = if hidden > 0 {
-        format!("Columns — f t c v x T set the role · {hidden} stat columns hidden (widen)")
-    } else {
-        "Columns — f feature · t target · c class · v view · x ignore · T test marker".into()
+    let title = match STATS.len() - shown {
+        0 => fit_title(
+            area,
+            &[
+                "Columns — f feature · t target · c class · v view · x ignore · T test marker"
+                    .into(),
+                "Columns — f t c v x T set the role".into(),
+                "Columns".into(),
+            ],
+        ),
+        hidden => fit_title(
+            area,
+            &[
+                format!(
+                    "Columns — f t c v x T set the role · {hidden} stat columns hidden (widen)"
+                ),
+                format!("Columns — f t c v x T set the role · {hidden} stats hidden"),
+                format!("Columns — f t c v x T · {hidden} stats hidden"),
+                "Columns".into(),
+            ],
+        ),
     };
     let table = Table::new(rows, widths.iter().map(|&w| Constraint::Length(w as u16)))
         .header(header)

@@ -15,7 +15,7 @@ use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::heatmap::{self, Heatmap, Legend};
 use super::super::widgets::{clip, fmt_num};
-use super::{block, draw_note};
+use super::{block, draw_note, fit_title};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(f) = &s.result else {
@@ -170,16 +170,37 @@ fn draw_heatmap(
     } else {
         (m, (cr, cc))
     };
-    let how = if kr > 1 || kc > 1 {
-        format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in")
+    // How the matrix is drawn, the fullest wording first.
+    let hows: Vec<String> = if kr > 1 || kc > 1 {
+        vec![
+            format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in"),
+            format!("1 cell = {kr}×{kc} block · + zooms in"),
+            format!("{kr}×{kc} blocks · + zooms in"),
+            format!("{kr}×{kc} blocks"),
+        ]
     } else if level == 0 {
-        "fitted, 2 rows per line · + zooms in".to_string()
+        vec![
+            "fitted, 2 rows per line · + zooms in".into(),
+            "2 rows per line · + zooms in".into(),
+            "2 rows per line".into(),
+        ]
     } else if steps == 0 {
-        format!("fitted (zoom {level}) · + zooms in")
+        vec![
+            format!("fitted (zoom {level}) · + zooms in"),
+            format!("fitted (zoom {level}) · +"),
+            format!("fitted (zoom {level})"),
+        ]
     } else {
-        format!("zoom {level} · + - (0 = fit)")
+        vec![
+            format!("zoom {level} · + - (0 = fit)"),
+            format!("zoom {level} · + - 0"),
+            format!("zoom {level}"),
+        ]
     };
-    let blk = block(format!("{name} {nr}×{nc} — {how}"), &s.theme, true);
+    let head = format!("{name} {nr}×{nc}");
+    let mut titles: Vec<String> = hows.iter().map(|h| format!("{head} — {h}")).collect();
+    titles.push(head);
+    let blk = block(fit_title(area, &titles), &s.theme, true);
     frame.render_widget(blk, area);
     let [legend_area, info_area, col_area, grid] = Layout::vertical([
         Constraint::Length(1),

@@ -13,7 +13,7 @@ use super::super::state::{RunStatus, State, SweepState};
 use super::super::verdict::not_converged;
 use super::super::widgets::gauge::PhaseGauge;
 use super::super::widgets::{clip, count, file_name, fmt_num, fmt_secs};
-use super::{block, draw_scrolled};
+use super::{block, draw_scrolled, fit_title};
 use crate::tui::wording::in_workbench_terms;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -431,12 +431,30 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
             format!(" · {}", count(r.iterations, "iteration"))
         });
     let title = match (trace.len(), s.scroll.trace) {
-        (1, _) => format!("Trace (1 record{iterations})"),
-        (n, None) => format!("Trace ({n} records{iterations}, following) — j k g scroll"),
-        (n, Some(i)) => format!(
-            "Trace ({}/{n}{iterations}) — G follows",
-            i.min(n.saturating_sub(1)) + 1
+        (1, _) => fit_title(
+            recs,
+            &[format!("Trace (1 record{iterations})"), "Trace".into()],
         ),
+        (n, None) => fit_title(
+            recs,
+            &[
+                format!("Trace ({n} records{iterations}, following) — j k g scroll"),
+                format!("Trace ({n} records{iterations}) — j k g scroll"),
+                format!("Trace ({n} records) — j k g scroll"),
+                format!("Trace ({n} records)"),
+            ],
+        ),
+        (n, Some(i)) => {
+            let at = i.min(n.saturating_sub(1)) + 1;
+            fit_title(
+                recs,
+                &[
+                    format!("Trace ({at}/{n}{iterations}) — G follows"),
+                    format!("Trace ({at}/{n}) — G follows"),
+                    format!("Trace ({at}/{n})"),
+                ],
+            )
+        }
     };
     let mut st = TableState::default().with_selected(selected);
     frame.render_stateful_widget(
