@@ -3138,3 +3138,84 @@ fn no_title_is_cut_by_its_border_at_either_size() {
         });
     }
 }
+
+/// A saved mvml fit of mfeat's six views: a σ per view, mvml's thirteen parameters, the block
+/// norms between views, and the learned metric A over 75 landmarks per view (the views'
+/// blocks on both axes).
+fn mvml_session() -> RunOutcome {
+    let mut o = outcome("mfeat-mvml");
+    let r = &mut o.record;
+    r.method = "mvml".into();
+    r.config.method = "mvml".into();
+    r.config.data = DataConfig::new("datasets/mfeat.csv");
+    r.output_names = (0..10).map(|d| format!("digit={d}")).collect();
+    r.params = Params::new()
+        .with("a_step", Value::Text("optimal".into()))
+        .with("eta", Value::Float(0.01))
+        .with("fixed_metric", Value::Bool(false))
+        .with("init", Value::Text("identity".into()))
+        .with("lambda", Value::Float(0.1))
+        .with("learn_weights", Value::Bool(false))
+        .with("max_iter", Value::Int(50))
+        .with("metric_space", Value::Text("gram".into()))
+        .with("mu", Value::Float(0.5))
+        .with("nystrom", Value::Float(0.1))
+        .with("sparse", Value::Bool(false))
+        .with("tol", Value::Float(1e-4))
+        .with("view_sigma", Value::Text("median".into()));
+    let views = ["fou", "fac", "kar", "pix", "zer", "mor"];
+    let blocks = serde_json::json!({
+        "blocks": views.map(|v| serde_json::json!({"name": v, "size": 75}))
+    });
+    let d = &mut r.details;
+    d.insert("views".into(), serde_json::json!(views));
+    d.insert(
+        "view_sigmas".into(),
+        serde_json::json!({"fac": 20.596, "fou": 12.1527, "kar": 11.2859,
+                           "mor": 2.8649, "pix": 21.9157, "zer": 9.1115}),
+    );
+    d.insert(
+        "axes".into(),
+        serde_json::json!({
+            "block_norms": {"rows": {"labels": views}, "cols": {"labels": views}},
+            "metric": {"rows": blocks, "cols": blocks},
+        }),
+    );
+    o.matrices =
+        vec![
+            (
+                "block_norms".into(),
+                ndarray::Array2::from_shape_fn((6, 6), |(i, j)| 1.0 / (1 + i + j) as f64),
+            ),
+            (
+                "metric".into(),
+                ndarray::Array2::from_shape_fn((450, 450), |(i, j)| {
+                    if i / 75 == j / 75 {
+                        1.0
+                    } else {
+                        0.1
+                    }
+                }),
+            ),
+        ];
+    o
+}
+
+/// An opened mvml session's Run box, whose σ per view and parameters wrap at 80 columns,
+/// still ends with what Enter would fit (its last line was cut at 80×24).
+#[test]
+fn an_opened_multi_view_sessions_run_box_keeps_its_last_line() {
+    let mut s = loaded();
+    open_session(&mut s, mvml_session());
+    at_both(&on(s, Pane::Run), |out, size| {
+        assert!(
+            out.contains("σ per view") && out.contains("view_sigma=median"),
+            "{size:?}\n{out}"
+        );
+        assert!(
+            out.contains("Enter or r fits the form instead: okl on digits.csv"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("Trace (8 records"), "{size:?}\n{out}");
+    });
+}
