@@ -3219,3 +3219,41 @@ fn an_opened_multi_view_sessions_run_box_keeps_its_last_line() {
         assert!(out.contains("Trace (8 records"), "{size:?}\n{out}");
     });
 }
+
+/// The row labels beside a heatmap's grid, top to bottom: on each line of the grid, what stands
+/// between the box's border and the first cell.
+fn heatmap_row_labels(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            let grid = l.find(['▀', '◆'])?;
+            let border = l[..grid].rfind('│')? + '│'.len_utf8();
+            Some(l[border..grid].trim().to_string())
+        })
+        .collect()
+}
+
+/// The overview of mvml's metric A names each line by the views its rows lie in (`fou/fac` for
+/// a line across a boundary) — it showed the first row's index within its view (`fou·28`).
+#[test]
+fn the_overview_of_a_multi_view_metric_names_its_lines_by_view() {
+    let mut s = finished();
+    open_session(&mut s, mvml_session());
+    s.pane = Pane::Matrices;
+    update(&mut s, Action::NextMatrix);
+    let views = ["fou", "fac", "kar", "pix", "zer", "mor"];
+    at_both(&s, |out, size| {
+        assert!(out.contains("metric 450×450 — "), "{size:?}\n{out}");
+        let labels = heatmap_row_labels(out);
+        let named = |l: &String| l.split('/').all(|v| views.contains(&v));
+        assert!(
+            labels.len() > 6 && labels.iter().all(named),
+            "{size:?} {labels:?}\n{out}"
+        );
+        assert_eq!(labels.first().map(String::as_str), Some("fou"), "{out}");
+        assert_eq!(labels.last().map(String::as_str), Some("mor"), "{out}");
+        assert!(
+            views.iter().all(|v| labels.iter().any(|l| l == v)),
+            "{size:?} {labels:?}"
+        );
+    });
+}

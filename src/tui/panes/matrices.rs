@@ -54,10 +54,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let ax = axes::of(&f.outcome.record, name, m.dim());
     let label = |i: usize, n: usize| -> String {
         // `n` tells rows (nrows) from columns; square matrices with one axis use it for both.
-        if n == m.nrows() && i < ax.rows.len() && (n != m.ncols() || ax.same) {
-            ax.rows[i].clone()
-        } else if n == m.ncols() && i < ax.cols.len() {
-            ax.cols[i].clone()
+        if n == m.nrows() && i < ax.rows.labels.len() && (n != m.ncols() || ax.same) {
+            ax.rows.labels[i].clone()
+        } else if n == m.ncols() && i < ax.cols.labels.len() {
+            ax.cols.labels[i].clone()
         } else {
             i.to_string()
         }
@@ -88,7 +88,7 @@ fn draw_strongest(frame: &mut Frame, area: Rect, s: &State, m: &Array2<f64>, ax:
             s.theme.warn
         };
         let sep = if ax.same { " ~ " } else { " · " };
-        let pair = format!("{}{sep}{}", ax.rows[i], ax.cols[j]);
+        let pair = format!("{}{sep}{}", ax.rows.labels[i], ax.cols.labels[j]);
         // A pair too long for one line goes on its own line(s) below the value.
         if pair.chars().count() + 10 <= w {
             lines.push(Line::from(vec![
@@ -137,14 +137,6 @@ fn draw_heatmap(
         s.matrices.cursor.0.min(nr.saturating_sub(1)),
         s.matrices.cursor.1.min(nc.saturating_sub(1)),
     );
-    let label_w = ax
-        .rows
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(1)
-        .min(14) as u16
-        + 1;
     // The grid's size decides the fitted zoom, so lay it out first.
     let inner = Rect {
         x: area.x + 1,
@@ -153,15 +145,29 @@ fn draw_heatmap(
         height: area.height.saturating_sub(2),
     };
     let grid_h = inner.height.saturating_sub(3);
-    let grid_w = inner.width.saturating_sub(label_w);
-    let cells_area = Rect::new(0, 0, grid_w, grid_h);
-    let (fitted, (kr, kc)) = heatmap::fit_zoom(cells_area, nr, nc);
     let steps = s.matrices.zoom;
-    let (level, (kr, kc)) = if steps == 0 {
-        (fitted, (kr, kc))
-    } else {
-        (fitted + steps, (1, 1))
+    // The zoom level and block size of a grid beside row labels `label_w` wide.
+    let view = |label_w: u16| {
+        let cells_area = Rect::new(0, 0, inner.width.saturating_sub(label_w), grid_h);
+        let (fitted, blocks) = heatmap::fit_zoom(cells_area, nr, nc);
+        if steps == 0 {
+            (fitted, blocks)
+        } else {
+            (fitted + steps, (1, 1))
+        }
     };
+    // How many rows a block of the overview holds depends on the grid's height alone: the
+    // row labels of a first layout are those of the last, whose width they set.
+    let (_, (kr, _)) = view(label_width(&ax.rows.labels));
+    let label_w = if kr > 1 {
+        let all: Vec<String> = (0..nr.div_ceil(kr))
+            .map(|upper| overview_line_label(&ax.rows, kr, upper))
+            .collect();
+        label_width(&all)
+    } else {
+        label_width(&ax.rows.labels)
+    };
+    let (level, (kr, kc)) = view(label_w);
     let cell = heatmap::cell_size(level);
     let shown;
     let (mat, cur) = if kr > 1 || kc > 1 {
@@ -220,8 +226,8 @@ fn draw_heatmap(
     let info = format!(
         "[{cr}, {cc}] = {}   row {} · col {}",
         fmt_num(m[[cr, cc]]),
-        ax.rows[cr],
-        ax.cols[cc]
+        ax.rows.labels[cr],
+        ax.cols.labels[cc]
     );
     frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
     let [_, col_labels] =
@@ -253,7 +259,7 @@ fn draw_heatmap(
     while c < mc && (c - origin.1) * w < width {
         let at = (c - origin.1) * w;
         if at >= x {
-            let text = ax.cols[(c * kc).min(nc - 1)].clone();
+            let text = ax.cols.labels[(c * kc).min(nc - 1)].clone();
             let room = width - at;
             let t = clip(&text, room.min(text.chars().count()));
             if at > x {
@@ -267,24 +273,47 @@ fn draw_heatmap(
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), col_labels);
     // Row names on the first line of their row. A dense line shows two rows: it names the
-    // cursor's when the cursor is on it, else the upper one.
+    // cursor's when the cursor is on it, else the upper one. A line of the overview shows two
+    // blocks of rows: it names what they cover (a multi-view metric's views).
     let lines: Vec<Line> = (0..labels.height as usize)
         .map(|y| {
             let upper = origin.0 + (2 * y) / h;
-            let r = if cell.dense() && cur.0 == upper + 1 {
-                upper + 1
-            } else {
-                upper
-            };
-            if r >= mr || (2 * y) % h != 0 {
+            if upper >= mr || (2 * y) % h != 0 {
                 return Line::raw("");
             }
-            let style = if r == cur.0 { s.theme.key } else { s.theme.dim };
-            let text = &ax.rows[(r * kr).min(nr - 1)];
-            Line::styled(clip(text, label_w as usize - 1), style)
+            let (text, on_cursor) = if kr > 1 {
+                let text = overview_line_label(&ax.rows, kr, upper);
+                (text, cur.0 == upper || cur.0 == upper + 1)
+            } else {
+                let r = if cell.dense() && cur.0 == upper + 1 && upper + 1 < mr {
+                    upper + 1
+                } else {
+                    upper
+                };
+                (ax.rows.labels[r].clone(), r == cur.0)
+            };
+            let style = if on_cursor { s.theme.key } else { s.theme.dim };
+            Line::styled(clip(&text, label_w as usize - 1), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);
+}
+
+/// The width of the row labels' column: the longest label (at most 14 characters) and a space.
+fn label_width(labels: &[String]) -> u16 {
+    labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1)
+        .min(14) as u16
+        + 1
+}
+
+/// The label of the overview's line whose upper half is block row `upper` (of `kr` rows): the
+/// name of the rows its two halves cover together.
+fn overview_line_label(rows: &axes::Axis, kr: usize, upper: usize) -> String {
+    rows.span(upper * kr..(upper + 2) * kr)
 }
 
 fn draw_embedding(
