@@ -3,7 +3,7 @@
 //! similarities; a scatter plot for a rank-2/3 `embedding`.
 
 use ndarray::Array2;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
@@ -230,8 +230,6 @@ fn draw_heatmap(
         ax.cols.labels[cc]
     );
     frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
-    let [_, col_labels] =
-        Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(col_area);
     let [labels, cells] =
         Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(grid);
     let (mr, mc) = mat.dim();
@@ -251,27 +249,13 @@ fn draw_heatmap(
         cells,
     );
     let (w, h) = (cell.w as usize, cell.h as usize);
-    // Column names along the top, each where its column starts, when there is room for it.
-    let mut spans: Vec<Span> = Vec::new();
-    let mut x = 0usize;
-    let width = col_labels.width as usize;
-    let mut c = origin.1;
-    while c < mc && (c - origin.1) * w < width {
-        let at = (c - origin.1) * w;
-        if at >= x {
-            let text = ax.cols.labels[(c * kc).min(nc - 1)].clone();
-            let room = width - at;
-            let t = clip(&text, room.min(text.chars().count()));
-            if at > x {
-                spans.push(Span::raw(" ".repeat(at - x)));
-            }
-            let style = if c == cur.1 { s.theme.key } else { s.theme.dim };
-            x = at + t.chars().count() + 1;
-            spans.push(Span::styled(format!("{t} "), style));
-        }
-        c += 1;
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), col_labels);
+    let columns = Columns {
+        marks: column_marks(&ax.cols, kc, mc),
+        first: origin.1,
+        width: w,
+        cursor: cur.1,
+    };
+    draw_column_names(frame, col_area, label_w, s, &columns);
     // Row names on the first line of their row. A dense line shows two rows: it names the
     // cursor's when the cursor is on it, else the upper one. A line of the overview shows two
     // blocks of rows: it names what they cover (a multi-view metric's views).
@@ -297,6 +281,144 @@ fn draw_heatmap(
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);
+}
+
+/// The grid's columns as its header names them.
+struct Columns {
+    /// What begins where, as (column, name): see `column_marks`.
+    marks: Vec<(usize, String)>,
+    /// The first column in view.
+    first: usize,
+    /// How many screen columns each column takes.
+    width: usize,
+    /// The cursor's column.
+    cursor: usize,
+}
+
+/// The column names on the header line `area`, over the grid that begins `gutter` columns in:
+/// each where its column starts, every k-th when they do not all fit. Names that share a
+/// prefix (`digit=0` … `digit=9`) and do not all fit whole give it once, in the gutter, and
+/// what differs over each column — as many as fit, never none.
+fn draw_column_names(frame: &mut Frame, area: Rect, gutter: u16, s: &State, cols: &Columns) {
+    let [gutter_area, names_area] =
+        Layout::horizontal([Constraint::Length(gutter), Constraint::Fill(1)]).areas(area);
+    let room = names_area.width as usize;
+    let in_view = cols.first..cols.first + room.div_ceil(cols.width.max(1));
+    let in_view_count = cols
+        .marks
+        .iter()
+        .filter(|(c, _)| in_view.contains(c))
+        .count();
+    let mut shown = spaced(&cols.marks, in_view.clone(), cols.width);
+    let mut prefix = String::new();
+    if shown.len() < in_view_count {
+        if let Some((p, rest)) = common_prefix(&cols.marks) {
+            let short = spaced(&rest, in_view, cols.width);
+            if short.len() > shown.len() && p.chars().count() <= usize::from(gutter) {
+                (prefix, shown) = (p, short);
+            }
+        }
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    let mut x = 0usize;
+    for (c, name) in shown {
+        let at = (c - cols.first) * cols.width;
+        spans.push(Span::raw(" ".repeat(at.saturating_sub(x))));
+        let style = if c == cols.cursor {
+            s.theme.key
+        } else {
+            s.theme.dim
+        };
+        let text = clip(&name, room.saturating_sub(at));
+        x = at + text.chars().count();
+        spans.push(Span::styled(text, style));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::styled(prefix, s.theme.dim)).alignment(Alignment::Right),
+        gutter_area,
+    );
+    frame.render_widget(Paragraph::new(Line::from(spans)), names_area);
+}
+
+/// The prefix every name of `marks` shares, up to its last separator (`digit=`, `p_`), and the
+/// marks with what follows it; `None` when they share none.
+fn common_prefix(marks: &[(usize, String)]) -> Option<(String, Vec<(usize, String)>)> {
+    let first = &marks.first()?.1;
+    // in bytes of `first`
+    let shared = marks
+        .iter()
+        .map(|(_, name)| {
+            first
+                .char_indices()
+                .zip(name.chars())
+                .take_while(|((_, a), b)| a == b)
+                .last()
+                .map_or(0, |((i, a), _)| i + a.len_utf8())
+        })
+        .min()?;
+    let cut = first[..shared]
+        .char_indices()
+        .rfind(|(_, ch)| !ch.is_alphanumeric())
+        .map(|(i, ch)| i + ch.len_utf8())?;
+    let rest = marks
+        .iter()
+        .map(|(c, name)| (*c, name[cut..].to_string()))
+        .collect::<Vec<_>>();
+    rest.iter()
+        .all(|(_, r)| !r.is_empty())
+        .then(|| (first[..cut].to_string(), rest))
+}
+
+/// What begins at each column of a grid of `n` columns (blocks of `kc`), as (column, name):
+/// its first entry; in an overview of named blocks (a multi-view metric's views), each block
+/// where it begins.
+fn column_marks(cols: &axes::Axis, kc: usize, n: usize) -> Vec<(usize, String)> {
+    if kc == 1 || cols.blocks.is_empty() {
+        let last = cols.labels.len().saturating_sub(1);
+        return (0..n)
+            .map(|c| (c, cols.labels[(c * kc).min(last)].clone()))
+            .collect();
+    }
+    let mut marks: Vec<(usize, String)> = Vec::new();
+    for (start, (name, _)) in cols.block_starts().into_iter().zip(&cols.blocks) {
+        match marks.last_mut() {
+            // blocks narrower than a column begin in the same one
+            Some((c, names)) if *c == start / kc => {
+                names.push('/');
+                names.push_str(name);
+            }
+            _ => marks.push((start / kc, name.clone())),
+        }
+    }
+    marks
+}
+
+/// The marks in columns `in_view` (each `w` screen columns wide) that are drawn: every k-th,
+/// for the smallest k with which each name ends a space before the next begins. k counts from
+/// the first mark, not the first in view, so the names stay put as the view scrolls.
+fn spaced(
+    marks: &[(usize, String)],
+    in_view: std::ops::Range<usize>,
+    w: usize,
+) -> Vec<(usize, String)> {
+    let visible: Vec<(usize, &(usize, String))> = marks
+        .iter()
+        .enumerate()
+        .filter(|(_, (c, _))| in_view.contains(c))
+        .collect();
+    let stand_apart =
+        |a: &(usize, String), b: &(usize, String)| a.0 * w + a.1.chars().count() < b.0 * w;
+    (1..=marks.len())
+        .map(|k| {
+            visible
+                .iter()
+                .filter(|(i, _)| i % k == 0)
+                .map(|(_, m)| *m)
+                .collect::<Vec<_>>()
+        })
+        .find(|kept| !kept.is_empty() && kept.windows(2).all(|p| stand_apart(p[0], p[1])))
+        .map(|kept| kept.into_iter().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The width of the row labels' column: the longest label (at most 14 characters) and a space.
