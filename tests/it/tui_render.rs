@@ -3271,8 +3271,9 @@ fn heatmap_column_names(out: &str) -> Vec<String> {
 }
 
 /// The heatmap's column names never drop silently: names too long for their columns give their
-/// shared prefix once (`digit=0 1 2`) or come every k-th at a regular step, and an overview of
-/// mvml's metric names its views where they begin. (At 80×24 the 3×3 output kernel lost
+/// shared prefix once (`digit=0 1 2`), are cut while that tells them apart (`ama hap rel`), or
+/// come every k-th at a regular step, and an overview of mvml's metric names its views where
+/// they begin. (At 80×24 the 3×3 output kernel lost
 /// `digit=1`, and the metric's header read `fou·0 fac·3 kar·6 pix·9 zer·12 mor·28`.)
 #[test]
 fn heatmap_column_names_show_what_fits_at_a_regular_step() {
@@ -3281,6 +3282,17 @@ fn heatmap_column_names_show_what_fits_at_a_regular_step() {
         let names = heatmap_column_names(out);
         assert!(
             names == ["digit=0", "digit=1", "digit=2"] || names == ["digit=0", "1", "2"],
+            "{size:?} {names:?}\n{out}"
+        );
+    });
+    // Names with nothing in common are cut to what a column holds while that tells them apart.
+    let mut s = on(finished(), Pane::Matrices);
+    let moods = ["amazed-surprised", "happy-pleased", "relaxing-calm"];
+    s.result.as_mut().unwrap().outcome.record.output_names = moods.map(String::from).to_vec();
+    at_both(&s, |out, size| {
+        let names = heatmap_column_names(out);
+        assert!(
+            names == moods || names == ["ama", "hap", "rel"],
             "{size:?} {names:?}\n{out}"
         );
     });

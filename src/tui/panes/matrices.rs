@@ -296,29 +296,38 @@ struct Columns {
 }
 
 /// The column names on the header line `area`, over the grid that begins `gutter` columns in:
-/// each where its column starts, every k-th when they do not all fit. Names that share a
-/// prefix (`digit=0` … `digit=9`) and do not all fit whole give it once, in the gutter, and
-/// what differs over each column — as many as fit, never none.
+/// each where its column starts, every k-th when they do not all fit — as many as fit, never
+/// none. Names too long for that are written shorter when it shows more of them: without the
+/// prefix they share (`digit=0 1 2 …`, the prefix once, in the gutter), or cut to what a
+/// column holds (`ama hap rel`) when that still tells them apart.
 fn draw_column_names(frame: &mut Frame, area: Rect, gutter: u16, s: &State, cols: &Columns) {
     let [gutter_area, names_area] =
         Layout::horizontal([Constraint::Length(gutter), Constraint::Fill(1)]).areas(area);
     let room = names_area.width as usize;
     let in_view = cols.first..cols.first + room.div_ceil(cols.width.max(1));
-    let in_view_count = cols
-        .marks
-        .iter()
-        .filter(|(c, _)| in_view.contains(c))
-        .count();
-    let mut shown = spaced(&cols.marks, in_view.clone(), cols.width);
-    let mut prefix = String::new();
-    if shown.len() < in_view_count {
-        if let Some((p, rest)) = common_prefix(&cols.marks) {
-            let short = spaced(&rest, in_view, cols.width);
-            if short.len() > shown.len() && p.chars().count() <= usize::from(gutter) {
-                (prefix, shown) = (p, short);
-            }
+    // (prefix given in the gutter, names), the fullest first
+    let mut ways = vec![(String::new(), cols.marks.clone())];
+    if let Some((p, rest)) = common_prefix(&cols.marks) {
+        if p.chars().count() <= usize::from(gutter) {
+            ways.push((p, rest));
         }
     }
+    let (p, fullest) = ways.last().cloned().unwrap_or_default();
+    if let Some(cut) = cut_apart(&fullest, cols.width.saturating_sub(1)) {
+        ways.push((p, cut));
+    }
+    // the way that shows the most names; the fuller one when two show as many
+    let (prefix, shown) = ways
+        .into_iter()
+        .map(|(p, marks)| (p, spaced(&marks, in_view.clone(), cols.width)))
+        .reduce(|best, way| {
+            if way.1.len() > best.1.len() {
+                way
+            } else {
+                best
+            }
+        })
+        .unwrap_or_default();
     let mut spans: Vec<Span> = Vec::new();
     let mut x = 0usize;
     for (c, name) in shown {
@@ -367,6 +376,18 @@ fn common_prefix(marks: &[(usize, String)]) -> Option<(String, Vec<(usize, Strin
     rest.iter()
         .all(|(_, r)| !r.is_empty())
         .then(|| (first[..cut].to_string(), rest))
+}
+
+/// The marks with their names cut to `n` characters, when that leaves at least three and still
+/// tells them all apart (and cuts any).
+fn cut_apart(marks: &[(usize, String)], n: usize) -> Option<Vec<(usize, String)>> {
+    let cut: Vec<(usize, String)> = marks
+        .iter()
+        .map(|(c, name)| (*c, name.chars().take(n).collect()))
+        .collect();
+    let names: std::collections::HashSet<&String> = cut.iter().map(|(_, n)| n).collect();
+    let cuts_any = marks.iter().any(|(_, name)| name.chars().count() > n);
+    (n >= 3 && cuts_any && names.len() == marks.len()).then_some(cut)
 }
 
 /// What begins at each column of a grid of `n` columns (blocks of `kc`), as (column, name):
