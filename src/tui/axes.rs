@@ -10,27 +10,81 @@ use crate::session::SessionRecord;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axes {
-    pub rows: Vec<String>,
-    pub cols: Vec<String>,
+    pub rows: Axis,
+    pub cols: Axis,
     /// Rows and columns index the same things (a square similarity such as the output kernel
     /// L): only then is "strongest off-diagonal" meaningful.
     pub same: bool,
 }
 
+/// The names along one side of a matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// One per entry.
+    pub labels: Vec<String>,
+    /// The named blocks the entries come in, in order, as (name, size) — a multi-view metric's
+    /// views; empty when the axis declares none.
+    pub blocks: Vec<(String, usize)>,
+}
+
+impl Axis {
+    fn plain(labels: Vec<String>) -> Axis {
+        Axis {
+            labels,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// A name for the entries `range` taken together (a cell of a heatmap's overview): the
+    /// blocks they lie in (`fou`, `fou/fac` across a boundary), else their first and last
+    /// labels (`28–41`); one entry is its own label.
+    pub fn span(&self, range: std::ops::Range<usize>) -> String {
+        let (a, b) = (range.start, range.end.min(self.labels.len()));
+        if b <= a + 1 {
+            return self.labels.get(a).cloned().unwrap_or_default();
+        }
+        if self.blocks.is_empty() {
+            return format!("{}–{}", self.labels[a], self.labels[b - 1]);
+        }
+        self.block_starts()
+            .into_iter()
+            .zip(&self.blocks)
+            .filter(|(start, (_, size))| *start < b && start + size > a)
+            .map(|(_, (name, _))| name.as_str())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Where each block begins: the index of its first entry.
+    pub fn block_starts(&self) -> Vec<usize> {
+        self.blocks
+            .iter()
+            .scan(0, |at, (_, size)| {
+                let start = *at;
+                *at += size;
+                Some(start)
+            })
+            .collect()
+    }
+}
+
 pub fn of(record: &SessionRecord, name: &str, shape: (usize, usize)) -> Axes {
     let (nr, nc) = shape;
     let declared = record.details.get("axes").and_then(|a| a.get(name));
-    let side = |key: &str, n: usize| -> Option<Vec<String>> {
-        declared.and_then(|d| d.get(key)).and_then(|a| axis(a, n))
+    let side = |key: &str, n: usize| -> Axis {
+        declared
+            .and_then(|d| d.get(key))
+            .and_then(|a| axis(a, n))
+            .unwrap_or_else(|| Axis::plain(guess(record, name, n)))
     };
-    let rows = side("rows", nr).unwrap_or_else(|| guess(record, name, nr));
-    let cols = side("cols", nc).unwrap_or_else(|| guess(record, name, nc));
-    let same = nr == nc && rows == cols;
+    let rows = side("rows", nr);
+    let cols = side("cols", nc);
+    let same = nr == nc && rows.labels == cols.labels;
     Axes { rows, cols, same }
 }
 
-/// One declared axis as `n` labels, or `None` when it does not have `n` of them.
-fn axis(a: &Json, n: usize) -> Option<Vec<String>> {
+/// One declared axis with `n` entries, or `None` when it does not have `n` of them.
+fn axis(a: &Json, n: usize) -> Option<Axis> {
     if let Some(labels) = a.get("labels").and_then(Json::as_array) {
         let v: Vec<String> = labels
             .iter()
@@ -39,20 +93,27 @@ fn axis(a: &Json, n: usize) -> Option<Vec<String>> {
                 other => other.to_string(),
             })
             .collect();
-        return (v.len() == n).then_some(v);
+        return (v.len() == n).then(|| Axis::plain(v));
     }
-    let blocks = a.get("blocks")?.as_array()?;
-    let mut v = Vec::with_capacity(n);
-    for b in blocks {
-        let name = b.get("name").and_then(Json::as_str).unwrap_or("?");
-        let size = b.get("size").and_then(Json::as_u64).unwrap_or(0) as usize;
-        if size == 1 {
-            v.push(name.to_string());
+    let blocks: Vec<(String, usize)> = a
+        .get("blocks")?
+        .as_array()?
+        .iter()
+        .map(|b| {
+            let name = b.get("name").and_then(Json::as_str).unwrap_or("?");
+            let size = b.get("size").and_then(Json::as_u64).unwrap_or(0) as usize;
+            (name.to_string(), size)
+        })
+        .collect();
+    let mut labels = Vec::with_capacity(n);
+    for (name, size) in &blocks {
+        if *size == 1 {
+            labels.push(name.clone());
         } else {
-            v.extend((0..size).map(|k| format!("{name}·{k}")));
+            labels.extend((0..*size).map(|k| format!("{name}·{k}")));
         }
     }
-    (v.len() == n).then_some(v)
+    (labels.len() == n).then_some(Axis { labels, blocks })
 }
 
 /// Labels for an undeclared axis of length `n`, by what else has that many entries.
@@ -112,5 +173,39 @@ pub fn view_sigmas(record: &SessionRecord) -> Vec<(String, f64)> {
             })
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn views() -> Axis {
+        let blocks = serde_json::json!({"blocks": [
+            {"name": "fou", "size": 3}, {"name": "fac", "size": 2}, {"name": "mor", "size": 1}
+        ]});
+        axis(&blocks, 6).expect("six entries")
+    }
+
+    #[test]
+    fn a_span_of_blocks_names_the_blocks_it_covers() {
+        let ax = views();
+        assert_eq!(
+            ax.labels,
+            ["fou·0", "fou·1", "fou·2", "fac·0", "fac·1", "mor"]
+        );
+        assert_eq!(ax.block_starts(), [0, 3, 5]);
+        assert_eq!(ax.span(0..3), "fou");
+        assert_eq!(ax.span(2..4), "fou/fac");
+        assert_eq!(ax.span(3..9), "fac/mor");
+        assert_eq!(ax.span(4..5), "fac·1");
+    }
+
+    #[test]
+    fn a_span_of_plain_labels_names_its_ends() {
+        let ax = Axis::plain((0..10).map(|i| i.to_string()).collect());
+        assert_eq!(ax.span(0..4), "0–3");
+        assert_eq!(ax.span(8..12), "8–9");
+        assert_eq!(ax.span(9..12), "9");
     }
 }

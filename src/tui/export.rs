@@ -29,13 +29,13 @@ pub fn current(s: &State) -> Result<(String, String), String> {
                 .ok_or("this fit saved no matrices")?;
             let ax = axes::of(&f.outcome.record, name, m.dim());
             let mut out = String::from("\"\"");
-            for c in &ax.cols {
+            for c in &ax.cols.labels {
                 out.push(',');
                 out.push_str(&field(c));
             }
             out.push('\n');
             for (i, row) in m.rows().into_iter().enumerate() {
-                out.push_str(&field(&ax.rows[i]));
+                out.push_str(&field(&ax.rows.labels[i]));
                 for v in row {
                     out.push_str(&format!(",{v}"));
                 }

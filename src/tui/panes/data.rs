@@ -7,28 +7,38 @@ use ratatui::widgets::{Cell, List, ListItem, ListState, Paragraph, Row, Table, T
 use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
-use super::super::widgets::{clip, fmt_num, heatmap};
-use super::{block, draw_note, error_or_hint};
-use crate::data::Scale;
+use super::super::widgets::{clip, file_name, fmt_num, heatmap};
+use super::{block, draw_note, error_or_hint, fit_title};
+use crate::data::{Scale, Table as DataTable};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if s.replay.is_some() {
         return replay_summary(frame, area, s);
     }
-    // On a narrow screen the columns get the whole width while they are being edited
-    // (Backspace or u brings the file list back).
-    let files_w = if s.data.focus == DataFocus::Columns && area.width < 110 {
-        0
-    } else {
-        (area.width / 4).clamp(18, 30)
-    };
-    let [files, preview] =
-        Layout::horizontal([Constraint::Length(files_w), Constraint::Fill(1)]).areas(area);
-    if files_w > 0 {
-        draw_files(frame, files, s);
+    // The file list stays in view whatever has the focus: it is where another file is picked.
+    let files_w = (area.width / 4).clamp(18, 30);
+    let beside_files =
+        |a: Rect| Layout::horizontal([Constraint::Length(files_w), Constraint::Fill(1)]).areas(a);
+    let open = s.data.table.as_ref().filter(|_| s.data.loading.is_none());
+    match open {
+        // Narrow: the list shares the columns' band, so the lines of text around it span the
+        // whole width and wrap as little as they can.
+        Some(t) if area.width < WIDE => draw_table(frame, area, s, t, Some(files_w)),
+        Some(t) => {
+            let [files, table] = beside_files(area);
+            draw_files(frame, files, s);
+            draw_table(frame, table, s, t, None);
+        }
+        None => {
+            let [files, note] = beside_files(area);
+            draw_files(frame, files, s);
+            draw_no_table(frame, note, s);
+        }
     }
-    draw_preview(frame, preview, s);
 }
+
+/// From this width on, the file list runs down the whole left side.
+const WIDE: u16 = 110;
 
 fn draw_files(frame: &mut Frame, area: Rect, s: &State) {
     let d = &s.data;
@@ -40,7 +50,17 @@ fn draw_files(frame: &mut Frame, area: Rect, s: &State) {
             ListItem::new(Span::styled(e.name.clone(), style))
         })
         .collect();
-    let title = format!("Files — {}", clip(&d.dir.display().to_string(), 20));
+    // The folder's own name matters most: its parents give way first.
+    let last = file_name(&d.dir);
+    let title = fit_title(
+        area,
+        &[
+            format!("Files — {}", d.dir.display()),
+            format!("Files — …/{last}"),
+            format!("Files — {last}"),
+            last,
+        ],
+    );
     let list = List::new(items)
         .block(block(title, &s.theme, d.focus == DataFocus::Files))
         .highlight_style(s.theme.selected)
@@ -61,7 +81,8 @@ fn role_style(s: &State, r: Role) -> ratatui::style::Style {
     }
 }
 
-fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
+/// In place of a table: the one being read, or what to do (or why the last one failed).
+fn draw_no_table(frame: &mut Frame, area: Rect, s: &State) {
     let d = &s.data;
     if let Some(p) = &d.loading {
         let name = p.file_name().unwrap_or(p.as_os_str()).to_string_lossy();
@@ -73,41 +94,22 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
             &format!("reading {name}…"),
         );
     }
-    let Some(t) = &d.table else {
-        let hint = "Select a CSV or Parquet file and press Enter to preview it.";
-        let msg = error_or_hint(s, d.load_error.as_deref(), hint);
-        frame.render_widget(
-            Paragraph::new(msg)
-                .wrap(Wrap { trim: true })
-                .block(block("Preview", &s.theme, false)),
-            area,
-        );
-        return;
-    };
+    let hint = "Select a CSV or Parquet file and press Enter to preview it.";
+    let msg = error_or_hint(s, d.load_error.as_deref(), hint);
+    frame.render_widget(
+        Paragraph::new(msg)
+            .wrap(Wrap { trim: true })
+            .block(block("Preview", &s.theme, false)),
+        area,
+    );
+}
+
+/// The open table: the file line, the columns (with the file list `files_w` wide beside them,
+/// when given), the split lines and the first rows.
+fn draw_table(frame: &mut Frame, area: Rect, s: &State, t: &DataTable, files_w: Option<u16>) {
+    let d = &s.data;
     let small = area.height < 30;
     let head_rows = if small { 3 } else { 7 }.min(t.head.len());
-    // The file line carries the notes on guessed roles (encoded, ignored columns): all shown.
-    let info_len =
-        t.path.as_os_str().len() + 70 + d.roles_source.as_ref().map_or(0, |s| s.chars().count());
-    let info_h = (info_len as u16)
-        .div_ceil(area.width.saturating_sub(6).max(1))
-        .clamp(1, 4);
-    // The split lines wrap; a reason the run is refused is never cut.
-    let split_h: u16 = split_lines(s)
-        .iter()
-        .map(|l| {
-            (l.width() as u16)
-                .div_ceil(area.width.saturating_sub(6).max(1))
-                .max(1)
-        })
-        .sum();
-    let [info, cols, split, head] = Layout::vertical([
-        Constraint::Length(info_h),
-        Constraint::Fill(1),
-        Constraint::Length(split_h),
-        Constraint::Length(head_rows as u16 + 3),
-    ])
-    .areas(area);
     let n_feat = d.features().len();
     let file = t.path.file_name().map_or_else(
         || t.path.display().to_string(),
@@ -127,82 +129,29 @@ fn draw_preview(frame: &mut Frame, area: Rect, s: &State) {
     if let Some(src) = &d.roles_source {
         line.push(Span::styled(format!(" · {src}"), s.theme.dim));
     }
-    frame.render_widget(
-        Paragraph::new(Line::from(line)).wrap(Wrap { trim: true }),
-        info,
-    );
-
-    // Widths: the name gets what the numbers leave, numbers go first on a narrow screen.
-    let inner = cols.width.saturating_sub(4) as usize;
-    let role_w = 13usize;
-    let mut stats: Vec<&str> = vec!["missing", "min", "max", "mean"];
-    let name_need = t
-        .columns
-        .iter()
-        .map(|c| c.name.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let fixed = |stats: &[&str]| 7 + role_w + 1 + stats.len() * 10;
-    // Whole names first (up to 40 characters): they are what the user reads to set roles.
-    while !stats.is_empty() && inner.saturating_sub(fixed(&stats)) < name_need.min(40) {
-        stats.pop();
+    // The file line carries the notes on guessed roles (encoded, ignored columns), and the
+    // split lines a reason the run is refused: both get every row they wrap to.
+    let info_text = Paragraph::new(Line::from(line)).wrap(Wrap { trim: true });
+    let split_text = Paragraph::new(split_lines(s)).wrap(Wrap { trim: true });
+    let rows_of = |p: &Paragraph| p.line_count(area.width) as u16;
+    let [info, middle, split, head] = Layout::vertical([
+        Constraint::Length(rows_of(&info_text).clamp(1, 4)),
+        Constraint::Fill(1),
+        Constraint::Length(rows_of(&split_text)),
+        Constraint::Length(head_rows as u16 + 3),
+    ])
+    .areas(area);
+    frame.render_widget(info_text, info);
+    frame.render_widget(split_text, split);
+    let [files, cols] = Layout::horizontal([
+        Constraint::Length(files_w.unwrap_or(0)),
+        Constraint::Fill(1),
+    ])
+    .areas(middle);
+    if files_w.is_some() {
+        draw_files(frame, files, s);
     }
-    let name_w = inner.saturating_sub(fixed(&stats)).min(name_need).max(6);
-    let mut head_cells = vec!["column", "dtype", "role"];
-    head_cells.extend(&stats);
-    let header = Row::new(head_cells).style(s.theme.title);
-    let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
-    let rows = t.columns.iter().enumerate().map(|(i, c)| {
-        let role = d.roles.get(i).copied().unwrap_or(Role::Feature);
-        let role_text = match (d.view_name(i), super::super::roles::one_hot(c)) {
-            (Some(v), _) => format!("view {v}"),
-            (None, Some(k)) if matches!(role, Role::Feature) => format!("one-hot {k}"),
-            (None, _) => role.label().to_string(),
-        };
-        let missing_style = if c.missing > 0 {
-            s.theme.warn
-        } else {
-            s.theme.base
-        };
-        let mut cells = vec![
-            Cell::from(clip(&c.name, name_w)),
-            Cell::from(clip(&c.dtype, 6)),
-            Cell::from(Span::styled(clip(&role_text, role_w), role_style(s, role))),
-        ];
-        for st in &stats {
-            cells.push(match *st {
-                "missing" => Cell::from(Span::styled(c.missing.to_string(), missing_style)),
-                "min" => Cell::from(opt(c.min)),
-                "max" => Cell::from(opt(c.max)),
-                _ => Cell::from(opt(c.mean)),
-            });
-        }
-        Row::new(cells)
-    });
-    let mut widths = vec![
-        Constraint::Length(name_w as u16),
-        Constraint::Length(6),
-        Constraint::Length(role_w as u16),
-    ];
-    widths.extend(stats.iter().map(|_| Constraint::Length(9)));
-    let hidden = 4 - stats.len();
-    let title = if hidden > 0 {
-        format!("Columns — f t c v x T set the role · {hidden} stat columns hidden (widen)")
-    } else {
-        "Columns — f feature · t target · c class · v view · x ignore · T test marker".into()
-    };
-    let table = Table::new(rows, widths)
-        .header(header)
-        .block(block(title, &s.theme, d.focus == DataFocus::Columns))
-        .row_highlight_style(s.theme.selected)
-        .highlight_symbol("> ");
-    let mut st =
-        TableState::default().with_selected((!t.columns.is_empty()).then_some(d.col_cursor));
-    frame.render_stateful_widget(table, cols, &mut st);
-
-    let lines = split_lines(s);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), split);
+    draw_columns(frame, cols, s, t);
 
     // First rows: the columns around the selected one that fit.
     let inner_w = head.width.saturating_sub(2) as usize;
@@ -300,6 +249,111 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
         Paragraph::new(lines).block(block("Data of the session (read-only)", &s.theme, true)),
         area,
     );
+}
+
+/// The stats of the columns table, in the order they give way when it is narrow (last first).
+const STATS: [&str; 4] = ["missing", "min", "max", "mean"];
+
+/// The columns with their dtype, role and stats. Every column is as wide as its widest cell,
+/// so the stats fit beside the file list at 80 columns; whole names (up to 40 characters) come
+/// before stats, which give way from the right.
+fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
+    let d = &s.data;
+    let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
+    let roles: Vec<(Role, String)> = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let role = d.roles.get(i).copied().unwrap_or(Role::Feature);
+            let text = match (d.view_name(i), super::super::roles::one_hot(c)) {
+                (Some(v), _) => format!("view {v}"),
+                (None, Some(k)) if matches!(role, Role::Feature) => format!("one-hot {k}"),
+                (None, _) => role.label().to_string(),
+            };
+            (role, text)
+        })
+        .collect();
+    let stats: Vec<[String; 4]> = t
+        .columns
+        .iter()
+        .map(|c| [c.missing.to_string(), opt(c.min), opt(c.max), opt(c.mean)])
+        .collect();
+    let dtype_w = widest("dtype", t.columns.iter().map(|c| &c.dtype)).min(6);
+    let role_w = widest("role", roles.iter().map(|r| &r.1)).min(13);
+    let stat_w: Vec<usize> = (0..STATS.len())
+        .map(|k| widest(STATS[k], stats.iter().map(|r| &r[k])))
+        .collect();
+    let name_need = widest("column", t.columns.iter().map(|c| &c.name));
+    // borders and the highlight symbol; each column after the name has a gap before it
+    let inner = area.width.saturating_sub(4) as usize;
+    let others =
+        |n: usize| 1 + dtype_w + 1 + role_w + stat_w[..n].iter().map(|w| w + 1).sum::<usize>();
+    let mut shown = STATS.len();
+    while shown > 0 && inner.saturating_sub(others(shown)) < name_need.min(40) {
+        shown -= 1;
+    }
+    let name_w = inner.saturating_sub(others(shown)).min(name_need).max(6);
+    let mut head_cells = vec!["column", "dtype", "role"];
+    head_cells.extend(&STATS[..shown]);
+    let header = Row::new(head_cells).style(s.theme.title);
+    let rows = t.columns.iter().enumerate().map(|(i, c)| {
+        let (role, role_text) = &roles[i];
+        let missing_style = if c.missing > 0 {
+            s.theme.warn
+        } else {
+            s.theme.base
+        };
+        let mut cells = vec![
+            Cell::from(clip(&c.name, name_w)),
+            Cell::from(clip(&c.dtype, dtype_w)),
+            Cell::from(Span::styled(clip(role_text, role_w), role_style(s, *role))),
+        ];
+        cells.extend(stats[i][..shown].iter().enumerate().map(|(k, v)| match k {
+            0 => Cell::from(Span::styled(v.clone(), missing_style)),
+            _ => Cell::from(v.clone()),
+        }));
+        Row::new(cells)
+    });
+    let mut widths = vec![name_w, dtype_w, role_w];
+    widths.extend(&stat_w[..shown]);
+    let title = match STATS.len() - shown {
+        0 => fit_title(
+            area,
+            &[
+                "Columns — f feature · t target · c class · v view · x ignore · T test marker"
+                    .into(),
+                "Columns — f t c v x T set the role".into(),
+                "Columns".into(),
+            ],
+        ),
+        hidden => fit_title(
+            area,
+            &[
+                format!(
+                    "Columns — f t c v x T set the role · {hidden} stat columns hidden (widen)"
+                ),
+                format!("Columns — f t c v x T set the role · {hidden} stats hidden"),
+                format!("Columns — f t c v x T · {hidden} stats hidden"),
+                "Columns".into(),
+            ],
+        ),
+    };
+    let table = Table::new(rows, widths.iter().map(|&w| Constraint::Length(w as u16)))
+        .header(header)
+        .block(block(title, &s.theme, d.focus == DataFocus::Columns))
+        .row_highlight_style(s.theme.selected)
+        .highlight_symbol("> ");
+    let mut st =
+        TableState::default().with_selected((!t.columns.is_empty()).then_some(d.col_cursor));
+    frame.render_stateful_widget(table, area, &mut st);
+}
+
+/// The width of a table column: its header's or its widest cell's, in characters.
+fn widest<'a>(header: &str, cells: impl Iterator<Item = &'a String>) -> usize {
+    cells
+        .map(|c| c.chars().count())
+        .fold(header.chars().count(), usize::max)
 }
 
 /// The split, missing-value and median lines under the columns.

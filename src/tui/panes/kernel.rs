@@ -12,7 +12,7 @@ use crate::kernels::Kernel;
 use super::super::state::sweepable;
 use super::super::state::{Field, FieldKind, Median, State};
 use super::super::widgets::fmt_num;
-use super::block;
+use super::{block, fit_title};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let k = &s.kernel;
@@ -80,10 +80,24 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         Row::new(cells)
     });
     let method = s.method().map_or("—", |m| m.name());
+    let what = format!("Kernel & hyperparameters of {method}");
     let title = if s.replay.is_some() {
-        format!("Kernel & hyperparameters of {method} (read-only)")
+        fit_title(
+            table_area,
+            &[
+                format!("{what} (read-only)"),
+                format!("{method} (read-only)"),
+            ],
+        )
     } else {
-        format!("Kernel & hyperparameters of {method} — Enter edits · Space cycles · w sweeps")
+        fit_title(
+            table_area,
+            &[
+                format!("{what} — Enter edits · Space cycles · w sweeps"),
+                format!("{method} — Enter edits · Space cycles · w sweeps"),
+                what,
+            ],
+        )
     };
     let mut header = vec!["key", "label", "value", "unit", "default", "check"];
     if widths.label == 0 {

@@ -3,7 +3,7 @@
 //! similarities; a scatter plot for a rank-2/3 `embedding`.
 
 use ndarray::Array2;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
@@ -15,7 +15,7 @@ use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::heatmap::{self, Heatmap, Legend};
 use super::super::widgets::{clip, fmt_num};
-use super::{block, draw_note};
+use super::{block, draw_note, fit_title};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let Some(f) = &s.result else {
@@ -54,10 +54,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let ax = axes::of(&f.outcome.record, name, m.dim());
     let label = |i: usize, n: usize| -> String {
         // `n` tells rows (nrows) from columns; square matrices with one axis use it for both.
-        if n == m.nrows() && i < ax.rows.len() && (n != m.ncols() || ax.same) {
-            ax.rows[i].clone()
-        } else if n == m.ncols() && i < ax.cols.len() {
-            ax.cols[i].clone()
+        if n == m.nrows() && i < ax.rows.labels.len() && (n != m.ncols() || ax.same) {
+            ax.rows.labels[i].clone()
+        } else if n == m.ncols() && i < ax.cols.labels.len() {
+            ax.cols.labels[i].clone()
         } else {
             i.to_string()
         }
@@ -88,7 +88,7 @@ fn draw_strongest(frame: &mut Frame, area: Rect, s: &State, m: &Array2<f64>, ax:
             s.theme.warn
         };
         let sep = if ax.same { " ~ " } else { " · " };
-        let pair = format!("{}{sep}{}", ax.rows[i], ax.cols[j]);
+        let pair = format!("{}{sep}{}", ax.rows.labels[i], ax.cols.labels[j]);
         // A pair too long for one line goes on its own line(s) below the value.
         if pair.chars().count() + 10 <= w {
             lines.push(Line::from(vec![
@@ -137,14 +137,6 @@ fn draw_heatmap(
         s.matrices.cursor.0.min(nr.saturating_sub(1)),
         s.matrices.cursor.1.min(nc.saturating_sub(1)),
     );
-    let label_w = ax
-        .rows
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(1)
-        .min(14) as u16
-        + 1;
     // The grid's size decides the fitted zoom, so lay it out first.
     let inner = Rect {
         x: area.x + 1,
@@ -153,15 +145,29 @@ fn draw_heatmap(
         height: area.height.saturating_sub(2),
     };
     let grid_h = inner.height.saturating_sub(3);
-    let grid_w = inner.width.saturating_sub(label_w);
-    let cells_area = Rect::new(0, 0, grid_w, grid_h);
-    let (fitted, (kr, kc)) = heatmap::fit_zoom(cells_area, nr, nc);
     let steps = s.matrices.zoom;
-    let (level, (kr, kc)) = if steps == 0 {
-        (fitted, (kr, kc))
-    } else {
-        (fitted + steps, (1, 1))
+    // The zoom level and block size of a grid beside row labels `label_w` wide.
+    let view = |label_w: u16| {
+        let cells_area = Rect::new(0, 0, inner.width.saturating_sub(label_w), grid_h);
+        let (fitted, blocks) = heatmap::fit_zoom(cells_area, nr, nc);
+        if steps == 0 {
+            (fitted, blocks)
+        } else {
+            (fitted + steps, (1, 1))
+        }
     };
+    // How many rows a block of the overview holds depends on the grid's height alone: the
+    // row labels of a first layout are those of the last, whose width they set.
+    let (_, (kr, _)) = view(label_width(&ax.rows.labels));
+    let label_w = if kr > 1 {
+        let all: Vec<String> = (0..nr.div_ceil(kr))
+            .map(|upper| overview_line_label(&ax.rows, kr, upper))
+            .collect();
+        label_width(&all)
+    } else {
+        label_width(&ax.rows.labels)
+    };
+    let (level, (kr, kc)) = view(label_w);
     let cell = heatmap::cell_size(level);
     let shown;
     let (mat, cur) = if kr > 1 || kc > 1 {
@@ -170,16 +176,37 @@ fn draw_heatmap(
     } else {
         (m, (cr, cc))
     };
-    let how = if kr > 1 || kc > 1 {
-        format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in")
+    // How the matrix is drawn, the fullest wording first.
+    let hows: Vec<String> = if kr > 1 || kc > 1 {
+        vec![
+            format!("overview: 1 cell = {kr}×{kc} block, largest |value| · + zooms in"),
+            format!("1 cell = {kr}×{kc} block · + zooms in"),
+            format!("{kr}×{kc} blocks · + zooms in"),
+            format!("{kr}×{kc} blocks"),
+        ]
     } else if level == 0 {
-        "fitted, 2 rows per line · + zooms in".to_string()
+        vec![
+            "fitted, 2 rows per line · + zooms in".into(),
+            "2 rows per line · + zooms in".into(),
+            "2 rows per line".into(),
+        ]
     } else if steps == 0 {
-        format!("fitted (zoom {level}) · + zooms in")
+        vec![
+            format!("fitted (zoom {level}) · + zooms in"),
+            format!("fitted (zoom {level}) · +"),
+            format!("fitted (zoom {level})"),
+        ]
     } else {
-        format!("zoom {level} · + - (0 = fit)")
+        vec![
+            format!("zoom {level} · + - (0 = fit)"),
+            format!("zoom {level} · + - 0"),
+            format!("zoom {level}"),
+        ]
     };
-    let blk = block(format!("{name} {nr}×{nc} — {how}"), &s.theme, true);
+    let head = format!("{name} {nr}×{nc}");
+    let mut titles: Vec<String> = hows.iter().map(|h| format!("{head} — {h}")).collect();
+    titles.push(head);
+    let blk = block(fit_title(area, &titles), &s.theme, true);
     frame.render_widget(blk, area);
     let [legend_area, info_area, col_area, grid] = Layout::vertical([
         Constraint::Length(1),
@@ -199,12 +226,10 @@ fn draw_heatmap(
     let info = format!(
         "[{cr}, {cc}] = {}   row {} · col {}",
         fmt_num(m[[cr, cc]]),
-        ax.rows[cr],
-        ax.cols[cc]
+        ax.rows.labels[cr],
+        ax.cols.labels[cc]
     );
     frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
-    let [_, col_labels] =
-        Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(col_area);
     let [labels, cells] =
         Layout::horizontal([Constraint::Length(label_w), Constraint::Fill(1)]).areas(grid);
     let (mr, mc) = mat.dim();
@@ -224,46 +249,214 @@ fn draw_heatmap(
         cells,
     );
     let (w, h) = (cell.w as usize, cell.h as usize);
-    // Column names along the top, each where its column starts, when there is room for it.
-    let mut spans: Vec<Span> = Vec::new();
-    let mut x = 0usize;
-    let width = col_labels.width as usize;
-    let mut c = origin.1;
-    while c < mc && (c - origin.1) * w < width {
-        let at = (c - origin.1) * w;
-        if at >= x {
-            let text = ax.cols[(c * kc).min(nc - 1)].clone();
-            let room = width - at;
-            let t = clip(&text, room.min(text.chars().count()));
-            if at > x {
-                spans.push(Span::raw(" ".repeat(at - x)));
-            }
-            let style = if c == cur.1 { s.theme.key } else { s.theme.dim };
-            x = at + t.chars().count() + 1;
-            spans.push(Span::styled(format!("{t} "), style));
-        }
-        c += 1;
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), col_labels);
+    let columns = Columns {
+        marks: column_marks(&ax.cols, kc, mc),
+        first: origin.1,
+        width: w,
+        cursor: cur.1,
+    };
+    draw_column_names(frame, col_area, label_w, s, &columns);
     // Row names on the first line of their row. A dense line shows two rows: it names the
-    // cursor's when the cursor is on it, else the upper one.
+    // cursor's when the cursor is on it, else the upper one. A line of the overview shows two
+    // blocks of rows: it names what they cover (a multi-view metric's views).
     let lines: Vec<Line> = (0..labels.height as usize)
         .map(|y| {
             let upper = origin.0 + (2 * y) / h;
-            let r = if cell.dense() && cur.0 == upper + 1 {
-                upper + 1
-            } else {
-                upper
-            };
-            if r >= mr || (2 * y) % h != 0 {
+            if upper >= mr || (2 * y) % h != 0 {
                 return Line::raw("");
             }
-            let style = if r == cur.0 { s.theme.key } else { s.theme.dim };
-            let text = &ax.rows[(r * kr).min(nr - 1)];
-            Line::styled(clip(text, label_w as usize - 1), style)
+            let (text, on_cursor) = if kr > 1 {
+                let text = overview_line_label(&ax.rows, kr, upper);
+                (text, cur.0 == upper || cur.0 == upper + 1)
+            } else {
+                let r = if cell.dense() && cur.0 == upper + 1 && upper + 1 < mr {
+                    upper + 1
+                } else {
+                    upper
+                };
+                (ax.rows.labels[r].clone(), r == cur.0)
+            };
+            let style = if on_cursor { s.theme.key } else { s.theme.dim };
+            Line::styled(clip(&text, label_w as usize - 1), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);
+}
+
+/// The grid's columns as its header names them.
+struct Columns {
+    /// What begins where, as (column, name): see `column_marks`.
+    marks: Vec<(usize, String)>,
+    /// The first column in view.
+    first: usize,
+    /// How many screen columns each column takes.
+    width: usize,
+    /// The cursor's column.
+    cursor: usize,
+}
+
+/// The column names on the header line `area`, over the grid that begins `gutter` columns in:
+/// each where its column starts, every k-th when they do not all fit — as many as fit, never
+/// none. Names too long for that are written shorter when it shows more of them: without the
+/// prefix they share (`digit=0 1 2 …`, the prefix once, in the gutter), or cut to what a
+/// column holds (`ama hap rel`) when that still tells them apart.
+fn draw_column_names(frame: &mut Frame, area: Rect, gutter: u16, s: &State, cols: &Columns) {
+    let [gutter_area, names_area] =
+        Layout::horizontal([Constraint::Length(gutter), Constraint::Fill(1)]).areas(area);
+    let room = names_area.width as usize;
+    let in_view = cols.first..cols.first + room.div_ceil(cols.width.max(1));
+    // (prefix given in the gutter, names), the fullest first
+    let mut ways = vec![(String::new(), cols.marks.clone())];
+    if let Some((p, rest)) = common_prefix(&cols.marks) {
+        if p.chars().count() <= usize::from(gutter) {
+            ways.push((p, rest));
+        }
+    }
+    let (p, fullest) = ways.last().cloned().unwrap_or_default();
+    if let Some(cut) = cut_apart(&fullest, cols.width.saturating_sub(1)) {
+        ways.push((p, cut));
+    }
+    // the way that shows the most names; the fuller one when two show as many
+    let (prefix, shown) = ways
+        .into_iter()
+        .map(|(p, marks)| (p, spaced(&marks, in_view.clone(), cols.width)))
+        .reduce(|best, way| {
+            if way.1.len() > best.1.len() {
+                way
+            } else {
+                best
+            }
+        })
+        .unwrap_or_default();
+    let mut spans: Vec<Span> = Vec::new();
+    let mut x = 0usize;
+    for (c, name) in shown {
+        let at = (c - cols.first) * cols.width;
+        spans.push(Span::raw(" ".repeat(at.saturating_sub(x))));
+        let style = if c == cols.cursor {
+            s.theme.key
+        } else {
+            s.theme.dim
+        };
+        let text = clip(&name, room.saturating_sub(at));
+        x = at + text.chars().count();
+        spans.push(Span::styled(text, style));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::styled(prefix, s.theme.dim)).alignment(Alignment::Right),
+        gutter_area,
+    );
+    frame.render_widget(Paragraph::new(Line::from(spans)), names_area);
+}
+
+/// The prefix every name of `marks` shares, up to its last separator (`digit=`, `p_`), and the
+/// marks with what follows it; `None` when they share none.
+fn common_prefix(marks: &[(usize, String)]) -> Option<(String, Vec<(usize, String)>)> {
+    let first = &marks.first()?.1;
+    // in bytes of `first`
+    let shared = marks
+        .iter()
+        .map(|(_, name)| {
+            first
+                .char_indices()
+                .zip(name.chars())
+                .take_while(|((_, a), b)| a == b)
+                .last()
+                .map_or(0, |((i, a), _)| i + a.len_utf8())
+        })
+        .min()?;
+    let cut = first[..shared]
+        .char_indices()
+        .rfind(|(_, ch)| !ch.is_alphanumeric())
+        .map(|(i, ch)| i + ch.len_utf8())?;
+    let rest = marks
+        .iter()
+        .map(|(c, name)| (*c, name[cut..].to_string()))
+        .collect::<Vec<_>>();
+    rest.iter()
+        .all(|(_, r)| !r.is_empty())
+        .then(|| (first[..cut].to_string(), rest))
+}
+
+/// The marks with their names cut to `n` characters, when that leaves at least three and still
+/// tells them all apart (and cuts any).
+fn cut_apart(marks: &[(usize, String)], n: usize) -> Option<Vec<(usize, String)>> {
+    let cut: Vec<(usize, String)> = marks
+        .iter()
+        .map(|(c, name)| (*c, name.chars().take(n).collect()))
+        .collect();
+    let names: std::collections::HashSet<&String> = cut.iter().map(|(_, n)| n).collect();
+    let cuts_any = marks.iter().any(|(_, name)| name.chars().count() > n);
+    (n >= 3 && cuts_any && names.len() == marks.len()).then_some(cut)
+}
+
+/// What begins at each column of a grid of `n` columns (blocks of `kc`), as (column, name):
+/// its first entry; in an overview of named blocks (a multi-view metric's views), each block
+/// where it begins.
+fn column_marks(cols: &axes::Axis, kc: usize, n: usize) -> Vec<(usize, String)> {
+    if kc == 1 || cols.blocks.is_empty() {
+        let last = cols.labels.len().saturating_sub(1);
+        return (0..n)
+            .map(|c| (c, cols.labels[(c * kc).min(last)].clone()))
+            .collect();
+    }
+    let mut marks: Vec<(usize, String)> = Vec::new();
+    for (start, (name, _)) in cols.block_starts().into_iter().zip(&cols.blocks) {
+        match marks.last_mut() {
+            // blocks narrower than a column begin in the same one
+            Some((c, names)) if *c == start / kc => {
+                names.push('/');
+                names.push_str(name);
+            }
+            _ => marks.push((start / kc, name.clone())),
+        }
+    }
+    marks
+}
+
+/// The marks in columns `in_view` (each `w` screen columns wide) that are drawn: every k-th,
+/// for the smallest k with which each name ends a space before the next begins. k counts from
+/// the first mark, not the first in view, so the names stay put as the view scrolls.
+fn spaced(
+    marks: &[(usize, String)],
+    in_view: std::ops::Range<usize>,
+    w: usize,
+) -> Vec<(usize, String)> {
+    let visible: Vec<(usize, &(usize, String))> = marks
+        .iter()
+        .enumerate()
+        .filter(|(_, (c, _))| in_view.contains(c))
+        .collect();
+    let stand_apart =
+        |a: &(usize, String), b: &(usize, String)| a.0 * w + a.1.chars().count() < b.0 * w;
+    (1..=marks.len())
+        .map(|k| {
+            visible
+                .iter()
+                .filter(|(i, _)| i % k == 0)
+                .map(|(_, m)| *m)
+                .collect::<Vec<_>>()
+        })
+        .find(|kept| !kept.is_empty() && kept.windows(2).all(|p| stand_apart(p[0], p[1])))
+        .map(|kept| kept.into_iter().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The width of the row labels' column: the longest label (at most 14 characters) and a space.
+fn label_width(labels: &[String]) -> u16 {
+    labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1)
+        .min(14) as u16
+        + 1
+}
+
+/// The label of the overview's line whose upper half is block row `upper` (of `kr` rows): the
+/// name of the rows its two halves cover together.
+fn overview_line_label(rows: &axes::Axis, kr: usize, upper: usize) -> String {
+    rows.span(upper * kr..(upper + 2) * kr)
 }
 
 fn draw_embedding(

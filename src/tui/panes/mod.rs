@@ -17,6 +17,7 @@ use ratatui::Frame;
 
 use super::state::{Pane, State};
 use super::theme::Theme;
+use super::widgets::clip;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     match s.pane {
@@ -40,6 +41,24 @@ pub(crate) fn block<'a>(title: impl Into<String>, theme: &Theme, focused: bool) 
         } else {
             theme.border
         })
+}
+
+/// How many characters a block's title has over `area`: its width less the corners and the
+/// spaces around the title.
+pub(crate) fn title_room(area: Rect) -> usize {
+    usize::from(area.width.saturating_sub(4))
+}
+
+/// The first of `choices` (the fullest first) that fits as the title of a block over `area`,
+/// else the last one clipped with `…`: a title gives up what it can spare, and the border
+/// never cuts it off unmarked.
+pub(crate) fn fit_title(area: Rect, choices: &[String]) -> String {
+    let room = title_room(area);
+    choices
+        .iter()
+        .find(|c| c.chars().count() <= room)
+        .cloned()
+        .unwrap_or_else(|| clip(choices.last().map_or("", String::as_str), room))
 }
 
 /// Wrapped lines in a bordered block, scrolled by `scroll` rows (clamped so that the last row

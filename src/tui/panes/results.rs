@@ -9,9 +9,9 @@ use ratatui::Frame;
 
 use super::super::state::State;
 use super::super::widgets::record_table::{self, RecordTable};
-use super::super::widgets::{clip, fmt_num, fmt_secs};
+use super::super::widgets::{clip, file_name, fmt_num, fmt_secs};
 use super::super::{axes, tally};
-use super::{block, draw_note, draw_scrolled};
+use super::{block, draw_note, draw_scrolled, fit_title};
 use crate::tui::wording::in_workbench_terms;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -88,10 +88,24 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             Span::raw(delta),
         ])
     });
-    let file = r.dataset.path.file_name().map_or_else(
-        || r.dataset.path.display().to_string(),
-        |f| f.to_string_lossy().into(),
-    );
+    let file = file_name(&r.dataset.path);
+    let what = format!("Metrics — {} on {file}", r.method);
+    let lambda = if r.params.0.contains_key("lambda") {
+        "same λ"
+    } else {
+        "its default λ"
+    };
+    let labeled = if r.split.labeled.is_some() {
+        ", labeled rows"
+    } else {
+        ""
+    };
+    let titles = [
+        format!("{what} (baseline: krr, same kernel, {lambda}{labeled})"),
+        format!("{what} (baseline: krr)"),
+        what,
+        "Metrics".into(),
+    ];
     frame.render_widget(
         Table::new(
             rows,
@@ -104,24 +118,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             ],
         )
         .header(Row::new(["metric", "train", "test", "baseline", "Δ test"]).style(s.theme.title))
-        .block(block(
-            format!(
-                "Metrics — {} on {file} (baseline: krr, same kernel, {}{})",
-                r.method,
-                if r.params.0.contains_key("lambda") {
-                    "same λ"
-                } else {
-                    "its default λ"
-                },
-                if r.split.labeled.is_some() {
-                    ", labeled rows"
-                } else {
-                    ""
-                }
-            ),
-            &s.theme,
-            true,
-        )),
+        .block(block(fit_title(metrics, &titles), &s.theme, true)),
         metrics,
     );
 

@@ -13,27 +13,28 @@ use super::super::state::{RunStatus, State, SweepState};
 use super::super::verdict::not_converged;
 use super::super::widgets::gauge::PhaseGauge;
 use super::super::widgets::{clip, count, file_name, fmt_num, fmt_secs};
-use super::{block, draw_scrolled};
+use super::{block, draw_scrolled, fit_title};
 use crate::tui::wording::in_workbench_terms;
 
+/// The Progress box's height: borders, the status line and the two-line gauge.
+const PROGRESS_H: u16 = 5;
+/// The trace and notes keep at least this many rows: borders, a header and four records.
+const MIN_RECORDS_H: u16 = 7;
+
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
-    let lines = config_lines(s);
-    let small = area.height < 26;
-    // rows after wrapping: a long params line must not push the hint out of the box
-    let inner = usize::from(area.width.saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let config_text = Paragraph::new(config_lines(s)).wrap(Wrap { trim: true });
+    // Every row the lines wrap to inside the borders (the last says what Enter does: an opened
+    // multi-view session's σ per view and parameters wrap at 80 columns), as long as the trace
+    // keeps its rows.
+    let config_h = (config_text.line_count(area.width.saturating_sub(2)) as u16 + 2)
+        .min(area.height.saturating_sub(PROGRESS_H + MIN_RECORDS_H));
     let [config, progress, records] = Layout::vertical([
-        Constraint::Length((rows as u16 + 2).min(if small { 8 } else { 9 })),
-        Constraint::Length(5),
+        Constraint::Length(config_h),
+        Constraint::Length(PROGRESS_H),
         Constraint::Fill(1),
     ])
     .areas(area);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .block(block("Run", &s.theme, true)),
-        config,
-    );
+    frame.render_widget(config_text.block(block("Run", &s.theme, true)), config);
     draw_progress(frame, progress, s);
     draw_records(frame, records, s);
 }
@@ -431,12 +432,30 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
             format!(" · {}", count(r.iterations, "iteration"))
         });
     let title = match (trace.len(), s.scroll.trace) {
-        (1, _) => format!("Trace (1 record{iterations})"),
-        (n, None) => format!("Trace ({n} records{iterations}, following) — j k g scroll"),
-        (n, Some(i)) => format!(
-            "Trace ({}/{n}{iterations}) — G follows",
-            i.min(n.saturating_sub(1)) + 1
+        (1, _) => fit_title(
+            recs,
+            &[format!("Trace (1 record{iterations})"), "Trace".into()],
         ),
+        (n, None) => fit_title(
+            recs,
+            &[
+                format!("Trace ({n} records{iterations}, following) — j k g scroll"),
+                format!("Trace ({n} records{iterations}) — j k g scroll"),
+                format!("Trace ({n} records) — j k g scroll"),
+                format!("Trace ({n} records)"),
+            ],
+        ),
+        (n, Some(i)) => {
+            let at = i.min(n.saturating_sub(1)) + 1;
+            fit_title(
+                recs,
+                &[
+                    format!("Trace ({at}/{n}{iterations}) — G follows"),
+                    format!("Trace ({at}/{n}) — G follows"),
+                    format!("Trace ({at}/{n})"),
+                ],
+            )
+        }
     };
     let mut st = TableState::default().with_selected(selected);
     frame.render_stateful_widget(

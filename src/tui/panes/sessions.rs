@@ -8,8 +8,8 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::super::state::{columns, Column, Predictions, State};
-use super::super::widgets::{clip, fmt_num};
-use super::{block, error_or_hint};
+use super::super::widgets::{clip, file_name, fmt_num};
+use super::{block, error_or_hint, fit_title};
 use crate::session::{Listing, SessionRecord};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -27,16 +27,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         .iter()
         .filter(|l| matches!(l, Listing::Ok(_)))
         .count();
-    let mut title = match (&ss.root, &ss.error) {
-        (_, Some(e)) => format!("Runs — {}", clip(e, 60)),
-        (Some(r), None) => format!(
-            "Runs in {}",
-            clip(&r.display().to_string(), (area.width as usize / 3).max(12))
-        ),
-        _ => "Runs".into(),
+    // Where the runs are, the fullest first: the store's parents give way before the rest.
+    let places = match (&ss.root, &ss.error) {
+        (_, Some(e)) => vec![format!("Runs — {}", clip(e, 60))],
+        (Some(r), None) => vec![
+            format!("Runs in {}", r.display()),
+            format!("Runs in …/{}", file_name(r)),
+            "Runs".into(),
+        ],
+        _ => vec!["Runs".into()],
     };
+    let mut tail = String::new();
     if !ss.runs.filter.is_empty() {
-        title.push_str(&format!(
+        tail.push_str(&format!(
             " · {}/{ok} match '{}'",
             rows.iter()
                 .filter(|&&i| matches!(ss.list[i], Listing::Ok(_)))
@@ -45,13 +48,14 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         ));
     }
     if !ss.runs.marked.is_empty() {
-        title.push_str(&format!(" · {} marked", ss.runs.marked.len()));
+        tail.push_str(&format!(" · {} marked", ss.runs.marked.len()));
     }
+    let titles: Vec<String> = places.iter().map(|p| format!("{p}{tail}")).collect();
     if ss.list.is_empty() {
         let hint = "No saved sessions yet — finish a fit and press s.";
         let msg = error_or_hint(s, ss.error.as_deref(), hint);
         frame.render_widget(
-            Paragraph::new(msg).block(block(title, &s.theme, true)),
+            Paragraph::new(msg).block(block(fit_title(list_area, &titles), &s.theme, true)),
             list_area,
         );
         return;
@@ -74,7 +78,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         _ => Line::styled(clip(hint, area.width as usize), s.theme.dim),
     };
     frame.render_widget(Paragraph::new(key_line), keys_area);
-    draw_table(frame, table_area, s, &rows, title);
+    draw_table(frame, table_area, s, &rows, &titles);
     if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
@@ -123,13 +127,21 @@ fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
     } else {
         String::new()
     };
-    let title = format!(
-        "Predictions of {} on {} — rows {}–{} of {}{more} · Esc closes",
-        clip(&p.session, 24),
-        clip(&p.data.display().to_string(), 24),
+    let what = format!("Predictions of {} on {}", p.session, file_name(&p.data));
+    let rows_shown = format!(
+        "rows {}–{} of {}",
         first + 1,
         t.n_rows().min(first + visible),
         t.n_rows()
+    );
+    let title = fit_title(
+        area,
+        &[
+            format!("{what} — {rows_shown}{more} · Esc closes"),
+            format!("{what} — {rows_shown} · Esc closes"),
+            format!("Predictions — {rows_shown} · Esc closes"),
+            format!("Predictions — {rows_shown}"),
+        ],
     );
     let widths =
         std::iter::once(Constraint::Length(6)).chain((0..shown).map(|_| Constraint::Length(width)));
@@ -143,7 +155,8 @@ fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
 
 /// The runs table: the name pinned on the left, the other columns scrolled so the column
 /// under the header cursor is always in view.
-fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], title: String) {
+/// `titles` are the table's title choices before the column it is at.
+fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], titles: &[String]) {
     let ss = &s.sessions;
     let cols = columns(&ss.list);
     let sel = ss.runs.column.min(cols.len().saturating_sub(1));
@@ -199,12 +212,9 @@ fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], title: S
         }
     };
     let hidden_right = cols.len() - 1 - shown.last().copied().unwrap_or(0);
-    let title = format!(
-        "{title} — column {}/{}{}",
-        sel + 1,
-        cols.len(),
-        more(hidden_right)
-    );
+    let at = format!("column {}/{}{}", sel + 1, cols.len(), more(hidden_right));
+    let titles: Vec<String> = titles.iter().map(|t| format!("{t} — {at}")).collect();
+    let title = fit_title(area, &titles);
     let body = rows.iter().map(|&i| match &ss.list[i] {
         Listing::Ok(sum) => {
             let mark = if ss.runs.is_marked(sum) { "*" } else { " " };

@@ -14,7 +14,7 @@ use super::super::super::state::{State, SweepState};
 use super::super::super::theme::{ColorMode, Theme};
 use super::super::super::widgets::log_chart::Series;
 use super::super::super::widgets::{clip, fmt_num};
-use super::super::{block, draw_note};
+use super::super::{block, draw_note, fit_title};
 use super::{chart, draw_chart};
 
 /// The i-th run's colour: the theme's series first, then the 16-colour palette (no colour
@@ -128,12 +128,20 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             })
             .collect();
         let ids: Vec<String> = groups[key].iter().map(|i| (i + 1).to_string()).collect();
-        let title = format!(
-            "Objective — {} on {} ({} {}) · m: this run",
-            key.0,
-            key.1,
+        let what = format!("Objective — {} on {}", key.0, key.1);
+        let runs = format!(
+            "({} {})",
             if ids.len() == 1 { "run" } else { "runs" },
             ids.join(", ")
+        );
+        let title = fit_title(
+            *area,
+            &[
+                format!("{what} {runs} · m: this run"),
+                format!("{what} {runs} · m"),
+                format!("{what} {runs}"),
+                what,
+            ],
         );
         let objective = chart(s, title, ("iteration", "objective"), series);
         draw_chart(frame, *area, s, objective, None);
