@@ -1611,6 +1611,25 @@ fn p16_long_column_names_and_sidecar_views_are_shown() {
     });
 }
 
+/// Columns the sidecar marks as views are plain features to a single-kernel method: its run
+/// records no views (and draws no note that they went unused); mvml's run keeps them.
+#[test]
+fn sidecar_views_go_to_multi_view_methods_only() {
+    let mut t = table();
+    t.columns[0].name = "a_0".into();
+    t.columns[1].name = "b_0".into();
+    let mut s = state();
+    let sidecar = "class = \"digit\"\n[views]\nleft = [\"a_0\"]\nright = [\"b_0\"]\n";
+    open_table(&mut s, "toy/digits.csv", Ok(t), Some(sidecar.into()));
+    choose(&mut s, "krr");
+    let krr = s.run_config().unwrap();
+    assert_eq!(krr.data.views, None);
+    assert!(krr.data.features.unwrap().contains(&"a_0".to_string()));
+    choose(&mut s, "mvml");
+    let mvml = s.run_config().unwrap();
+    assert_eq!(mvml.data.views, Some(vec!["left".into(), "right".into()]));
+}
+
 #[test]
 fn p17_ticks_plurals_details_and_row_counts_read_right() {
     let mut s = finished();

@@ -364,8 +364,13 @@ impl State {
 
     /// The whole configuration, or the first reason it cannot run.
     pub fn run_config(&self) -> Result<RunConfig, String> {
-        let data = self.data.config()?;
+        let mut data = self.data.config()?;
         let method = self.method().ok_or("no method chosen (2 Method)")?;
+        // Columns marked as views (often by the sidecar) are plain features to a single-kernel
+        // method; the session then records no views it did not use.
+        if !method.multi_view() {
+            data.views = None;
+        }
         if let Some((key, why)) = self.kernel.first_error() {
             return Err(format!("fix {key} in the Kernel pane (3): {why}"));
         }
