@@ -445,3 +445,28 @@ fn a_nystrom_memory_estimate_counts_predictions_against_the_landmarks() {
     let est = mvml().peak_bytes(&shape, &params).unwrap();
     assert!(est < 8 * 20_000 * 80_000, "{est}");
 }
+
+/// A metric over the 2000×2000 limit is not saved, and the notes say so without naming a
+/// 'metric' matrix the session does not hold; block norms are saved for every output.
+#[test]
+fn an_unsaved_metric_is_not_named_in_the_notes() {
+    // Three views of 700 training rows: a 2100×2100 metric per output.
+    let p = problem(700, 5, &[1, 1, 1], 2, 21);
+    let fit = mvml().fit(&p, &Params::default(), &mut Silent).unwrap();
+    assert!(fit.matrices.iter().all(|(k, _)| !k.starts_with("metric")));
+    assert!(fit.matrices.iter().any(|(k, _)| k == "block_norms"));
+    assert!(
+        fit.notes
+            .iter()
+            .any(|n| n.contains("saved for 0 of 2 outputs")),
+        "{:?}",
+        fit.notes
+    );
+    assert!(
+        !fit.notes
+            .iter()
+            .any(|n| n.contains("'metric' is output 0's")),
+        "{:?}",
+        fit.notes
+    );
+}

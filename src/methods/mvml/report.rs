@@ -120,9 +120,16 @@ pub(crate) fn save(
         json!({"rows": view_labels, "cols": view_labels}),
     );
     if n_out > 1 {
+        // Which matrix is whose — 'metric' only where one was saved (the note above says why
+        // none may be).
+        let metrics = if saved > 0 {
+            "'metric' is output 0's ('metric_k' output k's), "
+        } else {
+            ""
+        };
         notes.push(format!(
             "{n_out} outputs fitted independently, each with its own metric A and weights w; \
-             'metric' is output 0's ('metric_k' output k's), 'block_norms' the average over outputs"
+             {metrics}'block_norms' the average over outputs"
         ));
     }
 
