@@ -2492,6 +2492,8 @@ fn opening_a_session_after_a_fit_shows_that_session_in_run_and_the_badge() {
             out.contains("Enter or r fits the form instead: okl on digits.csv"),
             "{size:?}\n{out}"
         );
+        // The gauge waits for nothing: no fit runs.
+        assert!(!out.contains("waiting"), "{size:?}\n{out}");
     });
     // A fit still running keeps its progress; its end replaces the opened session.
     let mut s = loaded();
@@ -2499,6 +2501,38 @@ fn opening_a_session_after_a_fit_shows_that_session_in_run_and_the_badge() {
     update(&mut s, Action::Run(RunMessage::Record(trace(1).remove(0))));
     open_session(&mut s, other_session());
     assert!(s.is_running() && s.run.trace.len() == 1);
+}
+
+/// A session whose class column came from the sidecar (its configuration names none) still
+/// reads as a class with its count, from the model's class record, not as "3 targets".
+#[test]
+fn an_opened_sessions_sidecar_class_is_named_as_a_class() {
+    let mut o = outcome("sidecar-class");
+    o.record.config.data.class = None;
+    o.record.model = Some(ovk::session::ModelRecord {
+        kind: "krr".into(),
+        settings: Default::default(),
+        arrays: Vec::new(),
+        scaler: ovk::data::Scaler::identity(2),
+        feature_dtypes: Vec::new(),
+        class: Some(ovk::session::ClassRecord {
+            column: "digit".into(),
+            dtype: "i64".into(),
+            values: o.record.output_names.clone(),
+        }),
+        class_coding: Default::default(),
+        fill: None,
+    });
+    let classes = o.record.output_names.len();
+    let mut s = loaded();
+    open_session(&mut s, o);
+    at_both(&on(s, Pane::Run), |out, size| {
+        assert!(
+            out.contains(&format!("class digit ({classes} classes)")),
+            "{size:?}\n{out}"
+        );
+        assert!(!out.contains("targets"), "{size:?}\n{out}");
+    });
 }
 
 #[test]

@@ -202,7 +202,12 @@ fn summary(
         (None, Some(f)) => f.len().to_string(),
         (None, None) => "all".into(),
     };
-    let target = match (&d.class, &d.targets, record) {
+    // The sidecar's class column is known from the session's model even when not typed.
+    let class = d.class.clone().or_else(|| {
+        let m = record?.model.as_ref()?;
+        m.class.as_ref().map(|c| c.column.clone())
+    });
+    let target = match (&class, &d.targets, record) {
         (Some(cl), _, Some(r)) => format!("class {cl} ({} classes)", r.output_names.len()),
         (Some(cl), _, None) => format!("class {cl}"),
         (None, _, Some(r)) => format!("{} targets", r.output_names.len()),
@@ -352,6 +357,10 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         PhaseGauge {
             idle_label: if r.sweep.is_some() {
                 "sweep: configurations scored"
+            } else if s.result.is_some() {
+                // an opened session: nothing is waiting to run (the line above says whose
+                // results these are)
+                "idle"
             } else {
                 "waiting"
             },
