@@ -3150,7 +3150,7 @@ fn cut_titles(out: &str) -> Vec<String> {
 fn no_title_is_cut_by_its_border_at_either_size() {
     let mut states: Vec<(String, State)> = Vec::new();
     let mut data = listed_and_opened();
-    data.data.dir = "/work/wt-tui/datasets".into();
+    data.data.dir = "experiments/multi-output-learning/shared/datasets".into();
     states.push(("columns beside a long folder".into(), data.clone()));
     data.data.focus = DataFocus::Files;
     states.push(("files of a long folder".into(), data));
@@ -3171,7 +3171,7 @@ fn no_title_is_cut_by_its_border_at_either_size() {
     update(
         &mut runs,
         Action::SessionsListed {
-            root: Ok("/root/.local/share/ovk/sessions".into()),
+            root: Ok("lab-share/users/researcher/ovk-session-store/sessions".into()),
             list,
         },
     );
