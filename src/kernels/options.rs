@@ -50,11 +50,11 @@ pub const COEF0: ParamSpec = ParamSpec {
 pub const INPUT_RANK: ParamSpec = ParamSpec {
     key: "input_rank",
     label: "input rank",
-    help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; krr, okl, lowrank-okl, \
-           kde, vvmr), exact, or auto = exact up to 5000 training rows and rank 2000 beyond \
-           (mvml: block Nyström on 2000 landmark columns in all, unless --nystrom is given); a \
-           linear kernel with d ≤ n features is solved exactly in the primal, unless a rank \
-           R < d asks for a rank-R factor",
+    help: "input kernel: a rank-R Nyström factor K ≈ ZZᵀ (no n×n matrix; for mvml block \
+           Nyström on R landmark columns in all, ⌊R/v⌋ per view), exact, or auto = exact up to \
+           5000 training rows and rank 2000 beyond (mvml: unless --nystrom is given); a linear \
+           kernel with d ≤ n features is solved exactly in the primal, unless a rank R < d asks \
+           for a rank-R factor",
     unit: "r",
     kind: ParamKind::Text,
     default: ParamDefault::Text("auto"),

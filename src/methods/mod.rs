@@ -242,19 +242,23 @@ pub trait Method: Sync {
     fn input_factor(&self) -> bool {
         false
     }
+    /// Whether `--input-rank R` means something to the method: the shared factor's rank, or
+    /// (mvml) its landmark columns in all.
+    fn takes_input_rank(&self) -> bool {
+        self.input_factor()
+    }
     /// How the input kernel enters the fit (`methods::input`): methods that can solve on a
     /// low-rank factor resolve `--input-rank` here; the others are always exact.
     fn input_route(&self, shape: &ProblemShape) -> Result<Route> {
         if let crate::kernels::InputRank::Rank(_) = shape.input_rank {
             let with: Vec<&str> = registry()
                 .iter()
-                .filter(|m| m.input_factor())
+                .filter(|m| m.takes_input_rank())
                 .map(|m| m.name())
                 .collect();
             return Err(OvkError::input(format!(
-                "--input-rank: {} takes auto or exact, having no shared low-rank input-kernel \
-                 route (its own approximation is --nystrom for mvml); a rank needs a method \
-                 that has one: {}",
+                "--input-rank: {} takes auto or exact, having no low-rank input-kernel route; \
+                 a rank needs a method that has one: {}",
                 self.name(),
                 with.join(", ")
             )));

@@ -298,3 +298,46 @@ fn mvml_refuses_nystrom_with_an_exact_input_rank() {
     );
     assert_eq!(sessions_in(&store), 0);
 }
+
+/// mvml's `--input-rank R` is block Nyström on ⌊R/v⌋ landmarks per view (emotions: two views),
+/// recorded in the session; a rank beyond v·n exits 2 naming the option and saves nothing.
+#[test]
+fn mvml_takes_an_input_rank_as_landmarks_per_view() {
+    let store = temp_dir("rank", "mvml-rank", true);
+    let run = |rank: &str| {
+        ovk(
+            &[
+                "run",
+                "--data",
+                "datasets/emotions.csv",
+                "--method",
+                "mvml",
+                "--input-rank",
+                rank,
+                "--json",
+            ],
+            &store,
+        )
+    };
+    let out = run("100000");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--input-rank 100000 is larger than"), "{err}");
+    assert_eq!(sessions_in(&store), 0);
+    let out = run("40");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let dir = json["session"].as_str().unwrap();
+    let session: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(dir).join("session.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        session["details"]["nystrom"]["ranks"],
+        serde_json::json!([20, 20])
+    );
+    assert_eq!(
+        session["config"]["kernel"]["input_rank"],
+        serde_json::json!(40)
+    );
+}

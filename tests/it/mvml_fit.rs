@@ -375,6 +375,52 @@ fn nystrom_decomposition_reports_a_step_per_view_and_one_for_the_basis() {
     }
 }
 
+/// `--input-rank R` is block Nyström on R landmark columns in all, ⌊R/v⌋ per view — the same
+/// fit as the fraction that takes those landmarks; a rank that leaves a view without a
+/// landmark, exceeds v·n, or comes with `--nystrom` is refused naming the option.
+#[test]
+fn an_input_rank_is_r_over_v_landmarks_per_view() {
+    use ovk::kernels::InputRank;
+    let n = 60;
+    let mut p = problem(n, 10, &[2, 2, 3], 2, 7);
+    p.kernel_spec.input_rank = InputRank::Rank(31);
+    let by_rank = mvml().fit(&p, &Params::default(), &mut Silent).unwrap();
+    p.kernel_spec.input_rank = InputRank::Auto;
+    let by_fraction = Params::default().with("nystrom", Value::Float(10.5 / n as f64));
+    let by_nystrom = mvml().fit(&p, &by_fraction, &mut Silent).unwrap();
+    let metric = |f: &Fit| {
+        f.matrices
+            .iter()
+            .find(|(k, _)| k == "metric")
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert_eq!(metric(&by_rank).dim(), (30, 30));
+    assert!(max_rel(&metric(&by_rank), &metric(&by_nystrom)) < 1e-12);
+    assert_eq!(by_rank.objective, by_nystrom.objective);
+    for (rank, nystrom, want) in [
+        (2, None, "no landmark"),
+        (3 * n + 1, None, "larger than"),
+        (30, Some(0.5), "--nystrom"),
+    ] {
+        p.kernel_spec.input_rank = InputRank::Rank(rank);
+        let params = match nystrom {
+            Some(f) => Params::default().with("nystrom", Value::Float(f)),
+            None => Params::default(),
+        };
+        let err = mvml()
+            .fit(&p, &params, &mut Silent)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains(&format!("--input-rank {rank}")) && err.contains(want),
+            "{err}"
+        );
+    }
+}
+
 /// Beyond the exact limit, with no fraction given and `--input-rank auto`, mvml fits block
 /// Nyström on AUTO_RANK landmark columns in all and says so; `--input-rank exact` keeps the
 /// exact fit (its memory estimate is the n×n one).

@@ -2389,11 +2389,12 @@ fn results_records_table_scrolls_its_columns_and_keeps_lambda() {
     assert_eq!(s.scroll.record_cols, 0);
 }
 
-/// landmarks and an input rank R belong to the methods that solve on a low-rank input factor:
-/// for mvml (its own route is nystrom) landmarks are not listed and input_rank takes auto or
-/// exact only — a rank typed for okl is flagged there, and is back in force for okl.
+/// Every method takes an input rank R — mvml as ⌊R/v⌋ block-Nyström landmarks per view — but
+/// landmarks belong to the shared factor's methods: mvml does not list them. A rank typed for
+/// okl carries over to mvml and back; a refused rank's reason leads the Field box, even at 80
+/// columns.
 #[test]
-fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
+fn input_rank_carries_over_to_mvml_which_lists_no_landmarks() {
     let mut s = on(loaded(), Pane::Kernel);
     set_field(&mut s, "input_rank", "100");
     let keys = |s: &State| -> Vec<&'static str> {
@@ -2409,13 +2410,17 @@ fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
         "{:?}",
         keys(&s)
     );
-    let (key, why) = s
-        .kernel
-        .first_error()
-        .expect("the rank is refused for mvml");
+    assert!(s.kernel.first_error().is_none());
+    assert_eq!(
+        s.kernel.kernel_spec().unwrap().input_rank.to_string(),
+        "100"
+    );
+    set_field(&mut s, "input_rank", "0");
+    let (key, why) = s.kernel.first_error().expect("a rank of 0 is refused");
     assert_eq!(key, "input_rank");
-    assert!(why.contains("auto or exact"), "{why}");
-    assert!(screen(&s, 120, 36).contains("✗ auto or exact"));
+    assert!(why.contains("at least 1"), "{why}");
+    let wide = screen(&s, 120, 36);
+    assert!(wide.contains("✗ --input-rank must"), "{wide}");
     // on the field, its reason leads the Field box, even at 80 columns
     s.kernel.cursor = s
         .kernel
@@ -2424,12 +2429,9 @@ fn input_rank_takes_only_auto_or_exact_for_a_method_without_the_factor_route() {
         .position(|&i| s.kernel.fields[i].key() == "input_rank")
         .unwrap();
     let out = screen(&s, 80, 24);
-    assert!(out.contains("input_rank refused: auto or exact"), "{out}");
-    set_field(&mut s, "input_rank", "exact");
-    assert!(s.kernel.first_error().is_none());
-    assert_eq!(
-        s.kernel.kernel_spec().unwrap().input_rank.to_string(),
-        "exact"
+    assert!(
+        out.contains("input_rank refused: --input-rank must"),
+        "{out}"
     );
     set_field(&mut s, "input_rank", "100");
     choose(&mut s, "okl");

@@ -26,7 +26,7 @@ mod width;
 
 use ndarray::{s, Array1, Array2, Axis};
 
-use super::input::{AUTO_EXACT_MAX, AUTO_RANK};
+use super::input::{Route, AUTO_EXACT_MAX, AUTO_RANK};
 use super::params::{common, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
@@ -210,6 +210,14 @@ impl Method for Mvml {
     }
     fn multi_view(&self) -> bool {
         true
+    }
+    fn takes_input_rank(&self) -> bool {
+        true
+    }
+    /// mvml approximates each view's Gram by its own block Nyström (`nystrom_choice`: a rank R
+    /// is ⌊R/v⌋ landmarks per view), never through the shared factor of one input kernel.
+    fn input_route(&self, _: &ProblemShape) -> Result<Route> {
+        Ok(Route::Exact)
     }
 
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
@@ -397,6 +405,9 @@ impl Setup {
                  exact (without --nystrom) for the exact fit",
             ));
         }
+        if let InputRank::Rank(r) = p.kernel_spec.input_rank {
+            check_input_rank(r, asked, n, p.views.len())?;
+        }
         if let Some(c) = nystrom_choice(asked, p.kernel_spec.input_rank, n, p.views.len()) {
             setup.fraction = Some(c.fraction);
             if asked.is_none() {
@@ -579,9 +590,36 @@ impl NystromChoice {
     }
 }
 
-/// The block Nyström a fit uses: the fraction asked for; else, under `--input-rank auto` beyond
-/// `AUTO_EXACT_MAX` training rows, `AUTO_RANK` landmark columns over all v views — the rank the
-/// factor methods take there, and a metric small enough to save; else none (exact).
+/// `--input-rank R` for mvml: block Nyström on ⌊R/v⌋ landmarks per view, so R must leave each
+/// of the v views at least one landmark and at most its n rows, and not contradict `--nystrom`.
+fn check_input_rank(r: usize, nystrom: Option<f64>, n: usize, v: usize) -> Result<()> {
+    let v = v.max(1);
+    if nystrom.is_some() {
+        return Err(OvkError::input(format!(
+            "--nystrom and --input-rank {r} both choose mvml's landmarks: give one of them \
+             (--input-rank R takes ⌊R/v⌋ landmarks per view, --nystrom F a fraction F of the rows)"
+        )));
+    }
+    if r < v {
+        return Err(OvkError::input(format!(
+            "--input-rank {r} gives mvml's {v} views no landmark each (it takes ⌊R/v⌋ per view): \
+             choose at least {v}"
+        )));
+    }
+    if r > v.saturating_mul(n) {
+        return Err(OvkError::input(format!(
+            "--input-rank {r} is larger than mvml's {v} views × {n} training rows; choose at \
+             most {} (or exact)",
+            v * n
+        )));
+    }
+    Ok(())
+}
+
+/// The block Nyström a fit uses: the fraction asked for; else `--input-rank R`'s R landmark
+/// columns over all v views; else, under `--input-rank auto` beyond `AUTO_EXACT_MAX` training
+/// rows, `AUTO_RANK` of them — the rank the factor methods take there, and a metric small
+/// enough to save; else none (exact).
 pub(crate) fn nystrom_choice(
     asked: Option<f64>,
     input_rank: InputRank,
@@ -597,7 +635,11 @@ pub(crate) fn nystrom_choice(
             (AUTO_RANK / v.max(1)).clamp(1, n),
             n,
         )),
-        None => None,
+        // R landmark columns in all, as the factor methods' rank R: ⌊R/v⌋ per view
+        None => match input_rank {
+            InputRank::Rank(r) => Some(NystromChoice::landmarks((r / v.max(1)).clamp(1, n), n)),
+            _ => None,
+        },
     }
 }
 

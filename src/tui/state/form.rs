@@ -12,9 +12,9 @@ pub enum FieldKind {
     Degree,
     Coef0,
     /// `--input-rank`: exact, auto or a rank R (a low-rank Nyström factor K ≈ ZZᵀ); a rank only
-    /// for a method with that route (`factor`).
+    /// for a method that takes one (`rank`).
     InputRank {
-        factor: bool,
+        rank: bool,
     },
     /// `--landmarks`: how a low-rank factor picks its landmarks.
     Landmarks,
@@ -108,11 +108,9 @@ impl Field {
                 .parse(t)
                 .map(|_| None)
                 .map_err(|e| e.to_string()),
-            FieldKind::InputRank { factor } => match InputRank::parse(t) {
-                Ok(InputRank::Rank(_)) if !factor => {
-                    Err("auto or exact: this method has no \
-                                                          low-rank input route (mvml's is nystrom)"
-                        .to_string())
+            FieldKind::InputRank { rank } => match InputRank::parse(t) {
+                Ok(InputRank::Rank(_)) if !rank => {
+                    Err("auto or exact: this method has no low-rank input route".to_string())
                 }
                 Ok(_) => Ok(None),
                 Err(e) => Err(e.to_string()),
@@ -186,7 +184,7 @@ pub const KERNEL_FIELDS: [FieldKind; 6] = [
     FieldKind::Sigma,
     FieldKind::Degree,
     FieldKind::Coef0,
-    FieldKind::InputRank { factor: true },
+    FieldKind::InputRank { rank: true },
     FieldKind::Landmarks,
 ];
 
@@ -214,10 +212,11 @@ impl KernelState {
                 .unwrap_or(default)
         };
         let factor = method.input_factor();
+        let rank = method.takes_input_rank();
         let mut fields: Vec<Field> = KERNEL_FIELDS
             .into_iter()
             .map(|k| match k {
-                FieldKind::InputRank { .. } => FieldKind::InputRank { factor },
+                FieldKind::InputRank { .. } => FieldKind::InputRank { rank },
                 other => other,
             })
             .map(|k| {
