@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::data::{ClassCoding, DataConfig, Scale, Task};
+use crate::data::{ClassCoding, DataConfig, Scale, TargetScale, Task};
 use crate::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
 use crate::methods::{self, ParamKind, ParamSpec, Params, Value};
 use crate::train::RunConfig;
@@ -83,6 +83,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
     opt("scale", "SCALE", "feature scaling: standard (training mean, population std) | none", Some("standard")),
     opt("class_coding", "CODING", "one-hot coding of class/label targets: pm1 (+1/-1) | 01 (1/0)", Some("pm1")),
+    opt("target_scale", "HOW", "target scaling over the labeled training rows, undone on every prediction: none | center (mean 0: an intercept, so a shifted target shifts its predictions) | standard (mean 0, std 1: each output weighs the same in the squared loss, a rare label as much as a frequent one)", Some("none")),
     RunOption {
         key: "drop_missing",
         value_name: "",
@@ -370,6 +371,19 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
                 )))
             }
         };
+    }
+    if let Some(s) = get("target_scale") {
+        let names = TargetScale::ALL.map(TargetScale::as_str);
+        dc.target_scale = TargetScale::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s.trim())
+            .ok_or_else(|| {
+                OvkError::input(format!(
+                    "--target-scale: '{}' is not none, center or standard{}",
+                    s.trim(),
+                    did_you_mean(s.trim(), &names)
+                ))
+            })?;
     }
     if let Some(s) = get("class_coding") {
         dc.class_coding = match s.trim() {

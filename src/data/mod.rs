@@ -79,6 +79,41 @@ pub enum Scale {
     None,
 }
 
+/// Target scaling fitted on the labeled training rows; the fit sees the scaled targets and
+/// every prediction is mapped back to the targets' own units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetScale {
+    /// The targets as in the file (the papers' formulations: no intercept).
+    #[default]
+    None,
+    /// Training mean 0 per output: an intercept, so shifting a target shifts its predictions.
+    Center,
+    /// Mean 0 and population std 1 per output: every output weighs the same in the squared
+    /// loss (a rare label as much as a frequent one).
+    Standard,
+}
+
+impl TargetScale {
+    pub const ALL: [TargetScale; 3] = [
+        TargetScale::None,
+        TargetScale::Center,
+        TargetScale::Standard,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetScale::None => "none",
+            TargetScale::Center => "center",
+            TargetScale::Standard => "standard",
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == TargetScale::None
+    }
+}
+
 /// How a one-hot class target is coded. `pm1` (+1 / −1) is the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ClassCoding {
@@ -119,6 +154,9 @@ pub struct DataConfig {
     pub seed: u64,
     #[serde(default)]
     pub scale: Scale,
+    /// Scaling of the targets (an intercept, or equal weight per output); none by default.
+    #[serde(default, skip_serializing_if = "TargetScale::is_none")]
+    pub target_scale: TargetScale,
     #[serde(default)]
     pub class_coding: ClassCoding,
     /// Drop rows with missing/NaN cells instead of refusing them.
@@ -170,6 +208,7 @@ impl DataConfig {
             test_column: None,
             seed: 0,
             scale: Scale::Standard,
+            target_scale: TargetScale::None,
             class_coding: ClassCoding::Pm1,
             drop_missing: false,
             impute_missing: false,

@@ -1,8 +1,9 @@
-//! Feature scaling fitted on the training rows and applied unchanged to any other rows.
+//! Feature scaling fitted on the training rows and applied unchanged to any other rows; target
+//! scaling fitted on the labeled training rows and undone on every prediction.
 
-use ndarray::{Array2, Axis};
+use ndarray::{Array2, ArrayView2, Axis};
 
-use super::{Scale, Scaler};
+use super::{Scale, Scaler, TargetScale};
 
 impl Scaler {
     /// The identity scaling for `p` features (mean 0, std 1).
@@ -38,6 +39,40 @@ impl Scaler {
         }
     }
 
+    /// Per output: the mean (and, for `Standard`, the population std) of the finite entries of
+    /// `y` — NaN marks an unlabeled row; `None` for `TargetScale::None`. An output with no
+    /// finite entry keeps mean 0, a constant one std 1.
+    pub fn fit_targets(y: ArrayView2<f64>, how: TargetScale) -> Option<Scaler> {
+        if how.is_none() {
+            return None;
+        }
+        let mut mean = Vec::with_capacity(y.ncols());
+        let mut std = Vec::with_capacity(y.ncols());
+        for c in y.axis_iter(Axis(1)) {
+            let known: Vec<f64> = c.iter().copied().filter(|v| v.is_finite()).collect();
+            let n = known.len().max(1) as f64;
+            let m = known.iter().sum::<f64>() / n;
+            let sd = (known.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
+            mean.push(m);
+            std.push(
+                if how == TargetScale::Standard && sd > 0.0 && sd.is_finite() {
+                    sd
+                } else {
+                    1.0
+                },
+            );
+        }
+        Some(Scaler { mean, std })
+    }
+
+    /// `y · std + mean`, column by column, in place: a scaled prediction in the data's units.
+    pub fn invert(&self, y: &mut Array2<f64>) {
+        for (j, mut c) in y.axis_iter_mut(Axis(1)).enumerate() {
+            let (m, s) = (self.mean[j], self.std[j]);
+            c.mapv_inplace(|v| v * s + m);
+        }
+    }
+
     /// `(x − mean) / std`, column by column, in place.
     pub fn apply(&self, x: &mut Array2<f64>) {
         for (j, mut c) in x.axis_iter_mut(Axis(1)).enumerate() {
@@ -66,6 +101,26 @@ mod tests {
         assert!(col0.iter().sum::<f64>().abs() < 1e-12);
         assert!((col0.iter().map(|v| v * v).sum::<f64>() / 4.0 - 1.0).abs() < 1e-12);
         assert!(z.column(1).iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn targets_skip_unlabeled_rows_and_invert_back() {
+        let y = array![[1.0, 10.0], [f64::NAN, f64::NAN], [3.0, 10.0], [8.0, 10.0]];
+        assert!(Scaler::fit_targets(y.view(), TargetScale::None).is_none());
+        let c = Scaler::fit_targets(y.view(), TargetScale::Center).unwrap();
+        assert_eq!(c.mean, vec![4.0, 10.0]);
+        assert_eq!(c.std, vec![1.0, 1.0]);
+        let s = Scaler::fit_targets(y.view(), TargetScale::Standard).unwrap();
+        // ddof = 0 over the labeled rows: var = (9 + 1 + 16) / 3
+        assert!((s.std[0] - (26.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        assert_eq!(s.std[1], 1.0, "a constant output is only centred");
+        let mut z = y.clone();
+        s.apply(&mut z);
+        assert!(z[[1, 0]].is_nan());
+        s.invert(&mut z);
+        for (a, b) in z.iter().zip(y.iter()).filter(|(_, b)| b.is_finite()) {
+            assert!((a - b).abs() < 1e-14, "{a} {b}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod observer;
 pub mod params;
 mod parts;
 mod shape;
+mod target_scaled;
 
 pub mod kde;
 pub mod krr;
@@ -27,6 +28,7 @@ pub use observer::{
 pub use params::{ParamDefault, ParamKind, ParamSpec, Params, Value};
 pub use parts::{load_model, ModelParts, KINDS};
 pub use shape::{mats, ProblemShape};
+pub use target_scaled::TargetScaled;
 
 use crate::data::{Task, View};
 use crate::kernels::{Kernel, KernelSpec};

@@ -1,6 +1,7 @@
 //! A session's saved model put back together: every part present (a missing file is named),
 //! finite, and consistent with the record, before `methods::load_model` sees it.
 
+use crate::data::Scaler;
 use crate::methods::{self, Model, ModelParts};
 use crate::{OvkError, Result};
 
@@ -19,31 +20,9 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
     };
     let json = s.dir.join("session.json");
     let d = r.feature_names.len();
-    if rec.scaler.mean.len() != d || rec.scaler.std.len() != d {
-        return Err(OvkError::input(format!(
-            "{}: the model's scaler has {} means and {} scales for {d} feature columns",
-            json.display(),
-            rec.scaler.mean.len(),
-            rec.scaler.std.len()
-        )));
-    }
-    if let Some(bad) = rec
-        .scaler
-        .mean
-        .iter()
-        .chain(&rec.scaler.std)
-        .find(|v| !v.is_finite())
-    {
-        return Err(OvkError::input(format!(
-            "{}: the model's scaler holds {bad}",
-            json.display()
-        )));
-    }
-    if rec.scaler.std.contains(&0.0) {
-        return Err(OvkError::input(format!(
-            "{}: the model's scaler divides by zero",
-            json.display()
-        )));
+    check_scaler(&json, "scaler", &rec.scaler, d, "feature columns")?;
+    if let Some(t) = &rec.target_scaler {
+        check_scaler(&json, "target scaler", t, r.output_names.len(), "outputs")?;
     }
     if !rec.feature_dtypes.is_empty() && rec.feature_dtypes.len() != d {
         return Err(OvkError::input(format!(
@@ -106,5 +85,37 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
             json.display()
         )));
     }
+    let model = methods::TargetScaled::wrap(model, rec.target_scaler.as_ref());
     Ok((rec, model))
+}
+
+/// A saved scaling: one finite mean and one finite, nonzero scale per column.
+fn check_scaler(
+    json: &std::path::Path,
+    what: &str,
+    s: &Scaler,
+    count: usize,
+    of: &str,
+) -> Result<()> {
+    if s.mean.len() != count || s.std.len() != count {
+        return Err(OvkError::input(format!(
+            "{}: the model's {what} has {} means and {} scales for {count} {of}",
+            json.display(),
+            s.mean.len(),
+            s.std.len()
+        )));
+    }
+    if let Some(bad) = s.mean.iter().chain(&s.std).find(|v| !v.is_finite()) {
+        return Err(OvkError::input(format!(
+            "{}: the model's {what} holds {bad}",
+            json.display()
+        )));
+    }
+    if s.std.contains(&0.0) {
+        return Err(OvkError::input(format!(
+            "{}: the model's {what} divides by zero",
+            json.display()
+        )));
+    }
+    Ok(())
 }

@@ -128,6 +128,10 @@ pub struct ModelRecord {
     pub arrays: Vec<String>,
     /// Feature scaling fitted on the training rows, one entry per feature column.
     pub scaler: Scaler,
+    /// `--target-scale`: the targets' scaling fitted on the labeled training rows, one entry
+    /// per output; the model predicts scaled targets and `invert` maps them back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_scaler: Option<Scaler>,
     /// polars dtypes of the feature columns in the training file.
     pub feature_dtypes: Vec<String>,
     /// Multi-class: the class column, its dtype, and its classes in output order.

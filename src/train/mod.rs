@@ -7,6 +7,7 @@ mod coverage;
 pub mod estimate;
 mod faults;
 mod messages;
+mod offset;
 pub mod papers;
 mod pipeline;
 pub mod predict;

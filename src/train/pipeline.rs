@@ -10,11 +10,12 @@ use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 use super::estimate;
 use super::faults::{fit_watched, Watched};
 use super::RunConfig;
-use crate::data::{self, PrepareOptions, Prepared};
+use crate::data::{self, PrepareOptions, Prepared, Scaler};
 use crate::kernels::{check_fits_or, format_bytes, peak_rss_bytes, InputRank};
 use crate::methods::input::AUTO_RANK;
 use crate::methods::{
-    self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Route, Silent,
+    self, check_cancel, mats, Method, Observer, Params, Phase, Problem, ProblemShape, Route,
+    Silent, TargetScaled,
 };
 use crate::metrics;
 use crate::session::{
@@ -207,6 +208,22 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         seed: config.data.seed,
     };
 
+    // --target-scale: the fit sees scaled targets; every score uses the file's own.
+    let target_scaler = Scaler::fit_targets(problem.y.view(), config.data.target_scale);
+    let mut target_notes =
+        super::coverage::untaught_outputs(problem.y.view(), prepared.task, &prepared.output_names);
+    target_notes.extend(super::offset::far_from_zero(
+        problem.y.view(),
+        prepared.task,
+        &prepared.output_names,
+        config.data.target_scale,
+    ));
+    let y_original = target_scaler.as_ref().map(|t| {
+        let original = problem.y.clone();
+        t.apply(&mut problem.y);
+        original
+    });
+
     let t_fit = Instant::now();
     // A non-finite objective stops the fit there with a message naming cause and fix; a
     // `None` objective is one the method cannot afford (KDE's low-rank solve; a note says so).
@@ -215,12 +232,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         trace,
         notes: observed_notes,
     } = fit_watched(method, &problem, &config.params, obs)?;
+    let fit = in_data_units(fit, target_scaler.as_ref());
     let fit_s = t_fit.elapsed().as_secs_f64();
 
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
     let labeled_rows = problem.labeled_rows();
-    let (x_lab, y_lab) = labeled_part(&problem, &labeled_rows);
+    let y_data = y_original.as_ref().unwrap_or(&problem.y);
+    let (x_lab, y_lab) = labeled_part(&problem.x, y_data, &labeled_rows);
     let pred_train = fit.model.predict(x_lab.view())?;
     let pred_test = predict_or_empty(fit.model.as_ref(), &problem)?;
     let predict_s = t_pred.elapsed().as_secs_f64();
@@ -238,13 +257,25 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         unlabeled: None,
     };
     // Structured outputs (KDE) are also scored by the RBF loss of their output kernel.
+    // Its σ lives where the fit's targets do: scaled, under --target-scale.
     if let Some(sigma) = fit.details.get("output_sigma").and_then(|v| v.as_f64()) {
+        let in_fit_units = |a: ArrayView2<f64>| -> Array2<f64> {
+            let mut a = a.to_owned();
+            if let Some(t) = &target_scaler {
+                t.apply(&mut a);
+            }
+            a
+        };
         for (map, y, yhat) in [
             (&mut scores.train, y_lab.view(), pred_train.view()),
             (&mut scores.test, problem.y_test.view(), pred_test.view()),
         ] {
             if y.nrows() > 0 {
-                map.insert("rbf_loss".into(), metrics::rbf_loss(y, yhat, sigma));
+                let (y, yhat) = (in_fit_units(y), in_fit_units(yhat));
+                map.insert(
+                    "rbf_loss".into(),
+                    metrics::rbf_loss(y.view(), yhat.view(), sigma),
+                );
             }
         }
     }
@@ -324,7 +355,15 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         skipped = Some(e.to_string());
         None
     } else {
-        baseline_scores(krr, config, &problem, &prepared)?
+        let y_data = y_original.as_ref().unwrap_or(&problem.y);
+        baseline_scores(
+            krr,
+            config,
+            &problem,
+            y_data,
+            target_scaler.as_ref(),
+            &prepared,
+        )?
     };
     // Measured at the end of the run: the process's peak so far, for comparison with the
     // estimate the run was admitted on.
@@ -357,6 +396,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             }),
         class_coding: config.data.class_coding,
         fill: prepared.fill.clone(),
+        target_scaler,
     };
     let mut matrices = fit.matrices;
     matrices.push(("predictions_test".to_string(), pred_test));
@@ -391,11 +431,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             prepared.dropped_rows
         ));
     }
-    notes.extend(super::coverage::untaught_outputs(
-        problem.y.view(),
-        prepared.task,
-        &prepared.output_names,
-    ));
+    notes.extend(target_notes);
     for (column, why) in &prepared.left_out {
         notes.push(format!(
             "`{column}` is not a feature: {why} (name it in --features to use it)"
@@ -494,16 +530,36 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
 /// The labeled training rows of x and y: views when every row is labeled (with 10⁵ outputs a
 /// copy of y is 100+ MB), copies otherwise.
 fn labeled_part<'a>(
-    problem: &'a Problem,
+    x: &'a Array2<f64>,
+    y: &'a Array2<f64>,
     rows: &[usize],
 ) -> (CowArray<'a, f64, Ix2>, CowArray<'a, f64, Ix2>) {
-    if rows.len() == problem.x.nrows() {
-        (problem.x.view().into(), problem.y.view().into())
+    if rows.len() == x.nrows() {
+        (x.view().into(), y.view().into())
     } else {
         (
-            problem.x.select(Axis(0), rows).into(),
-            problem.y.select(Axis(0), rows).into(),
+            x.select(Axis(0), rows).into(),
+            y.select(Axis(0), rows).into(),
         )
+    }
+}
+
+/// A fit on scaled targets, answering in the data's units: its model, and the predictions it
+/// made itself (a semi-supervised method's unlabeled rows).
+fn in_data_units(fit: methods::Fit, target: Option<&Scaler>) -> methods::Fit {
+    let Some(t) = target else {
+        return fit;
+    };
+    let mut matrices = fit.matrices;
+    for (name, m) in matrices.iter_mut() {
+        if name.starts_with("predictions_") {
+            t.invert(m);
+        }
+    }
+    methods::Fit {
+        model: TargetScaled::wrap(fit.model, Some(t)),
+        matrices,
+        ..fit
     }
 }
 
@@ -558,6 +614,8 @@ fn baseline_scores(
     krr: &dyn Method,
     config: &RunConfig,
     problem: &Problem,
+    y_data: &Array2<f64>,
+    target: Option<&Scaler>,
     prepared: &Prepared,
 ) -> Result<Option<Metrics>> {
     let lambda = match config.params.0.get("lambda") {
@@ -571,8 +629,9 @@ fn baseline_scores(
     let Ok(fit) = krr.fit(problem, &lambda, &mut Silent) else {
         return Ok(None);
     };
+    let fit = in_data_units(fit, target);
     let rows = problem.labeled_rows();
-    let (x_lab, y_lab) = labeled_part(problem, &rows);
+    let (x_lab, y_lab) = labeled_part(&problem.x, y_data, &rows);
     let score = |y: ArrayView2<f64>, x: ArrayView2<f64>| -> Result<MetricMap> {
         if y.nrows() == 0 {
             return Ok(MetricMap::new());

@@ -43,6 +43,8 @@ pub enum Action {
     TestFraction(i32),
     Seed(i64),
     ToggleScale,
+    /// Target scaling none → center → standard.
+    CycleTargetScale,
     ToggleDropMissing,
     /// Labeled fraction of the training rows ± 0.05 (semi-supervised methods).
     Labeled(i32),

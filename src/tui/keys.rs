@@ -47,7 +47,8 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "test fraction − / + 0.05 (without a test marker)",
     ),
     ("{ }", "Data", "split seed − / + 1"),
-    ("=", "Data", "scaling standard / none"),
+    ("=", "Data", "feature scaling standard / none"),
+    ("y", "Data", "target scaling none / center / standard"),
     (
         "m",
         "Data",
@@ -206,6 +207,7 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Data, '{') => Action::Seed(-1),
         (Pane::Data, '}') => Action::Seed(1),
         (Pane::Data, '=') => Action::ToggleScale,
+        (Pane::Data, 'y') => Action::CycleTargetScale,
         (Pane::Data, 'u') => Action::ParentDir,
         (Pane::Data, 'm') => Action::ToggleDropMissing,
         (Pane::Data, '<') => Action::Labeled(-1),

@@ -44,6 +44,7 @@ mod resource_limits;
 mod session_store;
 mod session_summary;
 mod sweep_spawn;
+mod target_scale;
 mod travel_sessions;
 mod tui_diag;
 mod tui_render;

@@ -848,6 +848,33 @@ fn split_keys_change_fraction_seed_and_scaling() {
     assert_eq!(cfg.data.scale, Scale::None);
 }
 
+/// `y` cycles the target scaling none → center → standard → none; the Data pane shows it at
+/// both sizes and the run takes it.
+#[test]
+fn y_cycles_the_target_scaling_into_the_run() {
+    use ovk::data::TargetScale;
+    let mut s = loaded();
+    assert!(screen(&s, 80, 24).contains("targets none y"));
+    for want in [
+        TargetScale::Center,
+        TargetScale::Standard,
+        TargetScale::None,
+        TargetScale::Center,
+    ] {
+        let a = map_key(&s, key(KeyCode::Char('y'))).unwrap();
+        update(&mut s, a);
+        assert_eq!(s.data.split.target_scale, want);
+    }
+    assert!(s.status.contains("intercept"), "{}", s.status);
+    at_both(&s, |out, size| {
+        assert!(out.contains("targets center y"), "{size:?}\n{out}");
+    });
+    assert_eq!(
+        s.run_config().unwrap().data.target_scale,
+        TargetScale::Center
+    );
+}
+
 #[test]
 fn method_choice_rebuilds_fields_and_keeps_shared_values() {
     let mut s = on(loaded(), Pane::Kernel);
@@ -2524,6 +2551,7 @@ fn an_opened_sessions_sidecar_class_is_named_as_a_class() {
         }),
         class_coding: Default::default(),
         fill: None,
+        target_scaler: None,
     });
     let classes = o.record.output_names.len();
     let mut s = loaded();

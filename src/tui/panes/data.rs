@@ -9,7 +9,7 @@ use ratatui::Frame;
 use super::super::state::{DataFocus, Median, Role, State};
 use super::super::widgets::{clip, file_name, fmt_num, heatmap};
 use super::{block, draw_note, error_or_hint, fit_title};
-use crate::data::{Scale, Table as DataTable};
+use crate::data::{Scale, Table as DataTable, TargetScale};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if s.replay.is_some() {
@@ -224,7 +224,10 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
         ]),
         Line::from(vec![
             Span::styled("scaling   ", s.theme.dim),
-            Span::raw(format!("{:?}", r.scale).to_lowercase()),
+            Span::raw(match c.target_scale {
+                TargetScale::None => format!("{:?}", r.scale).to_lowercase(),
+                t => format!("{:?} features, {} targets", r.scale, t.as_str()).to_lowercase(),
+            }),
         ]),
         Line::from(vec![
             Span::styled("missing   ", s.theme.dim),
@@ -392,7 +395,10 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
             " {test} · seed {} {{ }} · scaling {scale} =",
             d.split.seed
         )),
-        Line::raw(format!(" {missing} · {labeled}")),
+        Line::raw(format!(
+            " {missing} · {labeled} · targets {} y",
+            d.split.target_scale.as_str()
+        )),
         Line::styled(format!(" {median}"), median_style),
     ]
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::data::{DataConfig, Scale, Table};
+use crate::data::{DataConfig, Scale, Table, TargetScale};
 use crate::tui::widgets::count;
 
 /// What a column of the table is used for.
@@ -58,6 +58,8 @@ pub struct SplitChoice {
     pub test_fraction: f64,
     pub seed: u64,
     pub scale: Scale,
+    /// `--target-scale`: `y` cycles none → center → standard.
+    pub target_scale: TargetScale,
     /// Drop rows with a missing cell in a used column (else such a column refuses the run).
     pub drop_missing: bool,
     /// Fill missing feature cells (mean / most frequent) instead; `m` cycles refuse → drop →
@@ -75,6 +77,7 @@ impl Default for SplitChoice {
             test_fraction: 0.25,
             seed: 0,
             scale: Scale::Standard,
+            target_scale: TargetScale::None,
             drop_missing: false,
             impute_missing: false,
             labeled: None,
@@ -302,6 +305,7 @@ impl DataState {
         cfg.test_fraction = self.split.test_fraction;
         cfg.seed = self.split.seed;
         cfg.scale = self.split.scale;
+        cfg.target_scale = self.split.target_scale;
         cfg.drop_missing = self.split.drop_missing;
         cfg.impute_missing = self.split.impute_missing;
         cfg.labeled = self.split.labeled;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::data::Scale;
+use crate::data::{Scale, TargetScale};
 
 use super::super::action::Action;
 use super::super::effect::Effect;
@@ -57,6 +57,26 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
                 Scale::Standard => Scale::None,
                 Scale::None => Scale::Standard,
             };
+            data_changed(s)
+        }
+        Action::CycleTargetScale => {
+            let t = &mut s.data.split.target_scale;
+            *t = match *t {
+                TargetScale::None => TargetScale::Center,
+                TargetScale::Center => TargetScale::Standard,
+                TargetScale::Standard => TargetScale::None,
+            };
+            s.status = match *t {
+                TargetScale::None => "targets as in the file (no intercept)",
+                TargetScale::Center => {
+                    "targets centred on the training rows (an intercept); predictions in their units"
+                }
+                TargetScale::Standard => {
+                    "targets standardised on the training rows (each output weighs the same); \
+                     predictions in their units"
+                }
+            }
+            .into();
             data_changed(s)
         }
         Action::ToggleDropMissing => {
