@@ -208,7 +208,8 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         seed: config.data.seed,
     };
 
-    // --target-scale: the fit sees scaled targets; every score uses the file's own.
+    // --target-scale: the fit sees scaled targets, on the test rows too (lowrank-okl's λ path
+    // scores itself there); every score uses the file's own (`data_targets`).
     let target_scaler = Scaler::fit_targets(problem.y.view(), config.data.target_scale);
     let mut target_notes =
         super::coverage::untaught_outputs(problem.y.view(), prepared.task, &prepared.output_names);
@@ -218,10 +219,14 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         &prepared.output_names,
         config.data.target_scale,
     ));
-    let y_original = target_scaler.as_ref().map(|t| {
-        let original = problem.y.clone();
+    let data_targets = target_scaler.as_ref().map(|t| {
+        let kept = DataTargets {
+            train: problem.y.clone(),
+            test: problem.y_test.clone(),
+        };
         t.apply(&mut problem.y);
-        original
+        t.apply(&mut problem.y_test);
+        kept
     });
 
     let t_fit = Instant::now();
@@ -238,7 +243,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
     let labeled_rows = problem.labeled_rows();
-    let y_data = y_original.as_ref().unwrap_or(&problem.y);
+    let (y_data, y_test) = DataTargets::of(&data_targets, &problem);
     let (x_lab, y_lab) = labeled_part(&problem.x, y_data, &labeled_rows);
     let pred_train = fit.model.predict(x_lab.view())?;
     let pred_test = predict_or_empty(fit.model.as_ref(), &problem)?;
@@ -253,7 +258,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     };
     let mut scores = Metrics {
         train: score(y_lab.view(), pred_train.view()),
-        test: score(problem.y_test.view(), pred_test.view()),
+        test: score(y_test.view(), pred_test.view()),
         unlabeled: None,
     };
     // Structured outputs (KDE) are also scored by the RBF loss of their output kernel.
@@ -268,7 +273,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         };
         for (map, y, yhat) in [
             (&mut scores.train, y_lab.view(), pred_train.view()),
-            (&mut scores.test, problem.y_test.view(), pred_test.view()),
+            (&mut scores.test, y_test.view(), pred_test.view()),
         ] {
             if y.nrows() > 0 {
                 let (y, yhat) = (in_fit_units(y), in_fit_units(yhat));
@@ -312,7 +317,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
             }
         };
         add("train", y_lab.view(), pred_train.view());
-        add("test", problem.y_test.view(), pred_test.view());
+        add("test", y_test.view(), pred_test.view());
         if let Some((truth, p)) = &unlabeled {
             add("unlabeled", truth.view(), p.view());
         }
@@ -325,7 +330,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         let mut diag = serde_json::Map::new();
         for (part, y, yhat) in [
             ("train", y_lab.view(), pred_train.view()),
-            ("test", problem.y_test.view(), pred_test.view()),
+            ("test", y_test.view(), pred_test.view()),
         ] {
             if y.nrows() > 0 {
                 let d = metrics::diagnostics(prepared.task, y, yhat, mid);
@@ -355,12 +360,11 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         skipped = Some(e.to_string());
         None
     } else {
-        let y_data = y_original.as_ref().unwrap_or(&problem.y);
         baseline_scores(
             krr,
             config,
             &problem,
-            y_data,
+            DataTargets::of(&data_targets, &problem),
             target_scaler.as_ref(),
             &prepared,
         )?
@@ -402,7 +406,10 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     matrices.push(("predictions_test".to_string(), pred_test));
     matrices.push((
         "targets_test".to_string(),
-        std::mem::take(&mut problem.y_test),
+        match data_targets {
+            Some(kept) => kept.test,
+            None => std::mem::take(&mut problem.y_test),
+        },
     ));
     for (name, a) in parts.arrays {
         matrices.push((session::model_matrix_name(&name), a));
@@ -544,6 +551,25 @@ fn labeled_part<'a>(
     }
 }
 
+/// The file's own targets, kept while the fit sees scaled ones (`--target-scale`).
+struct DataTargets {
+    train: Array2<f64>,
+    test: Array2<f64>,
+}
+
+impl DataTargets {
+    /// The training and test targets in the data's units.
+    fn of<'a>(
+        kept: &'a Option<DataTargets>,
+        problem: &'a Problem,
+    ) -> (&'a Array2<f64>, &'a Array2<f64>) {
+        match kept {
+            Some(k) => (&k.train, &k.test),
+            None => (&problem.y, &problem.y_test),
+        }
+    }
+}
+
 /// A fit on scaled targets, answering in the data's units: its model, and the predictions it
 /// made itself (a semi-supervised method's unlabeled rows).
 fn in_data_units(fit: methods::Fit, target: Option<&Scaler>) -> methods::Fit {
@@ -614,7 +640,7 @@ fn baseline_scores(
     krr: &dyn Method,
     config: &RunConfig,
     problem: &Problem,
-    y_data: &Array2<f64>,
+    (y_data, y_test): (&Array2<f64>, &Array2<f64>),
     target: Option<&Scaler>,
     prepared: &Prepared,
 ) -> Result<Option<Metrics>> {
@@ -646,7 +672,7 @@ fn baseline_scores(
     };
     Ok(Some(Metrics {
         train: score(y_lab.view(), x_lab.view())?,
-        test: score(problem.y_test.view(), problem.x_test.view())?,
+        test: score(y_test.view(), problem.x_test.view())?,
         unlabeled: None,
     }))
 }

@@ -1,7 +1,8 @@
 //! `--target-scale`: the fit sees centred (or standardised) targets and every prediction comes
 //! back in the targets' units — the run's, the baseline's, `ovk predict`'s. Centring makes a
 //! fit translation-invariant in its targets; standardising leaves independent ridge unchanged
-//! (it is linear in each output) while it reweighs the outputs of a coupled method.
+//! (it is linear in each output) while it reweighs the outputs of a coupled method. A method
+//! that scores itself on the test rows (lowrank-okl's λ path) sees them scaled alike.
 
 use crate::common::binary::{self, root, temp_dir};
 use std::path::{Path, PathBuf};
@@ -31,11 +32,17 @@ fn enb_shifted(dir: &Path, shift: f64) -> PathBuf {
     path
 }
 
+/// λ = 0.1, except lowrank-okl, which chooses λ on its path by the test rows' MSE (its default).
 fn run(data: &Path, method: &str, scale: TargetScale) -> RunOutcome {
+    let params = if method == "lowrank-okl" {
+        serde_json::json!({})
+    } else {
+        serde_json::json!({"lambda": 0.1})
+    };
     let mut cfg: RunConfig = serde_json::from_value(serde_json::json!({
         "data": {"path": data, "targets": ["target_*"]},
         "method": method,
-        "params": {"lambda": 0.1}
+        "params": params
     }))
     .unwrap();
     cfg.data.target_scale = scale;
@@ -54,7 +61,7 @@ fn max_abs(a: &Array2<f64>) -> f64 {
 fn centring_makes_a_fit_translation_invariant_and_says_when_it_is_missing() {
     let dir = temp_dir("target-scale", "shift", true);
     let (near, far) = (enb_shifted(&dir, 0.0), enb_shifted(&dir, 1000.0));
-    for method in ["krr", "okl"] {
+    for method in ["krr", "okl", "lowrank-okl"] {
         let a = run(&near, method, TargetScale::Center);
         let b = run(&far, method, TargetScale::Center);
         let shifted = predictions(&a) + 1000.0;
@@ -64,6 +71,12 @@ fn centring_makes_a_fit_translation_invariant_and_says_when_it_is_missing() {
         );
         let r2 = |o: &RunOutcome| o.record.metrics.test["r2"];
         assert!((r2(&a) - r2(&b)).abs() < 1e-10, "{method}");
+        // the λ path scores itself on the test rows, scaled like the training rows
+        let lambda = |o: &RunOutcome| o.record.details.get("lambda").and_then(|v| v.as_f64());
+        match (lambda(&a), lambda(&b)) {
+            (Some(la), Some(lb)) => assert!((la - lb).abs() < 1e-9 * la, "{method}: {la} {lb}"),
+            (la, lb) => assert_eq!(la, lb, "{method}"),
+        }
         if method == "okl" {
             let base = |o: &RunOutcome| o.record.baseline.as_ref().unwrap().test["r2"];
             assert!(

@@ -873,6 +873,9 @@ fn y_cycles_the_target_scaling_into_the_run() {
         s.run_config().unwrap().data.target_scale,
         TargetScale::Center
     );
+    at_both(&on(s, Pane::Run), |out, size| {
+        assert!(out.contains("targets centred"), "{size:?}\n{out}");
+    });
 }
 
 #[test]

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
+use crate::data::TargetScale;
 use crate::methods::Phase;
 
 use super::super::axes;
@@ -207,13 +208,18 @@ fn summary(
         let m = record?.model.as_ref()?;
         m.class.as_ref().map(|c| c.column.clone())
     });
-    let target = match (&class, &d.targets, record) {
+    let mut target = match (&class, &d.targets, record) {
         (Some(cl), _, Some(r)) => format!("class {cl} ({} classes)", r.output_names.len()),
         (Some(cl), _, None) => format!("class {cl}"),
         (None, _, Some(r)) => format!("{} targets", r.output_names.len()),
         (None, Some(t), None) => format!("{} targets", t.len()),
         _ => "targets from the sidecar".into(),
     };
+    match d.target_scale {
+        TargetScale::None => {}
+        TargetScale::Center => target.push_str(" centred"),
+        TargetScale::Standard => target.push_str(" standardised"),
+    }
     let labeled = match d.labeled {
         Some(f) => format!(" · labeled {f:.2}"),
         None => String::new(),

@@ -68,13 +68,8 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             };
             s.status = match *t {
                 TargetScale::None => "targets as in the file (no intercept)",
-                TargetScale::Center => {
-                    "targets centred on the training rows (an intercept); predictions in their units"
-                }
-                TargetScale::Standard => {
-                    "targets standardised on the training rows (each output weighs the same); \
-                     predictions in their units"
-                }
+                TargetScale::Center => "targets centred: an intercept, predicted in their units",
+                TargetScale::Standard => "targets standardised: each output weighs the same",
             }
             .into();
             data_changed(s)
