@@ -150,6 +150,17 @@ fn real_cases(dir: &Path) -> Vec<Case> {
             &format!("{tmc_roles} --method lowrank-okl --rank 10 --input-rank 2000 --lambda 1"),
             Some("tmc2007 krr linear λ=1 (exact, primal)"),
         ),
+        // each label standardised over the training rows: a rare label weighs as much as a
+        // frequent one in the squared loss
+        case(
+            "tmc2007 lowrank-okl p=10 gaussian r=2000, standardised labels",
+            &tmc,
+            &format!(
+                "{tmc_roles} --method lowrank-okl --rank 10 --input-rank 2000 --lambda 1 \
+                 --target-scale standard"
+            ),
+            Some("tmc2007 krr linear λ=1 (exact, primal)"),
+        ),
         case(
             "tmc2007 vvmr 1000 labeled gaussian r=2000",
             &tmc,
