@@ -267,6 +267,12 @@ pub trait Method: Sync {
         }
         Ok(Route::Exact)
     }
+    /// The route whose cost the time estimate counts (`train::estimate`): `input_route`, unless
+    /// the method approximates its kernels its own way (mvml's block Nyström costs about what
+    /// a factor of its landmark columns does).
+    fn costed_route(&self, shape: &ProblemShape, _params: &Params) -> Result<Route> {
+        self.input_route(shape)
+    }
     /// Peak bytes the fit (and the prediction on the training and test rows after it)
     /// allocates, from the shapes alone: the pipeline refuses, before any work, a run that
     /// would not fit in memory. Default: a Gram matrix, its factor and a temporary (ℓ×ℓ each).

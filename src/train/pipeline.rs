@@ -75,15 +75,16 @@ impl Guidance {
         } else {
             shape.n_labeled
         };
-        let seconds = estimate::fit_seconds(route, n, shape, method.exact_eighs());
+        let costed = method.costed_route(shape, params)?;
+        let seconds = estimate::fit_seconds(costed, n, shape, method.exact_eighs());
         let mut alternative = None;
-        if route == Route::Exact && n > 1 {
+        if costed == Route::Exact && n > 1 {
             let rank = AUTO_RANK.min(n / 2).max(1);
             let low = ProblemShape {
                 input_rank: InputRank::Rank(rank),
                 ..*shape
             };
-            if let Ok(r @ Route::LowRank { .. }) = method.input_route(&low) {
+            if let Ok(r @ Route::LowRank { .. }) = method.costed_route(&low, params) {
                 let secs = estimate::fit_seconds(r, n, shape, method.exact_eighs());
                 let bytes = peak_estimate(method, &low, params)?;
                 alternative = Some((rank, secs, bytes));
