@@ -397,6 +397,12 @@ fn an_input_rank_is_r_over_v_landmarks_per_view() {
             .clone()
     };
     assert_eq!(metric(&by_rank).dim(), (30, 30));
+    // the user chose the rank: no note about an automatic choice
+    assert!(
+        by_rank.notes.iter().all(|n| !n.contains("exact limit")),
+        "{:?}",
+        by_rank.notes
+    );
     assert!(max_rel(&metric(&by_rank), &metric(&by_nystrom)) < 1e-12);
     assert_eq!(by_rank.objective, by_nystrom.objective);
     for (rank, nystrom, want) in [

@@ -2445,6 +2445,18 @@ fn input_rank_carries_over_to_mvml_which_lists_no_landmarks() {
         s.kernel.kernel_spec().unwrap().input_rank.to_string(),
         "100"
     );
+    // a Nyström fraction beside it: the run would refuse the pair, so the form does
+    set_field(&mut s, "nystrom", "0.1");
+    let (key, why) = s.kernel.first_error().expect("two choices of landmarks");
+    assert_eq!(key, "nystrom");
+    assert!(
+        why.contains("input_rank 100 chooses the landmarks too"),
+        "{why}"
+    );
+    assert!(screen(&s, 120, 36).contains("✗ input_rank 100"));
+    set_field(&mut s, "input_rank", "auto");
+    assert!(s.kernel.first_error().is_none());
+    set_field(&mut s, "nystrom", "");
     set_field(&mut s, "input_rank", "0");
     let (key, why) = s.kernel.first_error().expect("a rank of 0 is refused");
     assert_eq!(key, "input_rank");

@@ -427,7 +427,7 @@ impl Setup {
         }
         if let Some(c) = nystrom_choice(asked, p.kernel_spec.input_rank, n, p.views.len()) {
             setup.fraction = Some(c.fraction);
-            if asked.is_none() {
+            if asked.is_none() && p.kernel_spec.input_rank.is_auto() {
                 setup.notes.push(format!(
                     "{n} training rows exceed the exact limit of {AUTO_EXACT_MAX} (about a \
                      minute on 2 cores): fitted by block Nyström on {} landmarks per view \

@@ -22,6 +22,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let widths = ColumnWidths::of(visible.iter().map(|&i| &k.fields[i]), table_area.width);
     let rows = visible.iter().enumerate().map(|(row, &i)| {
         let f = &k.fields[i];
+        let error = k.field_error(i);
         let editing = k.editing && row == k.cursor;
         let mut value = f.text.clone();
         if editing {
@@ -48,14 +49,14 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 (Median::Failed(_), _) => "  (unavailable)".into(),
             });
         }
-        let value_style = if f.error.is_some() {
+        let value_style = if error.is_some() {
             s.theme.error
         } else if editing {
             s.theme.key
         } else {
             s.theme.base
         };
-        let check = match &f.error {
+        let check = match &error {
             Some(e) => Span::styled(format!("✗ {e}"), s.theme.error),
             None => Span::styled("✓", s.theme.ok),
         };
@@ -115,7 +116,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if let Some(i) = k.current() {
         let f = &k.fields[i];
         // the reason first: at 80 columns a long help fills the short box
-        if let Some(e) = &f.error {
+        if let Some(e) = k.field_error(i) {
             lines.push(Line::styled(
                 format!("{} refused: {e}", f.key()),
                 s.theme.error,
@@ -137,8 +138,9 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         )),
     }
     // Last: the box is short, and the field's own problems come first.
-    if let Some(f) = k.current().map(|i| &k.fields[i]) {
-        if sweepable(f) && f.error.is_none() && s.replay.is_none() {
+    if let Some(i) = k.current() {
+        let f = &k.fields[i];
+        if sweepable(f) && k.field_error(i).is_none() && s.replay.is_none() {
             lines.push(Line::styled(
                 format!(
                     "w sweeps {} over a range by cross-validation and keeps the best",

@@ -268,9 +268,28 @@ impl KernelState {
     /// The first refused field among those that apply: (key, reason).
     pub fn first_error(&self) -> Option<(String, String)> {
         self.visible().into_iter().find_map(|i| {
-            let f = &self.fields[i];
-            f.error.clone().map(|e| (f.key().to_string(), e))
+            self.field_error(i)
+                .map(|e| (self.fields[i].key().to_string(), e))
         })
+    }
+
+    /// Why field `i` is refused: its own value, or (mvml) a Nyström fraction beside an input
+    /// rank that chooses the landmarks too — the run would refuse the pair.
+    pub fn field_error(&self, i: usize) -> Option<String> {
+        let f = &self.fields[i];
+        if f.error.is_some() {
+            return f.error.clone();
+        }
+        if f.key() != "nystrom" || f.text.trim().is_empty() {
+            return None;
+        }
+        let rank = self.fields.iter().find(|g| g.key() == "input_rank")?;
+        match InputRank::parse(&rank.text).ok()? {
+            InputRank::Auto => None,
+            r => Some(format!(
+                "input_rank {r} chooses the landmarks too: empty one of them"
+            )),
+        }
     }
 
     pub fn kernel_spec(&self) -> Result<KernelSpec, String> {
