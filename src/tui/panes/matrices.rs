@@ -249,8 +249,10 @@ fn draw_heatmap(
         cells,
     );
     let (w, h) = (cell.w as usize, cell.h as usize);
+    let (ordinal, marks) = column_marks(&ax.cols, kc, origin.1..(origin.1 + fit_c + 1).min(mc));
     let columns = Columns {
-        marks: column_marks(&ax.cols, kc, mc),
+        marks,
+        ordinal,
         first: origin.1,
         width: w,
         cursor: cur.1,
@@ -287,6 +289,8 @@ fn draw_heatmap(
 struct Columns {
     /// What begins where, as (column, name): see `column_marks`.
     marks: Vec<(usize, String)>,
+    /// The ordinal of the first mark among all of the matrix's (`spaced` counts from 0).
+    ordinal: usize,
     /// The first column in view.
     first: usize,
     /// How many screen columns each column takes.
@@ -319,7 +323,7 @@ fn draw_column_names(frame: &mut Frame, area: Rect, gutter: u16, s: &State, cols
     // the way that shows the most names; the fuller one when two show as many
     let (prefix, shown) = ways
         .into_iter()
-        .map(|(p, marks)| (p, spaced(&marks, in_view.clone(), cols.width)))
+        .map(|(p, marks)| (p, spaced(&marks, cols.ordinal, in_view.clone(), cols.width)))
         .reduce(|best, way| {
             if way.1.len() > best.1.len() {
                 way
@@ -390,15 +394,22 @@ fn cut_apart(marks: &[(usize, String)], n: usize) -> Option<Vec<(usize, String)>
     (n >= 3 && cuts_any && names.len() == marks.len()).then_some(cut)
 }
 
-/// What begins at each column of a grid of `n` columns (blocks of `kc`), as (column, name):
-/// its first entry; in an overview of named blocks (a multi-view metric's views), each block
-/// where it begins.
-fn column_marks(cols: &axes::Axis, kc: usize, n: usize) -> Vec<(usize, String)> {
+/// What begins at the grid's columns `near` (blocks of `kc`), as (column, name), and the
+/// ordinal of the first among all the grid's marks: each column's first entry, for the columns
+/// near the view only (a coefficient matrix may have 10⁵ columns, drawn every frame); in an
+/// overview of named blocks (a multi-view metric's views), each block where it begins.
+fn column_marks(
+    cols: &axes::Axis,
+    kc: usize,
+    near: std::ops::Range<usize>,
+) -> (usize, Vec<(usize, String)>) {
     if kc == 1 || cols.blocks.is_empty() {
         let last = cols.labels.len().saturating_sub(1);
-        return (0..n)
+        let first = near.start;
+        let marks = near
             .map(|c| (c, cols.labels[(c * kc).min(last)].clone()))
             .collect();
+        return (first, marks);
     }
     let mut marks: Vec<(usize, String)> = Vec::new();
     for (start, (name, _)) in cols.block_starts().into_iter().zip(&cols.blocks) {
@@ -411,25 +422,28 @@ fn column_marks(cols: &axes::Axis, kc: usize, n: usize) -> Vec<(usize, String)> 
             _ => marks.push((start / kc, name.clone())),
         }
     }
-    marks
+    (0, marks)
 }
 
 /// The marks in columns `in_view` (each `w` screen columns wide) that are drawn: every k-th,
 /// for the smallest k with which each name ends a space before the next begins. k counts from
-/// the first mark, not the first in view, so the names stay put as the view scrolls.
+/// the grid's first mark (the first of `marks` is the `ordinal`-th), not the first in view, so
+/// the names stay put as the view scrolls.
 fn spaced(
     marks: &[(usize, String)],
+    ordinal: usize,
     in_view: std::ops::Range<usize>,
     w: usize,
 ) -> Vec<(usize, String)> {
     let visible: Vec<(usize, &(usize, String))> = marks
         .iter()
         .enumerate()
+        .map(|(i, m)| (ordinal + i, m))
         .filter(|(_, (c, _))| in_view.contains(c))
         .collect();
     let stand_apart =
         |a: &(usize, String), b: &(usize, String)| a.0 * w + a.1.chars().count() < b.0 * w;
-    (1..=marks.len())
+    (1..=ordinal + marks.len())
         .map(|k| {
             visible
                 .iter()
