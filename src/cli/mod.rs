@@ -124,8 +124,9 @@ struct ReplayArgs {
 
 #[derive(clap::Args, Debug)]
 struct SweepCmd {
-    /// The sweep file: `ovk run` keys; any hyperparameter may be a list (`kernel = ["gaussian",
-    /// "laplacian"]`) or a range (`lambda = { log = [1e-4, 1e1], n = 12 }`)
+    /// The sweep file: `ovk run` keys; any hyperparameter, and input_rank, landmarks, scale,
+    /// target_scale and class_coding, may be a list (`kernel = ["gaussian", "laplacian"]`) or a
+    /// range (`lambda = { log = [1e-4, 1e1], n = 12 }`)
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// k-fold cross-validation on the training part (default: score on the test part)

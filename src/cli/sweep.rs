@@ -19,10 +19,22 @@ use crate::train::sweep::{
 use crate::train::RunConfig;
 use crate::{OvkError, Result};
 
-/// Keys that may hold several values in a sweep (data keys keep their list meaning).
+/// Keys that may hold several values in a sweep: the modelling choices. Data keys that name
+/// columns (features, targets, views) keep their list meaning.
 fn sweepable(key: &str) -> bool {
-    matches!(key, "method" | "kernel" | "sigma" | "degree" | "coef0")
-        || method_params().iter().any(|(s, _)| s.key == key)
+    matches!(
+        key,
+        "method"
+            | "kernel"
+            | "sigma"
+            | "degree"
+            | "coef0"
+            | "input_rank"
+            | "landmarks"
+            | "scale"
+            | "target_scale"
+            | "class_coding"
+    ) || method_params().iter().any(|(s, _)| s.key == key)
 }
 
 /// A sweep file: fixed options, and the swept ones with their values, in key order.

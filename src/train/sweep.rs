@@ -99,6 +99,19 @@ pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
         m.insert("degree".into(), c.kernel.degree.to_string());
         m.insert("coef0".into(), c.kernel.coef0.to_string());
     }
+    m.insert("input_rank".into(), c.kernel.input_rank.to_string());
+    m.insert("landmarks".into(), c.kernel.landmarks.as_str().into());
+    let d = &c.data;
+    m.insert("scale".into(), format!("{:?}", d.scale).to_lowercase());
+    m.insert("target_scale".into(), d.target_scale.as_str().into());
+    m.insert(
+        "class_coding".into(),
+        match d.class_coding {
+            crate::data::ClassCoding::Pm1 => "pm1",
+            crate::data::ClassCoding::ZeroOne => "01",
+        }
+        .into(),
+    );
     for (k, v) in &c.params.0 {
         m.insert(k.clone(), v.to_string());
     }

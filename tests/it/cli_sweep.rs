@@ -273,3 +273,50 @@ fn an_interrupted_sweep_stops_without_refitting() {
     let saved = std::fs::read_dir(&store).map(|d| d.count()).unwrap_or(0);
     assert_eq!(saved, 0, "an interrupted sweep saved a session");
 }
+
+/// The modelling choices beyond the method's own hyperparameters sweep too — target and feature
+/// scaling, the input rank — and the table names each configuration by them.
+#[test]
+fn target_scaling_and_input_rank_are_swept_and_named() {
+    let dir = fresh("modelling");
+    let cfg = dir.join("exp.toml");
+    std::fs::write(
+        &cfg,
+        "data = \"datasets/enb.csv\"\nmethod = \"okl\"\ntarget_scale = [\"none\", \"standard\"]\n\
+         input_rank = [50, \"exact\"]\n",
+    )
+    .unwrap();
+    let run = ovk(
+        &["sweep", "--config", cfg.to_str().unwrap()],
+        &dir.join("s"),
+    );
+    assert!(run.status.success(), "{}", err(&run));
+    let rows = rows(&out(&run));
+    assert_eq!(rows.len(), 4);
+    let named: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let v = &r["values"];
+            (
+                v["target_scale"].as_str().unwrap_or_default().to_string(),
+                v["input_rank"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("none", "50"),
+        ("none", "exact"),
+        ("standard", "50"),
+        ("standard", "exact"),
+    ] {
+        assert!(
+            named.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {named:?}"
+        );
+    }
+    let table = out(&run);
+    assert!(
+        table.contains("target_scale") && table.contains("input_rank"),
+        "{table}"
+    );
+}
