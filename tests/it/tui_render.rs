@@ -3423,3 +3423,38 @@ fn heatmap_column_names_show_what_fits_at_a_regular_step() {
         );
     });
 }
+
+/// The cell under the cursor names its row and its column even when both names are long: each
+/// is shortened to its share of the line, not the column's cut off (at 80 columns emotions'
+/// audio features read "row Mean_Acc1298_Mean_Mem40_Centroid · col Mean_Acc1298_Me…").
+#[test]
+fn the_cursor_line_keeps_both_long_names_in_view() {
+    let mut s = on(finished(), Pane::Matrices);
+    let long = [
+        "Mean_Acc1298_Mean_Mem40_Centroid",
+        "Mean_Acc1298_Mean_Mem40_Rolloff",
+        "Mean_Acc1298_Mean_Mem40_Flux",
+    ];
+    s.result.as_mut().unwrap().outcome.record.output_names = long.map(String::from).to_vec();
+    at_both(&s, |out, size| {
+        let line = out
+            .lines()
+            .find(|l| l.contains("[0, 0] ="))
+            .unwrap_or_else(|| panic!("{size:?}: no cursor line\n{out}"));
+        assert!(
+            line.contains("row Mean_") && line.contains("· col Mean_"),
+            "{size:?}: {line}"
+        );
+        let tail = line.split("· col ").nth(1).unwrap();
+        assert!(
+            !tail.trim_end_matches(['│', ' ']).is_empty(),
+            "{size:?}: {line}"
+        );
+    });
+    // where the line has room, the names are whole
+    let out = screen(&s, 200, 40);
+    assert!(
+        out.contains("row Mean_Acc1298_Mean_Mem40_Centroid · col Mean_Acc1298_Mean_Mem40_Centroid"),
+        "{out}"
+    );
+}

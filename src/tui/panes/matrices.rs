@@ -223,11 +223,11 @@ fn draw_heatmap(
         },
         legend_area,
     );
-    let info = format!(
-        "[{cr}, {cc}] = {}   row {} · col {}",
-        fmt_num(m[[cr, cc]]),
-        ax.rows.labels[cr],
-        ax.cols.labels[cc]
+    let info = cell_line(
+        &format!("[{cr}, {cc}] = {}", fmt_num(m[[cr, cc]])),
+        &ax.rows.labels[cr],
+        &ax.cols.labels[cc],
+        info_area.width as usize,
     );
     frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
     let [labels, cells] =
@@ -283,6 +283,27 @@ fn draw_heatmap(
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);
+}
+
+/// "[r, c] = value   row R · col C" in `width` columns: long names are shortened, each to
+/// its share of the room, so the column's name is never the part cut off.
+fn cell_line(at: &str, row: &str, col: &str, width: usize) -> String {
+    let whole = format!("{at}   row {row} · col {col}");
+    if whole.chars().count() <= width {
+        return whole;
+    }
+    let room = width.saturating_sub(at.chars().count() + "   row  · col ".chars().count());
+    let (r, c) = (row.chars().count(), col.chars().count());
+    // the shorter name whole when it fits in half the room, the longer one gets the rest
+    let row_w = if r <= room / 2 {
+        r
+    } else if c <= room / 2 {
+        room.saturating_sub(c)
+    } else {
+        room / 2
+    };
+    let col_w = room.saturating_sub(row_w);
+    format!("{at}   row {} · col {}", clip(row, row_w), clip(col, col_w))
 }
 
 /// The grid's columns as its header names them.
