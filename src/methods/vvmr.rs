@@ -154,6 +154,11 @@ impl Method for Vvmr {
     fn input_factor(&self) -> bool {
         true
     }
+    fn exact_eighs(&self) -> f64 {
+        // the graph Laplacian's and K's eigenproblems: measured 1.8–2.5 eighs at n = 2000–4000
+        // (`ovk bench scaling`, 2026-11-24)
+        1.8
+    }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         s.route(s.n_train)
     }

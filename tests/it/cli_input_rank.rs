@@ -350,3 +350,75 @@ fn mvml_takes_an_input_rank_as_landmarks_per_view() {
         floor(&exact)
     );
 }
+
+/// Guidance before a long exact fit: on 12 075 training rows an exact okl or mvml needs many
+/// minutes (a few 12 075 × 12 075 eigendecompositions), and the run says so before its Gram
+/// matrix, proposing a rank with its own estimate. The process is stopped once it has said it.
+#[test]
+fn an_exact_fit_past_a_minute_says_so_and_proposes_a_rank() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("rank", "guidance", true);
+    let data = dir.join("big.csv");
+    let out = ovk(
+        &[
+            "bench",
+            "data",
+            "--n",
+            "16000",
+            "--outputs",
+            "2",
+            "--out",
+            data.to_str().unwrap(),
+        ],
+        &dir.join("store"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = dir.join("store");
+    for extra in [
+        &["--method", "okl"][..],
+        &[
+            "--method",
+            "mvml",
+            "--view",
+            "a=x_0..x_4",
+            "--view",
+            "b=x_5..x_9",
+        ][..],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(["run", "--data", data.to_str().unwrap(), "--targets", "y_*"])
+            .args(extra)
+            .args([
+                "--input-rank",
+                "exact",
+                "--sessions",
+                store.to_str().unwrap(),
+            ])
+            // the exact route's memory is not what this test is about
+            .env("OVK_MEMORY_LIMIT", "1TB")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut said = None;
+        for line in lines.map_while(|l| l.ok()) {
+            if line.contains("needs at least") {
+                said = Some(line);
+                break;
+            }
+            if line.contains("Gram matrix") {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let said = said.unwrap_or_else(|| panic!("{extra:?}: no guidance before the Gram matrix"));
+        assert!(
+            said.contains("the exact fit on 12075 training rows")
+                && said.contains("--input-rank 2000 would take about"),
+            "{extra:?}: {said}"
+        );
+    }
+    assert_eq!(sessions_in(&store), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

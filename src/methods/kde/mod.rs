@@ -223,6 +223,11 @@ impl Method for Kde {
     fn input_factor(&self) -> bool {
         true
     }
+    fn exact_eighs(&self) -> f64 {
+        // the identity operator's exact solve: measured 1.4–1.7 eighs at n = 2000–4000
+        // (`ovk bench scaling`, 2026-11-24); the covariance operators cost more
+        1.4
+    }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         // A linear kernel is taken in the primal only when a rank was asked for: the primal
         // factor still needs a factored output Gram matrix, an approximation.

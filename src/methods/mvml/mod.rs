@@ -234,7 +234,7 @@ impl Method for Mvml {
         })
     }
     fn exact_eighs(&self) -> f64 {
-        2.0 // the eigendecomposition of S = Σ K_l² and the Grams' products (measured 2.0–2.1×)
+        2.0 // the eigendecomposition of S = Σ K_l² and the Grams' products (measured 1.9–2.1×)
     }
 
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
