@@ -171,7 +171,13 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         linear: config.kernel.name == crate::kernels::KernelName::Linear,
     };
     let route = method.input_route(&shape)?;
-    let estimate = peak_estimate(method, &shape, &config.params)?;
+    // --target-scale keeps the data's own targets beside the scaled ones the fit sees
+    let kept_targets = if config.data.target_scale.is_none() {
+        0
+    } else {
+        mats(1, shape.n_train + shape.n_test, shape.m)
+    };
+    let estimate = peak_estimate(method, &shape, &config.params)?.saturating_add(kept_targets);
     let guidance = Guidance::for_run(method, &shape, route, &config.params)?;
     check_fits_or(
         estimate,

@@ -134,6 +134,21 @@ fn a_saved_model_predicts_in_the_targets_units() {
         .unwrap();
         cfg.data.target_scale = scale;
         let out = train::run(&cfg, &mut Silent).unwrap();
+        // the memory estimate counts the data's own targets kept beside the scaled ones
+        let mut plain = cfg.clone();
+        plain.data.target_scale = TargetScale::None;
+        let unscaled = train::run(&plain, &mut Silent).unwrap();
+        let peak = |o: &RunOutcome| {
+            o.record.details["memory"]["estimated_peak_bytes"]
+                .as_u64()
+                .unwrap()
+        };
+        let r = &out.record;
+        let rows = (r.split.train.len() + r.split.test.len()) as u64;
+        assert_eq!(
+            peak(&out) - peak(&unscaled),
+            rows * r.output_names.len() as u64 * 8
+        );
         let rec = out.record.model.as_ref().unwrap();
         let t = rec
             .target_scaler
