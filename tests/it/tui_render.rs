@@ -3451,6 +3451,12 @@ fn the_cursor_line_keeps_both_long_names_in_view() {
             "{size:?}: {line}"
         );
     });
+    // The strongest pairs give each long name a line of its own, shortened, not broken
+    // mid-name ("Mean_Acc1298_Mean_Mem40_Centro" / "id ~" before).
+    at_both(&s, |out, size| {
+        assert!(out.contains("~ Mean_Acc1298"), "{size:?}\n{out}");
+        assert!(!out.contains("│id ~"), "{size:?}\n{out}");
+    });
     // where the line has room, the names are whole
     let out = screen(&s, 200, 40);
     assert!(

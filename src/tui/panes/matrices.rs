@@ -87,17 +87,26 @@ fn draw_strongest(frame: &mut Frame, area: Rect, s: &State, m: &Array2<f64>, ax:
         } else {
             s.theme.warn
         };
-        let sep = if ax.same { " ~ " } else { " · " };
-        let pair = format!("{}{sep}{}", ax.rows.labels[i], ax.cols.labels[j]);
-        // A pair too long for one line goes on its own line(s) below the value.
+        let sep = if ax.same { "~" } else { "·" };
+        let (a, b) = (&ax.rows.labels[i], &ax.cols.labels[j]);
+        let pair = format!("{a} {sep} {b}");
+        // A pair too long for one line goes below the value, a name a line, each shortened to
+        // the panel rather than broken mid-name.
         if pair.chars().count() + 10 <= w {
             lines.push(Line::from(vec![
                 Span::styled(format!("{:>9} ", fmt_num(v)), style),
                 Span::raw(pair),
             ]));
-        } else {
+        } else if pair.chars().count() + 2 <= w {
             lines.push(Line::styled(format!("{:>9}", fmt_num(v)), style));
             lines.push(Line::raw(format!("  {pair}")));
+        } else {
+            lines.push(Line::styled(format!("{:>9}", fmt_num(v)), style));
+            lines.push(Line::raw(format!("  {}", clip(a, w.saturating_sub(2)))));
+            lines.push(Line::raw(format!(
+                "  {sep} {}",
+                clip(b, w.saturating_sub(4))
+            )));
         }
         if lines.len() >= k {
             break;
