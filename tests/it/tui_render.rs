@@ -3424,9 +3424,10 @@ fn heatmap_column_names_show_what_fits_at_a_regular_step() {
     });
 }
 
-/// The cell under the cursor names its row and its column even when both names are long: each
-/// is shortened to its share of the line, not the column's cut off (at 80 columns emotions'
-/// audio features read "row Mean_Acc1298_Mean_Mem40_Centroid · col Mean_Acc1298_Me…").
+/// The cell under the cursor names its row and its column even when both names are long:
+/// without the prefix every name shares, once when row and column are one name, else each
+/// shortened to its share of the line — never the column's name cut off (at 80 columns
+/// emotions' audio features read "row Mean_Acc1298_Mean_Mem40_Centroid · col Mean_Acc1298_Me…").
 #[test]
 fn the_cursor_line_keeps_both_long_names_in_view() {
     let mut s = on(finished(), Pane::Matrices);
@@ -3436,18 +3437,23 @@ fn the_cursor_line_keeps_both_long_names_in_view() {
         "Mean_Acc1298_Mean_Mem40_Flux",
     ];
     s.result.as_mut().unwrap().outcome.record.output_names = long.map(String::from).to_vec();
-    at_both(&s, |out, size| {
-        let line = out
-            .lines()
-            .find(|l| l.contains("[0, 0] ="))
-            .unwrap_or_else(|| panic!("{size:?}: no cursor line\n{out}"));
+    let cursor_line = |s: &State, at: &str, size: (u16, u16)| -> String {
+        let out = screen(s, size.0, size.1);
+        out.lines()
+            .find(|l| l.contains(at))
+            .unwrap_or_else(|| panic!("{size:?}: no cursor line\n{out}"))
+            .to_string()
+    };
+    at_both(&s, |_, size| {
+        let line = cursor_line(&s, "[0, 0] =", size);
+        assert!(line.contains("row = col Centroid"), "{size:?}: {line}");
+    });
+    let a = map_key(&s, key(KeyCode::Char('L'))).unwrap();
+    update(&mut s, a);
+    at_both(&s, |_, size| {
+        let line = cursor_line(&s, "[0, 1] =", size);
         assert!(
-            line.contains("row Mean_") && line.contains("· col Mean_"),
-            "{size:?}: {line}"
-        );
-        let tail = line.split("· col ").nth(1).unwrap();
-        assert!(
-            !tail.trim_end_matches(['│', ' ']).is_empty(),
+            line.contains("row Centroid · col Rolloff"),
             "{size:?}: {line}"
         );
     });
@@ -3460,7 +3466,7 @@ fn the_cursor_line_keeps_both_long_names_in_view() {
     // where the line has room, the names are whole
     let out = screen(&s, 200, 40);
     assert!(
-        out.contains("row Mean_Acc1298_Mean_Mem40_Centroid · col Mean_Acc1298_Mean_Mem40_Centroid"),
+        out.contains("row Mean_Acc1298_Mean_Mem40_Centroid · col Mean_Acc1298_Mean_Mem40_Rolloff"),
         "{out}"
     );
 }

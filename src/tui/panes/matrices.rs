@@ -234,8 +234,8 @@ fn draw_heatmap(
     );
     let info = cell_line(
         &format!("[{cr}, {cc}] = {}", fmt_num(m[[cr, cc]])),
-        &ax.rows.labels[cr],
-        &ax.cols.labels[cc],
+        (&ax.rows.labels[cr], &ax.cols.labels[cc]),
+        &ax,
         info_area.width as usize,
     );
     frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
@@ -294,12 +294,21 @@ fn draw_heatmap(
     frame.render_widget(Paragraph::new(lines), labels);
 }
 
-/// "[r, c] = value   row R · col C" in `width` columns: long names are shortened, each to
-/// its share of the room, so the column's name is never the part cut off.
-fn cell_line(at: &str, row: &str, col: &str, width: usize) -> String {
+/// "[r, c] = value   row R · col C" in `width` columns. Where that is too long, the prefix
+/// every name of an axis shares is left out (`target_heating_load` → `heating_load`), a cell
+/// whose row and column have one name says it once, and long names are shortened, each to its
+/// share of the room, so the column's name is never the part cut off.
+fn cell_line(at: &str, (row, col): (&str, &str), axes: &axes::Axes, width: usize) -> String {
     let whole = format!("{at}   row {row} · col {col}");
     if whole.chars().count() <= width {
         return whole;
+    }
+    let (row, col) = (
+        without_shared_prefix(row, &axes.rows.labels),
+        without_shared_prefix(col, &axes.cols.labels),
+    );
+    if row == col {
+        return clip(&format!("{at}   row = col {row}"), width);
     }
     let room = width.saturating_sub(at.chars().count() + "   row  · col ".chars().count());
     let (r, c) = (row.chars().count(), col.chars().count());
@@ -313,6 +322,14 @@ fn cell_line(at: &str, row: &str, col: &str, width: usize) -> String {
     };
     let col_w = room.saturating_sub(row_w);
     format!("{at}   row {} · col {}", clip(row, row_w), clip(col, col_w))
+}
+
+/// `name` without the prefix all of `labels` share (it is one of them), when some is left.
+fn without_shared_prefix<'a>(name: &'a str, labels: &[String]) -> &'a str {
+    match shared_prefix(labels.iter().map(String::as_str)) {
+        Some(cut) if cut < name.len() && name.is_char_boundary(cut) => &name[cut..],
+        _ => name,
+    }
 }
 
 /// The grid's columns as its header names them.
@@ -387,22 +404,7 @@ fn draw_column_names(frame: &mut Frame, area: Rect, gutter: u16, s: &State, cols
 /// marks with what follows it; `None` when they share none.
 fn common_prefix(marks: &[(usize, String)]) -> Option<(String, Vec<(usize, String)>)> {
     let first = &marks.first()?.1;
-    // in bytes of `first`
-    let shared = marks
-        .iter()
-        .map(|(_, name)| {
-            first
-                .char_indices()
-                .zip(name.chars())
-                .take_while(|((_, a), b)| a == b)
-                .last()
-                .map_or(0, |((i, a), _)| i + a.len_utf8())
-        })
-        .min()?;
-    let cut = first[..shared]
-        .char_indices()
-        .rfind(|(_, ch)| !ch.is_alphanumeric())
-        .map(|(i, ch)| i + ch.len_utf8())?;
+    let cut = shared_prefix(marks.iter().map(|(_, name)| name.as_str()))?;
     let rest = marks
         .iter()
         .map(|(c, name)| (*c, name[cut..].to_string()))
@@ -410,6 +412,28 @@ fn common_prefix(marks: &[(usize, String)]) -> Option<(String, Vec<(usize, Strin
     rest.iter()
         .all(|(_, r)| !r.is_empty())
         .then(|| (first[..cut].to_string(), rest))
+}
+
+/// The bytes of the prefix every name shares, up to its last separator (`digit=`, `target_`);
+/// None when they share none.
+fn shared_prefix<'a>(mut names: impl Iterator<Item = &'a str>) -> Option<usize> {
+    let first = names.next()?;
+    // in bytes of `first`
+    let shared = names
+        .map(|name| {
+            first
+                .char_indices()
+                .zip(name.chars())
+                .take_while(|((_, a), b)| a == b)
+                .last()
+                .map_or(0, |((i, a), _)| i + a.len_utf8())
+        })
+        .min()
+        .unwrap_or(first.len());
+    first[..shared]
+        .char_indices()
+        .rfind(|(_, ch)| !ch.is_alphanumeric())
+        .map(|(i, ch)| i + ch.len_utf8())
 }
 
 /// The marks with their names cut to `n` characters, when that leaves at least three and still
