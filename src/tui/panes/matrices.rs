@@ -235,7 +235,7 @@ fn draw_heatmap(
     let info = cell_line(
         &format!("[{cr}, {cc}] = {}", fmt_num(m[[cr, cc]])),
         (&ax.rows.labels[cr], &ax.cols.labels[cc]),
-        &ax,
+        ax,
         info_area.width as usize,
     );
     frame.render_widget(Paragraph::new(Line::styled(info, s.theme.key)), info_area);
