@@ -2454,6 +2454,9 @@ fn input_rank_carries_over_to_mvml_which_lists_no_landmarks() {
         "{why}"
     );
     assert!(screen(&s, 120, 36).contains("✗ input_rank 100"));
+    set_field(&mut s, "input_rank", "exact");
+    let (_, why) = s.kernel.first_error().expect("exact beside a fraction");
+    assert!(why.contains("asks for the exact fit"), "{why}");
     set_field(&mut s, "input_rank", "auto");
     assert!(s.kernel.first_error().is_none());
     set_field(&mut s, "nystrom", "");

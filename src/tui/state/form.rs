@@ -286,6 +286,9 @@ impl KernelState {
         let rank = self.fields.iter().find(|g| g.key() == "input_rank")?;
         match InputRank::parse(&rank.text).ok()? {
             InputRank::Auto => None,
+            InputRank::Exact => {
+                Some("input_rank exact asks for the exact fit: empty one of them".into())
+            }
             r => Some(format!(
                 "input_rank {r} chooses the landmarks too: empty one of them"
             )),
