@@ -2092,6 +2092,54 @@ fn sweep_range_is_checked_against_the_parameter() {
     assert_eq!(*folds, Some(2));
 }
 
+/// `w` on input_rank sweeps ranks: whole numbers on a log range, each fit on its own rank.
+#[test]
+fn w_on_input_rank_sweeps_ranks() {
+    let mut s = kernel_at("input_rank");
+    update(&mut s, Action::SweepPrompt);
+    assert!(
+        matches!(&s.prompt, Some(Prompt { kind: PromptKind::Sweep { key }, text }) if key == "input_rank" && text.starts_with("100 1000 4 log")),
+        "{:?}",
+        s.prompt
+    );
+    let refused = type_prompt(&mut s, "0 10 3 lin");
+    assert!(
+        refused.is_empty() && s.status.contains("at least 1"),
+        "{}",
+        s.status
+    );
+    let effects = type_prompt(&mut s, "100 400 3 cv=0");
+    let [Effect::StartSweep { configs, folds }] = effects.as_slice() else {
+        panic!("{effects:?} {}", s.status)
+    };
+    let ranks: Vec<String> = configs
+        .iter()
+        .map(|c| c.kernel.input_rank.to_string())
+        .collect();
+    assert_eq!(ranks, ["100", "200", "400"]);
+    assert_eq!(*folds, None);
+    // A rank its fit refuses: the table says failed, the notes say why, whole.
+    update(
+        &mut s,
+        Action::Run(RunMessage::SweepRow(Box::new(sweep_row(0, 0.9)))),
+    );
+    let mut failed = sweep_row(2, f64::NAN);
+    failed.error = Some("--input-rank 400 is larger than the 384 training rows".into());
+    update(&mut s, Action::Run(RunMessage::SweepRow(Box::new(failed))));
+    at_both(&on(s.clone(), Pane::Run), |out, size| {
+        assert!(
+            out.contains("400        failed     see Notes"),
+            "{size:?}\n{out}"
+        );
+        assert!(out.contains("r = 400 failed:"), "{size:?}\n{out}");
+        // whole numbers without a decimal point
+        assert!(
+            out.contains("* 100 ") && !out.contains("100.0"),
+            "{size:?}\n{out}"
+        );
+    });
+}
+
 #[test]
 fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
     let mut s = kernel_at("lambda");

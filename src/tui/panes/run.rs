@@ -10,7 +10,7 @@ use crate::data::TargetScale;
 use crate::methods::Phase;
 
 use super::super::axes;
-use super::super::state::{RunStatus, State, SweepState};
+use super::super::state::{RunStatus, State, SweepPlan, SweepState};
 use super::super::verdict::not_converged;
 use super::super::widgets::gauge::PhaseGauge;
 use super::super::widgets::{clip, count, file_name, fmt_num, fmt_secs};
@@ -78,7 +78,7 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
     let mut l = summary(s, ran, None);
     if let Some(sw) = &s.run.sweep {
         let v = &sw.plan.values;
-        let ends = |x: Option<&f64>| x.map_or_else(String::new, |x| fmt_num(*x));
+        let ends = |x: Option<&f64>| x.map_or_else(String::new, |x| plan_value(&sw.plan, *x));
         l.push(Line::styled(
             format!(
                 "sweep   {}: {} values {} … {} · {} · best refitted",
@@ -487,21 +487,33 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
     );
 }
 
+/// A value of a sweep's grid: whole numbers (ranks, iteration counts) without a decimal point.
+fn plan_value(plan: &SweepPlan, v: f64) -> String {
+    if plan
+        .values
+        .iter()
+        .all(|x| x.fract() == 0.0 && x.abs() < 1e15)
+    {
+        format!("{v:.0}")
+    } else {
+        fmt_num(v)
+    }
+}
+
 /// A sweep's configurations in grid order: value, mean ± sd of the score, time; the best is
-/// starred, a failed one says why.
+/// starred; a failed one says so, and why in the notes.
 fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
     let best = sw.best().map(|b| b.index);
     let mut rows: Vec<&crate::train::sweep::SweepRow> = sw.rows.iter().collect();
     rows.sort_by_key(|r| r.index);
     let metric = rows.first().map_or("score", |r| r.metric.as_str());
     let body = sw.plan.values.iter().enumerate().map(|(i, v)| {
-        let value = fmt_num(*v);
+        let value = plan_value(&sw.plan, *v);
         match rows.iter().find(|r| r.index == i) {
             None => Row::new(vec![" ".into(), value, "…".into()]).style(s.theme.dim),
             Some(r) => match &r.error {
-                Some(e) => {
-                    Row::new(vec![" ".into(), value, format!("failed: {e}")]).style(s.theme.error)
-                }
+                Some(_) => Row::new(vec![" ".into(), value, "failed".into(), "see Notes".into()])
+                    .style(s.theme.error),
                 None => Row::new(vec![
                     if best == Some(i) { "*" } else { " " }.to_string(),
                     value,

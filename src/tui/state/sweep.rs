@@ -2,7 +2,7 @@
 //! the training part (the engine's `train::sweep`), its rows arriving as they finish. The range
 //! typed at the prompt is parsed and checked here against the field's `ParamSpec`.
 
-use crate::kernels::Sigma;
+use crate::kernels::{InputRank, Sigma};
 use crate::methods::{ParamKind, Value};
 use crate::train::sweep::{grid_values, SweepRow};
 use crate::train::RunConfig;
@@ -70,6 +70,7 @@ pub fn sweepable(f: &Field) -> bool {
         FieldKind::Sigma
             | FieldKind::Degree
             | FieldKind::Coef0
+            | FieldKind::InputRank { rank: true }
             | FieldKind::Param(crate::methods::ParamSpec {
                 kind: ParamKind::Float { .. } | ParamKind::Int { .. },
                 ..
@@ -105,6 +106,12 @@ pub fn default_text(f: &Field) -> String {
             _ => String::new(),
         },
         FieldKind::Sigma => "0.1 100 7 log cv=3".into(),
+        // around a rank typed, else 100 to 1000 (a rank above the training rows is refused
+        // by its fit, and the sweep lists it as failed)
+        FieldKind::InputRank { .. } => match cur {
+            Some(r) if r >= 1.0 => format!("{} {} 4 log cv=3", (r / 4.0).ceil().max(1.0), r * 2.0),
+            _ => "100 1000 4 log cv=3".into(),
+        },
         FieldKind::Degree => "1 5 5 lin cv=3".into(),
         FieldKind::Coef0 => "0 2 5 lin cv=3".into(),
         _ => String::new(),
@@ -136,7 +143,7 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
         .filter(|n| (2..=MAX_VALUES).contains(n))
         .ok_or_else(|| format!("N must be a whole number from 2 to {MAX_VALUES}"))?;
     let natural_log = match f.kind {
-        FieldKind::Sigma => true,
+        FieldKind::Sigma | FieldKind::InputRank { .. } => true,
         FieldKind::Param(spec) => matches!(spec.kind, ParamKind::Float { log: true, .. }),
         _ => false,
     };
@@ -168,6 +175,7 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
     let integer = matches!(
         f.kind,
         FieldKind::Degree
+            | FieldKind::InputRank { .. }
             | FieldKind::Param(crate::methods::ParamSpec {
                 kind: ParamKind::Int { .. },
                 ..
@@ -229,6 +237,7 @@ pub fn configs(base: &RunConfig, plan: &SweepPlan, f: &Field) -> Vec<RunConfig> 
                 FieldKind::Sigma => c.kernel.sigma = Sigma::Value(v),
                 FieldKind::Degree => c.kernel.degree = v as u32,
                 FieldKind::Coef0 => c.kernel.coef0 = v,
+                FieldKind::InputRank { .. } => c.kernel.input_rank = InputRank::Rank(v as usize),
                 FieldKind::Param(spec) => {
                     let value = match spec.kind {
                         ParamKind::Int { .. } => Value::Int(v as i64),

@@ -151,6 +151,15 @@ fn refitting(words: &str) -> String {
 /// A scored configuration of the running sweep.
 pub(super) fn row(s: &mut State, row: SweepRow) {
     if let Some(sw) = &mut s.run.sweep {
+        // the table has room for "failed" only: the reason goes to the notes, whole
+        if let Some(e) = &row.error {
+            let v = sw.plan.values.get(row.index).copied().unwrap_or(f64::NAN);
+            s.run.notes.push(format!(
+                "{} = {} failed: {e}",
+                sw.plan.label,
+                crate::methods::Value::Float(v)
+            ));
+        }
         sw.rows.push(row);
         let total = sw.plan.values.len();
         s.run.phase_done = sw.rows.len();
