@@ -34,6 +34,7 @@ pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;
 pub use prepare::{sha256_file, sha256_hex};
+pub use scale::finite_moments;
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
 pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
 pub use write::{output_format, write_table, OutColumn};

@@ -48,11 +48,7 @@ impl Scaler {
         }
         let mut mean = Vec::with_capacity(y.ncols());
         let mut std = Vec::with_capacity(y.ncols());
-        for c in y.axis_iter(Axis(1)) {
-            let known: Vec<f64> = c.iter().copied().filter(|v| v.is_finite()).collect();
-            let n = known.len().max(1) as f64;
-            let m = known.iter().sum::<f64>() / n;
-            let sd = (known.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
+        for (_, m, sd) in finite_moments(y) {
             mean.push(m);
             std.push(
                 if how == TargetScale::Standard && sd > 0.0 && sd.is_finite() {
@@ -80,6 +76,20 @@ impl Scaler {
             c.mapv_inplace(|v| (v - m) / s);
         }
     }
+}
+
+/// Per column of `y`: how many entries are finite (NaN marks an unlabeled row), their mean and
+/// population std (0 and 0 when none is).
+pub fn finite_moments(y: ArrayView2<f64>) -> Vec<(usize, f64, f64)> {
+    y.axis_iter(Axis(1))
+        .map(|c| {
+            let known: Vec<f64> = c.iter().copied().filter(|v| v.is_finite()).collect();
+            let n = known.len().max(1) as f64;
+            let m = known.iter().sum::<f64>() / n;
+            let sd = (known.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
+            (known.len(), m, sd)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use ndarray::ArrayView2;
 
-use crate::data::{TargetScale, Task};
+use crate::data::{finite_moments, TargetScale, Task};
 
 /// A target counts as far from 0 when its labeled mean is this many standard deviations away
 /// (enb shifted by 100, 12 std: −1.2 points of R²; by 30, 5 std: −0.1).
@@ -25,17 +25,11 @@ pub(super) fn far_from_zero(
     if task != Task::Regression || !scale.is_none() {
         return None;
     }
-    let far: Vec<(usize, f64, f64)> = y
-        .columns()
+    let far: Vec<(usize, f64, f64)> = finite_moments(y)
         .into_iter()
         .enumerate()
-        .filter_map(|(j, col)| {
-            let known: Vec<f64> = col.iter().copied().filter(|v| v.is_finite()).collect();
-            let n = known.len() as f64;
-            let mean = known.iter().sum::<f64>() / n;
-            let sd = (known.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
-            (n > 1.0 && sd > 0.0 && mean.abs() > FAR * sd).then_some((j, mean, sd))
-        })
+        .filter(|&(_, (n, mean, sd))| n > 1 && sd > 0.0 && mean.abs() > FAR * sd)
+        .map(|(j, (_, mean, sd))| (j, mean, sd))
         .collect();
     if far.is_empty() {
         return None;

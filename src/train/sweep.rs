@@ -100,22 +100,28 @@ pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
         m.insert("coef0".into(), c.kernel.coef0.to_string());
     }
     m.insert("input_rank".into(), c.kernel.input_rank.to_string());
-    m.insert("landmarks".into(), c.kernel.landmarks.as_str().into());
+    // as a config file spells them
     let d = &c.data;
-    m.insert("scale".into(), format!("{:?}", d.scale).to_lowercase());
-    m.insert("target_scale".into(), d.target_scale.as_str().into());
-    m.insert(
-        "class_coding".into(),
-        match d.class_coding {
-            crate::data::ClassCoding::Pm1 => "pm1",
-            crate::data::ClassCoding::ZeroOne => "01",
-        }
-        .into(),
-    );
+    for (key, name) in [
+        ("landmarks", serde_name(&c.kernel.landmarks)),
+        ("scale", serde_name(&d.scale)),
+        ("target_scale", serde_name(&d.target_scale)),
+        ("class_coding", serde_name(&d.class_coding)),
+    ] {
+        m.insert(key.into(), name);
+    }
     for (k, v) in &c.params.0 {
         m.insert(k.clone(), v.to_string());
     }
     m
+}
+
+/// A unit enum's name as its serde form writes it (`pm1`, `01`, `standard`).
+fn serde_name<T: serde::Serialize>(t: &T) -> String {
+    serde_json::to_value(t)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 /// Keep only the settings that differ between configurations.
