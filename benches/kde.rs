@@ -19,14 +19,16 @@
 use std::time::Instant;
 
 use ndarray::{s, Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, median_distance, Kernel};
-use ovk::methods::kde::rbf_loss;
-use ovk::methods::kde::solve::{input_eigen, solve_alpha, solve_alpha_kronecker, t_matrix, Ovk};
-use ovk::methods::{find, Params, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{gram, median_distance, Kernel};
+use ovk_core::methods::kde::rbf_loss;
+use ovk_core::methods::kde::solve::{
+    input_eigen, solve_alpha, solve_alpha_kronecker, t_matrix, Ovk,
+};
+use ovk_core::methods::{find, Params, Problem, Silent, Value};
 
 fn main() {
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
     let (x, y) = load_digits();
     println!(
         "digits: {} images, {} → {} pixels",
@@ -49,19 +51,7 @@ fn load_digits() -> (Array2<f64>, Array2<f64>) {
     (x, y)
 }
 
-/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
-/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
-fn dataset(name: &str) -> Option<std::path::PathBuf> {
-    let dirs = [
-        Some(std::path::PathBuf::from("datasets")),
-        std::env::var_os("OVK_SHARED_DATA").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from("../shared/datasets")),
-    ];
-    dirs.into_iter()
-        .flatten()
-        .map(|d| d.join(name))
-        .find(|p| p.exists())
-}
+use ovk_lab::datasets::find as dataset;
 
 /// A numeric CSV with one header line.
 fn parse_csv(path: &std::path::Path) -> Vec<Vec<f64>> {

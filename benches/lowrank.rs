@@ -12,13 +12,13 @@
 use std::time::Instant;
 
 use ndarray::Axis;
-use ovk::data::gpmix::gp_mix;
-use ovk::data::rng::Rng;
-use ovk::kernels::{cross_gram, gram, median_distance, Kernel};
-use ovk::linalg::{eigh, matmul, qr_thin};
-use ovk::methods::krr::solve_ridge;
-use ovk::methods::lowrank_okl::{lambda_grid, LowRankOkl, Reduced, Validation};
-use ovk::methods::{Method, Params, Problem, Silent, Value};
+use ovk_core::data::gpmix::gp_mix;
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{cross_gram, gram, median_distance, Kernel};
+use ovk_core::linalg::{eigh, matmul, qr_thin};
+use ovk_core::methods::krr::solve_ridge;
+use ovk_core::methods::lowrank_okl::{lambda_grid, LowRankOkl, Reduced, Validation};
+use ovk_core::methods::{Method, Params, Problem, Silent, Value};
 
 const SIGMA: f64 = 0.1;
 
@@ -110,7 +110,7 @@ fn alpha(p: &Problem) -> (f64, usize) {
 }
 
 fn main() {
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
     println!("low-rank OKL (Dinuzzo & Fukumizu, ACML 2011) on gp-mix, Gaussian kernel σ = {SIGMA}");
 
     // (a) m = 200: validation MSE versus p.

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ndarray::{s, Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::data::View;
-use ovk::kernels::{median_distance, KernelSpec, Sigma};
-use ovk::methods::{Params, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::data::View;
+use ovk_core::kernels::{median_distance, KernelSpec, Sigma};
+use ovk_core::methods::{Params, Problem, Silent, Value};
 
 const LAMBDA: f64 = 0.1;
 const ETA: f64 = 0.01;
@@ -52,20 +52,9 @@ fn read_csv(path: &Path) -> (Vec<String>, Array2<f64>) {
     (header, a)
 }
 
-/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
-/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
+/// `name` from the bundled or shared datasets (the path under datasets/ when absent, for the message).
 fn dataset(name: &str) -> PathBuf {
-    let dirs = [
-        Some(PathBuf::from("datasets")),
-        std::env::var_os("OVK_SHARED_DATA").map(PathBuf::from),
-        Some(PathBuf::from("../shared/datasets")),
-    ];
-    let candidates: Vec<PathBuf> = dirs.into_iter().flatten().map(|d| d.join(name)).collect();
-    candidates
-        .iter()
-        .find(|p| p.exists())
-        .cloned()
-        .unwrap_or_else(|| candidates[0].clone())
+    ovk_lab::datasets::find(name).unwrap_or_else(|| PathBuf::from("datasets").join(name))
 }
 
 /// A split: standardised features (training statistics), views, target (one column).
@@ -222,7 +211,7 @@ fn fit_in(t: &Task1, fraction: Option<f64>, space: &str) -> (f64, f64, usize) {
     if let Some(f) = fraction {
         params.set("nystrom", Value::Float(f));
     }
-    let method = ovk::methods::find("mvml").expect("mvml registered");
+    let method = ovk_core::methods::find("mvml").expect("mvml registered");
     let p = problem(t);
     let start = Instant::now();
     let fit = method.fit(&p, &params, &mut Silent).expect("fit");
@@ -283,7 +272,7 @@ fn export(t: &Task1, dir: &Path) -> String {
 }
 
 fn main() {
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
     let dir = PathBuf::from(
         std::env::var("MVML_BENCH_DIR").unwrap_or_else(|_| "/tmp/ovk_mvml_bench".into()),
     );

@@ -8,31 +8,19 @@
 use std::time::Instant;
 
 use ndarray::{Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::data::Task;
-use ovk::kernels::{gram, median_distance, Kernel};
-use ovk::linalg::eigh;
-use ovk::methods::okl::Okl;
-use ovk::methods::{Fit, Method, Params, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::data::Task;
+use ovk_core::kernels::{gram, median_distance, Kernel};
+use ovk_core::linalg::eigh;
+use ovk_core::methods::okl::Okl;
+use ovk_core::methods::{Fit, Method, Params, Problem, Silent, Value};
 
 const LAMBDA: f64 = 0.1;
 
-/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
-/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
-fn dataset(name: &str) -> Option<std::path::PathBuf> {
-    let dirs = [
-        Some(std::path::PathBuf::from("datasets")),
-        std::env::var_os("OVK_SHARED_DATA").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from("../shared/datasets")),
-    ];
-    dirs.into_iter()
-        .flatten()
-        .map(|d| d.join(name))
-        .find(|p| p.exists())
-}
+use ovk_lab::datasets::find as dataset;
 
 /// Features and class labels of digits.csv (last column `digit`), by a tiny std CSV parse.
-/// Kept separate so it can be swapped for `ovk::data::prepare`.
+/// Kept separate so it can be swapped for `ovk_core::data::prepare`.
 fn load_digits() -> (Array2<f64>, Vec<usize>) {
     let path = dataset("digits.csv")
         .expect("digits.csv not found in datasets/, $OVK_SHARED_DATA or ../shared/datasets/");
@@ -130,7 +118,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 }
 
 fn main() {
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
     let (x, labels) = load_digits();
     let s = split(&x, &labels);
     let sigma = median_distance(s.x_train.view());
@@ -197,7 +185,7 @@ fn main() {
         s.labels_test.len(),
         accuracy(&qn, &s)
     );
-    let krr = ovk::methods::find("krr").expect("krr");
+    let krr = ovk_core::methods::find("krr").expect("krr");
     let p = Params::new().with("lambda", Value::Float(LAMBDA));
     let base = krr.fit(&problem, &p, &mut Silent).expect("krr fit");
     println!(
@@ -223,5 +211,5 @@ fn main() {
             times[0] / times[1]
         );
     }
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
 }

@@ -8,19 +8,19 @@
 use std::time::Instant;
 
 use ndarray::{Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::data::Task;
-use ovk::kernels::{gram, GraphWeights, Kernel, KernelSpec, LaplacianKind};
-use ovk::linalg::lu;
-use ovk::methods::vvmr::{self, Vvmr};
-use ovk::methods::{Method, Params, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::data::Task;
+use ovk_core::kernels::{gram, GraphWeights, Kernel, KernelSpec, LaplacianKind};
+use ovk_core::linalg::lu;
+use ovk_core::methods::vvmr::{self, Vvmr};
+use ovk_core::methods::{Method, Params, Problem, Silent, Value};
 
 const DRAWS: usize = 10;
 const N_LABELED: usize = 100;
 const N_TEST: usize = 193;
 
 fn main() {
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
     match load_emotions() {
         Some((x, y, names)) => accuracy_table(&x, &y, &names),
         None => println!("emotions.csv not found: skipping the accuracy table"),
@@ -28,19 +28,7 @@ fn main() {
     timing_table();
 }
 
-/// `name` from the bundled datasets/, else from `$OVK_SHARED_DATA`, else from
-/// `../shared/datasets` (paths relative to the repository root, where cargo runs benches).
-fn dataset(name: &str) -> Option<std::path::PathBuf> {
-    let dirs = [
-        Some(std::path::PathBuf::from("datasets")),
-        std::env::var_os("OVK_SHARED_DATA").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from("../shared/datasets")),
-    ];
-    dirs.into_iter()
-        .flatten()
-        .map(|d| d.join(name))
-        .find(|p| p.exists())
-}
+use ovk_lab::datasets::find as dataset;
 
 /// A minimal CSV reader: header row, comma-separated numbers.
 fn read_csv(path: &std::path::Path) -> Option<(Vec<String>, Vec<Vec<f64>>)> {

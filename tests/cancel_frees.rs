@@ -4,11 +4,11 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use ovk::data::rng::Rng;
-use ovk::data::DataConfig;
-use ovk::kernels::{KernelSpec, Sigma};
-use ovk::methods::{Params, Value};
-use ovk::train::{spawn, RunConfig, RunMessage};
+use ovk_core::data::rng::Rng;
+use ovk_core::data::DataConfig;
+use ovk_core::kernels::{KernelSpec, Sigma};
+use ovk_core::methods::{Params, Value};
+use ovk_core::train::{spawn, RunConfig, RunMessage};
 
 struct Counting;
 

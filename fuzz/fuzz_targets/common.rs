@@ -15,7 +15,7 @@ pub fn scratch(name: &str) -> PathBuf {
 }
 
 /// A refusal must be a user-input error (exit 2) with a message that names the file.
-pub fn check_refusal(e: &ovk::OvkError, names: &[&str]) {
+pub fn check_refusal(e: &ovk_core::OvkError, names: &[&str]) {
     let msg = e.to_string();
     assert!(!msg.trim().is_empty(), "empty error message: {e:?}");
     assert_eq!(e.exit_code(), 2, "not a user-input error: {e:?}");

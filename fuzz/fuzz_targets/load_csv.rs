@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ovk::data::{load_table, prepare, DataConfig, PrepareOptions};
+use ovk_core::data::{load_table, prepare, DataConfig, PrepareOptions};
 
 #[path = "common.rs"]
 mod common;

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ovk::session::{self, Listing, Store};
+use ovk_core::session::{self, Listing, Store};
 
 #[path = "common.rs"]
 mod common;

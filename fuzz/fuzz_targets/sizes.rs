@@ -1,13 +1,13 @@
-//! Bytes → the two size parsers a user types into: `OVK_MEMORY_LIMIT` (`ovk::kernels::
+//! Bytes → the two size parsers a user types into: `OVK_MEMORY_LIMIT` (`ovk_core::kernels::
 //! parse_size`: `17e9`, `1GB`, `512MiB`) and a rank sweep (`--rank-sweep 1..40:5`, `2,5,10`,
-//! `ovk::methods::lowrank_okl::parse_ranks`). A size is a whole number of bytes or refused; a
+//! `ovk_core::methods::lowrank_okl::parse_ranks`). A size is a whole number of bytes or refused; a
 //! sweep is at most 1000 distinct ranks, each between 1 and 10⁶, or an exit-2 refusal that names
 //! `rank_sweep` — never an allocation sized by the input.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ovk::kernels::parse_size;
-use ovk::methods::lowrank_okl::parse_ranks;
+use ovk_core::kernels::parse_size;
+use ovk_core::methods::lowrank_okl::parse_ranks;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernels::{available_memory_bytes, format_bytes};
-use crate::session::OutputRules;
-use crate::train::bench::{self as engine, BenchResult};
-use crate::{OvkError, Result};
+use ovk_core::kernels::{available_memory_bytes, format_bytes};
+use ovk_core::session::OutputRules;
+use ovk_core::{OvkError, Result};
+use ovk_lab::bench_engine::{self as engine, BenchResult};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchCmd {
@@ -87,7 +87,18 @@ struct DataArgs {
     #[command(flatten)]
     size: Synthetic,
     #[command(flatten)]
-    file: super::OutFile,
+    file: OutFile,
+}
+
+/// Where `bench data` writes its table.
+#[derive(clap::Args, Debug)]
+pub struct OutFile {
+    /// The CSV file to write; `-` is standard output
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The synthetic problem of `bench one` and `bench data`: n rows, m outputs, a seed.
@@ -122,24 +133,24 @@ pub fn bench(cmd: &BenchCmd, sessions: Option<&Path>) -> Result<i32> {
                     "--n must be at least 2 and --outputs at least 1",
                 ));
             }
-            super::sizes::check_table(
+            ovk_core::data::gen_size::check_table(
                 "--n",
                 a.size.n,
                 "--outputs",
                 a.size.outputs + engine::INPUTS,
             )?;
             if !matches!(
-                crate::data::output_format(&a.file.out)?,
-                crate::data::Format::Csv { separator: b',' }
+                ovk_core::data::output_format(&a.file.out)?,
+                ovk_core::data::Format::Csv { separator: b',' }
             ) {
-                return Err(crate::error::input_at(
+                return Err(ovk_core::error::input_at(
                     &a.file.out,
                     "bench data writes comma-separated CSV; name a .csv file (or - for \
                      standard output)",
                 ));
             }
-            let rules = super::export::outside_store(a.file.force, sessions)?;
-            let out = crate::session::output::plan(&a.file.out, &rules)?;
+            let rules = ovk_core::session::OutputRules::outside_store(a.file.force, sessions)?;
+            let out = ovk_core::session::output::plan(&a.file.out, &rules)?;
             out.write(engine::synthetic_csv(a.size.n, a.size.outputs, a.size.seed).as_bytes())?;
             errln!(
                 "wrote {} ({} training + 100 held-out rows, {} inputs, {} outputs)",
@@ -229,7 +240,10 @@ fn scaling(a: &ScalingArgs, sessions: Option<&Path>) -> Result<i32> {
     }
     if let Some(p) = &a.out {
         // Checked before the first fit; later saves replace the ledger this run wrote.
-        crate::session::output::plan(p, &super::export::outside_store(a.force, sessions)?)?;
+        ovk_core::session::output::plan(
+            p,
+            &ovk_core::session::OutputRules::outside_store(a.force, sessions)?,
+        )?;
     }
     let max_memory = match a.max_memory {
         Some(g) if g > 0.0 => (g * 1024f64.powi(3)) as u64,
@@ -504,7 +518,7 @@ fn write_json(path: &Path, ledger: &Ledger) -> Result<()> {
     let text = serde_json::to_string_pretty(ledger)
         .map_err(|e| OvkError::internal(format!("benchmark JSON: {e}")))?;
     // The ledger is rewritten as rows finish: replacing its own earlier version is expected.
-    crate::session::output::plan(path, &OutputRules::new(true))?.write(text.as_bytes())
+    ovk_core::session::output::plan(path, &OutputRules::new(true))?.write(text.as_bytes())
 }
 
 fn machine() -> Machine {
@@ -526,7 +540,7 @@ fn machine() -> Machine {
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes,
         load_average,
-        started: crate::session::now_rfc3339(),
+        started: ovk_core::session::now_rfc3339(),
         ovk_version: env!("CARGO_PKG_VERSION").to_string(),
         ovk_threads: std::env::var("OVK_THREADS")
             .unwrap_or_else(|_| "unset (faer sequential)".into()),

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::kernels::format_bytes;
-use crate::train::bench::{status_kib, synthetic_csv};
-use crate::{OvkError, Result};
+use ovk_core::kernels::format_bytes;
+use ovk_core::{OvkError, Result};
+use ovk_lab::bench_engine::{status_kib, synthetic_csv};
 
 #[derive(clap::Args, Debug)]
 pub struct LowrankArgs {
@@ -55,8 +55,7 @@ pub fn bench_lowrank(a: &LowrankArgs) -> Result<i32> {
     let dir = a
         .data_dir
         .clone()
-        .or_else(|| std::env::var_os("OVK_SHARED_DATA").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("../shared/datasets"));
+        .unwrap_or_else(ovk_lab::datasets::shared_dir);
     let scratch = std::env::temp_dir().join(format!("ovk-bench-lowrank-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| OvkError::io_path(&scratch, e))?;
     let mut cases = Vec::new();

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use crate::{OvkError, Result};
+use ovk_core::{OvkError, Result};
 
 /// Write `args` to standard output, then flush: a closed pipe or a full disk is an error.
 pub fn stdout(args: fmt::Arguments) -> Result<()> {

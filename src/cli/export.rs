@@ -6,10 +6,10 @@ use std::path::Path;
 
 use ndarray::Array2;
 
-use crate::data::OutColumn;
-use crate::methods::TraceRecord;
-use crate::session::{self, output, OutputRules, SessionRecord, Store};
-use crate::{OvkError, Result};
+use ovk_core::data::OutColumn;
+use ovk_core::methods::TraceRecord;
+use ovk_core::session::{self, output, OutputRules, SessionRecord, Store};
+use ovk_core::{OvkError, Result};
 
 pub struct ExportArgs<'a> {
     pub session: &'a str,
@@ -46,8 +46,8 @@ pub fn export(a: ExportArgs) -> Result<i32> {
         a.trace.map(|_| trace(r)),
     ];
     for (out, columns) in outs.iter().zip(tables.into_iter().flatten()) {
-        let format = crate::data::output_format(out.path())?;
-        out.write_with(|w| crate::data::write_table(w, format, &columns))?;
+        let format = ovk_core::data::output_format(out.path())?;
+        out.write_with(|w| ovk_core::data::write_table(w, format, &columns))?;
     }
     Ok(0)
 }
@@ -125,19 +125,9 @@ pub(crate) fn protecting(
         .protect_dir(&s.dir, "the session's directory");
     for data in [&s.record.dataset.path, &s.record.config.data.path] {
         rules = rules.protect_file(data, format!("the data file of session {}", s.record.id));
-        if let Some(side) = crate::data::sidecar_path(data) {
+        if let Some(side) = ovk_core::data::sidecar_path(data) {
             rules = rules.protect_file(&side, "the sidecar of the session's data file");
         }
     }
     Ok(rules)
-}
-
-/// Rules for a file written outside any session (`gen`, `bench data`, a benchmark ledger):
-/// never into the session store, never over a saved session's data file or its sidecar.
-pub(crate) fn outside_store(force: bool, sessions: Option<&Path>) -> Result<OutputRules> {
-    let rules = OutputRules::new(force);
-    Ok(match Store::existing(sessions)? {
-        Some(store) => rules.protect_store(&store),
-        None => rules,
-    })
 }

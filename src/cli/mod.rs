@@ -17,7 +17,6 @@ mod progress;
 mod replay;
 mod run;
 mod sessions;
-mod sizes;
 mod sweep;
 
 use std::path::PathBuf;
@@ -29,7 +28,7 @@ use clap::{
 pub use options::{build_run_config, config_reference, read_config, RawOptions};
 pub use sweep::{expand, read_grid, Grid};
 
-use crate::{OvkError, Result};
+use ovk_core::{OvkError, Result};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -164,17 +163,6 @@ struct GenCmd {
     force: bool,
 }
 
-/// Where `bench data` writes its table.
-#[derive(clap::Args, Debug)]
-struct OutFile {
-    /// The CSV file to write; `-` is standard output
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
-    /// Replace FILE if it exists
-    #[arg(long)]
-    force: bool,
-}
-
 #[derive(clap::Args, Debug)]
 struct ExportCmd {
     /// A session directory, or an id or name in the store
@@ -230,7 +218,7 @@ fn run_option_args() -> Vec<Arg> {
         let defaults: Vec<(String, String)> = owners
             .iter()
             .filter_map(|name| {
-                let m = crate::methods::find(name).ok()?;
+                let m = ovk_core::methods::find(name).ok()?;
                 let s = m.params().iter().find(|s| s.key == spec.key)?;
                 Some((name.to_string(), s.default_value()?.to_string()))
             })
@@ -256,7 +244,7 @@ fn run_option_args() -> Vec<Arg> {
             .help_heading("Method parameters")
             .action(ArgAction::Set)
             .allow_negative_numbers(true);
-        if matches!(spec.kind, crate::methods::ParamKind::Bool) {
+        if matches!(spec.kind, ovk_core::methods::ParamKind::Bool) {
             // A bare `--fixed-metric` means `--fixed-metric true`.
             a = a.num_args(0..=1).default_missing_value("true");
         }
@@ -266,7 +254,7 @@ fn run_option_args() -> Vec<Arg> {
 }
 
 fn command() -> Command {
-    let methods: Vec<String> = crate::methods::registry()
+    let methods: Vec<String> = ovk_core::methods::registry()
         .iter()
         .map(|m| format!("  {:<12} {}", m.name(), m.summary()))
         .collect();
@@ -301,15 +289,15 @@ fn mistyped_command(path: &std::path::Path) -> Option<String> {
         .filter(|w| !path.exists() && !w.contains(['/', '.']))?;
     let cmd = command();
     let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
-    let near = crate::util::text::nearest(word, &names)?;
+    let near = ovk_core::util::text::nearest(word, &names)?;
     Some(format!(
         "`{word}` is neither a file or folder nor a command; did you mean `ovk {near}`?"
     ))
 }
 
 pub fn main() -> i32 {
-    crate::kernels::fit_allocator_to_limits();
-    crate::linalg::configure_parallelism();
+    ovk_core::kernels::fit_allocator_to_limits();
+    ovk_core::linalg::configure_parallelism();
     let matches = match command().try_get_matches() {
         Ok(m) => m,
         Err(e) => {
@@ -412,16 +400,19 @@ fn generate(g: &GenCmd, sessions: Option<&std::path::Path>) -> Result<i32> {
         return Err(OvkError::input("--outputs must be at least 1"));
     }
     // gp_mix holds the 50 latent paths' weights and three GRID×m matrices.
-    sizes::check_table(
+    ovk_core::data::gen_size::check_table(
         "the grid",
-        crate::data::gpmix::GRID + crate::data::gpmix::LATENT,
+        ovk_core::data::gpmix::GRID + ovk_core::data::gpmix::LATENT,
         "--outputs",
         g.outputs,
     )?;
-    use crate::data::{gpmix, output_format, sidecar_for, sidecar_path};
-    use crate::session::output;
+    use ovk_core::data::{gpmix, output_format, sidecar_for, sidecar_path};
+    use ovk_core::session::output;
     let format = output_format(&g.out)?;
-    let out = output::plan(&g.out, &export::outside_store(g.force, sessions)?)?;
+    let out = output::plan(
+        &g.out,
+        &ovk_core::session::OutputRules::outside_store(g.force, sessions)?,
+    )?;
     // A sidecar goes beside a regular file only; one `gen` wrote may be replaced, the user's not.
     let side = match (out.is_file(), sidecar_path(&g.out)) {
         (true, Some(path)) => {
@@ -438,14 +429,14 @@ fn generate(g: &GenCmd, sessions: Option<&std::path::Path>) -> Result<i32> {
             };
             Some(output::plan(
                 &path,
-                &export::outside_store(ours, sessions)?,
+                &ovk_core::session::OutputRules::outside_store(ours, sessions)?,
             )?)
         }
         _ => None,
     };
     let (x, y) = gpmix::gp_mix(g.outputs, g.seed);
     let columns = gpmix::columns(&x, &y);
-    out.write_with(|w| crate::data::write_table(w, format, &columns))?;
+    out.write_with(|w| ovk_core::data::write_table(w, format, &columns))?;
     drop(columns);
     if let Some(side) = &side {
         side.write(gpmix::sidecar_text(g.outputs, g.seed)?.as_bytes())?;

@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::data::{ClassCoding, DataConfig, Scale, TargetScale, Task};
-use crate::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
-use crate::methods::{self, ParamKind, ParamSpec, Params, Value};
-use crate::train::RunConfig;
-use crate::util::text::nearest;
-use crate::{data, kernels};
-use crate::{OvkError, Result};
+use ovk_core::data::{ClassCoding, DataConfig, Scale, TargetScale, Task};
+use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
+use ovk_core::methods::{self, ParamKind, ParamSpec, Params, Value};
+use ovk_core::train::RunConfig;
+use ovk_core::util::text::nearest;
+use ovk_core::{data, kernels};
+use ovk_core::{OvkError, Result};
 
 /// One non-method option of a run.
 pub struct RunOption {
@@ -187,7 +187,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
         )));
     }
     // A config or sweep file is a page of TOML; 16 MiB is far beyond any real one.
-    let bytes = crate::data::files::read_text_file(path, 16 << 20, "a config file")?;
+    let bytes = ovk_core::data::files::read_text_file(path, 16 << 20, "a config file")?;
     String::from_utf8(bytes).map_err(|e| {
         let (b, at) = (e.as_bytes(), e.utf8_error().valid_up_to());
         let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
@@ -433,7 +433,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
                     "--cv-folds must be ≥ 2 and --cv-fold in 0..{folds}, got {folds} and {fold}"
                 )));
             }
-            dc.cv = Some(crate::data::CvFold { folds, fold });
+            dc.cv = Some(ovk_core::data::CvFold { folds, fold });
         }
         _ => return Err(OvkError::input("--cv-folds and --cv-fold go together")),
     }

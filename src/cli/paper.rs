@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::methods::Observer;
-use crate::session::Store;
-use crate::train::papers::{self, Stat, Table, EXPERIMENTS};
-use crate::{OvkError, Result};
+use ovk_core::methods::Observer;
+use ovk_core::session::Store;
+use ovk_core::{OvkError, Result};
+use ovk_lab::papers::{self, Stat, Table, EXPERIMENTS};
 
 #[derive(clap::Args, Debug)]
 pub struct PaperArgs {

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use crate::session::{self, output, OutputRules, Store};
-use crate::train::{predict_file, write_predictions};
-use crate::Result;
+use ovk_core::session::{self, output, OutputRules, Store};
+use ovk_core::train::{predict_file, write_predictions};
+use ovk_core::Result;
 
 pub fn predict(
     arg: &str,
@@ -22,7 +22,7 @@ pub fn predict(
     let loaded = session::load(&dir)?;
     let mut rules = super::export::protecting(OutputRules::new(force), &loaded, sessions)?
         .protect_file(data, "the data file being predicted");
-    if let Some(side) = crate::data::sidecar_path(data) {
+    if let Some(side) = ovk_core::data::sidecar_path(data) {
         rules = rules.protect_file(&side, "the sidecar of the data file being predicted");
     }
     // Checked before the (possibly long) prediction, so a refused --out costs nothing.

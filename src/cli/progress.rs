@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::methods::{Observer, Phase, TraceRecord};
+use ovk_core::methods::{Observer, Phase, TraceRecord};
 
 /// How long a cancelled fit may take to stop by itself before the watchdog ends the process.
 const GRACE: Duration = Duration::from_millis(800);

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use crate::methods::Silent;
-use crate::session::{self, Store};
-use crate::{train, Result};
+use ovk_core::methods::Silent;
+use ovk_core::session::{self, Store};
+use ovk_core::{train, Result};
 
 /// Relative tolerance for `--verify`: the engine is deterministic, so a re-run should agree to
 /// the last bits; this leaves room only for summation order in threaded kernels.
@@ -32,7 +32,7 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
         false => Store::open(sessions)?.resolve(arg)?,
     };
     if data.is_some() && !verify {
-        return Err(crate::OvkError::input(
+        return Err(ovk_core::OvkError::input(
             "--data goes with --verify (it names the data file to re-run the session on)",
         ));
     }
@@ -161,16 +161,16 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
 
 /// The saved configuration pointed at the file found. A copy without its sidecar gets the
 /// roles the sidecar gave (they are in the record), so the re-run reads the same columns.
-fn relocated_config(r: &session::SessionRecord, path: &Path) -> crate::train::RunConfig {
+fn relocated_config(r: &session::SessionRecord, path: &Path) -> ovk_core::train::RunConfig {
     let mut cfg = r.config.clone();
     let had_roles = cfg.data.class.is_some() || cfg.data.targets.is_some();
     cfg.data.path = path.to_path_buf();
-    let sidecar_here = crate::data::sidecar_path(path).is_some_and(|p| p.is_file());
+    let sidecar_here = ovk_core::data::sidecar_path(path).is_some_and(|p| p.is_file());
     if !had_roles && !sidecar_here {
         match (r.model.as_ref().and_then(|m| m.class.as_ref()), r.task) {
             (Some(c), _) => cfg.data.class = Some(c.column.clone()),
             // An older session does not name its class column: the sidecar must.
-            (None, crate::data::Task::Multiclass) => return cfg,
+            (None, ovk_core::data::Task::Multiclass) => return cfg,
             (None, _) => cfg.data.targets = Some(r.dataset.targets.clone()),
         }
         cfg.data.features = Some(r.feature_names.clone());

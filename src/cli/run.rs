@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::options::{blame_config, build_run_config, read_config, RawOptions};
 use super::progress::CliProgress;
-use crate::session::Store;
-use crate::{train, Result};
+use ovk_core::session::Store;
+use ovk_core::{train, Result};
 
 pub fn run(
     config: Option<&Path>,
@@ -34,7 +34,7 @@ pub fn run(
     progress.finish();
     let outcome = outcome?;
     // A signal that arrived after the fit's last check still means: do not save.
-    crate::methods::check_cancel(&progress)?;
+    ovk_core::methods::check_cancel(&progress)?;
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     let r = &outcome.record;
 

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::session::{display_safe as safe, Listing, Store};
-use crate::Result;
+use ovk_core::session::{display_safe as safe, Listing, Store};
+use ovk_core::Result;
 
 pub fn list(sessions: Option<&Path>, as_json: bool) -> Result<i32> {
     // Listing never creates the store: an absent one has no sessions.

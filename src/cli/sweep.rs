@@ -10,14 +10,14 @@ use super::options::{
     all_keys, blame_config, build_run_config, method_params, read_text, unknown_option, RawOptions,
 };
 use super::progress::CliProgress;
-use crate::methods::Observer;
-use crate::session::{self, Store};
-use crate::train::sweep::{
+use ovk_core::methods::Observer;
+use ovk_core::session::{self, Store};
+use ovk_core::train::sweep::{
     check_size, collect, grid_values, refit_best, run_sweep, SweepResult, MAX_CONFIGURATIONS,
     MAX_FITS,
 };
-use crate::train::RunConfig;
-use crate::{OvkError, Result};
+use ovk_core::train::RunConfig;
+use ovk_core::{OvkError, Result};
 
 /// Keys that may hold several values in a sweep: the modelling choices. Data keys that name
 /// columns (features, targets, views) keep their list meaning.

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::data::Table;
-use crate::session::{Listing, SessionRecord};
-use crate::train::{RunMessage, RunOutcome};
+use ovk_core::data::Table;
+use ovk_core::session::{Listing, SessionRecord};
+use ovk_core::train::{RunMessage, RunOutcome};
 
 use super::state::{FileEntry, MarkedRun, Pane, Role};
 

@@ -16,9 +16,9 @@ use super::state::{Pane, State};
 use super::terminal;
 use super::theme::{ColorMode, Theme};
 use super::update::{redraws, show_replayed, update};
-use crate::session::Store;
-use crate::train::RunOutcome;
-use crate::{OvkError, Result};
+use ovk_core::session::Store;
+use ovk_core::train::RunOutcome;
+use ovk_core::{OvkError, Result};
 
 const FRAME: Duration = Duration::from_millis(50);
 

@@ -6,7 +6,7 @@
 
 use serde_json::Value as Json;
 
-use crate::session::SessionRecord;
+use ovk_core::session::SessionRecord;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axes {

@@ -2,8 +2,8 @@
 //! run saved, else — for a session saved before they existed — the test part recomputed from
 //! its saved predictions and targets.
 
-use crate::metrics::{self, PartDiagnostics};
-use crate::train::RunOutcome;
+use ovk_core::metrics::{self, PartDiagnostics};
+use ovk_core::train::RunOutcome;
 
 /// The diagnostics of `part` ("train" or "test"), or why there are none.
 pub fn of(outcome: &RunOutcome, part: &str) -> Result<PartDiagnostics, String> {

@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, SendError, Sender, TryRecvError};
 
-use crate::data::{self, DataConfig, PrepareOptions};
-use crate::kernels::median_distance;
-use crate::session::{self, output, Store};
-use crate::train::{self, RunHandle, RunMessage, RunOutcome};
-use crate::{OvkError, Result};
+use ovk_core::data::{self, DataConfig, PrepareOptions};
+use ovk_core::kernels::median_distance;
+use ovk_core::session::{self, output, Store};
+use ovk_core::train::{self, RunHandle, RunMessage, RunOutcome};
+use ovk_core::{OvkError, Result};
 
 use super::action::Action;
 use super::effect::Effect;
@@ -136,7 +136,7 @@ impl Driver {
                 name,
                 data,
             } => self.in_background(move || {
-                let r = crate::train::predict_file(&session, &data)
+                let r = ovk_core::train::predict_file(&session, &data)
                     .map(|table| {
                         Box::new(super::state::Predictions {
                             session: name,

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::data::DataConfig;
-use crate::train::{RunConfig, RunOutcome};
+use ovk_core::data::DataConfig;
+use ovk_core::train::{RunConfig, RunOutcome};
 
 #[derive(Debug)]
 pub enum Effect {

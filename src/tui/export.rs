@@ -3,10 +3,10 @@
 //! (Charts), the records table or the metrics (Results), the runs table as filtered and sorted
 //! (Sessions). The driver writes it to a new file through the engine's output rules.
 
-use crate::methods::TraceRecord;
+use ovk_core::methods::TraceRecord;
 use std::path::PathBuf;
 
-use crate::session::Listing;
+use ovk_core::session::Listing;
 
 use super::axes;
 use super::state::{columns, Pane, State};
@@ -254,7 +254,7 @@ fn sweep_csv(s: &State) -> Result<(String, String), String> {
 }
 
 /// The predictions table as `ovk predict --out` writes it: scores, then decoded columns.
-fn predictions_csv(t: &crate::train::PredictionTable) -> String {
+fn predictions_csv(t: &ovk_core::train::PredictionTable) -> String {
     let cols = t.columns();
     let mut out = cols
         .iter()
@@ -266,8 +266,8 @@ fn predictions_csv(t: &crate::train::PredictionTable) -> String {
         let cells: Vec<String> = cols
             .iter()
             .map(|(_, c)| match c {
-                crate::data::OutColumn::Numbers(v) => format!("{}", v[i]),
-                crate::data::OutColumn::Text(v) => field(&v[i]),
+                ovk_core::data::OutColumn::Numbers(v) => format!("{}", v[i]),
+                ovk_core::data::OutColumn::Text(v) => field(&v[i]),
             })
             .collect();
         out.push_str(&cells.join(","));

@@ -2,7 +2,7 @@
 //! beside the file when there is one, else from the naming convention of the bundled datasets
 //! (`target_*` regression outputs, `label_*` multi-label indicators). The user then edits them.
 
-use crate::data::{ColumnSummary, Table};
+use ovk_core::data::{ColumnSummary, Table};
 
 use super::state::Role;
 
@@ -104,7 +104,7 @@ fn marks_test_rows(c: &ColumnSummary) -> bool {
 /// For a text column the engine one-hot encodes as a feature: its number of levels.
 pub fn one_hot(c: &ColumnSummary) -> Option<usize> {
     c.levels
-        .filter(|&k| k <= crate::data::MAX_LEVELS && !c.date_like)
+        .filter(|&k| k <= ovk_core::data::MAX_LEVELS && !c.date_like)
 }
 
 /// Whether a column can be a kernel input: numeric, or text with few values (one-hot); not a

@@ -5,7 +5,7 @@
 //! re-solves C for the final L after its last record; lowrank-okl keeps its path's best λ,
 //! not its last).
 
-use crate::session::SessionRecord;
+use ovk_core::session::SessionRecord;
 
 use super::widgets::{count, fmt_num};
 

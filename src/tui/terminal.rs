@@ -15,7 +15,7 @@ use crossterm::{cursor, execute, queue};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-use crate::{OvkError, Result};
+use ovk_core::{OvkError, Result};
 
 pub type Term = Terminal<CrosstermBackend<super::sgr::Classic<std::io::Stdout>>>;
 

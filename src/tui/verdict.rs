@@ -2,16 +2,16 @@
 //! replay: its headline metric, its iterations, and — never left to the Results pane alone —
 //! that it stopped before converging.
 
-use crate::methods::Value;
-use crate::session::SessionRecord;
-use crate::train::RunOutcome;
+use ovk_core::methods::Value;
+use ovk_core::session::SessionRecord;
+use ovk_core::train::RunOutcome;
 
 use super::widgets::count;
 
 /// "test accuracy 0.9712, 37 iterations", then " — not converged (hit max_iter 3)" when so.
 pub fn headline(o: &RunOutcome) -> String {
     let r = &o.record;
-    let (key, _) = crate::metrics::primary(r.task);
+    let (key, _) = ovk_core::metrics::primary(r.task);
     let metric = r
         .metrics
         .test

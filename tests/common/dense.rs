@@ -1,7 +1,7 @@
 //! Brute-force dense formulas the method tests check against.
 
 use ndarray::Array2;
-use ovk::linalg::lu;
+use ovk_core::linalg::lu;
 
 /// Solve `M G A Q + c A = Y` densely: `(Q ⊗ M G + c I) vec(A) = vec(Y)` (Q symmetric,
 /// column-major vec).

@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use ovk::data::{DataConfig, DatasetInfo, Scale, Task};
-use ovk::kernels::{Kernel, KernelSpec};
-use ovk::methods::{Params, TraceRecord, Value};
-use ovk::session::{KernelRecord, Metrics, SessionRecord, Split, Store, Timings, SCHEMA};
-use ovk::train::RunConfig;
+use ovk_core::data::{DataConfig, DatasetInfo, Scale, Task};
+use ovk_core::kernels::{Kernel, KernelSpec};
+use ovk_core::methods::{Params, TraceRecord, Value};
+use ovk_core::session::{KernelRecord, Metrics, SessionRecord, Split, Store, Timings, SCHEMA};
+use ovk_core::train::RunConfig;
 
 /// A fresh, empty store under the temp directory, unique to this process and test.
 pub fn temp_store(name: &str) -> (PathBuf, Store) {

@@ -10,9 +10,9 @@ pub mod fixture;
 pub mod support;
 
 use ndarray::Array2;
-use ovk::data::rng::Rng;
-use ovk::kernels::{input_factor, InputFactor, InputRank, Kernel, KernelSpec, Landmarks};
-use ovk::methods::{self, Collect, Fit, Params, Problem, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{input_factor, InputFactor, InputRank, Kernel, KernelSpec, Landmarks};
+use ovk_core::methods::{self, Collect, Fit, Params, Problem, Value};
 
 /// A rows×cols matrix of independent standard normal draws.
 pub fn normal(rng: &mut Rng, rows: usize, cols: usize) -> Array2<f64> {

@@ -40,7 +40,7 @@ pub fn scratch(tag: &str, file: &str) -> PathBuf {
 }
 
 /// The contract for a refusal: exit status 2 and a message naming one of `names`.
-pub fn refusal(e: &ovk::OvkError, names: &[&str]) -> Result<(), TestCaseError> {
+pub fn refusal(e: &ovk_core::OvkError, names: &[&str]) -> Result<(), TestCaseError> {
     let msg = e.to_string();
     proptest::prop_assert_eq!(e.exit_code(), 2, "not a user-input error: {:?}", e);
     proptest::prop_assert!(!msg.trim().is_empty());

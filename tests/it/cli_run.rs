@@ -53,7 +53,7 @@ fn okl_on_digits_saves_a_psd_output_kernel_and_both_solvers_agree() {
             assert_eq!(l[[i, j]], l[[j, i]], "L symmetric");
         }
     }
-    let eig = ovk::linalg::eigh(l.view()).unwrap();
+    let eig = ovk_core::linalg::eigh(l.view()).unwrap();
     assert!(
         eig.values[0] > -1e-10 * eig.values[9],
         "L PSD: {:?}",

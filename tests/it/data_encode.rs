@@ -6,7 +6,7 @@ use crate::common::binary;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ovk::data::{prepare, Categorical, DataConfig, PrepareOptions};
+use ovk_core::data::{prepare, Categorical, DataConfig, PrepareOptions};
 
 fn csv() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mixed_columns.csv")

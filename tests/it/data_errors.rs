@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ovk::data::{load_table, prepare, read_numeric_columns, DataConfig, PrepareOptions};
+use ovk_core::data::{load_table, prepare, read_numeric_columns, DataConfig, PrepareOptions};
 
 fn temp(name: &str, text: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("ovk-errors-{}-{name}", std::process::id()));
@@ -258,7 +258,7 @@ fn conflicting_roles() {
     cfg.features = Some(vec!["a".into(), "c".into()]);
     assert!(prepare_err(&cfg).contains("column `c` is chosen both as a feature and as an output"));
     let mut cfg = class_cfg(&p, "c");
-    cfg.task = Some(ovk::data::Task::Regression);
+    cfg.task = Some(ovk_core::data::Task::Regression);
     assert!(prepare_err(&cfg).contains("task regression needs target columns"));
 }
 
@@ -285,7 +285,7 @@ fn multilabel_task_needs_binary_columns() {
     let p = temp("notbinary.csv", "a,l1,l2\n1,0,1\n2,1,2\n3,0,0\n");
     let mut cfg = DataConfig::new(&p);
     cfg.targets = Some(vec!["l1..l2".into()]);
-    cfg.task = Some(ovk::data::Task::Multilabel);
+    cfg.task = Some(ovk_core::data::Task::Multilabel);
     let e = prepare_err(&cfg);
     assert!(e.contains("`l2` holds `2` in data row 2"), "{e}");
 }

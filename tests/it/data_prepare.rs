@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ovk::data::{
+use ovk_core::data::{
     load_table, prepare, read_numeric_columns, sha256_hex, write_parquet, ClassCoding, DataConfig,
     PrepareOptions, Prepared, Scale, Task,
 };

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use ovk::session::{self, Listing, Store};
+use ovk_core::session::{self, Listing, Store};
 
 fn examples() -> Vec<std::path::PathBuf> {
     let store = Store::open(Some(
@@ -80,14 +80,14 @@ fn every_example_replays_and_verifies_from_any_directory() {
 #[ignore]
 fn regenerate_example_models() {
     // As the binary that saved them: faer sequential unless OVK_THREADS says otherwise.
-    ovk::linalg::configure_parallelism();
+    ovk_core::linalg::configure_parallelism();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for d in examples() {
         let s = session::load(&d).unwrap();
         let mut rec = s.record.clone();
         let mut cfg = rec.config.clone();
         cfg.data.path = root.join(&cfg.data.path);
-        let rerun = ovk::train::run(&cfg, &mut ovk::methods::Silent).unwrap();
+        let rerun = ovk_core::train::run(&cfg, &mut ovk_core::methods::Silent).unwrap();
         let mut exact = true;
         for name in rec.matrices.keys() {
             let saved = s.matrix(name).unwrap();
@@ -146,7 +146,7 @@ fn examples_predict_their_stored_test_rows_bit_for_bit() {
         if s.record.model.is_none() {
             continue;
         }
-        let table = ovk::train::predict_file(&d, &root.join(&s.record.dataset.path)).unwrap();
+        let table = ovk_core::train::predict_file(&d, &root.join(&s.record.dataset.path)).unwrap();
         let stored = s.matrix("predictions_test").unwrap();
         for (k, &row) in s.record.split.test.iter().enumerate() {
             for j in 0..stored.ncols() {

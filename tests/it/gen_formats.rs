@@ -6,8 +6,8 @@ use crate::common::binary;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ovk::data::gpmix::gp_mix;
-use ovk::data::read_numeric_columns;
+use ovk_core::data::gpmix::gp_mix;
+use ovk_core::data::read_numeric_columns;
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ovk-gen-{tag}-{}", std::process::id()));
@@ -64,7 +64,9 @@ fn every_format_round_trips_with_its_sidecar() {
                 );
             }
         }
-        let side = ovk::data::sidecar_for(&path).unwrap().expect("a sidecar");
+        let side = ovk_core::data::sidecar_for(&path)
+            .unwrap()
+            .expect("a sidecar");
         assert_eq!(side.features, Some(vec!["x".to_string()]));
         assert_eq!(side.targets, Some(vec!["y0..y6".to_string()]));
         // No role flags needed.

@@ -199,7 +199,7 @@ fn quoted_newline_loads() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(BAD)
         .join("quoted_newline.csv");
-    let table = ovk::data::load_table(&path, 5).expect("quoted newlines load");
+    let table = ovk_core::data::load_table(&path, 5).expect("quoted newlines load");
     assert_eq!(table.n_rows, 5);
     assert_eq!(table.head[0][1], "two\nlines");
 
@@ -263,7 +263,7 @@ fn truncated_parquet() {
     let dir = scratch("parquet");
     let whole = dir.join("whole.parquet");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/linnerud.csv");
-    ovk::data::write_parquet(&src, &whole).unwrap();
+    ovk_core::data::write_parquet(&src, &whole).unwrap();
     let bytes = std::fs::read(&whole).unwrap();
     let cut = dir.join("cut.parquet");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();

@@ -2,10 +2,10 @@
 
 use crate::common::normal;
 use ndarray::Array2;
-use ovk::data::rng::Rng;
-use ovk::kernels::Kernel;
-use ovk::methods::{find, Collect, Params, Problem, Value};
-use ovk::OvkError;
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::Kernel;
+use ovk_core::methods::{find, Collect, Params, Problem, Value};
+use ovk_core::OvkError;
 
 fn random(n: usize, d: usize, seed: u64) -> Array2<f64> {
     normal(&mut Rng::new(seed), n, d)
@@ -22,7 +22,7 @@ fn problem(n: usize, n_test: usize) -> Problem {
         .with_names(&["a", "b", "c"], &["u", "v"])
 }
 
-fn fit(p: &Problem, params: Params) -> ovk::Result<ovk::methods::Fit> {
+fn fit(p: &Problem, params: Params) -> ovk_core::Result<ovk_core::methods::Fit> {
     let m = find("kde")?;
     params.validate("kde", m.params())?;
     m.fit(p, &params, &mut Collect::default())
@@ -95,7 +95,7 @@ fn closed_form_is_the_weighted_sum_of_training_outputs() {
     let alpha = &f.matrices[0].1;
     let lg = p.y.dot(&p.y.t());
     let w = lg.dot(alpha) / 20.0;
-    let kx = ovk::kernels::cross_gram(&p.kernel, p.x.view(), p.x_test.view()).unwrap();
+    let kx = ovk_core::kernels::cross_gram(&p.kernel, p.x.view(), p.x_test.view()).unwrap();
     let reference = w.dot(&kx).t().dot(&p.y);
     let e = (&pred - &reference)
         .iter()

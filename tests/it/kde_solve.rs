@@ -3,12 +3,12 @@
 
 use crate::common::normal;
 use ndarray::{Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, Kernel};
-use ovk::linalg::{eigh, sylvester_sym};
-use ovk::methods::kde::incomplete_cholesky;
-use ovk::methods::kde::lowrank::solve_low_rank;
-use ovk::methods::kde::solve::{
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{gram, Kernel};
+use ovk_core::linalg::{eigh, sylvester_sym};
+use ovk_core::methods::kde::incomplete_cholesky;
+use ovk_core::methods::kde::lowrank::solve_low_rank;
+use ovk_core::methods::kde::solve::{
     input_eigen, objective, residual, solve_alpha, solve_alpha_kronecker, solve_exact,
     solve_exact_by, t_matrix, Ovk, Route, RouteChoice, BACKWARD_ERROR_LIMIT,
 };
@@ -92,15 +92,15 @@ fn identity_kernel_is_eq3_ridge_with_lambda() {
     // (K + λI)⁻¹ by LU, as printed
     let mut reg = c.k.clone();
     reg.diag_mut().mapv_inplace(|v| v + lambda);
-    let ridge = ovk::linalg::lu(reg.view())
+    let ridge = ovk_core::linalg::lu(reg.view())
         .unwrap()
         .solve(Array2::<f64>::eye(nn).view());
     let e = rel(&sol.w, &ridge);
     assert!(e < 1e-10, "W vs (K + λI)⁻¹: {e:e}");
     // the scores on new points: Φ_lᵀ Ψ-form l_yᵀ (K + λI)⁻¹ k_x
     let xt = random(4, 3, 99);
-    let kx =
-        ovk::kernels::cross_gram(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), xt.view()).unwrap();
+    let kx = ovk_core::kernels::cross_gram(&Kernel::Gaussian { sigma: 1.5 }, c.x.view(), xt.view())
+        .unwrap();
     let s1 = c.lg.dot(&sol.w).dot(&kx);
     let s2 = c.lg.dot(&ridge.dot(&kx));
     let e = rel(&s1, &s2);
@@ -108,7 +108,7 @@ fn identity_kernel_is_eq3_ridge_with_lambda() {
     // the old behaviour, ridge nλ, is far from it
     let mut reg_n = c.k.clone();
     reg_n.diag_mut().mapv_inplace(|v| v + nn as f64 * lambda);
-    let ridge_n = ovk::linalg::lu(reg_n.view())
+    let ridge_n = ovk_core::linalg::lu(reg_n.view())
         .unwrap()
         .solve(Array2::<f64>::eye(nn).view());
     assert!(rel(&sol.w, &ridge_n) > 0.1);
@@ -171,7 +171,7 @@ fn linear_output_kernel_equals_vector_valued_kernel_ridge() {
                 // Γ = Yᵀ M' Y / n, M' = nε (k + nεI)⁻¹
                 let mut m = c.k.clone();
                 m.diag_mut().mapv_inplace(|v| v + n * eps);
-                let mp = ovk::linalg::lu(m.view()).unwrap().solve(c.y.view()) * (n * eps);
+                let mp = ovk_core::linalg::lu(m.view()).unwrap().solve(c.y.view()) * (n * eps);
                 c.y.t().dot(&mp) / n
             }
         };
@@ -244,7 +244,7 @@ fn tiny_n_epsilon_lambda_regime_is_accurate() {
 /// The route docs/methods.md §3 warns about, transcribed independently of the library's:
 /// `S = D^{1/2} G D^{1/2} = P diag(t) Pᵀ`, `α̃ = D^{1/2} P [(Pᵀ D^{-1/2}) ⊘ (t sᵀ/n + λ)]`.
 fn symmetrised_route(
-    ke: &ovk::linalg::SymEigen,
+    ke: &ovk_core::linalg::SymEigen,
     lg: &Array2<f64>,
     eps: f64,
     lambda: f64,

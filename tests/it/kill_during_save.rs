@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use binary::stdout;
-use ovk::data::rng::Rng;
+use ovk_core::data::rng::Rng;
 
 /// Many outputs, so the save (coefficients, predictions and targets, each synced) takes long
 /// enough to be hit.
@@ -154,7 +154,7 @@ fn sigkill_during_save_leaves_the_store_intact() {
 
         // The previous session is bit for bit what it was, and still loads.
         assert_eq!(snapshot(&previous), before, "delay {delay_us} µs");
-        ovk::session::load(&previous).unwrap();
+        ovk_core::session::load(&previous).unwrap();
         // Every listed entry is a complete session; work directories are not listed.
         let (sessions, _) = entries(&store);
         let lines = listed(&store);
@@ -164,7 +164,7 @@ fn sigkill_during_save_leaves_the_store_intact() {
             "delay {delay_us} µs: {lines:?}"
         );
         for s in &sessions {
-            ovk::session::load(s).unwrap_or_else(|e| panic!("delay {delay_us} µs: {e}"));
+            ovk_core::session::load(s).unwrap_or_else(|e| panic!("delay {delay_us} µs: {e}"));
         }
     }
     eprintln!("{hit_during_write} kills landed during the write, {published} saves completed");

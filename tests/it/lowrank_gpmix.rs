@@ -1,6 +1,6 @@
 //! The gp-mix generator of the low-rank OKL benchmark (docs/methods.md §2).
 
-use ovk::data::gpmix::{gp_mix, gp_mix_parts, write_csv, GRID};
+use ovk_core::data::gpmix::{gp_mix, gp_mix_parts, write_csv, GRID};
 
 #[test]
 fn shape_and_grid() {

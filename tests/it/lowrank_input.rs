@@ -5,9 +5,9 @@
 
 use crate::common::{self, dense, max_abs_diff, params, scale};
 use ndarray::{Array2, Axis};
-use ovk::kernels::{gram, input_factor, InputRank, Kernel, KernelName, Landmarks};
-use ovk::linalg::cholesky;
-use ovk::methods::{self, Collect, Fit, Params, Problem, ProblemShape, Route, Value};
+use ovk_core::kernels::{gram, input_factor, InputRank, Kernel, KernelName, Landmarks};
+use ovk_core::linalg::cholesky;
+use ovk_core::methods::{self, Collect, Fit, Params, Problem, ProblemShape, Route, Value};
 
 /// ℓ training and t test points in 3-D with m correlated outputs, problem seed 11.
 fn problem(seed: u64, l: usize, t: usize, m: usize, kernel: Kernel, rank: InputRank) -> Problem {

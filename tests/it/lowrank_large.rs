@@ -3,10 +3,10 @@
 
 use crate::common::matrix;
 use ndarray::Array2;
-use ovk::data::rng::Rng;
-use ovk::kernels::Kernel;
-use ovk::methods::lowrank_okl::LowRankOkl;
-use ovk::methods::{Method, Params, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::Kernel;
+use ovk_core::methods::lowrank_okl::LowRankOkl;
+use ovk_core::methods::{Method, Params, Problem, Silent, Value};
 
 fn peak_rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -3,11 +3,11 @@
 
 use crate::common::{matrix, max_abs_diff, normal, smooth_problem};
 use ndarray::{Array1, Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, Kernel};
-use ovk::linalg::{cholesky, eigh, sylvester_sym};
-use ovk::methods::lowrank_okl::{LowRankOkl, Reduced, TrainSplit};
-use ovk::methods::{Collect, Method, Observer, Params, Phase, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{gram, Kernel};
+use ovk_core::linalg::{cholesky, eigh, sylvester_sym};
+use ovk_core::methods::lowrank_okl::{LowRankOkl, Reduced, TrainSplit};
+use ovk_core::methods::{Collect, Method, Observer, Params, Phase, Problem, Silent, Value};
 
 fn alpha_of(p: &Problem) -> f64 {
     let k = gram(&p.kernel, p.x.view()).unwrap();
@@ -375,7 +375,7 @@ fn a_val_fraction_chooses_on_training_rows_and_refits_on_all() {
     );
     let path = LowRankOkl.fit(&by_hand, &base, &mut Silent).unwrap();
     assert_eq!(path.details["lambda"].as_f64().unwrap(), lambda);
-    let scores = |f: &ovk::methods::Fit| -> Vec<(f64, f64)> {
+    let scores = |f: &ovk_core::methods::Fit| -> Vec<(f64, f64)> {
         f.details["path"]
             .as_array()
             .unwrap()

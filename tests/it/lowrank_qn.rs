@@ -3,11 +3,11 @@
 
 use crate::common::{matrix, normal, smooth_problem};
 use ndarray::{Array1, Array2};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, Kernel};
-use ovk::linalg::cholesky;
-use ovk::methods::lowrank_okl::{value_and_gradient, LowRankOkl, Reduced};
-use ovk::methods::{Collect, Method, Params, Problem, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{gram, Kernel};
+use ovk_core::linalg::cholesky;
+use ovk_core::methods::lowrank_okl::{value_and_gradient, LowRankOkl, Reduced};
+use ovk_core::methods::{Collect, Method, Params, Problem, Value};
 
 /// Eq. (4) at full size.
 fn q_full(k: &Array2<f64>, y: &Array2<f64>, a: &Array2<f64>, b: &Array2<f64>, lambda: f64) -> f64 {
@@ -94,7 +94,7 @@ fn fit(
     lambda: Option<f64>,
     rank: usize,
     obs: &mut Collect,
-) -> ovk::methods::Fit {
+) -> ovk_core::methods::Fit {
     let mut ps = Params::new()
         .with("solver", Value::Text(solver.into()))
         .with("rank", Value::Int(rank as i64))
@@ -207,7 +207,7 @@ fn null_space_reduction_is_exact_on_a_singular_kernel() {
         );
         // Predictions are K(x, X) A Bᵀ: the model agrees with the formula on new points.
         let x_new = normal(&mut rng, 4, d);
-        let k_new = ovk::kernels::cross_gram(&p.kernel, x_new.view(), p.x.view()).unwrap();
+        let k_new = ovk_core::kernels::cross_gram(&p.kernel, x_new.view(), p.x.view()).unwrap();
         let want = k_new.dot(&a).dot(&b.t());
         let got = f.model.predict(x_new.view()).unwrap();
         let diff = (&got - &want).iter().fold(0.0f64, |w, v| w.max(v.abs()));

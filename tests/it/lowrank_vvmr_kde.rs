@@ -7,12 +7,12 @@ use crate::common::{
     binary, dense, fit, fit_factor, matrix, max_abs_diff, normal, scale, sine_problem,
 };
 use ndarray::s;
-use ovk::data::rng::Rng;
-use ovk::kernels::{
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{
     knn_graph, knn_sparse, laplacian, laplacian_power, GraphWeights, InputRank, Kernel,
     LaplacianKind, SparseLaplacian,
 };
-use ovk::methods::{self, vvmr, Collect, Params, Problem, Value};
+use ovk_core::methods::{self, vvmr, Collect, Params, Problem, Value};
 
 /// n training rows (the first `labeled` of them with targets, the rest NaN) and t test rows in
 /// 3-D with m outputs.

@@ -1,8 +1,8 @@
 //! Metrics against values computed by hand, and AUC against the O(n²) pair count.
 
 use ndarray::{array, Array2};
-use ovk::data::{ClassCoding, Task};
-use ovk::metrics::{
+use ovk_core::data::{ClassCoding, Task};
+use ovk_core::metrics::{
     accuracy, auc, hamming_loss, mean_auc, mse, per_label_auc, primary, r2, rbf_loss, scores,
 };
 
@@ -225,7 +225,7 @@ fn primary_metric_direction() {
 
 #[test]
 fn confusion_matrix_by_hand() {
-    use ovk::metrics::confusion;
+    use ovk_core::metrics::confusion;
     // truths 0,0,1,2,2 (one-hot ±1); predictions argmax 0,1,1,2,0; a NaN truth row is skipped.
     let y = array![
         [1.0, -1.0, -1.0],
@@ -251,7 +251,7 @@ fn confusion_matrix_by_hand() {
 
 #[test]
 fn per_label_precision_recall_auc_by_hand() {
-    use ovk::metrics::per_label;
+    use ovk_core::metrics::per_label;
     // label 0: truth + + − −, scores .9 −.2 .4 −.8 → TP 1, FP 1, FN 1: precision ½, recall ½;
     // AUC: positive .9 beats both negatives, −.2 beats −.8 only → 3/4.
     // label 1: truth all − → recall and AUC undefined, one false positive → precision 0.
@@ -274,7 +274,7 @@ fn per_label_precision_recall_auc_by_hand() {
 
 #[test]
 fn regression_output_fit_by_hand() {
-    use ovk::metrics::{diagnostics, output_fit, SCATTER_POINTS};
+    use ovk_core::metrics::{diagnostics, output_fit, SCATTER_POINTS};
     // truth 1 2 3, prediction 1 3 3: SSE 1, SST 2 → R² ½, MSE ⅓; the NaN truth row is skipped.
     let y = array![1.0, 2.0, 3.0, f64::NAN];
     let f = array![1.0, 3.0, 3.0, 7.0];

@@ -4,14 +4,14 @@
 //! the proximal step of eq. (12), the block norms.
 
 use ndarray::{s, Array1, Array2};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, Kernel};
-use ovk::linalg::{cholesky, eigh};
-use ovk::methods::mvml::basis::Basis;
-use ovk::methods::mvml::grams::Features;
-use ovk::methods::mvml::metric::Metric;
-use ovk::methods::mvml::solver::{a_step, profile, prox_factors, Profile, Settings, Shared};
-use ovk::methods::mvml::spectral;
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{gram, Kernel};
+use ovk_core::linalg::{cholesky, eigh};
+use ovk_core::methods::mvml::basis::Basis;
+use ovk_core::methods::mvml::grams::Features;
+use ovk_core::methods::mvml::metric::Metric;
+use ovk_core::methods::mvml::solver::{a_step, profile, prox_factors, Profile, Settings, Shared};
+use ovk_core::methods::mvml::spectral;
 
 fn random(r: &mut Rng, n: usize, d: usize) -> Array2<f64> {
     Array2::from_shape_fn((n, d), |_| r.normal())
@@ -108,7 +108,7 @@ fn g_step_solves_its_normal_equations() {
     // and the objective pieces are those of (7) at this g
     let fit = (&y - &z.dot(&g)).mapv(|x| x * x).sum();
     assert!((fit - p.fit).abs() < 1e-8 * (1.0 + fit));
-    let ainv_g = ovk::linalg::cholesky(a.view())
+    let ainv_g = ovk_core::linalg::cholesky(a.view())
         .unwrap()
         .solve(g.view().insert_axis(ndarray::Axis(1)))
         .column(0)
@@ -471,7 +471,7 @@ fn covariance_start_on_nystrom_features_solves_the_dense_g_step() {
     for root in [false, true] {
         let f = Features::nystrom(&factors, root).unwrap();
         let shared = Shared::new(&f, true);
-        let o = ovk::methods::mvml::solver::OutputFit::start(
+        let o = ovk_core::methods::mvml::solver::OutputFit::start(
             &shared,
             Array2::ones((v, v)),
             y.view(),

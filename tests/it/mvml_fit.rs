@@ -2,11 +2,11 @@
 //! the objective never increases, and a clear error without views.
 
 use ndarray::{Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::data::{Task, View};
-use ovk::kernels::{cross_gram, gram, KernelSpec, Sigma};
-use ovk::methods::krr::solve_ridge;
-use ovk::methods::{Collect, Fit, Method, Params, Problem, Silent, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::data::{Task, View};
+use ovk_core::kernels::{cross_gram, gram, KernelSpec, Sigma};
+use ovk_core::methods::krr::solve_ridge;
+use ovk_core::methods::{Collect, Fit, Method, Params, Problem, Silent, Value};
 
 fn problem(n: usize, n_test: usize, dims: &[usize], outputs: usize, seed: u64) -> Problem {
     let mut r = Rng::new(seed);
@@ -42,7 +42,7 @@ fn problem(n: usize, n_test: usize, dims: &[usize], outputs: usize, seed: u64) -
 }
 
 fn mvml() -> &'static dyn Method {
-    ovk::methods::find("mvml").unwrap()
+    ovk_core::methods::find("mvml").unwrap()
 }
 
 fn max_rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
@@ -371,7 +371,7 @@ fn nystrom_decomposition_reports_a_step_per_view_and_one_for_the_basis() {
         want.extend((1..=total).map(|i| (i, total)));
         assert_eq!(obs.steps, want, "basis steps {basis}");
         let at = |ph| obs.phases.iter().position(|&q| q == ph).unwrap();
-        assert!(at(ovk::methods::Phase::Gram) < at(ovk::methods::Phase::Decomposition));
+        assert!(at(ovk_core::methods::Phase::Gram) < at(ovk_core::methods::Phase::Decomposition));
     }
 }
 
@@ -380,7 +380,7 @@ fn nystrom_decomposition_reports_a_step_per_view_and_one_for_the_basis() {
 /// landmark, exceeds v·n, or comes with `--nystrom` is refused naming the option.
 #[test]
 fn an_input_rank_is_r_over_v_landmarks_per_view() {
-    use ovk::kernels::InputRank;
+    use ovk_core::kernels::InputRank;
     let n = 60;
     let mut p = problem(n, 10, &[2, 2, 3], 2, 7);
     p.kernel_spec.input_rank = InputRank::Rank(31);
@@ -432,14 +432,14 @@ fn an_input_rank_is_r_over_v_landmarks_per_view() {
 /// exact fit (its memory estimate is the n×n one).
 #[test]
 fn beyond_the_exact_limit_mvml_chooses_block_nystrom_and_says_so() {
-    use ovk::kernels::InputRank;
-    use ovk::methods::input::{AUTO_EXACT_MAX, AUTO_RANK};
-    use ovk::methods::ProblemShape;
+    use ovk_core::kernels::InputRank;
+    use ovk_core::methods::input::{AUTO_EXACT_MAX, AUTO_RANK};
+    use ovk_core::methods::ProblemShape;
     /// Phases and notes in the order they come.
     #[derive(Default)]
     struct Events(Vec<String>);
-    impl ovk::methods::Observer for Events {
-        fn phase(&mut self, phase: ovk::methods::Phase, _total: Option<usize>) {
+    impl ovk_core::methods::Observer for Events {
+        fn phase(&mut self, phase: ovk_core::methods::Phase, _total: Option<usize>) {
             self.0.push(format!("phase {}", phase.label()));
         }
         fn note(&mut self, msg: &str) {
@@ -489,7 +489,7 @@ fn beyond_the_exact_limit_mvml_chooses_block_nystrom_and_says_so() {
 /// fit that takes 2.9 GB).
 #[test]
 fn a_nystrom_memory_estimate_counts_predictions_against_the_landmarks() {
-    use ovk::methods::ProblemShape;
+    use ovk_core::methods::ProblemShape;
     let p = problem(60, 10, &[2, 2], 1, 5);
     let mut shape = ProblemShape::of(&p);
     (shape.n_train, shape.n_labeled, shape.n_test) = (80_000, 80_000, 20_000);

@@ -6,12 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use ovk::data::rng::Rng;
-use ovk::data::DataConfig;
-use ovk::kernels::{KernelName, KernelSpec, Sigma};
-use ovk::methods::{Params, Silent, Value};
-use ovk::train::{run, RunConfig, RunOutcome};
-use ovk::OvkError;
+use ovk_core::data::rng::Rng;
+use ovk_core::data::DataConfig;
+use ovk_core::kernels::{KernelName, KernelSpec, Sigma};
+use ovk_core::methods::{Params, Silent, Value};
+use ovk_core::train::{run, RunConfig, RunOutcome};
+use ovk_core::OvkError;
 
 const METHODS: &[&str] = &["krr", "okl", "lowrank-okl", "kde", "vvmr", "mvml"];
 
@@ -103,7 +103,7 @@ fn with_lambda(method: &str, value: f64) -> Params {
 }
 
 /// Finished with everything finite, or refused with a message naming cause and fix.
-fn assert_sound(case: &str, method: &str, res: ovk::Result<RunOutcome>) -> &'static str {
+fn assert_sound(case: &str, method: &str, res: ovk_core::Result<RunOutcome>) -> &'static str {
     match res {
         Ok(out) => {
             let r = &out.record;

@@ -2,12 +2,12 @@
 
 use crate::common::{matrix, normal, params};
 use ndarray::{array, Array2};
-use ovk::data::rng::Rng;
-use ovk::kernels::{gram, Kernel};
-use ovk::linalg::{eigh, lu};
-use ovk::methods::okl::{bcd, qn, LUpdate, Okl, Spectral};
-use ovk::methods::{Collect, Method, Observer, Params, Problem, Value};
-use ovk::OvkError;
+use ovk_core::data::rng::Rng;
+use ovk_core::kernels::{gram, Kernel};
+use ovk_core::linalg::{eigh, lu};
+use ovk_core::methods::okl::{bcd, qn, LUpdate, Okl, Spectral};
+use ovk_core::methods::{Collect, Method, Observer, Params, Problem, Value};
+use ovk_core::OvkError;
 
 /// ℓ points in 2-D with m correlated outputs (a shared latent signal plus noise).
 fn random_problem(seed: u64, l: usize, m: usize) -> Problem {

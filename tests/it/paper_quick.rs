@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use ovk::methods::Silent;
-use ovk::session::Store;
-use ovk::train::papers::{self, EXPERIMENTS};
+use ovk_core::methods::Silent;
+use ovk_core::session::Store;
+use ovk_lab::papers::{self, EXPERIMENTS};
 
 const NAMES: [&str; 7] = [
     "okl-sim",

@@ -6,9 +6,9 @@ use crate::common::binary::{self, root, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ovk::methods::Silent;
-use ovk::session::{self, Store};
-use ovk::train::{self, predict_file, RunConfig};
+use ovk_core::methods::Silent;
+use ovk_core::session::{self, Store};
+use ovk_core::train::{self, predict_file, RunConfig};
 
 fn scratch(tag: &str) -> PathBuf {
     temp_dir("predict", tag, true)
@@ -219,7 +219,7 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
         &pq.display().to_string(),
     ]);
     binary::assert_ok(&out, "");
-    let back = ovk::data::read_numeric_columns(&pq, &["species=0".into()]).unwrap();
+    let back = ovk_core::data::read_numeric_columns(&pq, &["species=0".into()]).unwrap();
     for i in 0..back.nrows() {
         assert_eq!(back[[i, 0]].to_bits(), stored.scores[[i, 0]].to_bits());
     }
@@ -339,7 +339,7 @@ fn predictions_never_replace_their_input_or_the_session() {
         &ovk(&["predict", &d, "--data", &p, "--out", &inside]),
         &["inside the session"],
     );
-    assert!(ovk::session::load(&dir).is_ok());
+    assert!(ovk_core::session::load(&dir).is_ok());
 }
 
 #[test]

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use binary::{stderr, stdout};
-use ovk::data::rng::Rng;
-use ovk::methods::{find, Params, ProblemShape, Value};
+use ovk_core::data::rng::Rng;
+use ovk_core::methods::{find, Params, ProblemShape, Value};
 
 /// A regression table with two views `a`, `b` (2 columns each) and `m` outputs.
 fn write_table(dir: &Path, n: usize, m: usize, seed: u64) -> PathBuf {

@@ -7,9 +7,9 @@ use std::fs;
 
 use fixture::{record, temp_store};
 use ndarray::{array, Array2};
-use ovk::session::{load, new_id, now_rfc3339, slug, Listing, Store, SCHEMA};
+use ovk_core::session::{load, new_id, now_rfc3339, slug, Listing, Store, SCHEMA};
 
-fn err_text<T: std::fmt::Debug>(r: ovk::Result<T>) -> String {
+fn err_text<T: std::fmt::Debug>(r: ovk_core::Result<T>) -> String {
     r.expect_err("expected an error").to_string()
 }
 

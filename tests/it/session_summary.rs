@@ -3,7 +3,7 @@
 use crate::common::fixture;
 
 use fixture::record;
-use ovk::session::summary_text;
+use ovk_core::session::summary_text;
 
 #[test]
 fn summary_names_the_key_fields() {

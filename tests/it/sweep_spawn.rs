@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use ovk::data::DataConfig;
-use ovk::kernels::{KernelSpec, Sigma};
-use ovk::methods::{Params, Value};
-use ovk::train::sweep::{run_sweep, SweepResult, SweepRow};
-use ovk::train::{spawn_sweep, RunConfig, RunMessage, RunOutcome};
+use ovk_core::data::DataConfig;
+use ovk_core::kernels::{KernelSpec, Sigma};
+use ovk_core::methods::{Params, Value};
+use ovk_core::train::sweep::{run_sweep, SweepResult, SweepRow};
+use ovk_core::train::{spawn_sweep, RunConfig, RunMessage, RunOutcome};
 
 fn iris(method: &str, params: Params) -> RunConfig {
     let mut data = DataConfig::new("datasets/iris.csv");
@@ -33,7 +33,7 @@ fn lambdas(values: &[f64]) -> Vec<RunConfig> {
 }
 
 /// Every message until the last one, which is returned apart.
-fn drain(h: &ovk::train::RunHandle) -> (Vec<SweepRow>, RunMessage) {
+fn drain(h: &ovk_core::train::RunHandle) -> (Vec<SweepRow>, RunMessage) {
     let mut rows = Vec::new();
     loop {
         let msg =

@@ -8,10 +8,10 @@ use crate::common::binary::{self, root, temp_dir};
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
-use ovk::data::TargetScale;
-use ovk::methods::Silent;
-use ovk::session::Store;
-use ovk::train::{self, predict_file, RunConfig, RunOutcome};
+use ovk_core::data::TargetScale;
+use ovk_core::methods::Silent;
+use ovk_core::session::Store;
+use ovk_core::train::{self, predict_file, RunConfig, RunOutcome};
 
 /// enb with both loads shifted by `shift` (the file's other columns unchanged).
 fn enb_shifted(dir: &Path, shift: f64) -> PathBuf {

@@ -94,12 +94,12 @@ fn a_moved_data_file_is_found_with_data_and_a_changed_one_is_refused() {
     ));
     assert!(text.contains("verified"), "{text}");
 
-    let recorded = ovk::session::load(&dir).unwrap().record.dataset.sha256;
+    let recorded = ovk_core::session::load(&dir).unwrap().record.dataset.sha256;
     let mut bytes = std::fs::read(&moved).unwrap();
     bytes.extend_from_slice(b"5.0,3.0,1.5,0.2,0\n");
     let changed = work.join("changed.csv");
     std::fs::write(&changed, &bytes).unwrap();
-    let now = ovk::data::sha256_file(&changed).unwrap();
+    let now = ovk_core::data::sha256_file(&changed).unwrap();
     let out = ovk(
         &work,
         &[

@@ -6,11 +6,11 @@
 use crossterm::event::KeyCode;
 use ndarray::array;
 
-use ovk::data::{Table, Task};
 use ovk::tui::action::Action;
 use ovk::tui::keys::map_key;
 use ovk::tui::state::{Pane, Role, State};
 use ovk::tui::update::update;
+use ovk_core::data::{Table, Task};
 
 use crate::tui_render::{finished, key, on, open_table, screen, state};
 
@@ -284,7 +284,7 @@ fn an_old_session_gets_test_diagnostics_from_its_saved_predictions() {
 fn mixed() -> Table {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mixed_columns.csv");
-    let t = ovk::data::load_table(&path, 5).unwrap();
+    let t = ovk_core::data::load_table(&path, 5).unwrap();
     Table {
         path: "toy/mixed_columns.csv".into(),
         ..t

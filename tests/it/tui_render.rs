@@ -11,19 +11,19 @@ use ndarray::array;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use ovk::data::{ColumnSummary, DataConfig, DatasetInfo, Scale, Table, Task};
-use ovk::kernels::{Kernel, KernelSpec};
-use ovk::methods::{Params, Phase, TraceRecord, Value};
-use ovk::session::{
-    KernelRecord, Listing, Metrics, SessionRecord, Split, Summary, Timings, SCHEMA,
-};
-use ovk::train::{RunConfig, RunMessage, RunOutcome};
 use ovk::tui::action::Action;
 use ovk::tui::effect::Effect;
 use ovk::tui::keys::{map_key, tab_spans};
 use ovk::tui::render::{draw, MIN_HEIGHT, MIN_WIDTH};
 use ovk::tui::state::{DataFocus, MarkedRun, Pane, Prompt, PromptKind, Role, RunStatus, State};
 use ovk::tui::update::update;
+use ovk_core::data::{ColumnSummary, DataConfig, DatasetInfo, Scale, Table, Task};
+use ovk_core::kernels::{Kernel, KernelSpec};
+use ovk_core::methods::{Params, Phase, TraceRecord, Value};
+use ovk_core::session::{
+    KernelRecord, Listing, Metrics, SessionRecord, Split, Summary, Timings, SCHEMA,
+};
+use ovk_core::train::{RunConfig, RunMessage, RunOutcome};
 
 // ---------- fixtures ----------
 
@@ -852,7 +852,7 @@ fn split_keys_change_fraction_seed_and_scaling() {
 /// both sizes and the run takes it.
 #[test]
 fn y_cycles_the_target_scaling_into_the_run() {
-    use ovk::data::TargetScale;
+    use ovk_core::data::TargetScale;
     let mut s = loaded();
     assert!(screen(&s, 80, 24).contains("targets none y"));
     for want in [
@@ -883,7 +883,7 @@ fn method_choice_rebuilds_fields_and_keeps_shared_values() {
     let mut s = on(loaded(), Pane::Kernel);
     set_field(&mut s, "lambda", "0.5");
     s.pane = Pane::Method;
-    let krr = ovk::methods::registry()
+    let krr = ovk_core::methods::registry()
         .iter()
         .position(|m| m.name() == "krr")
         .unwrap();
@@ -896,7 +896,7 @@ fn method_choice_rebuilds_fields_and_keeps_shared_values() {
     assert_ne!(lambda.text, "0.5");
     // … and is still there on the way back.
     s.pane = Pane::Method;
-    s.method.cursor = ovk::methods::registry()
+    s.method.cursor = ovk_core::methods::registry()
         .iter()
         .position(|m| m.name() == "okl")
         .unwrap();
@@ -1170,7 +1170,7 @@ fn at_both(s: &State, check: impl Fn(&str, (u16, u16))) {
 /// Choose a method in the Method pane (Enter moves on to Kernel).
 fn choose(s: &mut State, method: &str) {
     s.pane = Pane::Method;
-    s.method.cursor = ovk::methods::registry()
+    s.method.cursor = ovk_core::methods::registry()
         .iter()
         .position(|m| m.name() == method)
         .unwrap();
@@ -1381,7 +1381,7 @@ fn p09_missing_values_are_read_as_the_cli_reads_them_and_can_be_dropped() {
     let dir = crate::common::binary::temp_dir("tui", "na", true);
     let csv = dir.join("na.csv");
     std::fs::write(&csv, "a,b,y\n1,NA,0\n2,3,1\n3,4,0\n4,?,1\n").unwrap();
-    let t = ovk::data::load_table(&csv, 5).unwrap();
+    let t = ovk_core::data::load_table(&csv, 5).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(t.columns[1].dtype, "f64");
     assert_eq!(t.columns[1].missing, 2);
@@ -2020,8 +2020,8 @@ fn type_prompt(s: &mut State, text: &str) -> Vec<Effect> {
     update(s, Action::Enter)
 }
 
-fn sweep_row(index: usize, mean: f64) -> ovk::train::sweep::SweepRow {
-    ovk::train::sweep::SweepRow {
+fn sweep_row(index: usize, mean: f64) -> ovk_core::train::sweep::SweepRow {
+    ovk_core::train::sweep::SweepRow {
         index,
         values: BTreeMap::new(),
         metric: "accuracy".into(),
@@ -2319,7 +2319,7 @@ fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
         )
     );
     let n = 25;
-    let table = ovk::train::PredictionTable {
+    let table = ovk_core::train::PredictionTable {
         output_names: vec!["c0".into(), "c1".into()],
         scores: ndarray::Array2::from_shape_fn((n, 2), |(i, k)| (i * 2 + k) as f64),
         decoded: vec![(
@@ -2604,13 +2604,13 @@ fn opening_a_session_after_a_fit_shows_that_session_in_run_and_the_badge() {
 fn an_opened_sessions_sidecar_class_is_named_as_a_class() {
     let mut o = outcome("sidecar-class");
     o.record.config.data.class = None;
-    o.record.model = Some(ovk::session::ModelRecord {
+    o.record.model = Some(ovk_core::session::ModelRecord {
         kind: "krr".into(),
         settings: Default::default(),
         arrays: Vec::new(),
-        scaler: ovk::data::Scaler::identity(2),
+        scaler: ovk_core::data::Scaler::identity(2),
         feature_dtypes: Vec::new(),
-        class: Some(ovk::session::ClassRecord {
+        class: Some(ovk_core::session::ClassRecord {
             column: "digit".into(),
             dtype: "i64".into(),
             values: o.record.output_names.clone(),

@@ -3,16 +3,16 @@
 
 use crate::common::{matrix, normal};
 use ndarray::{Array1, Array2, Axis};
-use ovk::data::rng::Rng;
-use ovk::data::Task;
-use ovk::kernels::{
+use ovk_core::data::rng::Rng;
+use ovk_core::data::Task;
+use ovk_core::kernels::{
     gram, knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights, Kernel, KernelSpec,
     LaplacianKind,
 };
-use ovk::linalg::{eigh, lu, sylvester_sym};
-use ovk::methods::krr::solve_ridge;
-use ovk::methods::vvmr::{self, Vvmr};
-use ovk::methods::{Collect, Method, Params, Problem, Value};
+use ovk_core::linalg::{eigh, lu, sylvester_sym};
+use ovk_core::methods::krr::solve_ridge;
+use ovk_core::methods::vvmr::{self, Vvmr};
+use ovk_core::methods::{Collect, Method, Params, Problem, Value};
 
 fn signs(r: usize, c: usize, rng: &mut Rng) -> Array2<f64> {
     Array2::from_shape_fn((r, c), |_| if rng.uniform() < 0.5 { -1.0 } else { 1.0 })
@@ -414,5 +414,5 @@ fn no_labeled_rows_is_an_input_error() {
     let mut p = problem(10, 2);
     p.labeled = vec![false; 10];
     let err = Vvmr.fit(&p, &Params::new(), &mut Collect::default());
-    assert!(matches!(err, Err(ovk::OvkError::Input(_))));
+    assert!(matches!(err, Err(ovk_core::OvkError::Input(_))));
 }

@@ -7,7 +7,7 @@
 use crate::common::support;
 
 use ovk::cli::{build_run_config, expand, read_config, read_grid};
-use ovk::methods::params::Value;
+use ovk_core::methods::params::Value;
 use proptest::prelude::*;
 
 const KEYS: &[&str] = &[
@@ -261,7 +261,7 @@ proptest! {
         prop_assert_eq!(cfg.data.test_fraction, test_fraction);
         prop_assert_eq!(cfg.data.seed, seed as u64);
         prop_assert_eq!(cfg.kernel.name.as_str(), kernel);
-        prop_assert_eq!(cfg.kernel.sigma, ovk::kernels::Sigma::Value(sigma));
+        prop_assert_eq!(cfg.kernel.sigma, ovk_core::kernels::Sigma::Value(sigma));
     }
 
     /// `{ log|lin = [a, b], n = N }`: N values, the first exactly a, the last exactly b, in
@@ -313,11 +313,11 @@ proptest! {
         let product: usize = lens.iter().product();
         match read_grid(&path) {
             Ok(grid) => {
-                prop_assert!(product <= ovk::train::sweep::MAX_CONFIGURATIONS);
+                prop_assert!(product <= ovk_core::train::sweep::MAX_CONFIGURATIONS);
                 prop_assert_eq!(expand(&grid).len(), product);
             }
             Err(e) => {
-                prop_assert!(product > ovk::train::sweep::MAX_CONFIGURATIONS, "{}", e);
+                prop_assert!(product > ovk_core::train::sweep::MAX_CONFIGURATIONS, "{}", e);
                 support::refusal(&e, &["grid.toml"])?;
                 prop_assert!(e.to_string().contains(&product.to_string()), "{}", e);
             }

@@ -7,15 +7,15 @@ use crate::common::support;
 
 use std::path::Path;
 
-use ovk::data::{load_table, prepare, read_numeric_columns, write_parquet};
-use ovk::data::{DataConfig, PrepareOptions};
+use ovk_core::data::{load_table, prepare, read_numeric_columns, write_parquet};
+use ovk_core::data::{DataConfig, PrepareOptions};
 use proptest::prelude::*;
 
 fn scratch_file(ext: &str) -> std::path::PathBuf {
     support::scratch("loader", &format!("t.{ext}"))
 }
 
-fn assert_refusal(e: &ovk::OvkError, path: &Path) -> std::result::Result<(), TestCaseError> {
+fn assert_refusal(e: &ovk_core::OvkError, path: &Path) -> std::result::Result<(), TestCaseError> {
     support::refusal(e, &[&support::file_name(path)])
 }
 

@@ -8,7 +8,7 @@ use crate::common::support;
 
 use std::path::{Path, PathBuf};
 
-use ovk::session;
+use ovk_core::session;
 use proptest::prelude::*;
 use serde_json::Value as Json;
 

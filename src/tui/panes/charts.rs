@@ -8,7 +8,7 @@ use super::super::state::{RunStatus, State};
 
 mod marked;
 use super::super::widgets::log_chart::{LogChart, Series};
-use crate::methods::TraceRecord;
+use ovk_core::methods::TraceRecord;
 
 fn series(
     trace: &[TraceRecord],

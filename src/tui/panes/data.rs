@@ -9,7 +9,7 @@ use ratatui::Frame;
 use super::super::state::{DataFocus, Median, Role, State};
 use super::super::widgets::{clip, file_name, fmt_num, heatmap};
 use super::{block, draw_note, error_or_hint, fit_title};
-use crate::data::{Scale, Table as DataTable, TargetScale};
+use ovk_core::data::{Scale, Table as DataTable, TargetScale};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if s.replay.is_some() {

@@ -15,7 +15,7 @@ use super::super::diag;
 use super::super::state::{Finished, State};
 use super::super::widgets::{clip, fmt_num};
 use super::{block, draw_note};
-use crate::metrics::{LabelScores, OutputFit, PartDiagnostics, MAX_CLASSES, SCATTER_OUTPUTS};
+use ovk_core::metrics::{LabelScores, OutputFit, PartDiagnostics, MAX_CLASSES, SCATTER_OUTPUTS};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State, f: &Finished) {
     let part = s.diag.part();

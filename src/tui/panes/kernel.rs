@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
-use crate::kernels::Kernel;
+use ovk_core::kernels::Kernel;
 
 use super::super::state::sweepable;
 use super::super::state::{Field, FieldKind, Median, State};

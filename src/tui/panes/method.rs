@@ -8,7 +8,7 @@ use ratatui::Frame;
 
 use super::super::state::State;
 use super::block;
-use crate::methods;
+use ovk_core::methods;
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let list = methods::registry();

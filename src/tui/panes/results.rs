@@ -65,7 +65,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         }
     };
 
-    let get = |m: &crate::session::MetricMap, k: &str| m.get(k).copied();
+    let get = |m: &ovk_core::session::MetricMap, k: &str| m.get(k).copied();
     let cell = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
     let name_w = keys
         .iter()

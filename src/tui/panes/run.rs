@@ -6,8 +6,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
-use crate::data::TargetScale;
-use crate::methods::Phase;
+use ovk_core::data::TargetScale;
+use ovk_core::methods::Phase;
 
 use super::super::axes;
 use super::super::state::{RunStatus, State, SweepPlan, SweepState};
@@ -110,7 +110,7 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
 }
 
 /// Below a shown session: what Enter would fit, which is the form, not the session.
-fn next_fit(s: &State, shown: &crate::train::RunConfig) -> Line<'static> {
+fn next_fit(s: &State, shown: &ovk_core::train::RunConfig) -> Line<'static> {
     match s.run_config() {
         // another method or file: its every setting differs, the list would say nothing
         Ok(next) if next.method != shown.method || next.data.path != shown.data.path => {
@@ -136,7 +136,7 @@ fn next_fit(s: &State, shown: &crate::train::RunConfig) -> Line<'static> {
 }
 
 /// "lambda 0.1 → 0.5, sigma median → 2" between two configurations.
-fn changes(a: &crate::train::RunConfig, b: &crate::train::RunConfig) -> String {
+fn changes(a: &ovk_core::train::RunConfig, b: &ovk_core::train::RunConfig) -> String {
     let mut out = Vec::new();
     if a.method != b.method {
         out.push(format!("method {} → {}", a.method, b.method));
@@ -149,7 +149,7 @@ fn changes(a: &crate::train::RunConfig, b: &crate::train::RunConfig) -> String {
     for k in keys {
         let (x, y) = (a.params.0.get(k), b.params.0.get(k));
         if x != y {
-            let t = |v: Option<&crate::methods::Value>| {
+            let t = |v: Option<&ovk_core::methods::Value>| {
                 v.map_or_else(|| "default".to_string(), |v| v.to_string())
             };
             out.push(format!("{k} {} → {}", t(x), t(y)));
@@ -161,9 +161,9 @@ fn changes(a: &crate::train::RunConfig, b: &crate::train::RunConfig) -> String {
     out.join(", ")
 }
 
-fn kernel_text(c: &crate::train::RunConfig) -> String {
+fn kernel_text(c: &ovk_core::train::RunConfig) -> String {
     match c.kernel.name {
-        crate::kernels::KernelName::Polynomial => {
+        ovk_core::kernels::KernelName::Polynomial => {
             format!("polynomial d={} c={}", c.kernel.degree, c.kernel.coef0)
         }
         n if n.uses_sigma() => format!("{} σ={}", n.as_str(), c.kernel.sigma),
@@ -173,8 +173,8 @@ fn kernel_text(c: &crate::train::RunConfig) -> String {
 
 fn summary(
     s: &State,
-    c: &crate::train::RunConfig,
-    record: Option<&crate::session::SessionRecord>,
+    c: &ovk_core::train::RunConfig,
+    record: Option<&ovk_core::session::SessionRecord>,
 ) -> Vec<Line<'static>> {
     let d = &c.data;
     let params: Vec<String> = match record {
@@ -388,7 +388,7 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
 type TraceColumn<'a> = (
     &'a str,
     u16,
-    Box<dyn Fn(&crate::methods::TraceRecord) -> String + 'a>,
+    Box<dyn Fn(&ovk_core::methods::TraceRecord) -> String + 'a>,
 );
 
 fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
@@ -404,7 +404,7 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
     }
     let trace = s.run_trace();
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
-    let has = |f: &dyn Fn(&crate::methods::TraceRecord) -> bool| trace.iter().any(f);
+    let has = |f: &dyn Fn(&ovk_core::methods::TraceRecord) -> bool| trace.iter().any(f);
     // Columns a trace never fills are left out, so the rest fit at 80 columns.
     let mut cols: Vec<TraceColumn> = vec![
         ("iter", 5, Box::new(|t| t.iter.to_string())),
@@ -504,7 +504,7 @@ fn plan_value(plan: &SweepPlan, v: f64) -> String {
 /// starred; a failed one says so, and why in the notes.
 fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
     let best = sw.best().map(|b| b.index);
-    let mut rows: Vec<&crate::train::sweep::SweepRow> = sw.rows.iter().collect();
+    let mut rows: Vec<&ovk_core::train::sweep::SweepRow> = sw.rows.iter().collect();
     rows.sort_by_key(|r| r.index);
     let metric = rows.first().map_or("score", |r| r.metric.as_str());
     let body = sw.plan.values.iter().enumerate().map(|(i, v)| {

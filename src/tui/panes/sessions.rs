@@ -10,7 +10,7 @@ use ratatui::Frame;
 use super::super::state::{columns, Column, Predictions, State};
 use super::super::widgets::{clip, file_name, fmt_num};
 use super::{block, error_or_hint, fit_title};
-use crate::session::{Listing, SessionRecord};
+use ovk_core::session::{Listing, SessionRecord};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let ss = &s.sessions;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::data::{DataConfig, Scale, Table, TargetScale};
 use crate::tui::widgets::count;
+use ovk_core::data::{DataConfig, Scale, Table, TargetScale};
 
 /// What a column of the table is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,7 +258,7 @@ impl DataState {
                 let why = match c.levels {
                     Some(k) if is_feature && !c.date_like => format!(
                         "text with {k} distinct values, too many to one-hot encode (at most {})",
-                        crate::data::MAX_LEVELS
+                        ovk_core::data::MAX_LEVELS
                     ),
                     _ if c.date_like => "a date (dates are not encoded)".into(),
                     _ => format!("text ({})", c.dtype),

@@ -1,8 +1,8 @@
 //! The Kernel pane's form: one field per kernel setting and per `ParamSpec` of the chosen
 //! method, parsed and validated here (the only place text becomes a kernel or parameters).
 
-use crate::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
-use crate::methods::{Method, ParamKind, ParamSpec, Params, Value};
+use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
+use ovk_core::methods::{Method, ParamKind, ParamSpec, Params, Value};
 
 /// What an editable field stands for.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +48,7 @@ impl Field {
     /// The declaration of the field: the method's `ParamSpec`, or the kernel option's
     /// (`kernels::options`), where its key, label, unit, help, default and range live.
     pub fn spec(&self) -> ParamSpec {
-        use crate::kernels::options as k;
+        use ovk_core::kernels::options as k;
         match self.kind {
             FieldKind::KernelName => k::KERNEL,
             FieldKind::Sigma => k::SIGMA,

@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::methods::{self, Method, TraceRecord};
-use crate::session::{Listing, SessionRecord};
-use crate::train::{RunConfig, RunOutcome};
+use ovk_core::methods::{self, Method, TraceRecord};
+use ovk_core::session::{Listing, SessionRecord};
+use ovk_core::train::{RunConfig, RunOutcome};
 
 use super::theme::Theme;
 
@@ -156,7 +156,7 @@ pub struct SessionsState {
 pub struct Predictions {
     pub session: String,
     pub data: PathBuf,
-    pub table: crate::train::PredictionTable,
+    pub table: ovk_core::train::PredictionTable,
     pub scroll: usize,
 }
 

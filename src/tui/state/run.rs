@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use crate::methods::{Phase, TraceRecord};
-use crate::train::RunConfig;
+use ovk_core::methods::{Phase, TraceRecord};
+use ovk_core::train::RunConfig;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunStatus {

@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
-use crate::methods::TraceRecord;
-use crate::session::{Listing, Summary};
+use ovk_core::methods::TraceRecord;
+use ovk_core::session::{Listing, Summary};
 
 use super::super::widgets::fmt_num;
 

@@ -2,10 +2,10 @@
 //! the training part (the engine's `train::sweep`), its rows arriving as they finish. The range
 //! typed at the prompt is parsed and checked here against the field's `ParamSpec`.
 
-use crate::kernels::{InputRank, Sigma};
-use crate::methods::{ParamKind, Value};
-use crate::train::sweep::{grid_values, SweepRow};
-use crate::train::RunConfig;
+use ovk_core::kernels::{InputRank, Sigma};
+use ovk_core::methods::{ParamKind, Value};
+use ovk_core::train::sweep::{grid_values, SweepRow};
+use ovk_core::train::RunConfig;
 
 use super::form::{Field, FieldKind};
 
@@ -71,7 +71,7 @@ pub fn sweepable(f: &Field) -> bool {
             | FieldKind::Degree
             | FieldKind::Coef0
             | FieldKind::InputRank { rank: true }
-            | FieldKind::Param(crate::methods::ParamSpec {
+            | FieldKind::Param(ovk_core::methods::ParamSpec {
                 kind: ParamKind::Float { .. } | ParamKind::Int { .. },
                 ..
             })
@@ -176,7 +176,7 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
         f.kind,
         FieldKind::Degree
             | FieldKind::InputRank { .. }
-            | FieldKind::Param(crate::methods::ParamSpec {
+            | FieldKind::Param(ovk_core::methods::ParamSpec {
                 kind: ParamKind::Int { .. },
                 ..
             })

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::data::{Scale, TargetScale};
+use ovk_core::data::{Scale, TargetScale};
 
 use super::super::action::Action;
 use super::super::effect::Effect;

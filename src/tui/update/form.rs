@@ -1,6 +1,6 @@
 //! Method and Kernel panes: choosing a method (each keeps its own form) and editing fields.
 
-use crate::methods;
+use ovk_core::methods;
 
 use super::super::action::Action;
 use super::super::effect::Effect;

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::methods;
-use crate::train::RunOutcome;
+use ovk_core::methods;
+use ovk_core::train::RunOutcome;
 
 use super::super::action::Action;
 use super::super::effect::Effect;

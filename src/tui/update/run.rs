@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::methods::Phase;
-use crate::train::{RunMessage, RunOutcome};
+use ovk_core::methods::Phase;
+use ovk_core::train::{RunMessage, RunOutcome};
 
 use super::super::effect::Effect;
 use super::super::state::{Finished, PreviousRun, RunState, RunStatus, State};

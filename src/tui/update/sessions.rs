@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::session::{Listing, Summary};
-use crate::train::RunOutcome;
+use ovk_core::session::{Listing, Summary};
+use ovk_core::train::RunOutcome;
 
 use super::super::action::Action;
 use super::super::effect::Effect;

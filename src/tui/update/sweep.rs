@@ -3,7 +3,7 @@
 //! rows arrive as `RunMessage::SweepRow` and the best configuration, refitted, ends the run
 //! like a fit (`s` saves it).
 
-use crate::train::sweep::SweepRow;
+use ovk_core::train::sweep::SweepRow;
 
 use super::super::effect::Effect;
 use super::super::state::{
@@ -62,7 +62,7 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     // The swept field's own text does not matter (each value replaces it); the rest must run.
     let form = s.kernel.clone();
     if let Some(f) = s.kernel.fields.iter_mut().find(|f| f.key() == key) {
-        f.text = crate::methods::Value::Float(plan.values[0]).to_string();
+        f.text = ovk_core::methods::Value::Float(plan.values[0]).to_string();
         f.validate();
     }
     let base = s.run_config();
@@ -110,7 +110,7 @@ pub(super) fn keep_best(s: &mut State) -> Option<String> {
     // as the engine wrote it (a whole number for an integer field), else the grid's value
     let value = match best.values.get(&sw.plan.key) {
         Some(v) => v.clone(),
-        None => crate::methods::Value::Float(*sw.plan.values.get(best.index)?).to_string(),
+        None => ovk_core::methods::Value::Float(*sw.plan.values.get(best.index)?).to_string(),
     };
     let label = sw.plan.label.clone();
     let field = s
@@ -138,7 +138,7 @@ fn best_words(sw: &SweepState) -> String {
     format!(
         "{} = {} (row {} of {}, *)",
         sw.plan.label,
-        crate::methods::Value::Float(v),
+        ovk_core::methods::Value::Float(v),
         b.index + 1,
         sw.plan.values.len()
     )
@@ -157,7 +157,7 @@ pub(super) fn row(s: &mut State, row: SweepRow) {
             s.run.notes.push(format!(
                 "{} = {} failed: {e}",
                 sw.plan.label,
-                crate::methods::Value::Float(v)
+                ovk_core::methods::Value::Float(v)
             ));
         }
         sw.rows.push(row);
@@ -176,7 +176,7 @@ pub(super) fn row(s: &mut State, row: SweepRow) {
                 "sweep {}/{total} · best so far {} = {} ({} {:.4})",
                 sw.rows.len(),
                 sw.plan.label,
-                crate::methods::Value::Float(v),
+                ovk_core::methods::Value::Float(v),
                 b.metric,
                 b.mean
             );

@@ -7,7 +7,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::methods::Phase;
+use ovk_core::methods::Phase;
 
 use super::super::theme::Theme;
 use super::fmt_secs;

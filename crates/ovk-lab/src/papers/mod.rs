@@ -14,10 +14,10 @@ mod vvmr_multilabel;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::RunConfig;
-use crate::methods::{check_cancel, Observer, Params, Value};
-use crate::session::{SessionRecord, Store};
-use crate::{OvkError, Result};
+use ovk_core::methods::{check_cancel, Observer, Params, Value};
+use ovk_core::session::{SessionRecord, Store};
+use ovk_core::train::{self as engine, RunConfig, RunOutcome};
+use ovk_core::{OvkError, Result};
 
 /// One experiment of one paper.
 pub struct Experiment {
@@ -145,11 +145,11 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// Fit `cfg` through the pipeline and save its session.
-    pub fn fit(&mut self, cfg: RunConfig) -> Result<super::RunOutcome> {
+    pub fn fit(&mut self, cfg: RunConfig) -> Result<RunOutcome> {
         cfg.validate()?;
         let label = cfg.name.clone().unwrap_or_else(|| cfg.default_name());
         self.obs.note(&format!("fit {label}"));
-        let outcome = super::run(&cfg, self.obs)?;
+        let outcome = engine::run(&cfg, self.obs)?;
         check_cancel(self.obs)?;
         let dir = self.store.save(&outcome.record, &outcome.matrices)?;
         self.sessions.push(
@@ -174,10 +174,11 @@ impl<'a> Ctx<'a> {
                 d.display()
             )));
         }
-        if let Some(v) = std::env::var_os("OVK_SHARED_DATA").filter(|v| !v.is_empty()) {
-            tried.push(PathBuf::from(v).join(name));
-        }
-        tried.push(Path::new("../shared/datasets").join(name));
+        tried.extend(
+            crate::datasets::shared_dirs()
+                .into_iter()
+                .map(|d| d.join(name)),
+        );
         tried.push(Path::new("datasets").join(name));
         tried.into_iter().find(|p| p.is_file()).ok_or_else(|| {
             OvkError::input(format!(
@@ -189,15 +190,8 @@ impl<'a> Ctx<'a> {
 
     /// A bundled data set (`datasets/name`).
     pub fn bundled(&self, name: &str) -> Result<PathBuf> {
-        let p = Path::new("datasets").join(name);
-        if p.is_file() {
+        if let Some(p) = crate::datasets::bundled(name) {
             return Ok(p);
-        }
-        let q = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("datasets")
-            .join(name);
-        if q.is_file() {
-            return Ok(q);
         }
         Err(OvkError::input(format!(
             "datasets/{name} not found: run ovk paper from the repository root, or pass --data"

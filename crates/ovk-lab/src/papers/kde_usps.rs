@@ -13,11 +13,11 @@ use ndarray::{Array2, Axis};
 
 use super::data::{config, gaussian, read_csv, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use crate::data::{CvFold, Scale};
-use crate::methods::Value;
-use crate::train::RunConfig;
-use crate::util::rng::Rng;
-use crate::Result;
+use ovk_core::data::{CvFold, Scale};
+use ovk_core::methods::Value;
+use ovk_core::train::RunConfig;
+use ovk_core::util::rng::Rng;
+use ovk_core::Result;
 
 /// The operator kernels with the paper's RBF loss and (λ, σ_k, σ_l) of Table 2 (left), as read
 /// from the ICML version.

@@ -6,6 +6,7 @@ mod csv_shape;
 mod encode;
 mod features;
 pub mod files;
+pub mod gen_size;
 pub mod gpmix;
 mod guard;
 mod impute;

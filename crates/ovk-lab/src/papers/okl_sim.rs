@@ -6,10 +6,10 @@ use ndarray::Array2;
 
 use super::data::{config, linear, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use crate::data::{CvFold, Scale};
-use crate::train::RunConfig;
-use crate::util::rng::Rng;
-use crate::Result;
+use ovk_core::data::{CvFold, Scale};
+use ovk_core::train::RunConfig;
+use ovk_core::util::rng::Rng;
+use ovk_core::Result;
 
 const DIM: usize = 100;
 const CLASSES: usize = 5;

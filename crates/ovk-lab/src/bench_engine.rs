@@ -9,12 +9,12 @@ use std::time::Instant;
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Task, View};
-use crate::kernels::{gram, KernelSpec};
-use crate::linalg::eigh;
-use crate::methods::{self, Params, Problem, Silent, Value};
-use crate::util::rng::Rng;
-use crate::{OvkError, Result};
+use ovk_core::data::{Task, View};
+use ovk_core::kernels::{gram, KernelSpec};
+use ovk_core::linalg::eigh;
+use ovk_core::methods::{self, Params, Problem, Silent, Value};
+use ovk_core::util::rng::Rng;
+use ovk_core::{OvkError, Result};
 
 /// Input dimension d of the synthetic problems.
 pub const INPUTS: usize = 10;

@@ -12,10 +12,10 @@
 
 use super::data::{config, gaussian};
 use super::{baseline_metric, float, metric, params, Ctx, Row, Stat, Table};
-use crate::data::{CvFold, Scale};
-use crate::kernels::InputRank;
-use crate::train::RunConfig;
-use crate::Result;
+use ovk_core::data::{CvFold, Scale};
+use ovk_core::kernels::InputRank;
+use ovk_core::train::RunConfig;
+use ovk_core::Result;
 
 /// A reading of "width 40": σ in exp(−‖x − z‖²/(2σ²)) (None = median) and its name.
 type Reading = (Option<f64>, &'static str);

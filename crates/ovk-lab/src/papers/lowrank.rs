@@ -5,12 +5,12 @@
 
 use super::data::{config, gaussian};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use crate::data::gpmix::{gp_mix, write_csv};
-use crate::data::Scale;
-use crate::methods::lowrank_okl::lambda_grid;
-use crate::methods::Value;
-use crate::train::RunConfig;
-use crate::{OvkError, Result};
+use ovk_core::data::gpmix::{gp_mix, write_csv};
+use ovk_core::data::Scale;
+use ovk_core::methods::lowrank_okl::lambda_grid;
+use ovk_core::methods::Value;
+use ovk_core::train::RunConfig;
+use ovk_core::{OvkError, Result};
 
 const SIGMA: f64 = 0.1;
 
@@ -29,7 +29,7 @@ fn gp_config(ctx: &Ctx, m: usize, seed: u64, method: &str, name: String) -> Resu
     Ok(c)
 }
 
-fn detail(r: &crate::session::SessionRecord, key: &str) -> Result<f64> {
+fn detail(r: &ovk_core::session::SessionRecord, key: &str) -> Result<f64> {
     r.details
         .get(key)
         .and_then(|v| v.as_f64())

@@ -34,6 +34,16 @@ pub struct OutputRules {
 }
 
 impl OutputRules {
+    /// Rules for a file written outside any session (`gen`, `bench data`, a benchmark ledger):
+    /// never into the session store.
+    pub fn outside_store(force: bool, sessions: Option<&std::path::Path>) -> crate::Result<Self> {
+        let rules = OutputRules::new(force);
+        Ok(match super::Store::existing(sessions)? {
+            Some(store) => rules.protect_store(&store),
+            None => rules,
+        })
+    }
+
     pub fn new(force: bool) -> Self {
         OutputRules {
             force,

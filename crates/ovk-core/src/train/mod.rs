@@ -1,14 +1,12 @@
 //! From a run configuration to a finished fit: the pipeline (load → split → scale → kernel →
 //! fit → predict → metrics), the background runner the workbench uses (a fit on its own
-//! thread, talking over a channel), sweeps, and the engine of `ovk bench`.
+//! thread, talking over a channel), and sweeps. The papers' experiments and the benchmarks live in `ovk-lab`.
 
-pub mod bench;
 mod coverage;
 pub mod estimate;
 mod faults;
 mod messages;
 mod offset;
-pub mod papers;
 mod pipeline;
 pub mod predict;
 mod runner;

@@ -7,9 +7,9 @@ use ndarray::{Array2, Axis};
 
 use super::data::{config, gaussian, read_csv, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use crate::methods::Value;
-use crate::train::RunConfig;
-use crate::Result;
+use ovk_core::methods::Value;
+use ovk_core::train::RunConfig;
+use ovk_core::Result;
 
 const VIEWS: [&str; 6] = ["fou", "fac", "kar", "pix", "zer", "mor"];
 const LAMBDA: f64 = 0.1;
@@ -60,13 +60,13 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
         .insert_axis(Axis(1));
     let x = csv.rows.select(Axis(1), &keep);
     let rows_out: Array2<f64> = ndarray::concatenate(Axis(1), &[x.view(), high.view()])
-        .map_err(|e| crate::OvkError::internal(e.to_string()))?;
+        .map_err(|e| ovk_core::OvkError::internal(e.to_string()))?;
     let mut header: Vec<String> = keep.iter().map(|&j| csv.header[j].clone()).collect();
     header.push("high".into());
     let path = ctx.work_file("mfeat-binary.csv")?;
     write_csv(&path, &header, &rows_out)?;
 
-    let base = |method: &str, p: crate::methods::Params, seed: u64, name: String| -> RunConfig {
+    let base = |method: &str, p: ovk_core::methods::Params, seed: u64, name: String| -> RunConfig {
         let mut c = config(path.clone(), method, gaussian(None), p, name);
         c.data.class = Some("high".into());
         c.data.views = Some(VIEWS.iter().map(|v| v.to_string()).collect());

@@ -10,9 +10,9 @@ use ndarray::{Array2, Axis};
 
 use super::data::{config, gaussian, read_csv};
 use super::{baseline_metric, float, metric, params, Ctx, Row, Stat, Table};
-use crate::kernels::{InputRank, Kernel, KernelSpec};
-use crate::session::SessionRecord;
-use crate::Result;
+use ovk_core::kernels::{InputRank, Kernel, KernelSpec};
+use ovk_core::session::SessionRecord;
+use ovk_core::Result;
 
 struct Set {
     name: &'static str,
@@ -38,7 +38,7 @@ fn emotions(ctx: &Ctx) -> Result<std::path::PathBuf> {
     let n = csv.rows.nrows();
     let flag = Array2::from_shape_fn((n, 1), |(i, _)| if i >= 391 { 1.0 } else { 0.0 });
     let rows = ndarray::concatenate(Axis(1), &[csv.rows.view(), flag.view()])
-        .map_err(|e| crate::OvkError::internal(e.to_string()))?;
+        .map_err(|e| ovk_core::OvkError::internal(e.to_string()))?;
     let mut header = csv.header.clone();
     header.push("is_test".into());
     let out = ctx.work_file("emotions-split.csv")?;
@@ -132,7 +132,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                 c.data.seed = d;
                 let r = match ctx.fit(c) {
                     Ok(o) => o.record,
-                    Err(e @ crate::OvkError::Cancelled) => return Err(e),
+                    Err(e @ ovk_core::OvkError::Cancelled) => return Err(e),
                     Err(e) if set.name != "emotions" => {
                         failed = Some(e.to_string());
                         break 'models;

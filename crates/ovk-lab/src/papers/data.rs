@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 
-use crate::data::DataConfig;
-use crate::kernels::{InputRank, KernelName, KernelSpec, Sigma};
-use crate::methods::Params;
-use crate::train::RunConfig;
-use crate::{OvkError, Result};
+use ovk_core::data::DataConfig;
+use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Sigma};
+use ovk_core::methods::Params;
+use ovk_core::train::RunConfig;
+use ovk_core::{OvkError, Result};
 
 /// A header and numeric rows (the shared datasets' format: no quoting, no missing cells).
 pub struct Csv {

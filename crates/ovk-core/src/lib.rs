@@ -1,0 +1,32 @@
+//! ovk-core — learning with operator-valued (matrix-valued) kernels: the engine of `ovk`.
+//!
+//! The numerical engine is layered; a module uses only those listed before it (checked by
+//! `tests/layering.rs`):
+//!
+//! 1. `util` — a seeded generator, NaN-tolerant JSON readers, text helpers (`error` too);
+//! 2. `linalg` — dense linear algebra (faer behind ndarray);
+//! 3. `kernels` — kernel functions, Gram matrices, low-rank factors, graphs, memory budgets;
+//! 4. `data` — tables, column roles, splits, scaling;
+//! 5. `methods` — the learning methods and their `ParamSpec`s;
+//! 6. `metrics` — scores (`MetricMap`);
+//! 7. `config` — `RunConfig`, a run fully specified;
+//! 8. `session` — saved runs: records, matrices, the store;
+//! 9. `train` — the pipeline that turns a `RunConfig` into a session, and sweeps.
+//!
+//! It knows nothing of its two faces, the terminal workbench and the headless commands (the
+//! `ovk` crate): this crate depends on no terminal or argument-parsing library. The mathematics
+//! of the methods is in docs/methods.md; the crates and what each may use in
+//! docs/architecture.md.
+
+pub mod config;
+pub mod data;
+pub mod error;
+pub mod kernels;
+pub mod linalg;
+pub mod methods;
+pub mod metrics;
+pub mod session;
+pub mod train;
+pub mod util;
+
+pub use error::{OvkError, Result};
