@@ -86,9 +86,16 @@ struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 struct SessionsArgs {
-    /// Print one JSON array (id, name, created, dataset, method, metric, value, path)
+    /// Print one JSON array (id, name, created, dataset, method, metric, value, kept, status,
+    /// optimistic, split, folds, cv, path)
     #[arg(long)]
     json: bool,
+    /// Delete the runs not kept (fits the workbench recorded by itself, cancelled runs)
+    #[arg(long)]
+    prune_unkept: bool,
+    /// With --prune-unkept: only those created at least this long ago (30m, 12h, 7d, 2w)
+    #[arg(long, value_name = "AGE", requires = "prune_unkept")]
+    older_than: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -104,6 +111,10 @@ struct PredictArgs {
     /// Replace --out if it exists (never the session store, the session or its data)
     #[arg(long)]
     force: bool,
+    /// Print one JSON object (rows, the metrics when FILE holds the model's outputs, the file
+    /// written) instead of the CSV; predictions are then written only with --out FILE
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -128,7 +139,8 @@ struct SweepCmd {
     /// range (`lambda = { log = [1e-4, 1e1], n = 12 }`)
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// k-fold cross-validation on the training part (default: score on the test part)
+    /// k-fold cross-validation on the training part (default 3; with select_on = "test" in the
+    /// sweep file and no --cv, the test part scores the configurations, the papers' protocol)
     #[arg(long, value_name = "K")]
     cv: Option<usize>,
     /// Fits to run at once
@@ -337,6 +349,9 @@ pub fn main() -> i32 {
                 cli.sessions.as_deref(),
             )
         }
+        Some(Cmd::Sessions(a)) if a.prune_unkept => {
+            sessions::prune(cli.sessions.as_deref(), a.older_than.as_deref(), a.json)
+        }
         Some(Cmd::Sessions(a)) => sessions::list(cli.sessions.as_deref(), a.json),
         Some(Cmd::Replay(a)) => replay::replay(replay::ReplayArgs {
             session: &a.session,
@@ -350,6 +365,7 @@ pub fn main() -> i32 {
             &a.data,
             &a.out,
             a.force,
+            a.json,
             cli.sessions.as_deref(),
         ),
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {

@@ -22,6 +22,7 @@ mod doc_commands;
 mod e2e_tui;
 mod example_sessions;
 mod gen_formats;
+mod honest_study;
 mod hostile_inputs;
 mod hostile_outputs;
 mod kde_fit;
