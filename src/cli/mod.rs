@@ -9,6 +9,7 @@
 mod console;
 mod bench;
 mod bench_lowrank;
+mod compare;
 mod export;
 mod options;
 mod paper;
@@ -60,6 +61,9 @@ enum Cmd {
     Sweep(SweepCmd),
     /// Apply a session's model to new rows: `ovk predict SESSION --data FILE [--out FILE|-]`
     Predict(PredictArgs),
+    /// Compare saved runs side by side: metrics (best marked), each output's metric, paired
+    /// tests over shared cross-validation folds
+    Compare(CompareArgs),
     /// Export a session's predictions, a learned matrix, or its trace: CSV, TSV or Parquet by the file's extension
     Export(ExportCmd),
     /// Generate synthetic data: `ovk gen gp-mix --outputs M --seed S --out FILE`
@@ -80,6 +84,16 @@ struct RunArgs {
     config: Option<PathBuf>,
     /// Print exactly one JSON object on stdout (session, method, iterations, converged,
     /// objective, metrics, baseline, fit_seconds)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct CompareArgs {
+    /// Two or more sessions: directories, or ids or names in the store
+    #[arg(required = true, value_name = "SESSION")]
+    runs: Vec<String>,
+    /// Print one JSON object with the same numbers
     #[arg(long)]
     json: bool,
 }
@@ -376,6 +390,7 @@ pub fn main() -> i32 {
             collect: a.collect.as_deref(),
             sessions: cli.sessions.as_deref(),
         }),
+        Some(Cmd::Compare(a)) => compare::compare(&a.runs, a.json, cli.sessions.as_deref()),
         Some(Cmd::Export(a)) => {
             let matrix = a
                 .matrix

@@ -15,6 +15,7 @@ mod cli_input_rank;
 mod cli_options;
 mod cli_run;
 mod cli_sweep;
+mod compare_runs;
 mod data_encode;
 mod data_errors;
 mod data_prepare;

@@ -2,6 +2,7 @@
 //! matrices, written atomically; listing, loading, and the printed summary of
 //! `ovk replay --print` (re-running a session for `--verify` is `cli::replay`, through `train`).
 
+pub mod compare;
 mod durable;
 mod load;
 mod locate;
