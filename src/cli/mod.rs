@@ -157,6 +157,10 @@ struct SweepCmd {
     /// sweep file and no --cv, the test part scores the configurations, the papers' protocol)
     #[arg(long, value_name = "K")]
     cv: Option<usize>,
+    /// Nested cross-validation: K outer folds around the whole search (an unbiased estimate of
+    /// the tuned procedure), before the search on all training rows
+    #[arg(long, value_name = "K")]
+    nested_cv: Option<usize>,
     /// Fits to run at once
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -385,6 +389,7 @@ pub fn main() -> i32 {
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),
             cv: a.cv,
+            nested_cv: a.nested_cv,
             jobs: a.jobs,
             plan: a.plan,
             collect: a.collect.as_deref(),

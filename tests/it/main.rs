@@ -45,6 +45,7 @@ mod predict_sessions;
 mod resource_limits;
 mod session_store;
 mod session_summary;
+mod sweep_search;
 mod sweep_spawn;
 mod target_scale;
 mod travel_sessions;

@@ -2046,6 +2046,8 @@ fn sweep_row(index: usize, mean: f64) -> ovk_core::train::sweep::SweepRow {
         fold_scores: vec![mean - 0.01, mean + 0.01],
         seconds: 0.5,
         error: None,
+        rung: None,
+        train_rows: None,
     }
 }
 

@@ -10,6 +10,7 @@ mod offset;
 mod pipeline;
 pub mod predict;
 mod runner;
+pub mod search;
 pub mod sweep;
 mod unused;
 

@@ -54,6 +54,11 @@ pub struct SweepRow {
     /// Why the configuration could not be scored, if it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Successive halving: the last rung it reached (0 first) and the training rows it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rung: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_rows: Option<usize>,
 }
 
 /// A whole sweep: its rows in grid order and the best row's index.
@@ -75,7 +80,9 @@ impl SweepResult {
     }
 }
 
+/// Later rungs of a halving first, then the better score.
 fn compare(a: &SweepRow, b: &SweepRow) -> std::cmp::Ordering {
+    let rung = |r: &SweepRow| std::cmp::Reverse(r.rung.unwrap_or(0));
     let key = |r: &SweepRow| {
         if r.error.is_some() || !r.mean.is_finite() {
             f64::INFINITY
@@ -85,7 +92,7 @@ fn compare(a: &SweepRow, b: &SweepRow) -> std::cmp::Ordering {
             r.mean
         }
     };
-    key(a).total_cmp(&key(b))
+    rung(a).cmp(&rung(b)).then(key(a).total_cmp(&key(b)))
 }
 
 /// The settings of a configuration that a sweep can vary, flattened to text by key.
@@ -311,6 +318,8 @@ fn make_row(
         fold_scores,
         seconds,
         error,
+        rung: None,
+        train_rows: None,
     }
 }
 

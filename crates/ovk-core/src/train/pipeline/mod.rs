@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use ndarray::Array2;
 
-pub use cv::mean_sd;
+pub use cv::{estimate, mean_sd};
 
 use super::RunConfig;
 use crate::data::{self, PrepareOptions, Prepared};
