@@ -1,6 +1,8 @@
 //! A run, fully specified: data choices, method, kernel and hyperparameters. It is what a TOML
 //! config holds, what the TUI's panes edit, and what a session stores for replay.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::data::options::TEST_FRACTION;
@@ -86,11 +88,41 @@ impl RunConfig {
             }
             if self.data.cv.is_some() {
                 return Err(crate::OvkError::input(
-                    "--cv K estimates a configuration over K folds; it cannot be combined with                      --cv-fold (one fold of a sweep plan)",
+                    "--cv K estimates a configuration over K folds; it cannot be combined with --cv-fold (one fold of a sweep plan)",
                 ));
             }
         }
         Ok(m)
+    }
+
+    /// The settings of a configuration that a sweep can vary, flattened to text by key.
+    pub fn settings(&self) -> BTreeMap<String, String> {
+        let c = self;
+        let mut m = BTreeMap::new();
+        m.insert("method".into(), c.method.clone());
+        m.insert("kernel".into(), c.kernel.name.as_str().into());
+        if c.kernel.name.uses_sigma() {
+            m.insert("sigma".into(), c.kernel.sigma.to_string());
+        }
+        if c.kernel.name == crate::kernels::KernelName::Polynomial {
+            m.insert("degree".into(), c.kernel.degree.to_string());
+            m.insert("coef0".into(), c.kernel.coef0.to_string());
+        }
+        m.insert("input_rank".into(), c.kernel.input_rank.to_string());
+        // as a config file spells them
+        let d = &c.data;
+        for (key, name) in [
+            ("landmarks", serde_name(&c.kernel.landmarks)),
+            ("scale", serde_name(&d.scale)),
+            ("target_scale", serde_name(&d.target_scale)),
+            ("class_coding", serde_name(&d.class_coding)),
+        ] {
+            m.insert(key.into(), name);
+        }
+        for (k, v) in &c.params.0 {
+            m.insert(k.clone(), v.to_string());
+        }
+        m
     }
 
     pub fn default_name(&self) -> String {
@@ -102,4 +134,12 @@ impl RunConfig {
             .unwrap_or_else(|| "data".into());
         format!("{stem}-{}", self.method)
     }
+}
+
+/// A unit enum's name as its serde form writes it (`pm1`, `01`, `standard`).
+fn serde_name<T: serde::Serialize>(t: &T) -> String {
+    serde_json::to_value(t)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }

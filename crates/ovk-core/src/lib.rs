@@ -1,7 +1,7 @@
 //! ovk-core — learning with operator-valued (matrix-valued) kernels: the engine of `ovk`.
 //!
 //! The numerical engine is layered; a module uses only those listed before it (checked by
-//! `tests/layering.rs`):
+//! `crates/ovk-core/tests/layering.rs`):
 //!
 //! 1. `util` — a seeded generator, NaN-tolerant JSON readers, text helpers (`error` too);
 //! 2. `linalg` — dense linear algebra (faer behind ndarray);

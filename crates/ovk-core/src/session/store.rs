@@ -495,7 +495,7 @@ fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
 /// The hyperparameters of a saved fit as text by key, as used: defaults filled in, a "median"
 /// σ resolved.
 fn settings_of(rec: &SessionRecord) -> BTreeMap<String, String> {
-    let mut m = crate::train::sweep::settings(&rec.config);
+    let mut m = rec.config.settings();
     m.remove("method");
     // The parameters as used, defaults included (a λ left at its default is still a λ).
     for (k, v) in &rec.params.0 {

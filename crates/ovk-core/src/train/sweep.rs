@@ -97,39 +97,7 @@ fn compare(a: &SweepRow, b: &SweepRow) -> std::cmp::Ordering {
 
 /// The settings of a configuration that a sweep can vary, flattened to text by key.
 pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
-    m.insert("method".into(), c.method.clone());
-    m.insert("kernel".into(), c.kernel.name.as_str().into());
-    if c.kernel.name.uses_sigma() {
-        m.insert("sigma".into(), c.kernel.sigma.to_string());
-    }
-    if c.kernel.name == crate::kernels::KernelName::Polynomial {
-        m.insert("degree".into(), c.kernel.degree.to_string());
-        m.insert("coef0".into(), c.kernel.coef0.to_string());
-    }
-    m.insert("input_rank".into(), c.kernel.input_rank.to_string());
-    // as a config file spells them
-    let d = &c.data;
-    for (key, name) in [
-        ("landmarks", serde_name(&c.kernel.landmarks)),
-        ("scale", serde_name(&d.scale)),
-        ("target_scale", serde_name(&d.target_scale)),
-        ("class_coding", serde_name(&d.class_coding)),
-    ] {
-        m.insert(key.into(), name);
-    }
-    for (k, v) in &c.params.0 {
-        m.insert(k.clone(), v.to_string());
-    }
-    m
-}
-
-/// A unit enum's name as its serde form writes it (`pm1`, `01`, `standard`).
-fn serde_name<T: serde::Serialize>(t: &T) -> String {
-    serde_json::to_value(t)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
+    c.settings()
 }
 
 /// Keep only the settings that differ between configurations.
