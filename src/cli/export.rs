@@ -16,6 +16,7 @@ pub struct ExportArgs<'a> {
     pub predictions: Option<&'a Path>,
     pub matrix: Option<(&'a str, &'a Path)>,
     pub trace: Option<&'a Path>,
+    pub figure: Option<(crate::figure::Figure, &'a Path)>,
     pub sessions: Option<&'a Path>,
     pub force: bool,
 }
@@ -28,18 +29,33 @@ pub fn export(a: ExportArgs) -> Result<i32> {
     };
     let s = session::load(&dir)?;
     let r = &s.record;
-    if a.predictions.is_none() && a.matrix.is_none() && a.trace.is_none() {
+    if a.predictions.is_none() && a.matrix.is_none() && a.trace.is_none() && a.figure.is_none() {
         return Err(OvkError::input(
-            "say what to export: --predictions FILE, --matrix NAME FILE or --trace FILE",
+            "say what to export: --predictions FILE, --matrix NAME FILE, --trace FILE or \
+             --figure NAME FILE",
         ));
     }
     let rules = protecting(OutputRules::new(a.force), &s, a.sessions)?;
-    let paths: Vec<&Path> = [a.predictions, a.matrix.map(|(_, p)| p), a.trace]
-        .into_iter()
-        .flatten()
-        .collect();
-    // Every destination is checked before anything is written.
+    let figure_path = a.figure.as_ref().map(|(_, p)| *p);
+    let paths: Vec<&Path> = [
+        a.predictions,
+        a.matrix.map(|(_, p)| p),
+        a.trace,
+        figure_path,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // Every destination is checked, and the figure drawn, before anything is written.
     let outs = output::plan_all(&paths, &rules)?;
+    let picture = match &a.figure {
+        Some((figure, path)) => Some(crate::figure::render(
+            &s,
+            figure,
+            crate::figure::Format::of(path)?,
+        )?),
+        None => None,
+    };
     let tables = [
         a.predictions.map(|_| predictions(&s)).transpose()?,
         a.matrix.map(|(name, _)| matrix(&s, name)).transpose()?,
@@ -48,6 +64,9 @@ pub fn export(a: ExportArgs) -> Result<i32> {
     for (out, columns) in outs.iter().zip(tables.into_iter().flatten()) {
         let format = ovk_core::data::output_format(out.path())?;
         out.write_with(|w| ovk_core::data::write_table(w, format, &columns))?;
+    }
+    if let (Some(bytes), Some(out)) = (picture, outs.last().filter(|_| a.figure.is_some())) {
+        out.write_with(|w| w.write_all(&bytes))?;
     }
     Ok(0)
 }

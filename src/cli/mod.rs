@@ -206,6 +206,16 @@ struct ExportCmd {
     /// The convergence trace (- for stdout)
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// A figure, SVG or PNG by the file's extension: a matrix by name (output_kernel, metric_a,
+    /// …) as a heatmap, trace, lambda_path, or sweep (the CV curve or σ × λ heatmap)
+    #[arg(long, num_args = 2, value_names = ["NAME", "FILE"])]
+    figure: Option<Vec<String>>,
+    /// A heatmap's order of the outputs: file, or clustered (related outputs side by side)
+    #[arg(long, value_name = "ORDER", default_value = "file", value_parser = ["file", "clustered"])]
+    order: String,
+    /// A heatmap of L_ij / √(L_ii L_jj) instead of the raw matrix
+    #[arg(long)]
+    correlation: bool,
     /// Replace output files that exist (never the session store or the session's data)
     #[arg(long)]
     force: bool,
@@ -406,6 +416,16 @@ pub fn main() -> i32 {
                 predictions: a.predictions.as_deref(),
                 matrix,
                 trace: a.trace.as_deref(),
+                figure: a.figure.as_ref().map(|v| {
+                    let order = match a.order.as_str() {
+                        "clustered" => crate::figure::Order::Clustered,
+                        _ => crate::figure::Order::File,
+                    };
+                    (
+                        crate::figure::Figure::named(&v[0], order, a.correlation),
+                        std::path::Path::new(&v[1]),
+                    )
+                }),
                 sessions: cli.sessions.as_deref(),
                 force: a.force,
             })

@@ -22,6 +22,7 @@ mod data_prepare;
 mod doc_commands;
 mod e2e_tui;
 mod example_sessions;
+mod figures;
 mod gen_formats;
 mod honest_study;
 mod hostile_inputs;

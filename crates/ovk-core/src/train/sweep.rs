@@ -46,10 +46,15 @@ pub struct SweepRow {
     /// Name of the validation metric and whether higher is better.
     pub metric: String,
     pub higher_is_better: bool,
-    /// Mean and standard deviation of the metric over folds (NaN when a fold failed).
+    /// Mean and standard deviation of the metric over folds (NaN when a fold failed; JSON
+    /// writes NaN as null, so a saved sweep reads null back as NaN).
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub mean: f64,
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub sd: f64,
+    #[serde(deserialize_with = "crate::util::nan::vec")]
     pub fold_scores: Vec<f64>,
+    #[serde(deserialize_with = "crate::util::nan::f64")]
     pub seconds: f64,
     /// Why the configuration could not be scored, if it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
