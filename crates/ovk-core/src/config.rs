@@ -6,14 +6,15 @@ use serde::{Deserialize, Serialize};
 use crate::data::options::TEST_FRACTION;
 use crate::data::DataConfig;
 use crate::kernels::KernelSpec;
-use crate::methods::{self, Method, Params, Value};
+use crate::methods::{self, Method, MethodName, Params, Value};
 use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     pub data: DataConfig,
-    pub method: String,
+    /// Saved as its name (`"lowrank-okl"`).
+    pub method: MethodName,
     #[serde(default)]
     pub kernel: KernelSpec,
     #[serde(default)]
@@ -24,14 +25,14 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// Check the method exists and every hyperparameter is valid, before any work is done.
+    /// Check every hyperparameter is valid, before any work is done.
     pub fn validate(&self) -> Result<()> {
         self.checked_method().map(|_| ())
     }
 
-    /// `validate`, returning the method it found (one lookup by name per run).
+    /// `validate`, returning the method.
     pub fn checked_method(&self) -> Result<&'static dyn Method> {
-        let m = methods::find(&self.method)?;
+        let m = methods::find(self.method);
         self.params.validate(m.name(), m.params())?;
         TEST_FRACTION.check(&Value::Float(self.data.test_fraction))?;
         self.kernel.check()?;

@@ -155,7 +155,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
         return Err(OvkError::input(format!(
             "method {} does not handle {} tasks (it handles {})",
             method.name(),
-            prepared.task.as_str(),
+            prepared.task.name(),
             method.supported_tasks()
         )));
     }
@@ -352,7 +352,7 @@ pub fn run(config: &RunConfig, obs: &mut dyn Observer) -> Result<RunOutcome> {
     // The baseline is a comparison, not the run: skipped (and said so) when it would not fit.
     // krr fits the labeled rows only, so a semi-supervised method's --input-rank is capped at
     // their count (a rank-ℓ factor of ℓ rows is the exact kernel).
-    let krr = methods::find("krr")?;
+    let krr = methods::find(methods::MethodName::Krr);
     if let InputRank::Rank(r) = problem.kernel_spec.input_rank {
         problem.kernel_spec.input_rank = InputRank::Rank(r.min(shape.n_labeled.max(1)));
     }

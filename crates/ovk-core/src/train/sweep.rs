@@ -90,8 +90,8 @@ fn compare(a: &SweepRow, b: &SweepRow) -> std::cmp::Ordering {
 /// The settings of a configuration that a sweep can vary, flattened to text by key.
 pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    m.insert("method".into(), c.method.clone());
-    m.insert("kernel".into(), c.kernel.name.as_str().into());
+    m.insert("method".into(), c.method.name().into());
+    m.insert("kernel".into(), c.kernel.name.name().into());
     if c.kernel.name.uses_sigma() {
         m.insert("sigma".into(), c.kernel.sigma.to_string());
     }
@@ -103,25 +103,17 @@ pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
     // as a config file spells them
     let d = &c.data;
     for (key, name) in [
-        ("landmarks", serde_name(&c.kernel.landmarks)),
-        ("scale", serde_name(&d.scale)),
-        ("target_scale", serde_name(&d.target_scale)),
-        ("class_coding", serde_name(&d.class_coding)),
+        ("landmarks", c.kernel.landmarks.name()),
+        ("scale", d.scale.name()),
+        ("target_scale", d.target_scale.name()),
+        ("class_coding", d.class_coding.name()),
     ] {
-        m.insert(key.into(), name);
+        m.insert(key.into(), name.into());
     }
     for (k, v) in &c.params.0 {
         m.insert(k.clone(), v.to_string());
     }
     m
-}
-
-/// A unit enum's name as its serde form writes it (`pm1`, `01`, `standard`).
-fn serde_name<T: serde::Serialize>(t: &T) -> String {
-    serde_json::to_value(t)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }
 
 /// Keep only the settings that differ between configurations.
@@ -381,7 +373,7 @@ fn check_one_problem(records: &[crate::session::SessionRecord]) -> Result<()> {
                 let label = format!(
                     "{} ({}, {metric})",
                     crate::session::display_safe(&file),
-                    r.task.as_str()
+                    r.task.name()
                 );
                 problems.push((key, label, 1));
             }
