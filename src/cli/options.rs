@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ovk_core::config::SelectOn;
 use ovk_core::data::{DataConfig, Missing};
 use ovk_core::kernels::{InputRank, KernelSpec, Sigma};
 use ovk_core::methods::{self, MethodName, ParamKind, ParamSpec, Params, Value};
@@ -97,6 +98,8 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     declared(&data::options::LABELED, "N"),
     opt("cv_folds", "K", "cross-validation: number of folds of the training part (with --cv-fold)", None),
     opt("cv_fold", "I", "cross-validation: evaluate on fold I (0-based) of --cv-folds, train on the others", None),
+    opt("cv", "K", "estimate the configuration by K-fold cross-validation on the training part (each metric's mean, sd and per-fold values), then fit all training rows and score the test rows once", None),
+    opt("select_on", "ROWS", "where hyperparameters are chosen (lowrank-okl's λ path, a sweep's best): train (a validation part or the folds of the training rows) | test (the papers' protocol: the test metrics are then marked optimistic)", Some("train")),
     declared(&kernels::options::KERNEL, "KERNEL"),
     declared(&kernels::options::SIGMA, "X|median"),
     declared(&kernels::options::DEGREE, "D"),
@@ -448,12 +451,21 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         }
     }
 
+    let cv = get("cv")
+        .map(|k| parse_num::<usize>("cv", k, "a whole number of folds ≥ 2"))
+        .transpose()?;
+    let select_on: SelectOn = match get("select_on") {
+        None => SelectOn::default(),
+        Some(s) => choice(s)?,
+    };
     let config = RunConfig {
         data: dc,
         method: method_name,
         kernel,
         params,
         name: get("name").map(|s| s.to_string()),
+        cv,
+        select_on,
     };
     config.validate()?;
     Ok(config)

@@ -105,7 +105,7 @@ fn lowrank_okl() {
             ("solver", text("bcd")),
             ("lambda", Value::Float(0.01)),
             ("lambda_path", Value::Int(7)),
-            ("val_fraction", Value::Float(0.2)),
+            ("val_fraction", Value::Float(0.3)),
             ("rank", Value::Int(3)),
             ("tol", Value::Float(1e-6)),
             ("max_iter", Value::Int(40)),

@@ -8,6 +8,7 @@ use crate::common::support;
 
 use ovk::cli::{build_run_config, expand, read_config, read_grid};
 use ovk_core::methods::params::Value;
+use ovk_core::train::search::Axis;
 use proptest::prelude::*;
 
 const KEYS: &[&str] = &[
@@ -192,9 +193,28 @@ fn parse_both(bytes: &[u8]) -> Result<(), TestCaseError> {
     }
     match read_grid(&path) {
         Ok(grid) => {
-            let expected: usize = grid.axes.iter().map(|(_, v)| v.len()).product();
-            let raws = expand(&grid);
-            prop_assert_eq!(raws.len(), expected);
+            let raws = match expand(&grid) {
+                Ok(raws) => raws,
+                Err(e) => {
+                    prop_assert_eq!(e.exit_code(), 2, "{:?}", e);
+                    return Ok(());
+                }
+            };
+            // a random search draws `trials`; a grid has every combination (whole-number
+            // ranges may repeat a value, which is tried once)
+            let expected: usize = match grid.search.trials {
+                Some(t) => t,
+                None => grid
+                    .search
+                    .axes
+                    .iter()
+                    .map(|(_, a)| match a {
+                        Axis::List(v) => v.len(),
+                        Axis::Range { n, .. } => n.unwrap_or(1),
+                    })
+                    .product(),
+            };
+            prop_assert!(!raws.is_empty() && raws.len() <= expected);
             for raw in &raws {
                 if let Err(e) = build_run_config(raw) {
                     prop_assert_eq!(e.exit_code(), 2, "{:?}", e);
@@ -280,7 +300,7 @@ proptest! {
         let path = support::scratch("config", "range.toml");
         std::fs::write(&path, &doc).unwrap();
         let grid = read_grid(&path).unwrap_or_else(|e| panic!("{e}\n{doc}"));
-        let raws = expand(&grid);
+        let raws = expand(&grid).unwrap();
         prop_assert_eq!(raws.len(), n);
         let values: Vec<f64> = raws.iter().map(|r| r["lambda"].parse().unwrap()).collect();
         prop_assert_eq!(values[0], a, "first of {:?}", values);
@@ -314,7 +334,7 @@ proptest! {
         match read_grid(&path) {
             Ok(grid) => {
                 prop_assert!(product <= ovk_core::train::sweep::MAX_CONFIGURATIONS);
-                prop_assert_eq!(expand(&grid).len(), product);
+                prop_assert_eq!(expand(&grid).unwrap().len(), product);
             }
             Err(e) => {
                 prop_assert!(product > ovk_core::train::sweep::MAX_CONFIGURATIONS, "{}", e);

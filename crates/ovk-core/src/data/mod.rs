@@ -30,7 +30,7 @@ mod views;
 mod write;
 
 pub use crate::util::rng;
-pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns};
+pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth};
 pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;
@@ -173,6 +173,14 @@ pub struct DataConfig {
     /// (seeded), and train on the other folds. Sweeps run one such fit per fold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cv: Option<CvFold>,
+    /// Nested cross-validation: first make fold `fold` of `folds` of the training part the
+    /// held-out part (the outer test), then apply `cv` (the inner folds) to the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outer: Option<CvFold>,
+    /// Successive halving: train on this many training rows only (a seeded subset; the folds
+    /// of `cv` are cut from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_rows: Option<usize>,
 }
 
 /// One fold of a k-fold split of the training part.
@@ -207,6 +215,8 @@ impl DataConfig {
             categories: None,
             labeled: None,
             cv: None,
+            outer: None,
+            train_rows: None,
         }
     }
 

@@ -10,7 +10,7 @@ use super::impute::impute;
 use super::load::read_raw;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
 use super::rows::{usable_rows, MissingCells};
-use super::split::{cv_fold, keep_labels, split, split_by_column};
+use super::split::{cv_fold, keep_labels, split, split_by_column, subsample, Split};
 use super::views::resolve_views;
 use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
 use crate::Result;
@@ -63,19 +63,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     check_magnitude(path, &x_all, &feature_names, &used)?;
     check_magnitude(path, &coded.y, &coded.output_names, &rows.labeled)?;
 
-    let mut parts = match roles.test_column {
-        Some(c) => split_by_column(path, &raw.numeric(c)?, names[c], &rows)?,
-        None => split(
-            path,
-            &rows.labeled,
-            &rows.unlabeled,
-            cfg.test_fraction,
-            cfg.seed,
-        )?,
-    };
-    if let Some(cv) = cfg.cv {
-        parts = cv_fold(path, &parts, &rows.labeled, cv, cfg.seed)?;
-    }
+    let parts = parts_of(path, cfg, &raw, &names, roles.test_column, &rows)?;
     let mut x_train = x_all.select(Axis(0), &parts.train);
     let mut x_test = x_all.select(Axis(0), &parts.test);
     let imputed = if cfg.impute_missing {
@@ -170,6 +158,43 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         left_out,
     })
 }
+
+/// Which rows train and which are held out: the split (seeded, or a test column), then for
+/// nested cross-validation the outer fold, for successive halving a seeded subset of the
+/// training rows, and the cross-validation fold.
+fn parts_of(
+    path: &std::path::Path,
+    cfg: &DataConfig,
+    raw: &super::raw::RawTable,
+    names: &[&str],
+    test_column: Option<usize>,
+    rows: &super::rows::RowUse,
+) -> Result<Split> {
+    let mut parts = match test_column {
+        Some(c) => split_by_column(path, &raw.numeric(c)?, names[c], rows)?,
+        None => split(
+            path,
+            &rows.labeled,
+            &rows.unlabeled,
+            cfg.test_fraction,
+            cfg.seed,
+        )?,
+    };
+    if let Some(outer) = cfg.outer {
+        // salted so that the outer folds are not the inner folds of the same rows
+        parts = cv_fold(path, &parts, &rows.labeled, outer, cfg.seed ^ OUTER_SALT)?;
+    }
+    if let Some(n) = cfg.train_rows {
+        parts = subsample(path, &parts, n, cfg.seed)?;
+    }
+    if let Some(cv) = cfg.cv {
+        parts = cv_fold(path, &parts, &rows.labeled, cv, cfg.seed)?;
+    }
+    Ok(parts)
+}
+
+/// Seeds the outer folds of a nested cross-validation apart from its inner folds.
+const OUTER_SALT: u64 = 0x0de7_0f01;
 
 /// Values beyond this overflow double precision once squared (distances, variances, the
 /// objective): 1e154² is about the largest f64.

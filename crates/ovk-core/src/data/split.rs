@@ -114,6 +114,25 @@ pub(crate) fn cv_fold(
     Ok(Split { train, test })
 }
 
+/// The first `n` training rows of a seeded order of them (all of them when there are fewer):
+/// successive halving's budgets, nested so that a larger budget keeps the rows of a smaller.
+pub(crate) fn subsample(path: &Path, parts: &Split, n: usize, seed: u64) -> Result<Split> {
+    if n < 2 {
+        return Err(input_at(
+            path,
+            format!("a subsample of {n} training rows is too small to fit (need at least 2)"),
+        ));
+    }
+    let mut order = parts.train.clone();
+    Rng::new(seed ^ 0x4a1f_5eed).shuffle(&mut order);
+    order.truncate(n);
+    order.sort_unstable();
+    Ok(Split {
+        train: order,
+        test: parts.test.clone(),
+    })
+}
+
 /// Which of the `n` candidate labels to keep: `labeled` ≥ 1 is a count, < 1 a fraction
 /// (at least one label). Returns a mask over the candidates.
 pub(crate) fn keep_labels(path: &Path, n: usize, labeled: f64, seed: u64) -> Result<Vec<bool>> {

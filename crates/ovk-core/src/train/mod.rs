@@ -10,11 +10,12 @@ mod offset;
 mod pipeline;
 pub mod predict;
 mod runner;
+pub mod search;
 pub mod sweep;
 mod unused;
 
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
-pub use pipeline::{run, RunOutcome};
-pub use predict::{predict_file, write_predictions, PredictionTable};
+pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome};
+pub use predict::{predict_file, write_predictions, PredictionTable, Scored};
 pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};
