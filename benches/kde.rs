@@ -25,7 +25,7 @@ use ovk_core::methods::kde::rbf_loss;
 use ovk_core::methods::kde::solve::{
     input_eigen, solve_alpha, solve_alpha_kronecker, t_matrix, Ovk,
 };
-use ovk_core::methods::{find, Params, Problem, Silent, Value};
+use ovk_core::methods::{find, MethodName, Params, Problem, Silent, Value};
 
 fn main() {
     ovk_core::linalg::configure_parallelism();
@@ -92,8 +92,7 @@ fn fit_predict(
         .with("epsilon", Value::Float(st.epsilon))
         .with("output_sigma", Value::Text(st.sigma_l.to_string()));
     let p = problem(x.clone(), y.clone(), st.sigma_k);
-    let fit = find("kde")
-        .unwrap()
+    let fit = find(MethodName::Kde)
         .fit(&p, &params, &mut Silent)
         .expect("kde fit");
     fit.model.predict(xt.view()).expect("predict")

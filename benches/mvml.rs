@@ -211,7 +211,7 @@ fn fit_in(t: &Task1, fraction: Option<f64>, space: &str) -> (f64, f64, usize) {
     if let Some(f) = fraction {
         params.set("nystrom", Value::Float(f));
     }
-    let method = ovk_core::methods::find("mvml").expect("mvml registered");
+    let method = ovk_core::methods::find(ovk_core::methods::MethodName::Mvml);
     let p = problem(t);
     let start = Instant::now();
     let fit = method.fit(&p, &params, &mut Silent).expect("fit");

@@ -185,7 +185,7 @@ fn main() {
         s.labels_test.len(),
         accuracy(&qn, &s)
     );
-    let krr = ovk_core::methods::find("krr").expect("krr");
+    let krr = ovk_core::methods::find(ovk_core::methods::MethodName::Krr);
     let p = Params::new().with("lambda", Value::Float(LAMBDA));
     let base = krr.fit(&problem, &p, &mut Silent).expect("krr fit");
     println!(

@@ -83,7 +83,7 @@ fn config(path: &std::path::Path) -> RunConfig {
         .with("max_iter", Value::Int(1_000_000));
     RunConfig {
         data,
-        method: "okl".into(),
+        method: ovk_core::methods::MethodName::Okl,
         kernel: KernelSpec {
             sigma: Sigma::Value(1.0),
             ..KernelSpec::default()

@@ -258,7 +258,7 @@ fn run_option_args() -> Vec<Arg> {
         let defaults: Vec<(String, String)> = owners
             .iter()
             .filter_map(|name| {
-                let m = ovk_core::methods::find(name).ok()?;
+                let m = ovk_core::methods::find_named(name).ok()?;
                 let s = m.params().iter().find(|s| s.key == spec.key)?;
                 Some((name.to_string(), s.default_value()?.to_string()))
             })

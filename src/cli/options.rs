@@ -5,13 +5,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ovk_core::config::SelectOn;
-use ovk_core::data::{ClassCoding, DataConfig, Scale, TargetScale, Task};
-use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
-use ovk_core::methods::{self, ParamKind, ParamSpec, Params, Value};
+use ovk_core::data::{DataConfig, Missing};
+use ovk_core::kernels::{InputRank, KernelSpec, Sigma};
+use ovk_core::methods::{self, MethodName, ParamKind, ParamSpec, Params, Value};
 use ovk_core::train::RunConfig;
+use ovk_core::util::choice::Choice;
 use ovk_core::util::text::nearest;
 use ovk_core::{data, kernels};
-use ovk_core::{OvkError, Result};
+use ovk_core::{ErrorKind, OvkError, Result};
 
 /// One non-method option of a run.
 pub struct RunOption {
@@ -157,11 +158,10 @@ pub fn read_config(path: &Path) -> Result<RawOptions> {
     let mut out = RawOptions::new();
     for (k, v) in table {
         if !keys.contains(&k.as_str()) {
-            return Err(OvkError::input(format!(
-                "{}: {}",
-                path.display(),
-                unknown_option(&k, &keys)
-            )));
+            return Err(OvkError::input_as(
+                ErrorKind::UnknownParameter,
+                format!("{}: {}", path.display(), unknown_option(&k, &keys)),
+            ));
         }
         out.insert(k.clone(), toml_to_text(&k, &v, path)?);
     }
@@ -224,13 +224,6 @@ fn toml_to_text(key: &str, v: &toml::Value, path: &Path) -> Result<String> {
     })
 }
 
-/// ` (did you mean 'x'?)` when a value is close to a valid one.
-fn did_you_mean(value: &str, valid: &[&str]) -> String {
-    nearest(value, valid)
-        .map(|n| format!(" (did you mean '{n}'?)"))
-        .unwrap_or_default()
-}
-
 pub fn unknown_option(key: &str, keys: &[&str]) -> String {
     match nearest(key, keys) {
         Some(n) => format!("unknown option '{key}' (did you mean '{n}'?)"),
@@ -285,14 +278,23 @@ fn parse_seed(s: &str) -> Result<u64> {
     parse_num("seed", s, "a whole number ≥ 0")
 }
 
-/// A value parsed and checked by its declaration; the message names the flag, not the key
-/// the workbench shows (`--ovk: 'foo' …`, not `ovk: 'foo' …`).
-fn declared_value(spec: &ParamSpec, text: &str) -> Result<Value> {
-    spec.parse(text).map_err(|e| {
-        let msg = e.to_string();
-        let rest = msg.strip_prefix(spec.key).unwrap_or(&msg);
-        OvkError::input(format!("--{}{rest}", spec.flag()))
+/// An error whose message starts with the key the workbench shows (`ovk: 'foo' …`) names
+/// the flag instead (`--ovk: 'foo' …`); its kind is kept.
+fn naming_the_flag(e: OvkError, key: &str) -> OvkError {
+    e.reworded(|msg| match msg.strip_prefix(key) {
+        Some(rest) => format!("--{}{rest}", key.replace('_', "-")),
+        None => msg.to_string(),
     })
+}
+
+/// A value parsed and checked by its declaration; the message names the flag.
+fn declared_value(spec: &ParamSpec, text: &str) -> Result<Value> {
+    spec.parse(text).map_err(|e| naming_the_flag(e, spec.key))
+}
+
+/// One of a choice's words (`--task multiclass`); a typo names the closest word and the flag.
+fn choice<C: Choice>(text: &str) -> Result<C> {
+    C::parse(text).map_err(|e| naming_the_flag(e, C::KEY))
 }
 
 /// A number parsed and range-checked by its declaration; the message names the flag.
@@ -309,7 +311,7 @@ fn declared_number(spec: &ParamSpec, text: &str) -> Result<f64> {
 
 /// A bad value that came from the config file names the file, as flags name themselves.
 pub(crate) fn blame_config(e: OvkError, config: Option<&Path>, from_file: &[String]) -> OvkError {
-    let (OvkError::Input(msg), Some(path)) = (&e, config) else {
+    let (OvkError::Input { message: msg, .. }, Some(path)) = (&e, config) else {
         return e;
     };
     // The file's key as written there (`lambda:`), where the message names the flag.
@@ -324,7 +326,7 @@ pub(crate) fn blame_config(e: OvkError, config: Option<&Path>, from_file: &[Stri
         }
     };
     match from_file.iter().find_map(in_file_terms) {
-        Some(msg) => OvkError::input(format!("{}: {msg}", path.display())),
+        Some(msg) => e.reworded(|_| format!("{}: {msg}", path.display())),
         None => e,
     }
 }
@@ -334,27 +336,20 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     let get = |k: &str| raw.get(k).map(|s| s.as_str());
     let data = get("data")
         .ok_or_else(|| OvkError::input("missing --data PATH (the table to learn from)"))?;
-    let method_name = get("method").ok_or_else(|| {
-        let names: Vec<&str> = methods::registry().iter().map(|m| m.name()).collect();
-        OvkError::input(format!("missing --method (one of: {})", names.join(", ")))
+    let method_text = get("method").ok_or_else(|| {
+        OvkError::input(format!(
+            "missing --method (one of: {})",
+            MethodName::NAMES.join(", ")
+        ))
     })?;
-    let method = methods::find(method_name)?;
+    let method_name: MethodName = choice(method_text)?;
+    let method = methods::find(method_name);
 
     let mut dc = DataConfig::new(data);
     dc.features = get("features").map(list);
     dc.targets = get("targets").map(list);
     dc.class = get("class").map(|s| s.trim().to_string());
-    dc.task = get("task")
-        .map(|t| match t.trim() {
-            "regression" => Ok(Task::Regression),
-            "multiclass" => Ok(Task::Multiclass),
-            "multilabel" => Ok(Task::Multilabel),
-            other => Err(OvkError::input(format!(
-                "--task: '{other}' is not regression, multiclass or multilabel{}",
-                did_you_mean(other, &["regression", "multiclass", "multilabel"])
-            ))),
-        })
-        .transpose()?;
+    dc.task = get("task").map(choice).transpose()?;
     dc.views = get("views").map(view_entries);
     if let Some(f) = get("test_fraction") {
         dc.test_fraction = declared_number(&data::options::TEST_FRACTION, f)?;
@@ -364,63 +359,26 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         dc.seed = parse_seed(s)?;
     }
     if let Some(s) = get("scale") {
-        dc.scale = match s.trim() {
-            "standard" => Scale::Standard,
-            "none" => Scale::None,
-            other => {
-                return Err(OvkError::input(format!(
-                    "--scale: '{other}' is not standard or none{}",
-                    did_you_mean(other, &["standard", "none"])
-                )))
-            }
-        };
+        dc.scale = choice(s)?;
     }
     if let Some(s) = get("target_scale") {
-        let names = TargetScale::ALL.map(TargetScale::as_str);
-        dc.target_scale = TargetScale::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s.trim())
-            .ok_or_else(|| {
-                OvkError::input(format!(
-                    "--target-scale: '{}' is not none, center or standard{}",
-                    s.trim(),
-                    did_you_mean(s.trim(), &names)
-                ))
-            })?;
+        dc.target_scale = choice(s)?;
     }
     if let Some(s) = get("class_coding") {
-        dc.class_coding = match s.trim() {
-            "pm1" => ClassCoding::Pm1,
-            "01" => ClassCoding::ZeroOne,
-            other => {
-                return Err(OvkError::input(format!(
-                    "--class-coding: '{other}' is not pm1 or 01"
-                )))
-            }
-        };
+        dc.class_coding = choice(s)?;
     }
     if let Some(s) = get("drop_missing") {
         dc.drop_missing = parse_bool("drop_missing", s)?;
     }
     if let Some(s) = get("missing") {
-        let (drop, impute) = match s.trim() {
-            "refuse" => (false, false),
-            "drop" => (true, false),
-            "impute" => (false, true),
-            other => {
-                return Err(OvkError::input(format!(
-                    "--missing: '{other}' is not refuse, drop or impute"
-                )))
-            }
-        };
-        if dc.drop_missing && !drop {
-            return Err(OvkError::input(format!(
-                "--drop-missing and --missing {} disagree: give one of them",
-                s.trim()
-            )));
+        let missing: Missing = choice(s)?;
+        if dc.drop_missing && missing != Missing::Drop {
+            return Err(OvkError::input_as(
+                ErrorKind::InvalidParameter,
+                format!("--drop-missing and --missing {missing} disagree: give one of them"),
+            ));
         }
-        dc.drop_missing = drop;
-        dc.impute_missing = impute;
+        dc.set_missing(missing);
     }
     if let Some(s) = get("labeled") {
         dc.labeled = Some(declared_number(&data::options::LABELED, s)?);
@@ -443,7 +401,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
 
     let mut kernel = KernelSpec::default();
     if let Some(k) = get("kernel") {
-        kernel.name = KernelName::parse(k)?;
+        kernel.name = choice(k)?;
     }
     if let Some(s) = get("sigma") {
         kernel.sigma = Sigma::parse(s)?;
@@ -458,7 +416,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         kernel.input_rank = InputRank::parse(r)?;
     }
     if let Some(l) = get("landmarks") {
-        kernel.landmarks = Landmarks::parse(l)?;
+        kernel.landmarks = choice(l)?;
     }
 
     let mut params = Params::new();
@@ -476,13 +434,19 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
                     .map(|(_, o)| o.join(", "))
                     .unwrap_or_default();
                 if owners.is_empty() {
-                    return Err(OvkError::input(unknown_option(key, &all_keys())));
+                    return Err(OvkError::input_as(
+                        ErrorKind::UnknownParameter,
+                        unknown_option(key, &all_keys()),
+                    ));
                 }
-                return Err(OvkError::input(format!(
-                    "--{} is not a parameter of {} (it belongs to {owners})",
-                    key.replace('_', "-"),
-                    method.name()
-                )));
+                return Err(OvkError::input_as(
+                    ErrorKind::UnknownParameter,
+                    format!(
+                        "--{} is not a parameter of {} (it belongs to {owners})",
+                        key.replace('_', "-"),
+                        method.name()
+                    ),
+                ));
             }
         }
     }
@@ -490,22 +454,13 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     let cv = get("cv")
         .map(|k| parse_num::<usize>("cv", k, "a whole number of folds ≥ 2"))
         .transpose()?;
-    let select_on = match get("select_on").map(str::trim) {
+    let select_on: SelectOn = match get("select_on") {
         None => SelectOn::default(),
-        Some(s) => SelectOn::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| {
-                let names = SelectOn::ALL.map(|v| v.as_str());
-                OvkError::input(format!(
-                    "--select-on: '{s}' is not train or test{}",
-                    did_you_mean(s, &names)
-                ))
-            })?,
+        Some(s) => choice(s)?,
     };
     let config = RunConfig {
         data: dc,
-        method: method.name().to_string(),
+        method: method_name,
         kernel,
         params,
         name: get("name").map(|s| s.to_string()),
@@ -597,4 +552,61 @@ pub fn config_reference() -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawOptions {
+        let mut r: RawOptions = [("data", "t.csv"), ("method", "okl")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        r.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        r
+    }
+
+    fn kind(pairs: &[(&str, &str)]) -> ErrorKind {
+        build_run_config(&raw(pairs)).unwrap_err().kind()
+    }
+
+    #[test]
+    fn every_refusal_has_its_kind() {
+        assert_eq!(kind(&[("method", "okll")]), ErrorKind::UnknownChoice);
+        assert_eq!(kind(&[("task", "multi")]), ErrorKind::UnknownChoice);
+        assert_eq!(kind(&[("solver", "lbfgs")]), ErrorKind::UnknownChoice);
+        assert_eq!(kind(&[("lamda", "1")]), ErrorKind::UnknownParameter);
+        assert_eq!(kind(&[("gamma_a", "1")]), ErrorKind::UnknownParameter);
+        assert_eq!(kind(&[("lambda", "-1")]), ErrorKind::InvalidParameter);
+        assert_eq!(kind(&[("max_iter", "many")]), ErrorKind::InvalidParameter);
+        assert_eq!(
+            kind(&[("drop_missing", "true"), ("missing", "impute")]),
+            ErrorKind::InvalidParameter
+        );
+    }
+
+    #[test]
+    fn a_value_from_the_config_file_keeps_its_kind_and_names_the_file() {
+        let e = build_run_config(&raw(&[("scale", "standrd")])).unwrap_err();
+        let e = blame_config(e, Some(Path::new("run.toml")), &["scale".into()]);
+        assert_eq!(e.kind(), ErrorKind::UnknownChoice);
+        assert_eq!(
+            e.to_string(),
+            "run.toml: scale: 'standrd' is not one of standard, none (did you mean 'standard'?)"
+        );
+    }
+
+    #[test]
+    fn the_missing_policy_sets_both_flags() {
+        for (word, drop, impute) in [
+            ("refuse", false, false),
+            ("drop", true, false),
+            ("impute", false, true),
+        ] {
+            let c = build_run_config(&raw(&[("missing", word)])).unwrap();
+            assert_eq!((c.data.drop_missing, c.data.impute_missing), (drop, impute));
+            assert_eq!(c.data.missing().name(), word);
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! re-solves C for the final L after its last record; lowrank-okl keeps its path's best λ,
 //! not its last).
 
+use ovk_core::methods::MethodName;
 use ovk_core::session::SessionRecord;
 
 use super::widgets::{count, fmt_num};
@@ -13,7 +14,7 @@ use super::widgets::{count, fmt_num};
 /// trace has more records than the fit counted iterations.
 pub fn extra_records(r: &SessionRecord) -> Option<String> {
     let extra = r.trace.len().checked_sub(r.iterations).filter(|&n| n > 0)?;
-    let what = if r.method == "lowrank-okl" {
+    let what = if r.config.method == MethodName::LowRankOkl {
         format!("{extra} λ of the path set without iterating (B = 0 is optimal there)")
     } else if extra == 1 && r.trace.first().is_some_and(|t| t.iter == 0) {
         "the initial point (iter 0)".to_string()
@@ -34,9 +35,9 @@ pub fn last_objective_differs(r: &SessionRecord) -> Option<String> {
         return None;
     }
     let solver = r.details.get("solver").and_then(|v| v.as_str());
-    let why = match (r.method.as_str(), solver) {
-        ("okl", Some("bcd")) => "precedes C re-solved for the final L",
-        ("lowrank-okl", _) => "is at the path's last λ, this at the λ kept",
+    let why = match (r.config.method, solver) {
+        (MethodName::Okl, Some("bcd")) => "precedes C re-solved for the final L",
+        (MethodName::LowRankOkl, _) => "is at the path's last λ, this at the λ kept",
         _ => "is not the returned model's",
     };
     Some(format!("the trace's last record, {}, {why}", fmt_num(last)))

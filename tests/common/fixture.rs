@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use ovk_core::data::{DataConfig, DatasetInfo, Scale, Task};
 use ovk_core::kernels::{Kernel, KernelSpec};
-use ovk_core::methods::{Params, TraceRecord, Value};
+use ovk_core::methods::{MethodName, Params, TraceRecord, Value};
 use ovk_core::session::{KernelRecord, Metrics, SessionRecord, Split, Store, Timings, SCHEMA};
 use ovk_core::train::RunConfig;
 
@@ -99,7 +99,7 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
         notes: vec!["step halved twice".to_string()],
         config: RunConfig {
             data: DataConfig::new("/data/yeast.csv"),
-            method: "okl".to_string(),
+            method: MethodName::Okl,
             kernel: KernelSpec::default(),
             params,
             name: Some(name.to_string()),

@@ -79,7 +79,7 @@ pub fn params(pairs: &[(&str, Value)]) -> Params {
 
 /// Fit the registry's `method`, panicking with its message on failure.
 pub fn fit(method: &str, p: &Problem, params: &Params) -> Fit {
-    methods::find(method)
+    methods::find_named(method)
         .unwrap()
         .fit(p, params, &mut Collect::default())
         .unwrap_or_else(|e| panic!("{method}: {e}"))

@@ -113,6 +113,75 @@ fn option_values_get_did_you_mean() {
     assert!(err.contains("did you mean 'conditional'"), "{err}");
 }
 
+/// Every choice, as a flag or as a key of a config file, refuses a typo naming the closest word
+/// (and the flag, or the file and key), before any data is read.
+#[test]
+fn a_choice_typo_names_the_closest_word_in_flags_and_config_files() {
+    let cases = [
+        (
+            "task",
+            "multiclas",
+            "regression, multiclass, multilabel",
+            "multiclass",
+        ),
+        ("scale", "standrd", "standard, none", "standard"),
+        ("target_scale", "centre", "none, center, standard", "center"),
+        ("class_coding", "pm", "pm1, 01", "pm1"),
+        ("missing", "dorp", "refuse, drop, impute", "drop"),
+        (
+            "kernel",
+            "gausian",
+            "linear, gaussian, polynomial, laplacian",
+            "gaussian",
+        ),
+        ("landmarks", "uniforn", "rpcholesky, uniform", "uniform"),
+        ("solver", "bdc", "qn, bcd", "bcd"),
+    ];
+    let dir = scratch("choice-typos");
+    for (key, typo, words, near) in cases {
+        let flag = format!("--{}", key.replace('_', "-"));
+        let tail = format!("'{typo}' is not one of {words} (did you mean '{near}'?)");
+        let out = ovk(&[
+            "run",
+            "--data",
+            "datasets/linnerud.csv",
+            "--method",
+            "okl",
+            &flag,
+            typo,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{flag}: {tail}")), "{flag}: {err}");
+
+        let cfg = dir.join(format!("{key}.toml"));
+        std::fs::write(
+            &cfg,
+            format!("data = \"datasets/linnerud.csv\"\nmethod = \"okl\"\n{key} = \"{typo}\"\n"),
+        )
+        .unwrap();
+        let out = ovk(&["run", "--config", &cfg.display().to_string()]);
+        assert_eq!(out.status.code(), Some(2), "{key}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("{}: {key}: {tail}", cfg.display());
+        assert!(err.contains(&want), "{key}: {err}");
+    }
+    let cfg = dir.join("method.toml");
+    std::fs::write(
+        &cfg,
+        "data = \"datasets/linnerud.csv\"\nmethod = \"lowrank-ok\"\n",
+    )
+    .unwrap();
+    let out = ovk(&["run", "--config", &cfg.display().to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("method: 'lowrank-ok' is not one of krr, okl, lowrank-okl")
+            && err.contains("(did you mean 'lowrank-okl'?)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn sessions_json_and_export_to_stdout() {
     let dir = scratch("json");

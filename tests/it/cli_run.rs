@@ -178,7 +178,7 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (
             &["run", "--data", "datasets/linnerud.csv", "--method", "nope"],
-            "unknown method 'nope'",
+            "--method: 'nope' is not one of krr, okl, lowrank-okl, kde, vvmr, mvml",
         ),
         (
             &["run", "--data", "datasets/iris.csv", "--method", "kde"],

@@ -88,7 +88,7 @@ fn cli_missing_option_is_checked_and_the_session_keeps_the_encoding() {
     assert_eq!(bad.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        err.contains("--missing: 'sometimes' is not refuse, drop or impute"),
+        err.contains("--missing: 'sometimes' is not one of refuse, drop, impute"),
         "{err}"
     );
     let both = run(&["--missing", "impute", "--drop-missing"]);

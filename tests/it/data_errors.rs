@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use ovk_core::data::{load_table, prepare, read_numeric_columns, DataConfig, PrepareOptions};
+use ovk_core::ErrorKind;
 
 fn temp(name: &str, text: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("ovk-errors-{}-{name}", std::process::id()));
@@ -106,10 +107,15 @@ fn unknown_column_suggests_the_nearest() {
     cfg.features = Some(vec!["alpha,betta".into()]);
     let e = prepare_err(&cfg);
     assert!(e.contains("no column `betta`; did you mean `beta`?"), "{e}");
-    let e = read_numeric_columns(&p, &["alpah".into()])
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("did you mean `alpha`?"), "{e}");
+    let e = read_numeric_columns(&p, &["alpah".into()]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::MissingColumn);
+    assert!(e.to_string().contains("did you mean `alpha`?"), "{e}");
+    let e = prepare(&class_cfg(&p, "lable"), PrepareOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::MissingColumn);
+    let mut cfg = class_cfg(&p, "label");
+    cfg.features = Some(vec!["gamma_*".into()]);
+    let e = prepare(&cfg, PrepareOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::MissingColumn, "{e}");
 }
 
 #[test]

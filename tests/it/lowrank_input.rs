@@ -7,7 +7,9 @@ use crate::common::{self, dense, max_abs_diff, params, scale};
 use ndarray::{Array2, Axis};
 use ovk_core::kernels::{gram, input_factor, InputRank, Kernel, KernelName, Landmarks};
 use ovk_core::linalg::cholesky;
-use ovk_core::methods::{self, Collect, Fit, Params, Problem, ProblemShape, Route, Value};
+use ovk_core::methods::{
+    self, Collect, Fit, MethodName, Params, Problem, ProblemShape, Route, Value,
+};
 
 /// ℓ training and t test points in 3-D with m correlated outputs, problem seed 11.
 fn problem(seed: u64, l: usize, t: usize, m: usize, kernel: Kernel, rank: InputRank) -> Problem {
@@ -246,7 +248,7 @@ fn every_method_resolves_an_explicit_rank() {
         }
     }
     for name in ["krr", "okl", "lowrank-okl", "kde", "vvmr"] {
-        assert!(methods::find(name).unwrap().input_factor(), "{name}");
+        assert!(methods::find_named(name).unwrap().input_factor(), "{name}");
     }
 }
 
@@ -260,8 +262,7 @@ fn an_input_rank_above_n_is_refused_naming_the_option() {
         Kernel::Gaussian { sigma: 1.0 },
         InputRank::Rank(31),
     );
-    let e = methods::find("okl")
-        .unwrap()
+    let e = methods::find(MethodName::Okl)
         .fit(&p, &Params::new(), &mut Collect::default())
         .err()
         .expect("rank 31 on 30 rows must be refused");

@@ -116,8 +116,13 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
         let f = fit_factor(&p, r);
         assert_eq!(f.rank(), r);
         let g = f.z.dot(&f.z.t());
-        let kind_l = LaplacianKind::parse(kind).unwrap();
-        let w = knn_graph(p.x.view(), 4, GraphWeights::parse(weights).unwrap()).unwrap();
+        let kind_l = <LaplacianKind as ovk_core::util::choice::Choice>::parse(kind).unwrap();
+        let w = knn_graph(
+            p.x.view(),
+            4,
+            <GraphWeights as ovk_core::util::choice::Choice>::parse(weights).unwrap(),
+        )
+        .unwrap();
         let l = laplacian_power(&laplacian(&w, kind_l), power as usize);
         let (gamma_a, gamma_i) = (0.05, 0.02);
         let mg = vvmr::left_matrix(g.view(), l.view(), &p.labeled, gamma_i);
@@ -223,8 +228,7 @@ fn kde_input_rank_and_low_rank_agree_or_are_refused() {
     );
     assert_eq!(f.details["rank_output_requested"], 6);
     // Different input ranks: refused naming both options.
-    let e = methods::find("kde")
-        .unwrap()
+    let e = methods::find(methods::MethodName::Kde)
         .fit(
             &p,
             &Params::new().with("low_rank", Value::Text("12,6".into())),
@@ -244,7 +248,7 @@ fn kde_input_rank_and_low_rank_agree_or_are_refused() {
 fn an_input_rank_above_n_is_refused_naming_the_option() {
     for method in ["vvmr", "kde"] {
         let p = problem(1, 30, 30, 5, 2, InputRank::Rank(31));
-        let e = methods::find(method)
+        let e = methods::find_named(method)
             .unwrap()
             .fit(&p, &Params::new(), &mut Collect::default())
             .err()

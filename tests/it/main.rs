@@ -36,6 +36,7 @@ mod lowrank_large;
 mod lowrank_okl;
 mod lowrank_qn;
 mod lowrank_vvmr_kde;
+mod method_configs;
 mod metrics_values;
 mod mvml_core;
 mod mvml_fit;

@@ -42,7 +42,7 @@ fn problem(n: usize, n_test: usize, dims: &[usize], outputs: usize, seed: u64) -
 }
 
 fn mvml() -> &'static dyn Method {
-    ovk_core::methods::find("mvml").unwrap()
+    ovk_core::methods::find(ovk_core::methods::MethodName::Mvml)
 }
 
 fn max_rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {

@@ -63,7 +63,7 @@ fn config(method: &str, path: &Path, kernel: KernelSpec, params: Params) -> RunC
     }
     RunConfig {
         data,
-        method: method.to_string(),
+        method: method.parse().unwrap(),
         kernel,
         params,
         name: None,
@@ -142,7 +142,7 @@ fn assert_sound(case: &str, method: &str, res: ovk_core::Result<RunOutcome>) -> 
             assert!(
                 matches!(
                     e,
-                    OvkError::Numerical(_) | OvkError::Input(_) | OvkError::Resources(_)
+                    OvkError::Numerical(_) | OvkError::Input { .. } | OvkError::Resources(_)
                 ),
                 "{case}/{method}: not a user-facing error: {e:?}"
             );

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use binary::{stderr, stdout};
 use ovk_core::data::rng::Rng;
-use ovk_core::methods::{find, Params, ProblemShape, Value};
+use ovk_core::methods::{find, MethodName, Params, ProblemShape, Value};
 
 /// A regression table with two views `a`, `b` (2 columns each) and `m` outputs.
 fn write_table(dir: &Path, n: usize, m: usize, seed: u64) -> PathBuf {
@@ -111,7 +111,7 @@ fn the_suggested_way_out_is_admitted_where_the_exact_fit_is_not() {
         views: 2,
         ..Default::default()
     };
-    let kde = find("kde").unwrap();
+    let kde = find(MethodName::Kde);
     let exact = kde.peak_bytes(&shape, &Params::new()).unwrap();
     let low = Params::new().with("low_rank", Value::Text("50,50".into()));
     let lowrank = kde.peak_bytes(&shape, &low).unwrap();
@@ -131,7 +131,7 @@ fn the_suggested_way_out_is_admitted_where_the_exact_fit_is_not() {
 
 #[test]
 fn lowrank_okl_estimate_does_not_grow_with_m_squared() {
-    let m = find("lowrank-okl").unwrap();
+    let m = find(MethodName::LowRankOkl);
     let shape = |outputs| ProblemShape {
         n_train: 2000,
         n_labeled: 2000,
@@ -149,7 +149,7 @@ fn lowrank_okl_estimate_does_not_grow_with_m_squared() {
     assert!(large <= 10 * small, "{small} → {large}");
     assert!(large < 8 * 100_000u64 * 100_000 / 4, "{large}");
     // okl, which holds m×m matrices, does grow with m².
-    let okl = find("okl").unwrap();
+    let okl = find(MethodName::Okl);
     let q = Params::new();
     let (a, b) = (
         okl.peak_bytes(&shape(10_000), &q).unwrap(),

@@ -15,7 +15,7 @@ fn iris(method: &str, params: Params) -> RunConfig {
     data.class = Some("species".into());
     RunConfig {
         data,
-        method: method.into(),
+        method: method.parse().unwrap(),
         kernel: KernelSpec {
             sigma: Sigma::Value(1.0),
             ..KernelSpec::default()

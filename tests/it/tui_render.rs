@@ -19,7 +19,7 @@ use ovk::tui::state::{DataFocus, MarkedRun, Pane, Prompt, PromptKind, Role, RunS
 use ovk::tui::update::update;
 use ovk_core::data::{ColumnSummary, DataConfig, DatasetInfo, Scale, Table, Task};
 use ovk_core::kernels::{Kernel, KernelSpec};
-use ovk_core::methods::{Params, Phase, TraceRecord, Value};
+use ovk_core::methods::{MethodName, Params, Phase, TraceRecord, Value};
 use ovk_core::session::{
     KernelRecord, Listing, Metrics, SessionRecord, Split, Summary, Timings, SCHEMA,
 };
@@ -142,7 +142,7 @@ pub(crate) fn record(name: &str) -> SessionRecord {
         notes: vec!["step halved twice".into()],
         config: RunConfig {
             data: cfg,
-            method: "okl".into(),
+            method: MethodName::Okl,
             kernel: KernelSpec::default(),
             params: Params::new(),
             name: None,
@@ -375,7 +375,7 @@ fn running_state_shows_gauge_eta_and_live_chart() {
     let mut s = loaded();
     let effects = update(&mut s, Action::StartRun);
     assert!(
-        matches!(effects.as_slice(), [Effect::StartRun(c)] if c.method == "okl" && c.data.class.as_deref() == Some("digit"))
+        matches!(effects.as_slice(), [Effect::StartRun(c)] if c.method == MethodName::Okl && c.data.class.as_deref() == Some("digit"))
     );
     assert_eq!(s.run.status, RunStatus::Running);
     let t0 = s.now;
@@ -2173,7 +2173,7 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
     assert_eq!(*folds, Some(3));
     assert!(configs
         .iter()
-        .all(|c| c.method == "okl" && c.data.cv.is_none()));
+        .all(|c| c.method == MethodName::Okl && c.data.cv.is_none()));
     assert!(s.is_running() && s.pane == Pane::Run);
     at_both(&s, |out, size| {
         assert!(
@@ -2561,7 +2561,7 @@ fn other_session() -> RunOutcome {
     let mut o = outcome("emotions-kde");
     let r = &mut o.record;
     r.method = "kde".into();
-    r.config.method = "kde".into();
+    r.config.method = MethodName::Kde;
     r.config.data = DataConfig::new("toy/emotions.csv");
     r.trace = trace(5);
     r.iterations = 5;
@@ -2804,6 +2804,7 @@ fn trace_and_results_agree_on_records_iterations_and_the_objective() {
     let mut o = outcome("path");
     let r = &mut o.record;
     r.method = "lowrank-okl".into();
+    r.config.method = MethodName::LowRankOkl;
     r.trace = trace(6);
     r.iterations = 5;
     r.objective = r.trace.last().map(|t| t.objective);
@@ -3314,7 +3315,7 @@ fn mvml_session() -> RunOutcome {
     let mut o = outcome("mfeat-mvml");
     let r = &mut o.record;
     r.method = "mvml".into();
-    r.config.method = "mvml".into();
+    r.config.method = MethodName::Mvml;
     r.config.data = DataConfig::new("datasets/mfeat.csv");
     r.output_names = (0..10).map(|d| format!("digit={d}")).collect();
     r.params = Params::new()

@@ -416,5 +416,8 @@ fn no_labeled_rows_is_an_input_error() {
     let mut p = problem(10, 2);
     p.labeled = vec![false; 10];
     let err = Vvmr.fit(&p, &Params::new(), &mut Collect::default());
-    assert!(matches!(err, Err(ovk_core::OvkError::Input(_))));
+    assert_eq!(
+        err.err().map(|e| e.kind()),
+        Some(ovk_core::ErrorKind::Input)
+    );
 }

@@ -280,7 +280,7 @@ proptest! {
         prop_assert_eq!(float_param(cfg.params.0.get("lambda")), Some(lambda));
         prop_assert_eq!(cfg.data.test_fraction, test_fraction);
         prop_assert_eq!(cfg.data.seed, seed as u64);
-        prop_assert_eq!(cfg.kernel.name.as_str(), kernel);
+        prop_assert_eq!(cfg.kernel.name.name(), kernel);
         prop_assert_eq!(cfg.kernel.sigma, ovk_core::kernels::Sigma::Value(sigma));
     }
 

@@ -8,14 +8,16 @@ use serde::{Deserialize, Serialize};
 use crate::data::options::TEST_FRACTION;
 use crate::data::DataConfig;
 use crate::kernels::KernelSpec;
-use crate::methods::{self, Method, Params, Value};
+use crate::methods::{self, Method, MethodName, Params, Value};
+use crate::util::choice::choice_enum;
 use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     pub data: DataConfig,
-    pub method: String,
+    /// Saved as its name (`"lowrank-okl"`).
+    pub method: MethodName,
     #[serde(default)]
     pub kernel: KernelSpec,
     #[serde(default)]
@@ -34,21 +36,20 @@ pub struct RunConfig {
     pub select_on: SelectOn,
 }
 
-/// Which rows may choose hyperparameters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SelectOn {
-    /// A validation part or the folds of the training rows; the test rows are touched once,
-    /// to score the final model.
-    #[default]
-    Train,
-    /// The test rows (the papers' protocols); their metrics are marked optimistic.
-    Test,
+choice_enum! {
+    /// Which rows may choose hyperparameters.
+    #[derive(Default)]
+    pub enum SelectOn: "select_on" {
+        /// A validation part or the folds of the training rows; the test rows are touched once,
+        /// to score the final model.
+        #[default]
+        Train = "train",
+        /// The test rows (the papers' protocols); their metrics are marked optimistic.
+        Test = "test",
+    }
 }
 
 impl SelectOn {
-    pub const ALL: [SelectOn; 2] = [SelectOn::Train, SelectOn::Test];
-
     pub fn is_train(&self) -> bool {
         *self == SelectOn::Train
     }
@@ -56,27 +57,20 @@ impl SelectOn {
     pub fn is_test(&self) -> bool {
         *self == SelectOn::Test
     }
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            SelectOn::Train => "train",
-            SelectOn::Test => "test",
-        }
-    }
 }
 
 /// At most this many folds (`--cv K`): each fold is a whole fit.
 pub const MAX_CV_FOLDS: usize = 100;
 
 impl RunConfig {
-    /// Check the method exists and every hyperparameter is valid, before any work is done.
+    /// Check every hyperparameter is valid, before any work is done.
     pub fn validate(&self) -> Result<()> {
         self.checked_method().map(|_| ())
     }
 
-    /// `validate`, returning the method it found (one lookup by name per run).
+    /// `validate`, returning the method.
     pub fn checked_method(&self) -> Result<&'static dyn Method> {
-        let m = methods::find(&self.method)?;
+        let m = methods::find(self.method);
         self.params.validate(m.name(), m.params())?;
         TEST_FRACTION.check(&Value::Float(self.data.test_fraction))?;
         self.kernel.check()?;
@@ -99,8 +93,8 @@ impl RunConfig {
     pub fn settings(&self) -> BTreeMap<String, String> {
         let c = self;
         let mut m = BTreeMap::new();
-        m.insert("method".into(), c.method.clone());
-        m.insert("kernel".into(), c.kernel.name.as_str().into());
+        m.insert("method".into(), c.method.name().into());
+        m.insert("kernel".into(), c.kernel.name.name().into());
         if c.kernel.name.uses_sigma() {
             m.insert("sigma".into(), c.kernel.sigma.to_string());
         }
@@ -112,12 +106,12 @@ impl RunConfig {
         // as a config file spells them
         let d = &c.data;
         for (key, name) in [
-            ("landmarks", serde_name(&c.kernel.landmarks)),
-            ("scale", serde_name(&d.scale)),
-            ("target_scale", serde_name(&d.target_scale)),
-            ("class_coding", serde_name(&d.class_coding)),
+            ("landmarks", c.kernel.landmarks.name()),
+            ("scale", d.scale.name()),
+            ("target_scale", d.target_scale.name()),
+            ("class_coding", d.class_coding.name()),
         ] {
-            m.insert(key.into(), name);
+            m.insert(key.into(), name.into());
         }
         for (k, v) in &c.params.0 {
             m.insert(k.clone(), v.to_string());
@@ -134,12 +128,4 @@ impl RunConfig {
             .unwrap_or_else(|| "data".into());
         format!("{stem}-{}", self.method)
     }
-}
-
-/// A unit enum's name as its serde form writes it (`pm1`, `01`, `standard`).
-fn serde_name<T: serde::Serialize>(t: &T) -> String {
-    serde_json::to_value(t)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }

@@ -1,12 +1,58 @@
 //! One error type for the engine. Its variant decides the process exit status: what the user
 //! can fix (input, numerical fault, memory) is 2, an internal fault 1, a cancel 130 — the CLI
-//! maps it, the TUI shows the message.
+//! maps it, the TUI shows the message. Its `kind` says what went wrong finely enough for a
+//! caller (or a test) to act on without reading the message.
+
+/// What went wrong, as a caller can match it. The input kinds (`is_input`) are set by the
+/// constructors at the main error sites; any other input error is `Input`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Something else the user gave is wrong.
+    Input,
+    /// A key that is no option or hyperparameter (of this method).
+    UnknownParameter,
+    /// A hyperparameter or option value of the wrong type, outside its range, or in a
+    /// combination the method refuses.
+    InvalidParameter,
+    /// A word that is not one of a setting's choices (`--task`, `--solver`, `--method` …).
+    UnknownChoice,
+    /// A column named by the user that the table does not have.
+    MissingColumn,
+    /// A file that is missing, unreadable, or not the format it claims.
+    UnreadableFile,
+    /// A saved session (or model) that cannot be loaded as it is.
+    BadSession,
+    /// The numerics failed in a way the user can act on.
+    Numerical,
+    /// The request would not fit in memory (or a file is beyond its size cap).
+    TooBig,
+    Cancelled,
+    /// An operating-system error on a file ovk wrote or read on its own account.
+    Io,
+    Internal,
+}
+
+impl ErrorKind {
+    /// Whether errors of this kind are the `Input` variant (exit 2).
+    pub fn is_input(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Input
+                | ErrorKind::UnknownParameter
+                | ErrorKind::InvalidParameter
+                | ErrorKind::UnknownChoice
+                | ErrorKind::MissingColumn
+                | ErrorKind::UnreadableFile
+                | ErrorKind::BadSession
+        )
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum OvkError {
     /// Something the user gave (file, column, hyperparameter, session) is wrong. Exit 2.
-    #[error("{0}")]
-    Input(String),
+    #[error("{message}")]
+    Input { kind: ErrorKind, message: String },
     /// The numerics failed in a way the user can act on (message names cause and fix). Exit 2.
     #[error("{0}")]
     Numerical(String),
@@ -31,7 +77,53 @@ pub type Result<T> = std::result::Result<T, OvkError>;
 
 impl OvkError {
     pub fn input(msg: impl Into<String>) -> Self {
-        OvkError::Input(msg.into())
+        OvkError::input_as(ErrorKind::Input, msg)
+    }
+
+    /// An input error of a finer kind (one of `ErrorKind::is_input`).
+    pub fn input_as(kind: ErrorKind, msg: impl Into<String>) -> Self {
+        debug_assert!(kind.is_input(), "{kind:?} is not an input kind");
+        OvkError::Input {
+            kind,
+            message: msg.into(),
+        }
+    }
+
+    /// A saved session or model that cannot be loaded as it is.
+    pub fn bad_session(msg: impl Into<String>) -> Self {
+        OvkError::input_as(ErrorKind::BadSession, msg)
+    }
+
+    /// What went wrong (`Input` errors carry their own finer kind).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            OvkError::Input { kind, .. } => *kind,
+            OvkError::Numerical(_) => ErrorKind::Numerical,
+            OvkError::Resources(_) => ErrorKind::TooBig,
+            OvkError::Cancelled => ErrorKind::Cancelled,
+            OvkError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                    ErrorKind::UnreadableFile
+                }
+                _ => ErrorKind::Io,
+            },
+            OvkError::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// The same error, its message rewritten by `f` (a prefix naming the flag or the file);
+    /// the variant and kind are kept. Errors without a message of their own are unchanged.
+    pub fn reworded(self, f: impl FnOnce(&str) -> String) -> Self {
+        match self {
+            OvkError::Input { kind, message } => OvkError::Input {
+                kind,
+                message: f(&message),
+            },
+            OvkError::Numerical(m) => OvkError::Numerical(f(&m)),
+            OvkError::Resources(m) => OvkError::Resources(f(&m)),
+            OvkError::Internal(m) => OvkError::Internal(f(&m)),
+            other => other,
+        }
     }
 
     pub fn numerical(msg: impl Into<String>) -> Self {
@@ -59,14 +151,17 @@ impl OvkError {
         if what.is_empty() {
             OvkError::io(path.display().to_string(), source)
         } else {
-            OvkError::Input(format!("{}: {what}", path.display()))
+            OvkError::input_as(
+                ErrorKind::UnreadableFile,
+                format!("{}: {what}", path.display()),
+            )
         }
     }
 
     /// Process exit status: 2 for anything the user can fix, 1 for internal faults, 130 on cancel.
     pub fn exit_code(&self) -> i32 {
         match self {
-            OvkError::Input(_) | OvkError::Numerical(_) | OvkError::Resources(_) => 2,
+            OvkError::Input { .. } | OvkError::Numerical(_) | OvkError::Resources(_) => 2,
             OvkError::Io { source, .. } => match source.kind() {
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => 2,
                 _ => 1,
@@ -79,5 +174,5 @@ impl OvkError {
 
 /// Shorthand for the common "path: message" input error.
 pub fn input_at(path: &std::path::Path, msg: impl std::fmt::Display) -> OvkError {
-    OvkError::Input(format!("{}: {msg}", path.display()))
+    OvkError::input(format!("{}: {msg}", path.display()))
 }

@@ -31,4 +31,4 @@ pub mod session;
 pub mod train;
 pub mod util;
 
-pub use error::{OvkError, Result};
+pub use error::{ErrorKind, OvkError, Result};

@@ -256,7 +256,7 @@ pub fn run_one(
         objective: None,
     };
     if method != "eigh" {
-        let m = methods::find(method)?;
+        let m = methods::find_named(method)?;
         let start = Instant::now();
         let fit = m.fit(&problem, &params, &mut Silent)?;
         let fit_s = start.elapsed().as_secs_f64();

@@ -9,7 +9,7 @@ use ratatui::Frame;
 use super::super::state::{DataFocus, Median, Role, State};
 use super::super::widgets::{clip, file_name, fmt_num, heatmap};
 use super::{block, draw_note, error_or_hint, fit_title};
-use ovk_core::data::{Scale, Table as DataTable, TargetScale};
+use ovk_core::data::{Missing, Table as DataTable, TargetScale};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if s.replay.is_some() {
@@ -198,7 +198,7 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
         ]),
         Line::from(vec![
             Span::styled("task      ", s.theme.dim),
-            Span::raw(r.task.as_str()),
+            Span::raw(r.task.name()),
         ]),
         Line::from(vec![
             Span::styled("features  ", s.theme.dim),
@@ -225,16 +225,16 @@ fn replay_summary(frame: &mut Frame, area: Rect, s: &State) {
         Line::from(vec![
             Span::styled("scaling   ", s.theme.dim),
             Span::raw(match c.target_scale {
-                TargetScale::None => format!("{:?}", r.scale).to_lowercase(),
-                t => format!("{:?} features, {} targets", r.scale, t.as_str()).to_lowercase(),
+                TargetScale::None => r.scale.name().to_string(),
+                t => format!("{} features, {} targets", r.scale.name(), t.name()),
             }),
         ]),
         Line::from(vec![
             Span::styled("missing   ", s.theme.dim),
-            Span::raw(match (c.drop_missing, c.impute_missing) {
-                (true, _) => "rows dropped",
-                (_, true) => "imputed (mean / most frequent)",
-                _ => "refused",
+            Span::raw(match c.missing() {
+                Missing::Drop => "rows dropped",
+                Missing::Impute => "imputed (mean / most frequent)",
+                Missing::Refuse => "refused",
             }),
         ]),
     ];
@@ -375,12 +375,9 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
         (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
         _ => s.theme.dim,
     };
-    let scale = match d.split.scale {
-        Scale::Standard => "standard",
-        Scale::None => "none",
-    };
+    let scale = d.split.scale.name();
     let missing = d.missing_summary();
-    let semi = s.method().is_some_and(|m| m.name() == "vvmr");
+    let semi = s.method().is_some_and(|m| m.semi_supervised());
     let labeled = match d.split.labeled {
         Some(f) => format!("labeled {f:.2} < >"),
         None if semi => "labeled all < > (vvmr needs unlabeled rows)".into(),
@@ -397,7 +394,7 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
         )),
         Line::raw(format!(
             " {missing} · {labeled} · targets {} y",
-            d.split.target_scale.as_str()
+            d.split.target_scale.name()
         )),
         Line::styled(format!(" {median}"), median_style),
     ]

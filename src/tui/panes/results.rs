@@ -139,13 +139,13 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             .collect();
         format!(
             "{}, σ per view: {}",
-            r.kernel.spec.name.as_str(),
+            r.kernel.spec.name.name(),
             v.join(" · ")
         )
     };
     let lines = vec![
         kv("session", r.name.clone()),
-        kv("task", r.task.as_str().into()),
+        kv("task", r.task.name().into()),
         kv("kernel", kernel),
         kv("params", params.join(" ")),
         kv(

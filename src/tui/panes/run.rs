@@ -166,8 +166,8 @@ fn kernel_text(c: &ovk_core::train::RunConfig) -> String {
         ovk_core::kernels::KernelName::Polynomial => {
             format!("polynomial d={} c={}", c.kernel.degree, c.kernel.coef0)
         }
-        n if n.uses_sigma() => format!("{} σ={}", n.as_str(), c.kernel.sigma),
-        n => n.as_str().to_string(),
+        n if n.uses_sigma() => format!("{} σ={}", n.name(), c.kernel.sigma),
+        n => n.name().to_string(),
     }
 }
 
@@ -190,7 +190,7 @@ fn summary(
                 .iter()
                 .map(|(n, sg)| format!("{n} {}", fmt_num(*sg)))
                 .collect();
-            kernel = format!("{} · σ per view: {}", c.kernel.name.as_str(), v.join(" · "));
+            kernel = format!("{} · σ per view: {}", c.kernel.name.name(), v.join(" · "));
         }
     }
     if !c.kernel.input_rank.is_auto() {
@@ -240,7 +240,7 @@ fn summary(
         ]),
         Line::from(vec![
             Span::styled("method  ", s.theme.dim),
-            Span::styled(c.method.clone(), s.theme.key),
+            Span::styled(c.method.name(), s.theme.key),
         ]),
         Line::from(vec![
             Span::styled("kernel  ", s.theme.dim),

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::tui::widgets::count;
-use ovk_core::data::{DataConfig, Scale, Table, TargetScale};
+use ovk_core::data::{DataConfig, Missing, Scale, Table, TargetScale};
 
 /// What a column of the table is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,11 +60,8 @@ pub struct SplitChoice {
     pub scale: Scale,
     /// `--target-scale`: `y` cycles none → center → standard.
     pub target_scale: TargetScale,
-    /// Drop rows with a missing cell in a used column (else such a column refuses the run).
-    pub drop_missing: bool,
-    /// Fill missing feature cells (mean / most frequent) instead; `m` cycles refuse → drop →
-    /// impute.
-    pub impute_missing: bool,
+    /// What a missing cell in a used column does; `m` cycles refuse → drop → impute.
+    pub missing: Missing,
     /// Semi-supervised methods: the fraction of training rows that keep their labels
     /// (`None`: all of them).
     pub labeled: Option<f64>,
@@ -78,8 +75,7 @@ impl Default for SplitChoice {
             seed: 0,
             scale: Scale::Standard,
             target_scale: TargetScale::None,
-            drop_missing: false,
-            impute_missing: false,
+            missing: Missing::Refuse,
             labeled: None,
         }
     }
@@ -216,16 +212,16 @@ impl DataState {
             None => 0,
         };
         let rows = |n: usize| count(n, "row");
-        match (self.split.drop_missing, self.split.impute_missing) {
+        match self.split.missing {
             _ if any == 0 => "missing: none m".into(),
-            (true, _) => format!("missing: drop {} m", rows(any)),
-            (false, true) if out > 0 => format!(
+            Missing::Drop => format!("missing: drop {} m", rows(any)),
+            Missing::Impute if out > 0 => format!(
                 "missing: impute {}, drop {} (no output) m",
                 rows(feat),
                 rows(out)
             ),
-            (false, true) => format!("missing: impute {} m", rows(feat)),
-            (false, false) => format!("missing: refuse ({} affected) m", rows(any)),
+            Missing::Impute => format!("missing: impute {} m", rows(feat)),
+            Missing::Refuse => format!("missing: refuse ({} affected) m", rows(any)),
         }
     }
 
@@ -268,7 +264,7 @@ impl DataState {
                     c.name
                 ));
             }
-            if c.missing > 0 && !self.split.drop_missing && !self.split.impute_missing {
+            if c.missing > 0 && self.split.missing == Missing::Refuse {
                 return Err(format!(
                     "column `{}` has {} missing value{}: press m to drop those rows or impute, \
                      or x to ignore the column",
@@ -306,8 +302,7 @@ impl DataState {
         cfg.seed = self.split.seed;
         cfg.scale = self.split.scale;
         cfg.target_scale = self.split.target_scale;
-        cfg.drop_missing = self.split.drop_missing;
-        cfg.impute_missing = self.split.impute_missing;
+        cfg.set_missing(self.split.missing);
         cfg.labeled = self.split.labeled;
         Ok(cfg)
     }

@@ -1,8 +1,10 @@
 //! The Kernel pane's form: one field per kernel setting and per `ParamSpec` of the chosen
 //! method, parsed and validated here (the only place text becomes a kernel or parameters).
 
+use ovk_core::kernels::options as k;
 use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
-use ovk_core::methods::{Method, ParamKind, ParamSpec, Params, Value};
+use ovk_core::methods::{mvml, Method, ParamKind, ParamSpec, Params, Value};
+use ovk_core::util::choice::Choice;
 
 /// What an editable field stands for.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +50,6 @@ impl Field {
     /// The declaration of the field: the method's `ParamSpec`, or the kernel option's
     /// (`kernels::options`), where its key, label, unit, help, default and range live.
     pub fn spec(&self) -> ParamSpec {
-        use ovk_core::kernels::options as k;
         match self.kind {
             FieldKind::KernelName => k::KERNEL,
             FieldKind::Sigma => k::SIGMA,
@@ -128,26 +129,24 @@ impl Field {
 
     /// Space on a choice field moves to the next option.
     pub fn cycle(&mut self) {
-        let next = |opts: &[&str], cur: &str| -> String {
-            let i = opts
-                .iter()
-                .position(|o| *o == cur)
-                .map_or(0, |i| (i + 1) % opts.len());
-            opts[i].to_string()
-        };
+        fn next<C: Choice>(text: &str) -> String {
+            C::parse(text).map_or(C::ALL[0], C::next).name().to_string()
+        }
         match self.kind {
-            FieldKind::KernelName => {
-                let names: Vec<&str> = KernelName::ALL.iter().map(|k| k.as_str()).collect();
-                self.text = next(&names, self.text.trim());
-            }
-            FieldKind::Landmarks => {
-                let names: Vec<&str> = Landmarks::ALL.iter().map(|k| k.as_str()).collect();
-                self.text = next(&names, self.text.trim());
-            }
+            FieldKind::KernelName => self.text = next::<KernelName>(&self.text),
+            FieldKind::Landmarks => self.text = next::<Landmarks>(&self.text),
             FieldKind::Param(ParamSpec {
                 kind: ParamKind::Choice(opts),
                 ..
-            }) if !opts.is_empty() => self.text = next(opts, self.text.trim()),
+            }) if !opts.is_empty() => {
+                // a method's choice, known here by its declared words
+                let cur = self.text.trim();
+                let i = opts
+                    .iter()
+                    .position(|o| *o == cur)
+                    .map_or(0, |i| (i + 1) % opts.len());
+                self.text = opts[i].to_string();
+            }
             FieldKind::Param(ParamSpec {
                 kind: ParamKind::Bool,
                 ..
@@ -280,10 +279,13 @@ impl KernelState {
         if f.error.is_some() {
             return f.error.clone();
         }
-        if f.key() != "nystrom" || f.text.trim().is_empty() {
+        if f.key() != mvml::NYSTROM.key || f.text.trim().is_empty() {
             return None;
         }
-        let rank = self.fields.iter().find(|g| g.key() == "input_rank")?;
+        let rank = self
+            .fields
+            .iter()
+            .find(|g| matches!(g.kind, FieldKind::InputRank { .. }))?;
         match InputRank::parse(&rank.text).ok()? {
             InputRank::Auto => None,
             InputRank::Exact => {
@@ -296,31 +298,33 @@ impl KernelState {
     }
 
     pub fn kernel_spec(&self) -> Result<KernelSpec, String> {
-        let text = |key: &str| {
+        let text = |spec: ParamSpec| {
             self.fields
                 .iter()
-                .find(|f| f.key() == key)
+                .find(|f| f.key() == spec.key)
                 .map(|f| f.text.trim().to_string())
                 .unwrap_or_default()
         };
-        let name = KernelName::parse(&text("kernel")).map_err(|e| e.to_string())?;
+        let name = KernelName::parse(&text(k::KERNEL)).map_err(|e| e.to_string())?;
         let mut spec = KernelSpec {
             name,
             ..KernelSpec::default()
         };
         if name.uses_sigma() {
-            spec.sigma = Sigma::parse(&text("sigma")).map_err(|e| e.to_string())?;
+            spec.sigma = Sigma::parse(&text(k::SIGMA)).map_err(|e| e.to_string())?;
         }
         if name == KernelName::Polynomial {
-            spec.degree = text("degree")
+            spec.degree = text(k::DEGREE)
                 .parse()
                 .map_err(|_| "bad degree".to_string())?;
-            spec.coef0 = text("coef0").parse().map_err(|_| "bad coef0".to_string())?;
+            spec.coef0 = text(k::COEF0)
+                .parse()
+                .map_err(|_| "bad coef0".to_string())?;
         }
-        spec.input_rank = InputRank::parse(&text("input_rank")).map_err(|e| e.to_string())?;
+        spec.input_rank = InputRank::parse(&text(k::INPUT_RANK)).map_err(|e| e.to_string())?;
         // landmarks are kept for the methods that have the factor route
         if self.factor_route {
-            spec.landmarks = Landmarks::parse(&text("landmarks")).map_err(|e| e.to_string())?;
+            spec.landmarks = Landmarks::parse(&text(k::LANDMARKS)).map_err(|e| e.to_string())?;
         }
         Ok(spec)
     }

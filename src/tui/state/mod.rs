@@ -4,9 +4,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ovk_core::methods::{self, Method, TraceRecord};
+use ovk_core::methods::{self, Method, MethodName, TraceRecord};
 use ovk_core::session::{Listing, SessionRecord};
 use ovk_core::train::{RunConfig, RunOutcome};
+use ovk_core::util::choice::Choice;
 
 use super::theme::Theme;
 
@@ -254,7 +255,10 @@ pub struct State {
 impl State {
     pub fn new(dir: PathBuf) -> State {
         let methods = methods::registry();
-        let chosen = methods.iter().position(|m| m.name() == "okl").unwrap_or(0);
+        let chosen = MethodName::ALL
+            .iter()
+            .position(|&n| n == MethodName::Okl)
+            .unwrap_or(0);
         let kernel = match methods.get(chosen) {
             Some(m) => KernelState::for_method(*m, None),
             None => KernelState {
@@ -332,7 +336,7 @@ impl State {
         };
         let (cur_method, cur_data) = if self.is_running() {
             match &self.run.config {
-                Some(c) => (c.method.as_str(), &c.data.path),
+                Some(c) => (c.method.name(), &c.data.path),
                 None => return Err("no earlier run".into()),
             }
         } else {
@@ -354,8 +358,13 @@ impl State {
         Ok((name, trace))
     }
 
+    /// The chosen method (the Method pane lists `methods::registry()`, in `MethodName` order).
+    pub fn method_name(&self) -> Option<MethodName> {
+        MethodName::ALL.get(self.method.chosen).copied()
+    }
+
     pub fn method(&self) -> Option<&'static dyn Method> {
-        methods::registry().get(self.method.chosen).copied()
+        self.method_name().map(methods::find)
     }
 
     pub fn is_running(&self) -> bool {
@@ -365,7 +374,8 @@ impl State {
     /// The whole configuration, or the first reason it cannot run.
     pub fn run_config(&self) -> Result<RunConfig, String> {
         let mut data = self.data.config()?;
-        let method = self.method().ok_or("no method chosen (2 Method)")?;
+        let name = self.method_name().ok_or("no method chosen (2 Method)")?;
+        let method = methods::find(name);
         // Columns marked as views (often by the sidecar) are plain features to a single-kernel
         // method; the session then records no views it did not use.
         if !method.multi_view() {
@@ -378,7 +388,7 @@ impl State {
         let params = self.kernel.params()?;
         let cfg = RunConfig {
             data,
-            method: method.name().to_string(),
+            method: name,
             kernel,
             params,
             name: None,

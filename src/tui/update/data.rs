@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use ovk_core::data::{Scale, TargetScale};
+use ovk_core::data::{Missing, TargetScale};
+use ovk_core::util::choice::Choice;
 
 use super::super::action::Action;
 use super::super::effect::Effect;
@@ -53,19 +54,12 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             data_changed(s)
         }
         Action::ToggleScale => {
-            s.data.split.scale = match s.data.split.scale {
-                Scale::Standard => Scale::None,
-                Scale::None => Scale::Standard,
-            };
+            s.data.split.scale = s.data.split.scale.next();
             data_changed(s)
         }
         Action::CycleTargetScale => {
             let t = &mut s.data.split.target_scale;
-            *t = match *t {
-                TargetScale::None => TargetScale::Center,
-                TargetScale::Center => TargetScale::Standard,
-                TargetScale::Standard => TargetScale::None,
-            };
+            *t = t.next();
             s.status = match *t {
                 TargetScale::None => "targets as in the file (no intercept)",
                 TargetScale::Center => "targets centred: an intercept, predicted in their units",
@@ -76,19 +70,14 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         }
         Action::ToggleDropMissing => {
             // refuse → drop → impute → refuse
-            let d = &mut s.data;
-            (d.split.drop_missing, d.split.impute_missing) =
-                match (d.split.drop_missing, d.split.impute_missing) {
-                    (false, false) => (true, false),
-                    (true, _) => (false, true),
-                    (false, true) => (false, false),
-                };
-            s.status = match (d.split.drop_missing, d.split.impute_missing) {
-                (true, _) => "rows with a missing cell in a used column are dropped".into(),
-                (_, true) => "missing features are imputed (numeric: column mean; text: most \
-                              frequent value); rows missing an output are dropped"
+            let m = &mut s.data.split.missing;
+            *m = m.next();
+            s.status = match *m {
+                Missing::Drop => "rows with a missing cell in a used column are dropped".into(),
+                Missing::Impute => "missing features are imputed (numeric: column mean; text: \
+                                    most frequent value); rows missing an output are dropped"
                     .into(),
-                _ => "missing cells refuse the run (m: drop, then impute)".into(),
+                Missing::Refuse => "missing cells refuse the run (m: drop, then impute)".into(),
             };
             data_changed(s)
         }

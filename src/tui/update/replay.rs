@@ -4,12 +4,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ovk_core::methods;
+use ovk_core::methods::{self, MethodName};
 use ovk_core::train::RunOutcome;
+use ovk_core::util::choice::Choice;
 
 use super::super::action::Action;
 use super::super::effect::Effect;
-use super::super::state::{KernelState, Replay, State};
+use super::super::state::{FieldKind, KernelState, Replay, State};
 use super::{delta, run};
 
 /// How often replay playback advances.
@@ -55,23 +56,20 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
 /// a replay starts whole too, not at the position reached in the one before.
 pub fn show_replayed(s: &mut State, outcome: RunOutcome, dir: PathBuf) {
     let cfg = &outcome.record.config;
-    if let Some(i) = methods::registry()
-        .iter()
-        .position(|m| m.name() == cfg.method)
-    {
+    if let Some(i) = MethodName::ALL.iter().position(|&n| n == cfg.method) {
         s.method.chosen = i;
         s.method.cursor = i;
-        s.kernel = KernelState::for_method(methods::registry()[i], None);
+        s.kernel = KernelState::for_method(methods::find(cfg.method), None);
     }
     for f in s.kernel.fields.iter_mut() {
-        let text = match f.key() {
-            "kernel" => Some(cfg.kernel.name.as_str().to_string()),
-            "sigma" => Some(cfg.kernel.sigma.to_string()),
-            "degree" => Some(cfg.kernel.degree.to_string()),
-            "coef0" => Some(cfg.kernel.coef0.to_string()),
-            "input_rank" => Some(cfg.kernel.input_rank.to_string()),
-            "landmarks" => Some(cfg.kernel.landmarks.as_str().to_string()),
-            k => outcome.record.params.0.get(k).map(|v| v.to_string()),
+        let text = match f.kind {
+            FieldKind::KernelName => Some(cfg.kernel.name.to_string()),
+            FieldKind::Sigma => Some(cfg.kernel.sigma.to_string()),
+            FieldKind::Degree => Some(cfg.kernel.degree.to_string()),
+            FieldKind::Coef0 => Some(cfg.kernel.coef0.to_string()),
+            FieldKind::InputRank { .. } => Some(cfg.kernel.input_rank.to_string()),
+            FieldKind::Landmarks => Some(cfg.kernel.landmarks.to_string()),
+            FieldKind::Param(spec) => outcome.record.params.0.get(spec.key).map(|v| v.to_string()),
         };
         if let Some(t) = text {
             f.text = t;

@@ -56,12 +56,16 @@ pub fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
 }
 
 fn open_error(path: &Path, e: std::io::Error) -> OvkError {
-    match e.kind() {
-        ErrorKind::NotFound => input_at(path, "no such file"),
-        ErrorKind::PermissionDenied => input_at(path, "permission denied"),
-        ErrorKind::IsADirectory => input_at(path, "is a directory, not a file"),
-        _ => input_at(path, format!("cannot be opened: {e}")),
-    }
+    let why = match e.kind() {
+        ErrorKind::NotFound => "no such file".to_string(),
+        ErrorKind::PermissionDenied => "permission denied".to_string(),
+        ErrorKind::IsADirectory => "is a directory, not a file".to_string(),
+        _ => format!("cannot be opened: {e}"),
+    };
+    OvkError::input_as(
+        crate::ErrorKind::UnreadableFile,
+        format!("{}: {why}", path.display()),
+    )
 }
 
 /// The whole of a regular file, refused when it is larger than `cap` bytes (checked before

@@ -45,85 +45,78 @@ use std::path::PathBuf;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-/// What the outputs are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Task {
-    /// Real-valued outputs (one or more target columns).
-    Regression,
-    /// One class column, one-hot coded into one output per class; prediction = argmax.
-    Multiclass,
-    /// Several 0/1 label columns coded ±1; prediction = sign, scored by mean AUC.
-    Multilabel,
-}
+use crate::util::choice::choice_enum;
 
-impl Task {
-    pub const ALL: [Task; 3] = [Task::Regression, Task::Multiclass, Task::Multilabel];
-}
-
-impl Task {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Task::Regression => "regression",
-            Task::Multiclass => "multiclass",
-            Task::Multilabel => "multilabel",
-        }
+choice_enum! {
+    /// What the outputs are.
+    pub enum Task: "task" {
+        /// Real-valued outputs (one or more target columns).
+        Regression = "regression",
+        /// One class column, one-hot coded into one output per class; prediction = argmax.
+        Multiclass = "multiclass",
+        /// Several 0/1 label columns coded ±1; prediction = sign, scored by mean AUC.
+        Multilabel = "multilabel",
     }
 }
 
-/// Feature scaling fitted on the training rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scale {
-    /// Training mean and population standard deviation (ddof = 0); a constant column divides by 1.
-    #[default]
-    Standard,
-    None,
+choice_enum! {
+    /// Feature scaling fitted on the training rows.
+    #[derive(Default)]
+    pub enum Scale: "scale" {
+        /// Training mean and population standard deviation (ddof = 0); a constant column divides
+        /// by 1.
+        #[default]
+        Standard = "standard",
+        None = "none",
+    }
 }
 
-/// Target scaling fitted on the labeled training rows; the fit sees the scaled targets and
-/// every prediction is mapped back to the targets' own units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetScale {
-    /// The targets as in the file (the papers' formulations: no intercept).
-    #[default]
-    None,
-    /// Training mean 0 per output: an intercept, so shifting a target shifts its predictions.
-    Center,
-    /// Mean 0 and population std 1 per output: every output weighs the same in the squared
-    /// loss (a rare label as much as a frequent one).
-    Standard,
+choice_enum! {
+    /// Target scaling fitted on the labeled training rows; the fit sees the scaled targets and
+    /// every prediction is mapped back to the targets' own units.
+    #[derive(Default)]
+    pub enum TargetScale: "target_scale" {
+        /// The targets as in the file (the papers' formulations: no intercept).
+        #[default]
+        None = "none",
+        /// Training mean 0 per output: an intercept, so shifting a target shifts its predictions.
+        Center = "center",
+        /// Mean 0 and population std 1 per output: every output weighs the same in the squared
+        /// loss (a rare label as much as a frequent one).
+        Standard = "standard",
+    }
 }
 
 impl TargetScale {
-    pub const ALL: [TargetScale; 3] = [
-        TargetScale::None,
-        TargetScale::Center,
-        TargetScale::Standard,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetScale::None => "none",
-            TargetScale::Center => "center",
-            TargetScale::Standard => "standard",
-        }
-    }
-
     pub fn is_none(&self) -> bool {
         *self == TargetScale::None
     }
 }
 
-/// How a one-hot class target is coded. `pm1` (+1 / −1) is the default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum ClassCoding {
-    #[default]
-    #[serde(rename = "pm1")]
-    Pm1,
-    #[serde(rename = "01")]
-    ZeroOne,
+choice_enum! {
+    /// How a one-hot class target is coded. `pm1` (+1 / −1) is the default.
+    #[derive(Default)]
+    pub enum ClassCoding: "class_coding" {
+        #[default]
+        Pm1 = "pm1",
+        ZeroOne = "01",
+    }
+}
+
+choice_enum! {
+    /// What a missing cell in a used column does (`--missing`); a session stores it as
+    /// `DataConfig`'s two flags.
+    #[derive(Default)]
+    pub enum Missing: "missing" {
+        /// The run is refused; the error names the first such cell.
+        #[default]
+        Refuse = "refuse",
+        /// Rows with a missing cell are left out.
+        Drop = "drop",
+        /// Feature cells are filled in (numeric: the column mean; text: the most frequent value
+        /// over the training rows); rows missing an output are dropped.
+        Impute = "impute",
+    }
 }
 
 /// The user's choices about the data: which file, which columns play which role, the split.
@@ -199,10 +192,7 @@ pub struct CvFold {
 }
 
 fn default_test_fraction() -> f64 {
-    match options::TEST_FRACTION.default {
-        crate::util::param::ParamDefault::Float(f) => f,
-        _ => unreachable!("TEST_FRACTION declares a Float default"),
-    }
+    options::TEST_FRACTION_DEFAULT
 }
 
 impl DataConfig {
@@ -228,6 +218,21 @@ impl DataConfig {
             outer: None,
             train_rows: None,
         }
+    }
+
+    /// The missing-cell policy the two flags stand for (`drop_missing` wins, as the workbench
+    /// shows them).
+    pub fn missing(&self) -> Missing {
+        match (self.drop_missing, self.impute_missing) {
+            (true, _) => Missing::Drop,
+            (false, true) => Missing::Impute,
+            (false, false) => Missing::Refuse,
+        }
+    }
+
+    pub fn set_missing(&mut self, missing: Missing) {
+        self.drop_missing = missing == Missing::Drop;
+        self.impute_missing = missing == Missing::Impute;
     }
 
     /// How the test rows were chosen: "test rows marked by `is_test`" or "test fraction 0.25".

@@ -4,6 +4,9 @@
 
 use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
 
+/// `TEST_FRACTION`'s default, as a number (`DataConfig::new`).
+pub const TEST_FRACTION_DEFAULT: f64 = 0.25;
+
 pub const TEST_FRACTION: ParamSpec = ParamSpec {
     key: "test_fraction",
     label: "test fraction",
@@ -16,7 +19,7 @@ pub const TEST_FRACTION: ParamSpec = ParamSpec {
         max_open: true,
         log: false,
     },
-    default: ParamDefault::Float(0.25),
+    default: ParamDefault::Float(TEST_FRACTION_DEFAULT),
 };
 
 pub const LABELED: ParamSpec = ParamSpec {

@@ -126,7 +126,7 @@ pub(crate) fn resolve_roles(
                 path,
                 format!(
                     "task {} needs target columns (--targets), but `{}` was given as the class column",
-                    t.as_str(),
+                    t.name(),
                     columns[c]
                 ),
             ))

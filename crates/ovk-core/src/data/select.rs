@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::error::input_at;
 use crate::util::text::nearest;
-use crate::Result;
+use crate::{ErrorKind, OvkError, Result};
 
 /// Indices (into `columns`) picked by `selectors`, in the order given, each at most once.
 pub(crate) fn resolve(path: &Path, columns: &[&str], selectors: &[String]) -> Result<Vec<usize>> {
@@ -54,10 +54,11 @@ fn resolve_one(path: &Path, columns: &[&str], token: &str) -> Result<Vec<usize>>
             .filter(|&i| glob_match(token, columns[i]))
             .collect();
         if hits.is_empty() {
-            return Err(input_at(
-                path,
+            return Err(OvkError::input_as(
+                ErrorKind::MissingColumn,
                 format!(
-                    "the pattern `{token}` matches no column{}",
+                    "{}: the pattern `{token}` matches no column{}",
+                    path.display(),
                     column_hint(columns)
                 ),
             ));
@@ -76,7 +77,10 @@ pub(crate) fn exact(path: &Path, columns: &[&str], name: &str) -> Result<usize> 
         Some(near) => format!("no column `{name}`; did you mean `{near}`?"),
         None => format!("no column `{name}`{}", column_hint(columns)),
     };
-    Err(input_at(path, msg))
+    Err(OvkError::input_as(
+        ErrorKind::MissingColumn,
+        format!("{}: {msg}", path.display()),
+    ))
 }
 
 /// A short list of the file's columns for messages with no close match.

@@ -9,49 +9,28 @@ use rayon::prelude::*;
 use super::gram::sq_dists;
 use super::knn::SparseGraph;
 use crate::linalg::{eigh, matmul};
+use crate::util::choice::choice_enum;
 use crate::{OvkError, Result};
 
-/// Edge weights of a k-NN graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GraphWeights {
-    /// 1 on every edge.
-    Binary,
-    /// `exp(−‖xᵢ − xⱼ‖² / (2t²))`, t = the mean length of the graph's edges (a scale-free
-    /// default; 1 on every edge when all edges have length 0).
-    Heat,
-}
-
-impl GraphWeights {
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "binary" => Ok(GraphWeights::Binary),
-            "heat" => Ok(GraphWeights::Heat),
-            _ => Err(OvkError::input(format!(
-                "graph weights '{s}' is not one of binary, heat"
-            ))),
-        }
+choice_enum! {
+    /// Edge weights of a k-NN graph.
+    pub enum GraphWeights: "graph_weights" {
+        /// `exp(−‖xᵢ − xⱼ‖² / (2t²))`, t = the mean length of the graph's edges (a scale-free
+        /// default; 1 on every edge when all edges have length 0).
+        Heat = "heat",
+        /// 1 on every edge.
+        Binary = "binary",
     }
 }
 
-/// Which graph Laplacian.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaplacianKind {
-    /// `I − D^{-1/2} W D^{-1/2}`; an isolated node gets a zero row and column (Chung's
-    /// convention: nothing to be smooth with, so no penalty).
-    Normalized,
-    /// `D − W`.
-    Unnormalized,
-}
-
-impl LaplacianKind {
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "normalized" => Ok(LaplacianKind::Normalized),
-            "unnormalized" => Ok(LaplacianKind::Unnormalized),
-            _ => Err(OvkError::input(format!(
-                "laplacian '{s}' is not one of normalized, unnormalized"
-            ))),
-        }
+choice_enum! {
+    /// Which graph Laplacian.
+    pub enum LaplacianKind: "laplacian" {
+        /// `I − D^{-1/2} W D^{-1/2}`; an isolated node gets a zero row and column (Chung's
+        /// convention: nothing to be smooth with, so no penalty).
+        Normalized = "normalized",
+        /// `D − W`.
+        Unnormalized = "unnormalized",
     }
 }
 

@@ -16,16 +16,15 @@
 
 use std::ops::Range;
 
-use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-
 use super::gram::cross_gram;
 use super::memory::{check_fits, dense_bytes};
 use super::spec::Kernel;
 use crate::linalg::{matmul, solve_lower};
+use crate::util::choice::choice_enum;
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
+use rayon::prelude::*;
 
 /// Pivots sampled per round: large enough for an efficient product, small enough that few are
 /// rejected.
@@ -40,36 +39,19 @@ const EXACT_TRACE: f64 = 1e-14;
 /// Rounds in a row that may accept nothing before sampling gives up.
 const MAX_EMPTY_ROUNDS: usize = 50;
 
-/// How the landmarks are chosen.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Landmarks {
-    /// Randomly pivoted Cholesky: sampled ∝ the residual diagonal (default; near-optimal).
-    #[default]
-    Rpcholesky,
-    /// Uniformly at random without replacement (the classical Nyström sample).
-    Uniform,
+choice_enum! {
+    /// How the landmarks are chosen.
+    #[derive(Default)]
+    pub enum Landmarks: "landmarks" {
+        /// Randomly pivoted Cholesky: sampled ∝ the residual diagonal (default; near-optimal).
+        #[default]
+        Rpcholesky = "rpcholesky",
+        /// Uniformly at random without replacement (the classical Nyström sample).
+        Uniform = "uniform",
+    }
 }
 
 impl Landmarks {
-    pub const ALL: [Landmarks; 2] = [Landmarks::Rpcholesky, Landmarks::Uniform];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Landmarks::Rpcholesky => "rpcholesky",
-            Landmarks::Uniform => "uniform",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|l| l.as_str() == s.trim().to_ascii_lowercase())
-            .ok_or_else(|| {
-                OvkError::input(format!("--landmarks: '{s}' is not rpcholesky or uniform"))
-            })
-    }
-
     pub fn is_default(&self) -> bool {
         *self == Landmarks::default()
     }
@@ -416,6 +398,7 @@ fn par_row_chunks(
 mod tests {
     use super::*;
     use crate::kernels::gram;
+    use crate::util::choice::Choice;
 
     fn points(n: usize, d: usize, seed: u64) -> Array2<f64> {
         let mut r = Rng::new(seed);
@@ -429,7 +412,7 @@ mod tests {
     #[test]
     fn full_rank_reproduces_the_gram_and_the_feature_map() {
         let x = points(40, 3, 1);
-        for how in Landmarks::ALL {
+        for &how in Landmarks::ALL {
             for kern in [
                 Kernel::Gaussian { sigma: 2.0 },
                 Kernel::Laplacian { sigma: 1.5 },
@@ -531,7 +514,7 @@ mod tests {
         let base = points(10, 2, 6);
         let x = ndarray::concatenate(Axis(0), &[base.view(), base.view(), base.view()]).unwrap();
         let kern = Kernel::Gaussian { sigma: 1.0 };
-        for how in Landmarks::ALL {
+        for &how in Landmarks::ALL {
             let f = input_factor(&kern, x.view(), 30, how, 2, &mut |_| Ok(())).unwrap();
             assert!(f.rank() <= 10, "{how:?}: rank {}", f.rank());
             assert!(f.z.iter().all(|v| v.is_finite()));
@@ -542,7 +525,7 @@ mod tests {
     fn a_numerically_rank_one_kernel_gives_a_finite_factor_not_nan() {
         // σ far above the data's spread: K ≈ 11ᵀ up to 1e-10, numerically rank one or two.
         let x = points(200, 3, 12) * 1e-4;
-        for how in Landmarks::ALL {
+        for &how in Landmarks::ALL {
             let f = input_factor(
                 &Kernel::Gaussian { sigma: 10.0 },
                 x.view(),

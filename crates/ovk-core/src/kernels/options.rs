@@ -2,6 +2,9 @@
 //! keys (`cli::options`), the Kernel pane's fields (`tui`), `docs/config.md`, and the range
 //! checks of `KernelSpec::check` are all made from these.
 
+use super::lowrank::Landmarks;
+use super::spec::KernelName;
+use crate::util::choice::Choice;
 use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
 
 pub const KERNEL: ParamSpec = ParamSpec {
@@ -9,8 +12,8 @@ pub const KERNEL: ParamSpec = ParamSpec {
     label: "input kernel",
     help: "scalar input kernel: linear | gaussian | polynomial | laplacian",
     unit: "",
-    kind: ParamKind::Choice(&["linear", "gaussian", "polynomial", "laplacian"]),
-    default: ParamDefault::Text("gaussian"),
+    kind: ParamKind::Choice(KernelName::NAMES),
+    default: ParamDefault::Text(KernelName::Gaussian.name()),
 };
 
 pub const SIGMA: ParamSpec = ParamSpec {
@@ -23,13 +26,17 @@ pub const SIGMA: ParamSpec = ParamSpec {
     default: ParamDefault::Text("median"),
 };
 
+/// `DEGREE`'s and `COEF0`'s defaults, as numbers (`KernelSpec::default`).
+pub const DEGREE_DEFAULT: u32 = 2;
+pub const COEF0_DEFAULT: f64 = 1.0;
+
 pub const DEGREE: ParamSpec = ParamSpec {
     key: "degree",
     label: "degree",
     help: "polynomial degree d",
     unit: "d",
     kind: ParamKind::Int { min: 1, max: 20 },
-    default: ParamDefault::Int(2),
+    default: ParamDefault::Int(DEGREE_DEFAULT as i64),
 };
 
 pub const COEF0: ParamSpec = ParamSpec {
@@ -44,7 +51,7 @@ pub const COEF0: ParamSpec = ParamSpec {
         max_open: false,
         log: false,
     },
-    default: ParamDefault::Float(1.0),
+    default: ParamDefault::Float(COEF0_DEFAULT),
 };
 
 pub const INPUT_RANK: ParamSpec = ParamSpec {
@@ -65,8 +72,8 @@ pub const LANDMARKS: ParamSpec = ParamSpec {
     label: "landmarks",
     help: "landmarks of the low-rank factor: rpcholesky (randomly pivoted Cholesky) | uniform",
     unit: "",
-    kind: ParamKind::Choice(&["rpcholesky", "uniform"]),
-    default: ParamDefault::Text("rpcholesky"),
+    kind: ParamKind::Choice(Landmarks::NAMES),
+    default: ParamDefault::Text(Landmarks::Rpcholesky.name()),
 };
 
 /// Every kernel option, in the order flags, docs and the Kernel pane show them.

@@ -6,47 +6,22 @@ use serde::{Deserialize, Serialize};
 
 use super::heuristics::median_distance;
 use super::lowrank::Landmarks;
-use super::options::{COEF0, DEGREE};
-use crate::util::param::{ParamDefault, Value};
-use crate::{OvkError, Result};
+use super::options::{COEF0, COEF0_DEFAULT, DEGREE, DEGREE_DEFAULT};
+use crate::util::choice::choice_enum;
+use crate::util::param::Value;
+use crate::{ErrorKind, OvkError, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KernelName {
-    Linear,
-    Gaussian,
-    Polynomial,
-    Laplacian,
+choice_enum! {
+    /// The scalar input kernel, by name.
+    pub enum KernelName: "kernel" {
+        Linear = "linear",
+        Gaussian = "gaussian",
+        Polynomial = "polynomial",
+        Laplacian = "laplacian",
+    }
 }
 
 impl KernelName {
-    pub const ALL: [KernelName; 4] = [
-        KernelName::Linear,
-        KernelName::Gaussian,
-        KernelName::Polynomial,
-        KernelName::Laplacian,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KernelName::Linear => "linear",
-            KernelName::Gaussian => "gaussian",
-            KernelName::Polynomial => "polynomial",
-            KernelName::Laplacian => "laplacian",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s.trim().to_ascii_lowercase())
-            .ok_or_else(|| {
-                OvkError::input(format!(
-                    "unknown kernel '{s}' (choose linear, gaussian, polynomial or laplacian)"
-                ))
-            })
-    }
-
     /// Whether the kernel has a width σ.
     pub fn uses_sigma(self) -> bool {
         matches!(self, KernelName::Gaussian | KernelName::Laplacian)
@@ -68,9 +43,10 @@ impl Sigma {
         }
         match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => Ok(Sigma::Value(v)),
-            _ => Err(OvkError::input(format!(
-                "sigma must be a positive number or 'median', got '{s}'"
-            ))),
+            _ => Err(OvkError::input_as(
+                ErrorKind::InvalidParameter,
+                format!("sigma must be a positive number or 'median', got '{s}'"),
+            )),
         }
     }
 }
@@ -127,17 +103,18 @@ pub enum InputRank {
 impl InputRank {
     pub fn parse(s: &str) -> Result<Self> {
         let t = s.trim().to_ascii_lowercase();
+        let invalid = |msg: String| OvkError::input_as(ErrorKind::InvalidParameter, msg);
         match t.as_str() {
             "auto" => Ok(InputRank::Auto),
             "exact" | "full" => Ok(InputRank::Exact),
             _ => match t.parse::<u64>() {
-                Ok(0) => Err(OvkError::input(
-                    "--input-rank must be at least 1 (or exact, or auto)",
+                Ok(0) => Err(invalid(
+                    "--input-rank must be at least 1 (or exact, or auto)".into(),
                 )),
                 Ok(r) => usize::try_from(r)
                     .map(InputRank::Rank)
-                    .map_err(|_| OvkError::input(format!("--input-rank {s} is too large"))),
-                Err(_) => Err(OvkError::input(format!(
+                    .map_err(|_| invalid(format!("--input-rank {s} is too large"))),
+                Err(_) => Err(invalid(format!(
                     "--input-rank: '{s}' is not a whole number ≥ 1, exact or auto"
                 ))),
             },
@@ -206,16 +183,10 @@ fn default_sigma() -> Sigma {
     Sigma::Median
 }
 fn default_degree() -> u32 {
-    match DEGREE.default {
-        ParamDefault::Int(d) => d as u32,
-        _ => unreachable!("DEGREE declares an Int default"),
-    }
+    DEGREE_DEFAULT
 }
 fn default_coef0() -> f64 {
-    match COEF0.default {
-        ParamDefault::Float(c) => c,
-        _ => unreachable!("COEF0 declares a Float default"),
-    }
+    COEF0_DEFAULT
 }
 
 impl Default for KernelSpec {

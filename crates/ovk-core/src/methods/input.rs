@@ -103,7 +103,7 @@ impl Route {
                 "{n} training rows exceed the exact limit of {AUTO_EXACT_MAX} (about a minute on \
                  2 cores): solved on a rank-{rank} Nyström factor of the input kernel \
                  ({} landmarks); give --input-rank exact for the exact solve, or another rank",
-                landmarks.as_str()
+                landmarks.name()
             )),
             Route::Primal => Some(format!(
                 "linear kernel with d ≤ n: solved in the primal (Z = X, exact, O(n d²)) instead \
@@ -218,7 +218,7 @@ impl FactorSummary {
             "route": self.route,
             "requested_rank": self.requested,
             "rank": self.rank,
-            "landmarks": self.landmarks.map(|l| l.as_str()),
+            "landmarks": self.landmarks.map(|l| l.name()),
             "trace_error": self.trace_error,
             "seconds": self.seconds,
         })
@@ -412,7 +412,7 @@ fn cache_key(
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     format!("{kernel:?}").hash(&mut h);
-    (x.dim(), y.dim(), rank, landmarks.as_str(), seed).hash(&mut h);
+    (x.dim(), y.dim(), rank, landmarks.name(), seed).hash(&mut h);
     for v in x.iter().chain(y.iter()) {
         v.to_bits().hash(&mut h);
     }

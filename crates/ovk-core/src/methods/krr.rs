@@ -8,7 +8,7 @@
 
 use super::expansion::{FeatureExpansion, KernelExpansion};
 use super::input::{factor_observed, factor_peak_bytes, FactorSummary, InputSpectrum, Route};
-use super::params::{common, ParamSpec};
+use super::params::{common, MethodConfig, ParamSpec};
 use super::{
     check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape,
@@ -23,9 +23,23 @@ pub struct Krr;
 
 const PARAMS: &[ParamSpec] = &[common::LAMBDA];
 
+/// krr's hyperparameters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct KrrConfig {
+    pub lambda: f64,
+}
+
+impl MethodConfig for KrrConfig {
+    fn from_params(params: &Params) -> Result<Self> {
+        Ok(KrrConfig {
+            lambda: params.f64(&common::LAMBDA)?,
+        })
+    }
+}
+
 impl Method for Krr {
     fn name(&self) -> &'static str {
-        "krr"
+        super::MethodName::Krr.name()
     }
     fn summary(&self) -> &'static str {
         "independent kernel ridge per output (identity output kernel) — the baseline"
@@ -64,7 +78,7 @@ impl Method for Krr {
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
-        let lambda = params.resolve(PARAMS).f64("lambda")?;
+        let KrrConfig { lambda } = KrrConfig::from_params(params)?;
         let rows = p.labeled_rows();
         let x = p.x.select(ndarray::Axis(0), &rows);
         let y = p.y.select(ndarray::Axis(0), &rows);

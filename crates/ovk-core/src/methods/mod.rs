@@ -25,13 +25,14 @@ pub use input::{InputSpectrum, Route};
 pub use observer::{
     check_cancel, record_solved, Clock, Collect, Observer, Phase, Silent, TraceRecord,
 };
-pub use params::{ParamDefault, ParamKind, ParamSpec, Params, Value};
+pub use params::{MethodConfig, ParamDefault, ParamKind, ParamSpec, Params, Value};
 pub use parts::{load_model, ModelParts, KINDS};
 pub use shape::{mats, ProblemShape};
 pub use target_scaled::TargetScaled;
 
 use crate::data::{Task, View};
 use crate::kernels::{Kernel, KernelSpec};
+use crate::util::choice::{choice_enum, Choice};
 use crate::{OvkError, Result};
 
 /// Everything a method may need, prepared by `train::pipeline` from the user's data.
@@ -249,9 +250,10 @@ pub trait Method: Sync {
     /// The tasks `supports` accepts, in words: "regression, multiclass and multilabel".
     fn supported_tasks(&self) -> String {
         let names: Vec<&str> = Task::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&t| self.supports(t))
-            .map(Task::as_str)
+            .map(Task::name)
             .collect();
         match names.split_last() {
             Some((last, [])) => format!("{last} only"),
@@ -331,8 +333,20 @@ macro_rules! large_n_advice {
     };
 }
 
-/// Every method ovk offers, in menu order. Adding one here makes it appear in the CLI, the
-/// config reference and the TUI.
+choice_enum! {
+    /// A method by the name `--method`, configs and sessions use; `find` gives the method.
+    pub enum MethodName: "method" {
+        Krr = "krr",
+        Okl = "okl",
+        LowRankOkl = "lowrank-okl",
+        Kde = "kde",
+        Vvmr = "vvmr",
+        Mvml = "mvml",
+    }
+}
+
+/// Every method ovk offers, in menu order (that of `MethodName::ALL`). Adding one here and to
+/// `MethodName` makes it appear in the CLI, the config reference and the TUI.
 pub fn registry() -> &'static [&'static dyn Method] {
     &[
         &krr::Krr,
@@ -344,22 +358,22 @@ pub fn registry() -> &'static [&'static dyn Method] {
     ]
 }
 
-/// Look a method up by name; an unknown name lists the valid ones.
-pub fn find(name: &str) -> Result<&'static dyn Method> {
-    registry()
-        .iter()
-        .copied()
-        .find(|m| m.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = registry().iter().map(|m| m.name()).collect();
-            let hint = crate::util::text::nearest(name, &names)
-                .map(|n| format!("did you mean '{n}'? "))
-                .unwrap_or_default();
-            OvkError::input(format!(
-                "unknown method '{name}' ({hint}choose one of: {})",
-                names.join(", ")
-            ))
-        })
+/// The method of a name.
+pub fn find(name: MethodName) -> &'static dyn Method {
+    match name {
+        MethodName::Krr => &krr::Krr,
+        MethodName::Okl => &okl::Okl,
+        MethodName::LowRankOkl => &lowrank_okl::LowRankOkl,
+        MethodName::Kde => &kde::Kde,
+        MethodName::Vvmr => &vvmr::Vvmr,
+        MethodName::Mvml => &mvml::Mvml,
+    }
+}
+
+/// The method a user named (a flag, a config): an unknown name is an input error that lists
+/// the valid ones and names the closest.
+pub fn find_named(name: &str) -> Result<&'static dyn Method> {
+    MethodName::parse(name).map(find)
 }
 
 /// Reject non-finite values before they reach a session (a diverging fit names the cause).
@@ -371,5 +385,68 @@ pub fn ensure_finite(what: &str, value: f64) -> Result<()> {
             "the {what} became {value} — the fit diverged (likely causes: λ too small for an \
              ill-conditioned Gram matrix, or a step size too large)"
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::param::ParamKind;
+
+    #[test]
+    fn the_registry_is_every_name_in_order() {
+        let names: Vec<&str> = registry().iter().map(|m| m.name()).collect();
+        assert_eq!(names, MethodName::NAMES);
+        for &n in MethodName::ALL {
+            assert_eq!(find(n).name(), n.name());
+        }
+        let e = find_named("okll").err().expect("no method okll");
+        assert_eq!(e.kind(), crate::ErrorKind::UnknownChoice);
+        assert!(e.to_string().contains("did you mean 'okl'"), "{e}");
+    }
+
+    /// Every hyperparameter that is a choice lists exactly the words of its enum.
+    #[test]
+    fn every_choice_list_is_its_enums_names() {
+        fn names<C: Choice>() -> (&'static str, &'static [&'static str]) {
+            (C::KEY, C::NAMES)
+        }
+        let enums = [
+            names::<params::common::Solver>(),
+            names::<okl::LUpdate>(),
+            names::<kde::solve::OvkKind>(),
+            names::<kde::OutputKernel>(),
+            names::<kde::preimage::Preimage>(),
+            names::<crate::kernels::GraphWeights>(),
+            names::<crate::kernels::LaplacianKind>(),
+            names::<mvml::Init>(),
+            names::<mvml::AStepRule>(),
+            names::<mvml::ViewSigma>(),
+            names::<mvml::MetricSpace>(),
+            names::<crate::kernels::KernelName>(),
+            names::<crate::kernels::Landmarks>(),
+        ];
+        let kernel_options = crate::kernels::options::KERNEL_OPTIONS;
+        let specs = registry()
+            .iter()
+            .flat_map(|m| m.params())
+            .chain(kernel_options.iter());
+        let mut seen = 0;
+        for spec in specs {
+            if let ParamKind::Choice(list) = spec.kind {
+                let Some((_, words)) = enums.iter().find(|(k, _)| *k == spec.key) else {
+                    panic!("choice `{}` has no enum", spec.key)
+                };
+                assert_eq!(&list, words, "{}", spec.key);
+                let default = spec.default_value().map(|v| v.to_string());
+                assert!(
+                    default.as_deref().is_some_and(|d| list.contains(&d)),
+                    "{}: default {default:?}",
+                    spec.key
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= enums.len(), "only {seen} choices seen");
     }
 }

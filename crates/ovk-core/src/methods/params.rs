@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ErrorKind;
+use crate::util::choice::Choice;
 use crate::util::param::as_f64;
 pub use crate::util::param::{upper_bound, ParamDefault, ParamKind, ParamSpec, Value};
 use crate::util::text::nearest;
@@ -37,7 +39,10 @@ impl Params {
         for (k, v) in &self.0 {
             let Some(spec) = specs.iter().find(|s| s.key == k) else {
                 let keys: Vec<&str> = specs.iter().map(|s| s.key).collect();
-                return Err(OvkError::input(unknown_key_message(k, &keys, method)));
+                return Err(OvkError::input_as(
+                    ErrorKind::UnknownParameter,
+                    unknown_key_message(k, &keys, method),
+                ));
             };
             spec.check(v)?;
         }
@@ -64,7 +69,8 @@ pub fn unknown_key_message(key: &str, valid: &[&str], context: &str) -> String {
     }
 }
 
-/// Parameter values with defaults applied; getters return an input error for a missing value.
+/// Parameter values with the specs' defaults filled in, by key (for code that handles every
+/// method alike; a method reads its own values through the typed getters of `Params`).
 pub struct Resolved<'a> {
     params: &'a Params,
     specs: &'a [ParamSpec],
@@ -79,70 +85,130 @@ impl Resolved<'_> {
                 .and_then(|s| s.default_value())
         })
     }
+}
 
-    fn need(&self, key: &str) -> Result<Value> {
-        self.get(key).ok_or_else(|| {
-            OvkError::input(format!(
-                "missing parameter '{key}' (--{})",
-                key.replace('_', "-")
+/// Typed reads, each through the declaration of the parameter: a method's configuration is
+/// built from these once (`OklConfig::from_params` …). An absent value takes the spec's default;
+/// a missing or mistyped one is an input error (`ErrorKind::InvalidParameter`).
+impl Params {
+    /// The value given, else the spec's default; `None` when there is neither.
+    pub fn value(&self, spec: &ParamSpec) -> Option<Value> {
+        self.0
+            .get(spec.key)
+            .cloned()
+            .or_else(|| spec.default_value())
+    }
+
+    fn need(&self, spec: &ParamSpec) -> Result<Value> {
+        self.value(spec).ok_or_else(|| {
+            invalid(format!(
+                "missing parameter '{}' (--{})",
+                spec.key,
+                spec.flag()
             ))
         })
     }
 
-    /// `None` for an absent value without a default, else `read(key)`.
-    fn opt<T>(&self, key: &str, read: impl Fn(&Self, &str) -> Result<T>) -> Result<Option<T>> {
-        match self.get(key) {
+    /// `None` for an absent value without a default, else `read(spec)`.
+    fn opt<T>(
+        &self,
+        spec: &ParamSpec,
+        read: impl Fn(&Self, &ParamSpec) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match self.value(spec) {
             None => Ok(None),
-            Some(_) => read(self, key).map(Some),
+            Some(_) => read(self, spec).map(Some),
         }
     }
 
-    pub fn f64(&self, key: &str) -> Result<f64> {
-        as_f64(&self.need(key)?)
-            .ok_or_else(|| OvkError::input(format!("parameter '{key}' must be a number")))
+    pub fn f64(&self, spec: &ParamSpec) -> Result<f64> {
+        as_f64(&self.need(spec)?)
+            .ok_or_else(|| invalid(format!("parameter '{}' must be a number", spec.key)))
     }
 
-    pub fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
-        self.opt(key, Self::f64)
+    pub fn opt_f64(&self, spec: &ParamSpec) -> Result<Option<f64>> {
+        self.opt(spec, Self::f64)
     }
 
-    pub fn usize(&self, key: &str) -> Result<usize> {
-        match self.need(key)? {
+    pub fn usize(&self, spec: &ParamSpec) -> Result<usize> {
+        match self.need(spec)? {
             Value::Int(i) if i >= 0 => Ok(i as usize),
-            v => Err(OvkError::input(format!(
-                "parameter '{key}' must be a whole number ≥ 0, got {v}"
+            v => Err(invalid(format!(
+                "parameter '{}' must be a whole number ≥ 0, got {v}",
+                spec.key
             ))),
         }
     }
 
-    pub fn opt_usize(&self, key: &str) -> Result<Option<usize>> {
-        self.opt(key, Self::usize)
+    pub fn opt_usize(&self, spec: &ParamSpec) -> Result<Option<usize>> {
+        self.opt(spec, Self::usize)
     }
 
-    pub fn bool(&self, key: &str) -> Result<bool> {
-        match self.need(key)? {
+    pub fn bool(&self, spec: &ParamSpec) -> Result<bool> {
+        match self.need(spec)? {
             Value::Bool(b) => Ok(b),
-            v => Err(OvkError::input(format!(
-                "parameter '{key}' must be true or false, got {v}"
+            v => Err(invalid(format!(
+                "parameter '{}' must be true or false, got {v}",
+                spec.key
             ))),
         }
     }
 
-    pub fn str(&self, key: &str) -> Result<String> {
-        match self.need(key)? {
+    pub fn text(&self, spec: &ParamSpec) -> Result<String> {
+        match self.need(spec)? {
             Value::Text(s) => Ok(s),
             v => Ok(v.to_string()),
         }
     }
 
-    pub fn opt_str(&self, key: &str) -> Result<Option<String>> {
-        self.opt(key, Self::str)
+    pub fn opt_text(&self, spec: &ParamSpec) -> Result<Option<String>> {
+        self.opt(spec, Self::text)
+    }
+
+    /// One of the words of a `Choice` enum (the spec's list is `C::NAMES`).
+    pub fn choice<C: Choice>(&self, spec: &ParamSpec) -> Result<C> {
+        debug_assert_eq!(
+            C::KEY,
+            spec.key,
+            "the enum of a choice is keyed as its spec"
+        );
+        C::parse(&self.text(spec)?)
+    }
+}
+
+fn invalid(msg: String) -> OvkError {
+    OvkError::input_as(ErrorKind::InvalidParameter, msg)
+}
+
+/// A method's hyperparameters as one typed value, built once from the validated `Params`
+/// (each value read through its `ParamSpec`) and used by `fit`, `peak_bytes` and the rest.
+/// `Serialize` spells the fields as the parameter keys, so `to_params` gives the `Params` back.
+pub trait MethodConfig: Sized + serde::Serialize {
+    fn from_params(params: &Params) -> Result<Self>;
+
+    /// The parameters this configuration stands for (absent ones stay absent).
+    fn to_params(&self) -> Params {
+        serde_json::to_value(self)
+            .and_then(serde_json::from_value)
+            .expect("a method configuration serialises to a map of parameter values")
     }
 }
 
 /// Parameters several methods share, declared once.
 pub mod common {
     use super::{ParamDefault, ParamKind, ParamSpec};
+    use crate::util::choice::choice_enum;
+
+    choice_enum! {
+        /// How okl and lowrank-okl minimise their objective (each declares its own `solver`
+        /// with this list).
+        pub enum Solver: "solver" {
+            /// L-BFGS on the reduced problem with the coefficients eliminated.
+            Qn = "qn",
+            /// The paper's block coordinate descent (Algorithm 1).
+            Bcd = "bcd",
+        }
+    }
 
     pub const LAMBDA: ParamSpec = ParamSpec {
         key: "lambda",
@@ -190,7 +256,9 @@ mod tests {
     #[test]
     fn unknown_key_names_the_nearest() {
         let p = Params::new().with("lamda", Value::Float(1.0));
-        let msg = p.validate("okl", SPECS).unwrap_err().to_string();
+        let e = p.validate("okl", SPECS).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownParameter);
+        let msg = e.to_string();
         assert!(
             msg.contains("'lamda'") && msg.contains("did you mean 'lambda'"),
             "{msg}"
@@ -209,8 +277,11 @@ mod tests {
     #[test]
     fn defaults_fill_in() {
         let p = Params::new();
-        let r = p.resolve(SPECS);
-        assert_eq!(r.f64("lambda").unwrap(), 0.1);
-        assert_eq!(r.usize("max_iter").unwrap(), 1000);
+        assert_eq!(p.f64(&common::LAMBDA).unwrap(), 0.1);
+        assert_eq!(p.usize(&common::MAX_ITER).unwrap(), 1000);
+        assert_eq!(p.resolve(SPECS).get("tol"), Some(Value::Float(1e-8)));
+        let p = Params::new().with("lambda", Value::Text("x".into()));
+        let e = p.f64(&common::LAMBDA).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParameter);
     }
 }

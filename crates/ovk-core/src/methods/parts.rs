@@ -53,13 +53,13 @@ impl ModelParts {
     /// A setting read back; a missing or malformed one names the model kind and key.
     pub fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<T> {
         let v = self.settings.get(key).ok_or_else(|| {
-            OvkError::input(format!(
+            OvkError::bad_session(format!(
                 "the saved {} model has no setting `{key}` (the session is incomplete)",
                 self.kind
             ))
         })?;
         serde_json::from_value(v.clone()).map_err(|e| {
-            OvkError::input(format!(
+            OvkError::bad_session(format!(
                 "the saved {} model's setting `{key}` is malformed: {e}",
                 self.kind
             ))
@@ -77,7 +77,7 @@ impl ModelParts {
             .iter()
             .position(|(n, _)| n == name)
             .ok_or_else(|| {
-                OvkError::input(format!(
+                OvkError::bad_session(format!(
                     "the saved {} model lacks its array `{name}` (model_{name}.npy)",
                     self.kind
                 ))
@@ -87,7 +87,7 @@ impl ModelParts {
 
     /// A shape disagreement between two parts, as a message naming both.
     pub fn mismatch(&self, what: &str) -> OvkError {
-        OvkError::input(format!(
+        OvkError::bad_session(format!(
             "the saved {} model's parts disagree: {what} (the session is corrupt)",
             self.kind
         ))
@@ -110,7 +110,7 @@ pub fn load_model(parts: ModelParts) -> Result<Box<dyn Model>> {
         kde::KIND => Box::new(kde::model_from_parts(parts)?),
         mvml::KIND => Box::new(mvml::model_from_parts(parts)?),
         other => {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "unknown model kind `{other}` (this ovk reads {}); use the ovk version that \
                  saved the session",
                 KINDS.join(", ")

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::expansion::{FeatureExpansion, KernelExpansion};
 use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
-use super::params::{ParamDefault, ParamKind, ParamSpec};
+use super::params::{MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape,
@@ -23,7 +23,8 @@ use crate::kernels::{
     GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
 use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, symmetrize};
-use crate::{OvkError, Result};
+use crate::util::choice::Choice;
+use crate::{ErrorKind, OvkError, Result};
 
 pub struct Vvmr;
 
@@ -92,8 +93,8 @@ const GRAPH_WEIGHTS: ParamSpec = ParamSpec {
     help: "edge weights of both graphs: binary (1) or heat exp(−d²/(2t²)) with t the mean edge \
            length",
     unit: "",
-    kind: ParamKind::Choice(&["heat", "binary"]),
-    default: ParamDefault::Text("heat"),
+    kind: ParamKind::Choice(GraphWeights::NAMES),
+    default: ParamDefault::Text(GraphWeights::Heat.name()),
 };
 
 const LAPLACIAN: ParamSpec = ParamSpec {
@@ -101,8 +102,8 @@ const LAPLACIAN: ParamSpec = ParamSpec {
     label: "input Laplacian",
     help: "normalized I − D^{-1/2} W D^{-1/2} or unnormalized D − W Laplacian of the input graph",
     unit: "",
-    kind: ParamKind::Choice(&["normalized", "unnormalized"]),
-    default: ParamDefault::Text("normalized"),
+    kind: ParamKind::Choice(LaplacianKind::NAMES),
+    default: ParamDefault::Text(LaplacianKind::Normalized.name()),
 };
 
 const LAPLACIAN_POWER: ParamSpec = ParamSpec {
@@ -140,7 +141,7 @@ const PARAMS: &[ParamSpec] = &[
 
 impl Method for Vvmr {
     fn name(&self) -> &'static str {
-        "vvmr"
+        super::MethodName::Vvmr.name()
     }
     fn summary(&self) -> &'static str {
         "vector-valued manifold regularisation: semi-supervised, input graph + output graph"
@@ -164,12 +165,12 @@ impl Method for Vvmr {
     }
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
         if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
-            let h = params.resolve(PARAMS);
+            let h = VvmrConfig::from_params(params)?;
             return Ok(factor_route_bytes(
                 s,
                 r.min(s.n_train),
-                h.usize("knn")?,
-                h.usize("laplacian_power")?,
+                h.knn,
+                h.laplacian_power,
             ));
         }
         let n = s.n_train;
@@ -188,9 +189,15 @@ impl Method for Vvmr {
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
-        let h = Hyper::parse(params)?;
+        let h = VvmrConfig::from_params(params)?;
         let (gamma_a, gamma_i, gamma_o) = (h.gamma_a, h.gamma_i, h.gamma_o);
-        let (k, weights, kind, power, k_out) = (h.k, h.weights, h.kind, h.power, h.k_out);
+        let (k, weights, kind, power, k_out) = (
+            h.knn,
+            h.graph_weights,
+            h.laplacian,
+            h.laplacian_power,
+            h.output_knn,
+        );
 
         let n_all = p.n_train();
         if p.labeled.len() != n_all || p.y.nrows() != n_all {
@@ -282,39 +289,36 @@ impl Method for Vvmr {
     }
 }
 
-/// The hyperparameters, parsed once for either route.
-struct Hyper {
-    gamma_a: f64,
-    gamma_i: f64,
-    gamma_o: f64,
-    k: usize,
-    weights: GraphWeights,
-    weights_name: String,
-    kind: LaplacianKind,
-    kind_name: String,
-    power: usize,
-    k_out: usize,
+/// vvmr's hyperparameters, read once for either route.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct VvmrConfig {
+    pub gamma_a: f64,
+    pub gamma_i: f64,
+    /// 0 ≤ γ_O < 1 (`check_gamma_o`).
+    pub gamma_o: f64,
+    pub knn: usize,
+    pub graph_weights: GraphWeights,
+    pub laplacian: LaplacianKind,
+    pub laplacian_power: usize,
+    pub output_knn: usize,
 }
 
-impl Hyper {
-    fn parse(params: &Params) -> Result<Self> {
-        let r = params.resolve(PARAMS);
-        let weights_name = r.str("graph_weights")?;
-        let kind_name = r.str("laplacian")?;
-        Ok(Hyper {
-            gamma_a: r.f64("gamma_a")?,
-            gamma_i: r.f64("gamma_i")?,
-            gamma_o: check_gamma_o(r.f64("gamma_o")?)?,
-            k: r.usize("knn")?,
-            weights: GraphWeights::parse(&weights_name)?,
-            weights_name,
-            kind: LaplacianKind::parse(&kind_name)?,
-            kind_name,
-            power: r.usize("laplacian_power")?,
-            k_out: r.usize("output_knn")?,
+impl MethodConfig for VvmrConfig {
+    fn from_params(params: &Params) -> Result<Self> {
+        Ok(VvmrConfig {
+            gamma_a: params.f64(&GAMMA_A)?,
+            gamma_i: params.f64(&GAMMA_I)?,
+            gamma_o: check_gamma_o(params.f64(&GAMMA_O)?)?,
+            knn: params.usize(&KNN)?,
+            graph_weights: params.choice(&GRAPH_WEIGHTS)?,
+            laplacian: params.choice(&LAPLACIAN)?,
+            laplacian_power: params.usize(&LAPLACIAN_POWER)?,
+            output_knn: params.usize(&OUTPUT_KNN)?,
         })
     }
+}
 
+impl VvmrConfig {
     /// The session details both routes share.
     fn details(
         &self,
@@ -329,14 +333,14 @@ impl Hyper {
         details.insert("gamma_a".into(), json!(self.gamma_a));
         details.insert("gamma_i".into(), json!(self.gamma_i));
         details.insert("gamma_o".into(), json!(self.gamma_o));
-        details.insert("knn".into(), json!(self.k));
+        details.insert("knn".into(), json!(self.knn));
         details.insert(
             "output_knn".into(),
-            json!(self.k_out.min(p.n_outputs().saturating_sub(1))),
+            json!(self.output_knn.min(p.n_outputs().saturating_sub(1))),
         );
-        details.insert("graph_weights".into(), json!(self.weights_name));
-        details.insert("laplacian".into(), json!(self.kind_name));
-        details.insert("laplacian_power".into(), json!(self.power));
+        details.insert("graph_weights".into(), json!(self.graph_weights.name()));
+        details.insert("laplacian".into(), json!(self.laplacian.name()));
+        details.insert("laplacian_power".into(), json!(self.laplacian_power));
         details.insert("n_labeled".into(), json!(ell));
         details.insert("n_unlabeled".into(), json!(n_unlabeled));
         details.insert("sylvester_residual".into(), json!(residual));
@@ -385,7 +389,7 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64
 fn fit_on_factor(
     p: &Problem,
     route: Route,
-    h: &Hyper,
+    h: &VvmrConfig,
     y: Array2<f64>,
     obs: &mut dyn Observer,
     clock: &Clock,
@@ -397,12 +401,12 @@ fn fit_on_factor(
             obs.step(done, n_all);
             check_cancel(obs)
         };
-        knn_sparse(p.x.view(), h.k, h.weights, &mut tick)?
+        knn_sparse(p.x.view(), h.knn, h.graph_weights, &mut tick)?
     };
-    let lap = SparseLaplacian::new(graph, h.kind, h.power);
+    let lap = SparseLaplacian::new(graph, h.laplacian, h.laplacian_power);
     let rows = p.labeled_rows();
     let y_labeled = y.select(Axis(0), &rows);
-    let (w_out, q) = output_kernel(y_labeled.view(), h.k_out, h.weights, h.gamma_o)?;
+    let (w_out, q) = output_kernel(y_labeled.view(), h.output_knn, h.graph_weights, h.gamma_o)?;
     check_cancel(obs)?;
 
     let started = std::time::Instant::now();
@@ -649,11 +653,14 @@ pub fn residual_on_factor(
 /// over each connected component), so the kernel would ignore those output directions.
 pub fn check_gamma_o(gamma_o: f64) -> Result<f64> {
     if !(0.0..1.0).contains(&gamma_o) {
-        return Err(OvkError::input(format!(
-            "gamma_o must satisfy 0 ≤ γ_O < 1, got {gamma_o}: at γ_O = 1 the output kernel \
+        return Err(OvkError::input_as(
+            ErrorKind::InvalidParameter,
+            format!(
+                "gamma_o must satisfy 0 ≤ γ_O < 1, got {gamma_o}: at γ_O = 1 the output kernel \
              Q = γ_O L_out† + (1 − γ_O) I loses its identity part and is singular (the output \
              graph Laplacian has a null space); use e.g. 0.9"
-        )));
+            ),
+        ));
     }
     Ok(gamma_o)
 }

@@ -46,7 +46,7 @@ pub(crate) fn inside(dir: &Path, file: &Path) -> Result<()> {
     let canon = |p: &Path| fs::canonicalize(p).map_err(|e| store_io(p, "resolving", e));
     let (d, f) = (canon(dir)?, canon(file)?);
     if f.parent() != Some(d.as_path()) {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: a symbolic link to {}, outside the session directory; refusing to read it",
             file.display(),
             f.display()
@@ -59,14 +59,14 @@ pub(crate) fn inside(dir: &Path, file: &Path) -> Result<()> {
 pub(crate) fn read_record(dir: &Path) -> Result<SessionRecord> {
     match fs::metadata(dir) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: no such session directory",
                 dir.display()
             )))
         }
         Err(e) => return Err(OvkError::io_path(dir, e)),
         Ok(m) if !m.is_dir() => {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: not a directory (a session is a directory holding session.json)",
                 dir.display()
             )))
@@ -76,7 +76,7 @@ pub(crate) fn read_record(dir: &Path) -> Result<SessionRecord> {
     let path = dir.join("session.json");
     match fs::symlink_metadata(&path) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: no session.json — not an ovk session, or a save that never finished",
                 dir.display()
             )))
@@ -87,7 +87,7 @@ pub(crate) fn read_record(dir: &Path) -> Result<SessionRecord> {
     inside(dir, &path)?;
     let bytes = crate::data::files::read_text_file(&path, RECORD_CAP, "a session record")?;
     let text = String::from_utf8(bytes)
-        .map_err(|_| OvkError::input(format!("{}: not UTF-8 text", path.display())))?;
+        .map_err(|_| OvkError::bad_session(format!("{}: not UTF-8 text", path.display())))?;
     parse_record(&path, &text)
 }
 
@@ -95,11 +95,11 @@ pub(crate) fn read_record(dir: &Path) -> Result<SessionRecord> {
 /// tag, then the record itself.
 pub(crate) fn parse_record(path: &Path, text: &str) -> Result<SessionRecord> {
     let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| OvkError::input(format!("{}: invalid JSON: {e}", path.display())))?;
+        .map_err(|e| OvkError::bad_session(format!("{}: invalid JSON: {e}", path.display())))?;
     match value.get("schema") {
         Some(serde_json::Value::String(s)) if s == SCHEMA => {}
         Some(serde_json::Value::String(s)) => {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: schema '{s}' is not one this ovk {} reads (it reads '{SCHEMA}'); \
                  use the ovk version that wrote it",
                 path.display(),
@@ -107,14 +107,14 @@ pub(crate) fn parse_record(path: &Path, text: &str) -> Result<SessionRecord> {
             )))
         }
         _ => {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: not an ovk session record (no \"schema\" field; expected '{SCHEMA}')",
                 path.display()
             )))
         }
     }
     serde_json::from_str(text).map_err(|e| {
-        OvkError::input(format!(
+        OvkError::bad_session(format!(
             "{}: does not match schema '{SCHEMA}': {e}",
             path.display()
         ))
@@ -148,13 +148,13 @@ impl Loaded {
             } else {
                 format!("available: {}", available.join(", "))
             };
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "session {} has no matrix '{name}' ({hint})",
                 self.dir.display()
             )));
         };
         if !is_plain_name(file) {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: matrix '{name}' points to '{file}', which is not a file of the session \
                  directory",
                 self.dir.join("session.json").display()
@@ -162,7 +162,7 @@ impl Loaded {
         }
         let path = self.dir.join(file);
         if path.symlink_metadata().is_err() {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: missing (session.json lists it as matrix '{name}')",
                 path.display()
             )));
@@ -171,20 +171,20 @@ impl Loaded {
         let (f, meta) = crate::data::files::open_regular(&path, "a saved matrix")?;
         crate::kernels::check_fits(meta.len(), &format!("reading matrix '{name}'"))?;
         super::npy_claims::check(&path).map_err(|why| {
-            OvkError::input(format!(
+            OvkError::bad_session(format!(
                 "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {why}",
                 path.display()
             ))
         })?;
         let a = Array2::<f64>::read_npy(std::io::BufReader::new(f)).map_err(|e| {
-            OvkError::input(format!(
+            OvkError::bad_session(format!(
                 "{}: cannot read matrix '{name}' as a 2-D f64 .npy: {e}",
                 path.display()
             ))
         })?;
         if let Some((shape, why)) = expected_shape(&self.record, name) {
             if a.dim() != shape {
-                return Err(OvkError::input(format!(
+                return Err(OvkError::bad_session(format!(
                     "{}: matrix '{name}' has shape {}×{}, expected {}×{} ({why})",
                     path.display(),
                     a.nrows(),
@@ -195,7 +195,7 @@ impl Loaded {
             }
         }
         if let Some(((i, j), v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: matrix '{name}' holds {v} at [{i}, {j}]; ovk never saves a non-finite \
                  matrix, so the file is corrupt or was edited",
                 path.display()

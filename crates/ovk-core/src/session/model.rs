@@ -11,7 +11,7 @@ use super::{model_matrix_name, Loaded, ModelRecord};
 pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
     let r = &s.record;
     let Some(rec) = r.model.clone() else {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: the session holds no model (it was saved by an ovk that did not keep models); \
              re-run it with `ovk run --config` on its settings, or `ovk replay --verify`, to \
              get one",
@@ -25,7 +25,7 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
         check_scaler(&json, "target scaler", t, r.output_names.len(), "outputs")?;
     }
     if !rec.feature_dtypes.is_empty() && rec.feature_dtypes.len() != d {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: the model records {} feature dtypes for {d} feature columns",
             json.display(),
             rec.feature_dtypes.len()
@@ -33,7 +33,7 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
     }
     if let Some(c) = &rec.class {
         if c.values.len() != r.output_names.len() {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: the model records {} classes for {} outputs",
                 json.display(),
                 c.values.len(),
@@ -42,7 +42,7 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
         }
     }
     if !methods::KINDS.contains(&rec.kind.as_str()) {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: unknown model kind `{}` (this ovk reads {}); use the ovk version that saved it",
             json.display(),
             rec.kind,
@@ -55,14 +55,14 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
         let matrix = model_matrix_name(name);
         let file = s.dir.join(format!("{matrix}.npy"));
         if !r.matrices.contains_key(&matrix) || !file.is_file() {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: missing — the session's model needs it (array `{name}`)",
                 file.display()
             )));
         }
         let a = s.matrix(&matrix)?;
         if a.iter().any(|v| !v.is_finite()) {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: the model array `{name}` holds NaN or infinite values (corrupt session)",
                 file.display()
             )));
@@ -70,17 +70,17 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
         parts.arrays.push((name.clone(), a));
     }
     let model = methods::load_model(parts)
-        .map_err(|e| OvkError::input(format!("{}: {e}", s.dir.display())))?;
+        .map_err(|e| OvkError::bad_session(format!("{}: {e}", s.dir.display())))?;
     if let Some(k) = model.n_features() {
         if k != d {
-            return Err(OvkError::input(format!(
+            return Err(OvkError::bad_session(format!(
                 "{}: the model reads {k} feature columns but the session names {d}",
                 s.dir.display()
             )));
         }
     }
     if let Some(bad) = r.output_names.iter().position(|n| n.is_empty()) {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: output {bad} has no name",
             json.display()
         )));
@@ -98,7 +98,7 @@ fn check_scaler(
     of: &str,
 ) -> Result<()> {
     if s.mean.len() != count || s.std.len() != count {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: the model's {what} has {} means and {} scales for {count} {of}",
             json.display(),
             s.mean.len(),
@@ -106,13 +106,13 @@ fn check_scaler(
         )));
     }
     if let Some(bad) = s.mean.iter().chain(&s.std).find(|v| !v.is_finite()) {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: the model's {what} holds {bad}",
             json.display()
         )));
     }
     if s.std.contains(&0.0) {
-        return Err(OvkError::input(format!(
+        return Err(OvkError::bad_session(format!(
             "{}: the model's {what} divides by zero",
             json.display()
         )));

@@ -295,7 +295,7 @@ impl SessionRecord {
                 targets: Vec::new(),
             },
             task: config.data.task.unwrap_or(Task::Regression),
-            method: config.method.clone(),
+            method: config.method.name().to_string(),
             kernel: KernelRecord {
                 spec: spec.clone(),
                 resolved,

@@ -50,7 +50,7 @@ fn header(out: &mut String, r: &SessionRecord) {
         r.feature_names.len(),
         r.output_names.len()
     );
-    let _ = writeln!(out, "  task      {}", r.task.as_str());
+    let _ = writeln!(out, "  task      {}", r.task.name());
     let _ = writeln!(out, "  method    {}", r.method);
     let from_median = if r.kernel.spec.name.uses_sigma() && r.kernel.spec.sigma == Sigma::Median {
         " (σ by the median heuristic)"

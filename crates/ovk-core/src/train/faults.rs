@@ -303,13 +303,13 @@ mod tests {
 
     #[test]
     fn a_numerical_error_gains_the_methods_fix() {
-        let vvmr = crate::methods::find("vvmr").unwrap();
+        let vvmr = crate::methods::find(crate::methods::MethodName::Vvmr);
         let params = Params::new().with("gamma_a", Value::Float(1e-300));
         let e = complete(vvmr, &params, OvkError::numerical("the system is singular"));
         let msg = e.to_string();
         assert!(msg.starts_with("the system is singular. For vvmr"), "{msg}");
         assert!(msg.contains("raise --gamma-a (now 1e-300)"), "{msg}");
-        let mvml = crate::methods::find("mvml").unwrap();
+        let mvml = crate::methods::find(crate::methods::MethodName::Mvml);
         let msg = complete(mvml, &Params::new(), OvkError::numerical("x")).to_string();
         assert!(
             msg.contains("raise --lambda (now 0.1), or lower the step --mu (now 0.5)"),

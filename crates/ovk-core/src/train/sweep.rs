@@ -376,7 +376,7 @@ fn check_one_problem(records: &[crate::session::SessionRecord]) -> Result<()> {
                 let label = format!(
                     "{} ({}, {metric})",
                     crate::session::display_safe(&file),
-                    r.task.as_str()
+                    r.task.name()
                 );
                 problems.push((key, label, 1));
             }

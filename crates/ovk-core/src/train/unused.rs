@@ -10,7 +10,7 @@ use crate::methods::Method;
 /// One note per setting of `config` that `method` with its kernel ignores.
 pub(super) fn unused_settings(config: &RunConfig, method: &dyn Method) -> Vec<String> {
     let k = &config.kernel;
-    let kernel = k.name.as_str();
+    let kernel = k.name.name();
     let defaults = KernelSpec::default();
     let mut notes = Vec::new();
     if let (Sigma::Value(s), KernelName::Linear | KernelName::Polynomial) = (k.sigma, k.name) {

@@ -1,7 +1,9 @@
 //! Small pieces every layer uses, depending on nothing else in ovk: a seeded generator
-//! (`rng`), NaN-tolerant JSON readers (`nan`), JSON written compactly readable (`json`), settings declared as data (`param`), and text helpers (`text`: the nearest valid name,
-//! terminal-safe display).
+//! (`rng`), NaN-tolerant JSON readers (`nan`), JSON written compactly readable (`json`), settings
+//! declared as data (`param`), named choices (`choice`), and text helpers (`text`: the nearest
+//! valid name, terminal-safe display).
 
+pub mod choice;
 pub mod json;
 pub mod nan;
 pub mod param;

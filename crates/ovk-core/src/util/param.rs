@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ErrorKind;
 use crate::{OvkError, Result};
 
 /// A parameter's value as given in a config, a flag or a TUI field.
@@ -107,23 +108,20 @@ impl ParamSpec {
     /// Parse a value typed by a user (flag or TUI field) and check it against the kind.
     pub fn parse(&self, text: &str) -> Result<Value> {
         let t = text.trim();
+        let bad = |what: &str| invalid(format!("{}: '{t}' is not {what}", self.key));
         let v = match self.kind {
             ParamKind::Float { .. } => t
                 .parse::<f64>()
                 .map(Value::Float)
-                .map_err(|_| OvkError::input(format!("{}: '{t}' is not a number", self.key)))?,
-            ParamKind::Int { .. } => t.parse::<i64>().map(Value::Int).map_err(|_| {
-                OvkError::input(format!("{}: '{t}' is not a whole number", self.key))
-            })?,
+                .map_err(|_| bad("a number"))?,
+            ParamKind::Int { .. } => t
+                .parse::<i64>()
+                .map(Value::Int)
+                .map_err(|_| bad("a whole number"))?,
             ParamKind::Bool => match t.to_ascii_lowercase().as_str() {
                 "true" | "yes" | "on" | "1" => Value::Bool(true),
                 "false" | "no" | "off" | "0" => Value::Bool(false),
-                _ => {
-                    return Err(OvkError::input(format!(
-                        "{}: '{t}' is not true or false",
-                        self.key
-                    )))
-                }
+                _ => return Err(bad("true or false")),
             },
             ParamKind::Choice(_) | ParamKind::Text => Value::Text(t.to_string()),
         };
@@ -133,7 +131,7 @@ impl ParamSpec {
 
     /// Check a value (from any source) against the kind; the message says the allowed range.
     pub fn check(&self, v: &Value) -> Result<()> {
-        let bad = |why: String| Err(OvkError::input(format!("{}: {why}", self.key)));
+        let bad = |why: String| Err(invalid(format!("{}: {why}", self.key)));
         match (self.kind, v) {
             (
                 ParamKind::Float {
@@ -161,10 +159,7 @@ impl ParamSpec {
             }
             (ParamKind::Choice(opts), Value::Text(s)) => {
                 if !opts.contains(&s.as_str()) {
-                    let hint = crate::util::text::nearest(s, opts)
-                        .map(|n| format!(" (did you mean '{n}'?)"))
-                        .unwrap_or_default();
-                    return bad(format!("'{s}' is not one of {}{hint}", opts.join(", ")));
+                    return Err(crate::util::choice::unknown(self.key, s, opts));
                 }
                 Ok(())
             }
@@ -221,6 +216,11 @@ impl ParamKind {
             ParamKind::Text => "text".into(),
         }
     }
+}
+
+/// A value of the wrong type or outside its range.
+fn invalid(msg: String) -> OvkError {
+    OvkError::input_as(ErrorKind::InvalidParameter, msg)
 }
 
 fn kind_name(k: ParamKind) -> &'static str {

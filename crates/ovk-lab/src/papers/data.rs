@@ -7,7 +7,7 @@ use ndarray::Array2;
 
 use ovk_core::data::DataConfig;
 use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Sigma};
-use ovk_core::methods::Params;
+use ovk_core::methods::{MethodName, Params};
 use ovk_core::train::RunConfig;
 use ovk_core::{OvkError, Result};
 
@@ -108,14 +108,14 @@ pub fn write_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<(
 /// A run of `method` on `path` with a kernel and parameters.
 pub fn config(
     path: PathBuf,
-    method: &str,
+    method: MethodName,
     kernel: KernelSpec,
     params: Params,
     name: String,
 ) -> RunConfig {
     RunConfig {
         data: DataConfig::new(path),
-        method: method.into(),
+        method,
         kernel,
         params,
         name: Some(name),

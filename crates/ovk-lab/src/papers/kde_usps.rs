@@ -14,7 +14,7 @@ use ndarray::{Array2, Axis};
 use super::data::{config, gaussian, read_csv, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{CvFold, Scale};
-use ovk_core::methods::Value;
+use ovk_core::methods::{MethodName, Value};
 use ovk_core::train::RunConfig;
 use ovk_core::util::rng::Rng;
 use ovk_core::Result;
@@ -103,7 +103,13 @@ fn fit_config(file: &std::path::Path, s: Setting, name: String) -> RunConfig {
     if let Some(l) = s.sigma_l {
         p.set("output_sigma", Value::Text(format!("{l:e}")));
     }
-    let mut c = config(file.to_path_buf(), "kde", gaussian(s.sigma_k), p, name);
+    let mut c = config(
+        file.to_path_buf(),
+        MethodName::Kde,
+        gaussian(s.sigma_k),
+        p,
+        name,
+    );
     c.data.features = Some(vec!["top_*".into()]);
     c.data.targets = Some(vec!["bottom_*".into()]);
     c.data.test_column = Some("is_test".into());

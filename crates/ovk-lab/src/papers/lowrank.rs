@@ -8,13 +8,19 @@ use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::gpmix::{gp_mix, write_csv};
 use ovk_core::data::Scale;
 use ovk_core::methods::lowrank_okl::lambda_grid;
-use ovk_core::methods::Value;
+use ovk_core::methods::{MethodName, Value};
 use ovk_core::train::RunConfig;
 use ovk_core::{OvkError, Result};
 
 const SIGMA: f64 = 0.1;
 
-fn gp_config(ctx: &Ctx, m: usize, seed: u64, method: &str, name: String) -> Result<RunConfig> {
+fn gp_config(
+    ctx: &Ctx,
+    m: usize,
+    seed: u64,
+    method: MethodName,
+    name: String,
+) -> Result<RunConfig> {
     let path = ctx.work_file(&format!("gp-mix-m{m}-seed{seed}.csv"))?;
     if !path.is_file() {
         let (x, y) = gp_mix(m, seed);
@@ -40,7 +46,13 @@ fn detail(r: &ovk_core::session::SessionRecord, key: &str) -> Result<f64> {
 fn ridge_on_path(ctx: &mut Ctx, m: usize, seed: u64, lambdas: &[f64]) -> Result<f64> {
     let mut best = f64::INFINITY;
     for (i, &l) in lambdas.iter().enumerate() {
-        let mut c = gp_config(ctx, m, seed, "krr", format!("paper-lowrank-m{m}-krr-l{i}"))?;
+        let mut c = gp_config(
+            ctx,
+            m,
+            seed,
+            MethodName::Krr,
+            format!("paper-lowrank-m{m}-krr-l{i}"),
+        )?;
         c.params.set("lambda", float(l));
         best = best.min(metric(&ctx.fit(c)?.record, "test", "mse")?);
     }
@@ -58,7 +70,7 @@ pub fn exp1(ctx: &mut Ctx) -> Result<Table> {
         ctx,
         m,
         seed,
-        "lowrank-okl",
+        MethodName::LowRankOkl,
         format!("paper-lowrank-m{m}-sweep"),
     )?;
     c.params.set("rank_sweep", Value::Text(ranks.into()));
@@ -91,7 +103,7 @@ pub fn exp1(ctx: &mut Ctx) -> Result<Table> {
         ctx,
         m,
         seed,
-        "lowrank-okl",
+        MethodName::LowRankOkl,
         format!("paper-lowrank-m{m}-full"),
     )?;
     c.params.set("rank", Value::Int(full as i64));
@@ -125,7 +137,7 @@ pub fn exp2(ctx: &mut Ctx) -> Result<Table> {
         ctx,
         m,
         seed,
-        "lowrank-okl",
+        MethodName::LowRankOkl,
         format!("paper-lowrank-m{m}-p50"),
     )?;
     c.params.set("rank", Value::Int(50));

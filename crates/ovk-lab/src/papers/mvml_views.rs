@@ -7,7 +7,7 @@ use ndarray::{Array2, Axis};
 
 use super::data::{config, gaussian, read_csv, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use ovk_core::methods::Value;
+use ovk_core::methods::{MethodName, Value};
 use ovk_core::train::RunConfig;
 use ovk_core::Result;
 
@@ -66,20 +66,21 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let path = ctx.work_file("mfeat-binary.csv")?;
     write_csv(&path, &header, &rows_out)?;
 
-    let base = |method: &str, p: ovk_core::methods::Params, seed: u64, name: String| -> RunConfig {
-        let mut c = config(path.clone(), method, gaussian(None), p, name);
-        c.data.class = Some("high".into());
-        c.data.views = Some(VIEWS.iter().map(|v| v.to_string()).collect());
-        c.data.seed = seed;
-        c
-    };
+    let base =
+        |method: MethodName, p: ovk_core::methods::Params, seed: u64, name: String| -> RunConfig {
+            let mut c = config(path.clone(), method, gaussian(None), p, name);
+            c.data.class = Some("high".into());
+            c.data.views = Some(VIEWS.iter().map(|v| v.to_string()).collect());
+            c.data.seed = seed;
+            c
+        };
     // The baseline: each view alone by kernel ridge; the best view's mean accuracy.
     let mut best_view = (f64::NEG_INFINITY, "", Stat::one(f64::NAN));
     for view in VIEWS {
         let mut acc = Vec::new();
         for seed in 0..samples {
             let mut c = base(
-                "krr",
+                MethodName::Krr,
                 params(&[("lambda", float(LAMBDA))]),
                 seed,
                 format!("paper-mvml-single-{view}-s{seed}"),
@@ -108,7 +109,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                     p.set(k, Value::Bool(true));
                 }
                 let c = base(
-                    "mvml",
+                    MethodName::Mvml,
                     p,
                     seed,
                     format!("paper-mvml-{label}-ny{:.0}-s{seed}", 100.0 * f),

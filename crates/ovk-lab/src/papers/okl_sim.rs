@@ -7,6 +7,7 @@ use ndarray::Array2;
 use super::data::{config, linear, write_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{CvFold, Scale};
+use ovk_core::methods::MethodName;
 use ovk_core::train::RunConfig;
 use ovk_core::util::rng::Rng;
 use ovk_core::Result;
@@ -62,7 +63,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
             &header,
             &mixture(per_class, structure, 2011 + s as u64),
         )?;
-        let base = |method: &str, lambda: f64, seed: u64, tag: &str| -> RunConfig {
+        let base = |method: MethodName, lambda: f64, seed: u64, tag: &str| -> RunConfig {
             let mut c = config(
                 path.clone(),
                 method,
@@ -78,7 +79,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
         };
         // λ by 5-fold cross-validation on split 0's training part, for each method.
         let mut chosen = Vec::new();
-        for method in ["okl", "krr"] {
+        for method in [MethodName::Okl, MethodName::Krr] {
             let mut best = (f64::NEG_INFINITY, grid[0]);
             if grid.len() > 1 {
                 for &lambda in grid {
@@ -98,11 +99,21 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
         let (mut okl, mut eye) = (Vec::new(), Vec::new());
         for split in 0..splits {
             let r = ctx
-                .fit(base("okl", chosen[0], split, &format!("split{split}")))?
+                .fit(base(
+                    MethodName::Okl,
+                    chosen[0],
+                    split,
+                    &format!("split{split}"),
+                ))?
                 .record;
             okl.push(100.0 * metric(&r, "test", "accuracy")?);
             let r = ctx
-                .fit(base("krr", chosen[1], split, &format!("split{split}")))?
+                .fit(base(
+                    MethodName::Krr,
+                    chosen[1],
+                    split,
+                    &format!("split{split}"),
+                ))?
                 .record;
             eye.push(100.0 * metric(&r, "test", "accuracy")?);
         }

@@ -14,6 +14,7 @@ use super::data::{config, gaussian};
 use super::{baseline_metric, float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{CvFold, Scale};
 use ovk_core::kernels::InputRank;
+use ovk_core::methods::MethodName;
 use ovk_core::train::RunConfig;
 use ovk_core::Result;
 
@@ -34,7 +35,7 @@ impl Setup {
         kernel.input_rank = route;
         let mut c = config(
             self.path.clone(),
-            "okl",
+            MethodName::Okl,
             kernel,
             params(&[("lambda", float(lambda))]),
             format!("paper-okl-{}-{tag}", self.name),
@@ -128,7 +129,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                 100.0 * baseline_metric(&out.record, "accuracy")?
             } else {
                 let mut c = setup.config(sigma, route, lk, format!("{stag}-{rtag}-krr"));
-                c.method = "krr".into();
+                c.method = MethodName::Krr;
                 100.0 * metric(&ctx.fit(c)?.record, "test", "accuracy")?
             };
             rows.push(Row {

@@ -11,6 +11,7 @@ use ndarray::{Array2, Axis};
 use super::data::{config, gaussian, read_csv};
 use super::{baseline_metric, float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::kernels::{InputRank, Kernel, KernelSpec};
+use ovk_core::methods::MethodName;
 use ovk_core::session::SessionRecord;
 use ovk_core::Result;
 
@@ -58,7 +59,7 @@ fn own_baseline(ctx: &mut Ctx, set: &Set, r: &SessionRecord, d: u64) -> Result<f
     kernel.input_rank = InputRank::Exact;
     let mut c = config(
         set.path.clone(),
-        "krr",
+        MethodName::Krr,
         kernel,
         params(&[]),
         format!("paper-vvmr-{}-krr-draw{d}", set.name),
@@ -121,7 +122,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                 let tag = change.map_or("full".to_string(), |(k, _)| format!("{k}0"));
                 let mut c = config(
                     set.path.clone(),
-                    "vvmr",
+                    MethodName::Vvmr,
                     set.kernel.clone(),
                     p,
                     format!("paper-vvmr-{}-{tag}-draw{d}", set.name),

@@ -45,13 +45,16 @@ pub fn read_candidates(path: &Path, names: &[String]) -> Result<Array2<f64>> {
     let mut out = Array2::<f64>::zeros((df.height(), names.len()));
     for (j, name) in names.iter().enumerate() {
         let col = df.column(name).map_err(|_| {
-            OvkError::input(format!(
+            OvkError::input_as(
+                crate::ErrorKind::MissingColumn,
+                format!(
                 "candidates file {} has no column '{name}' (it must have the output columns {}; \
                  it has {})",
                 path.display(),
                 names.join(", "),
                 present.join(", ")
-            ))
+            ),
+            )
         })?;
         let cast = col.cast(&DataType::Float64).map_err(bad)?;
         let ca = cast.f64().map_err(bad)?;

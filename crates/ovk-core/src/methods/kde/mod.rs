@@ -16,7 +16,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::json;
 
 use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
-use super::params::{common, ParamDefault, ParamKind, ParamSpec};
+use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
@@ -27,10 +27,11 @@ use crate::kernels::{
     Landmarks, Sigma,
 };
 use crate::linalg::interruptible;
-use crate::{OvkError, Result};
+use crate::util::choice::{choice_enum, Choice};
+use crate::{ErrorKind, OvkError, Result};
 use preimage::{KdeModel, Outputs, Preimage};
 use score::ScoreOperator;
-use solve::Ovk;
+use solve::{Ovk, OvkKind};
 
 pub use preimage::{model_from_parts, KIND};
 
@@ -42,8 +43,8 @@ pub const OVK: ParamSpec = ParamSpec {
     help: "operator-valued kernel k(x,x')·C: identity (C = I: ridge (k + λI)⁻¹ of \
            eq. 3, the KDE of Cortes et al.), covariance (C = Ĉ_YY, eq. 5) or conditional covariance (C = Ĉ_YY|X, eq. 7)",
     unit: "",
-    kind: ParamKind::Choice(&["identity", "covariance", "conditional"]),
-    default: ParamDefault::Text("conditional"),
+    kind: ParamKind::Choice(OvkKind::NAMES),
+    default: ParamDefault::Text(OvkKind::Conditional.name()),
 };
 
 pub const EPSILON: ParamSpec = ParamSpec {
@@ -56,13 +57,21 @@ pub const EPSILON: ParamSpec = ParamSpec {
     default: ParamDefault::Float(0.1),
 };
 
+choice_enum! {
+    /// The scalar kernel l on the outputs.
+    pub enum OutputKernel: "output_kernel" {
+        Linear = "linear",
+        Gaussian = "gaussian",
+    }
+}
+
 pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
     key: "output_kernel",
     label: "output kernel",
     help: "scalar kernel l on the outputs whose feature space the model predicts into",
     unit: "",
-    kind: ParamKind::Choice(&["linear", "gaussian"]),
-    default: ParamDefault::Text("gaussian"),
+    kind: ParamKind::Choice(OutputKernel::NAMES),
+    default: ParamDefault::Text(OutputKernel::Gaussian.name()),
 };
 
 pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
@@ -81,8 +90,8 @@ pub const PREIMAGE: ParamSpec = ParamSpec {
     help: "candidates: argmin over a candidate set of l(y,y) − 2·score(x,y); closed-form: the \
            weighted sum of training outputs (linear output kernel only)",
     unit: "",
-    kind: ParamKind::Choice(&["candidates", "closed-form"]),
-    default: ParamDefault::Text("candidates"),
+    kind: ParamKind::Choice(Preimage::NAMES),
+    default: ParamDefault::Text(Preimage::Candidates.name()),
 };
 
 pub const CANDIDATES: ParamSpec = ParamSpec {
@@ -207,7 +216,7 @@ fn factor_plan(
 
 impl Method for Kde {
     fn name(&self) -> &'static str {
-        "kde"
+        super::MethodName::Kde.name()
     }
     fn summary(&self) -> &'static str {
         "kernel dependency estimation with operator-valued kernels: structured outputs by \
@@ -243,7 +252,7 @@ impl Method for Kde {
         let cfg = KdeConfig::from_params(params)?;
         Ok(
             match factor_plan(self.input_route(s)?, cfg.low_rank, s, false)? {
-                None => mats(exact_matrices(cfg.ovk), n, n) + predict,
+                None => mats(exact_matrices(cfg.operator()), n, n) + predict,
                 Some(plan) => {
                     let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
                     // Measured (tests/it/resource_limits.rs): at the solve's and the model's peak, A
@@ -251,7 +260,7 @@ impl Method for Kde {
                     // its saved copies and the candidates' folded factor (c = n rows by default);
                     // the identity kernel's operator [−A/nλ | A] is twice A's width instead.
                     let held = match cfg.ovk {
-                        Ovk::Identity => mats(11, n, m1),
+                        OvkKind::Identity => mats(11, n, m1),
                         _ => mats(1, n, m1) + mats(13, n, m2) / 2,
                     };
                     let r = m1.max(m2);
@@ -284,11 +293,11 @@ impl Method for Kde {
         let y = p.y.select(Axis(0), &rows);
         let n = x.nrows();
         let sigma_l = resolve_output_sigma(cfg.output_sigma, y.view())?;
-        let out_kernel = if cfg.linear_output {
-            Kernel::Linear
-        } else {
-            Kernel::Gaussian { sigma: sigma_l }
+        let out_kernel = match cfg.output_kernel {
+            OutputKernel::Linear => Kernel::Linear,
+            OutputKernel::Gaussian => Kernel::Gaussian { sigma: sigma_l },
         };
+        let ovk = cfg.operator();
         let candidates = match &cfg.candidates {
             Some(path) => candidates::read_candidates(Path::new(path), &p.output_names)?,
             None => y.clone(),
@@ -312,7 +321,7 @@ impl Method for Kde {
         let mut features = None;
         let (op, objective, solver) = match plan {
             None => {
-                let count = exact_matrices(cfg.ovk);
+                let count = exact_matrices(ovk);
                 check_fits(
                     dense_bytes(n, n).saturating_mul(count),
                     &format!(
@@ -326,7 +335,7 @@ impl Method for Kde {
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 // One-shot O(n³) work: on its own thread, so a cancel returns at once.
-                let (ovk, lambda) = (cfg.ovk, cfg.lambda);
+                let lambda = cfg.lambda;
                 let sol = interruptible(&|| obs.is_cancelled(), move || {
                     let ke = solve::input_eigen(k.view())?;
                     drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
@@ -373,7 +382,7 @@ impl Method for Kde {
                 };
                 let landmarks = a.how.unwrap_or_default();
                 // The identity kernel's operator needs no output factor.
-                let b = if cfg.ovk == Ovk::Identity {
+                let b = if ovk == Ovk::Identity {
                     None
                 } else {
                     Some(factor_observed(
@@ -394,7 +403,7 @@ impl Method for Kde {
                 let summary = FactorSummary::of(route, &a, started.elapsed().as_secs_f64());
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
-                let op = lowrank::solve_low_rank(cfg.ovk, a.z.view(), b_z.view(), cfg.lambda)?;
+                let op = lowrank::solve_low_rank(ovk, a.z.view(), b_z.view(), cfg.lambda)?;
                 check_cancel(obs)?;
                 // No trace record: its objective would be a made-up number.
                 notes.push(
@@ -408,9 +417,9 @@ impl Method for Kde {
                 let solver = json!({
                     "solver": "incomplete-cholesky",
                     "rank_input": a.rank(),
-                    "rank_output": (cfg.ovk != Ovk::Identity).then_some(b_z.ncols()),
+                    "rank_output": (ovk != Ovk::Identity).then_some(b_z.ncols()),
                     "rank_input_requested": a.requested,
-                    "rank_output_requested": (cfg.ovk != Ovk::Identity).then_some(plan.m2),
+                    "rank_output_requested": (ovk != Ovk::Identity).then_some(plan.m2),
                     "input_factor": summary.to_json(),
                 });
                 features = Some((a.map, a.z));
@@ -429,22 +438,15 @@ impl Method for Kde {
             Some((map, z)) => KdeModel::on_features(map, z.view(), op, outputs)?,
         };
         let mut details = serde_json::Map::new();
-        details.insert("ovk".into(), json!(cfg.ovk.name()));
+        details.insert("ovk".into(), json!(ovk.name()));
         details.insert(
             "epsilon".into(),
-            match cfg.ovk {
+            match ovk {
                 Ovk::Conditional { epsilon } => json!(epsilon),
                 _ => serde_json::Value::Null,
             },
         );
-        details.insert(
-            "output_kernel".into(),
-            json!(if cfg.linear_output {
-                "linear"
-            } else {
-                "gaussian"
-            }),
-        );
+        details.insert("output_kernel".into(), json!(cfg.output_kernel.name()));
         details.insert("output_sigma".into(), json!(sigma_l));
         details.insert("preimage".into(), json!(cfg.preimage.name()));
         if let serde_json::Value::Object(m) = solver {
@@ -460,88 +462,104 @@ impl Method for Kde {
     }
 }
 
-/// The parsed hyperparameters.
-struct KdeConfig {
-    lambda: f64,
-    ovk: Ovk,
-    linear_output: bool,
-    output_sigma: Sigma,
-    preimage: Preimage,
-    candidates: Option<String>,
-    low_rank: Option<(usize, usize)>,
+/// kde's hyperparameters.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KdeConfig {
+    pub lambda: f64,
+    pub ovk: OvkKind,
+    /// ε of the conditional covariance (read, and unused, for the other operators).
+    pub epsilon: f64,
+    pub output_kernel: OutputKernel,
+    #[serde(serialize_with = "as_text")]
+    pub output_sigma: Sigma,
+    pub preimage: Preimage,
+    /// A candidates file; `None`: the training outputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<String>,
+    /// The ranks (M1, M2) of the factored solve; `None`: exact (unless `--input-rank`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ranks_as_text"
+    )]
+    pub low_rank: Option<(usize, usize)>,
 }
 
 impl KdeConfig {
+    /// The operator-valued kernel's operator, with ε for the conditional covariance.
+    pub fn operator(&self) -> Ovk {
+        Ovk::new(self.ovk, self.epsilon)
+    }
+}
+
+impl MethodConfig for KdeConfig {
     fn from_params(params: &Params) -> Result<Self> {
-        let r = params.resolve(PARAMS);
-        let lambda = r.f64("lambda")?;
-        let epsilon = r.f64("epsilon")?;
-        let ovk = match r.str("ovk")?.as_str() {
-            "identity" => Ovk::Identity,
-            "covariance" => Ovk::Covariance,
-            "conditional" => Ovk::Conditional { epsilon },
-            other => {
-                return Err(OvkError::input(format!(
-                    "ovk: '{other}' is not one of identity, covariance, conditional"
-                )))
-            }
-        };
-        let linear_output = match r.str("output_kernel")?.as_str() {
-            "linear" => true,
-            "gaussian" => false,
-            other => {
-                return Err(OvkError::input(format!(
-                    "output_kernel: '{other}' is not one of linear, gaussian"
-                )))
-            }
-        };
-        let output_sigma = Sigma::parse(&r.str("output_sigma")?)
-            .map_err(|e| OvkError::input(format!("output_sigma: {e}")))?;
-        let preimage = match r.str("preimage")?.as_str() {
-            "candidates" => Preimage::Candidates,
-            "closed-form" => Preimage::ClosedForm,
-            other => {
-                return Err(OvkError::input(format!(
-                    "preimage: '{other}' is not one of candidates, closed-form"
-                )))
-            }
-        };
-        if preimage == Preimage::ClosedForm && !linear_output {
-            return Err(OvkError::input(
+        let invalid = |msg: &str| OvkError::input_as(ErrorKind::InvalidParameter, msg);
+        let lambda = params.f64(&common::LAMBDA)?;
+        let epsilon = params.f64(&EPSILON)?;
+        let ovk = params.choice(&OVK)?;
+        let output_kernel = params.choice(&OUTPUT_KERNEL)?;
+        let output_sigma = Sigma::parse(&params.text(&OUTPUT_SIGMA)?)
+            .map_err(|e| e.reworded(|m| format!("output_sigma: {m}")))?;
+        let preimage = params.choice(&PREIMAGE)?;
+        if preimage == Preimage::ClosedForm && output_kernel != OutputKernel::Linear {
+            return Err(invalid(
                 "preimage: the closed-form pre-image needs a linear output kernel (with a \
                  Gaussian output kernel use --preimage candidates, or --output-kernel linear)",
             ));
         }
-        let candidates = r.opt_str("candidates")?.filter(|s| !s.trim().is_empty());
+        let candidates = params
+            .opt_text(&CANDIDATES)?
+            .filter(|s| !s.trim().is_empty());
         if candidates.is_some() && preimage == Preimage::ClosedForm {
-            return Err(OvkError::input(
+            return Err(invalid(
                 "candidates: a candidates file is only used by --preimage candidates",
             ));
         }
-        let low_rank = match r.opt_str("low_rank")? {
-            None => None,
-            Some(s) if s.trim().is_empty() => None,
-            Some(s) => Some(parse_ranks(&s)?),
+        let low_rank = match params.opt_text(&LOW_RANK)? {
+            Some(s) if !s.trim().is_empty() => Some(parse_ranks(&s)?),
+            _ => None,
         };
-        Ok(KdeConfig {
+        let cfg = KdeConfig {
             lambda,
             ovk,
-            linear_output,
+            epsilon,
+            output_kernel,
             output_sigma,
             preimage,
             candidates,
             low_rank,
-        })
+        };
+        Ok(cfg)
+    }
+}
+
+fn as_text<S: serde::Serializer>(
+    v: &impl std::fmt::Display,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn ranks_as_text<S: serde::Serializer>(
+    ranks: &Option<(usize, usize)>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match ranks {
+        Some((m1, m2)) => s.collect_str(&format_args!("{m1},{m2}")),
+        None => s.serialize_none(),
     }
 }
 
 /// "M1,M2" → (M1, M2), both ≥ 1.
 fn parse_ranks(s: &str) -> Result<(usize, usize)> {
     let bad = || {
-        OvkError::input(format!(
-            "low_rank: expected two positive whole numbers 'M1,M2' (input and output ranks), \
+        OvkError::input_as(
+            ErrorKind::InvalidParameter,
+            format!(
+                "low_rank: expected two positive whole numbers 'M1,M2' (input and output ranks), \
              got '{s}'"
-        ))
+            ),
+        )
     };
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.len() != 2 {

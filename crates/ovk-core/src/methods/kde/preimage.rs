@@ -9,6 +9,7 @@ use super::score::ScoreOperator;
 use crate::kernels::{cross_gram, FeatureMap, Kernel};
 use crate::linalg::{matmul, matmul_tn};
 use crate::methods::{Model, ModelParts};
+use crate::util::choice::{choice_enum, Choice};
 use crate::Result;
 
 /// The model kind KDE saves (`methods::load_model`).
@@ -17,24 +18,13 @@ pub const KIND: &str = "kde";
 /// Test rows scored per block (bounds the candidates × rows score matrix).
 const ROWS_PER_BLOCK: usize = 512;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preimage {
-    Candidates,
-    ClosedForm,
-}
-
-impl Preimage {
-    fn parse(s: &str) -> Option<Preimage> {
-        [Preimage::Candidates, Preimage::ClosedForm]
-            .into_iter()
-            .find(|p| p.name() == s)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Preimage::Candidates => "candidates",
-            Preimage::ClosedForm => "closed-form",
-        }
+choice_enum! {
+    /// How a prediction is read off the scores.
+    pub enum Preimage: "preimage" {
+        /// The argmin over a candidate set.
+        Candidates = "candidates",
+        /// The weighted sum of training outputs (linear output kernel only).
+        ClosedForm = "closed-form",
     }
 }
 
@@ -236,7 +226,7 @@ impl KdeModel {
 pub fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
     let name: String = parts.setting("preimage")?;
     let preimage = Preimage::parse(&name)
-        .ok_or_else(|| parts.mismatch(&format!("unknown pre-image `{name}`")))?;
+        .map_err(|_| parts.mismatch(&format!("unknown pre-image `{name}`")))?;
     // Sessions saved before the factor route have no `scoring`: they are on the kernel.
     let scoring: String = if parts.settings.contains_key("scoring") {
         parts.setting("scoring")?

@@ -32,6 +32,7 @@ use crate::linalg::{
 /// conditional kernel may leave before the Schur route is used instead (a backward-stable
 /// solve leaves about n·1e-16).
 pub const BACKWARD_ERROR_LIMIT: f64 = 1e-12;
+use crate::util::choice::choice_enum;
 use crate::{OvkError, Result};
 
 /// The operator-valued kernel `K(x, x') = k(x, x') C`.
@@ -45,13 +46,36 @@ pub enum Ovk {
     Conditional { epsilon: f64 },
 }
 
+choice_enum! {
+    /// Which operator `C` the kernel `k(x, x')·C` carries, as chosen (`--ovk`); the
+    /// conditional one takes its ε from `--epsilon`.
+    pub enum OvkKind: "ovk" {
+        Identity = "identity",
+        Covariance = "covariance",
+        Conditional = "conditional",
+    }
+}
+
 impl Ovk {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Ovk::Identity => "identity",
-            Ovk::Covariance => "covariance",
-            Ovk::Conditional { .. } => "conditional",
+    /// The operator of kind `kind`, with regulariser ε for the conditional covariance.
+    pub fn new(kind: OvkKind, epsilon: f64) -> Ovk {
+        match kind {
+            OvkKind::Identity => Ovk::Identity,
+            OvkKind::Covariance => Ovk::Covariance,
+            OvkKind::Conditional => Ovk::Conditional { epsilon },
         }
+    }
+
+    pub fn kind(&self) -> OvkKind {
+        match self {
+            Ovk::Identity => OvkKind::Identity,
+            Ovk::Covariance => OvkKind::Covariance,
+            Ovk::Conditional { .. } => OvkKind::Conditional,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
 }
 

@@ -11,14 +11,9 @@ use super::reduced::{frob, Factor, Reduced, Solution};
 use crate::methods::{check_cancel, ensure_finite, Clock, Observer, Phase, TraceRecord};
 use crate::Result;
 
-/// How B is found at one λ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Solver {
-    /// L-BFGS on `g(B) = min_A Q(A, B)` in the row space (docs/methods.md §2, solver qn).
-    Qn,
-    /// The paper's Algorithm 1 (block coordinate descent).
-    Bcd,
-}
+/// How B is found at one λ: `Qn`, L-BFGS on `g(B) = min_A Q(A, B)` in the row space
+/// (docs/methods.md §2), or `Bcd`, the paper's Algorithm 1 (block coordinate descent).
+pub use crate::methods::params::common::Solver;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {

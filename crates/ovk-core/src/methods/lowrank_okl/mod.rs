@@ -19,11 +19,12 @@ use ndarray::{s, Axis};
 use serde_json::{json, Value as Json};
 
 use super::input::{factor_peak_bytes, Basis, Route};
-use super::params::{common, ParamDefault, ParamKind, ParamSpec};
+use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{Coef, Fit, Method, Observer, Params, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
+use crate::util::choice::Choice;
 use crate::{OvkError, Result};
 pub use select::TrainSplit;
 use select::{reduce, route_for_rows, select, Plan, Selection};
@@ -89,8 +90,8 @@ const SOLVER: ParamSpec = ParamSpec {
     help: "qn: L-BFGS on g(B) = min_A Q(A, B), the coefficients eliminated (fast); bcd: the \
            paper's Algorithm 1, block coordinate descent (slow at small λ)",
     unit: "",
-    kind: ParamKind::Choice(&["qn", "bcd"]),
-    default: ParamDefault::Text("qn"),
+    kind: ParamKind::Choice(Solver::NAMES),
+    default: ParamDefault::Text(Solver::Qn.name()),
 };
 
 const VALIDATION_FRACTION: ParamSpec = ParamSpec {
@@ -123,12 +124,63 @@ const PARAMS: &[ParamSpec] = &[
     RANK_SWEEP,
 ];
 
+/// lowrank-okl's hyperparameters.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LowRankConfig {
+    pub solver: Solver,
+    /// A fixed λ; `None` runs the λ path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f64>,
+    pub lambda_path: usize,
+    pub val_fraction: f64,
+    /// `None`: min(m, 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    pub tol: f64,
+    pub max_iter: usize,
+    pub warm_start: bool,
+    /// The ranks to try, parsed (`parse_ranks`); they override `rank`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ranks_as_list"
+    )]
+    pub rank_sweep: Option<Vec<usize>>,
+}
+
+impl MethodConfig for LowRankConfig {
+    fn from_params(params: &Params) -> Result<Self> {
+        Ok(LowRankConfig {
+            solver: params.choice(&SOLVER)?,
+            lambda: params.opt_f64(&LAMBDA)?,
+            lambda_path: params.usize(&LAMBDA_PATH)?,
+            val_fraction: params.f64(&VALIDATION_FRACTION)?,
+            rank: params.opt_usize(&RANK)?,
+            tol: params.f64(&common::TOL)?,
+            max_iter: params.usize(&MAX_ITER)?,
+            warm_start: params.bool(&WARM_START)?,
+            rank_sweep: params
+                .opt_text(&RANK_SWEEP)?
+                .map(|s| parse_ranks(&s))
+                .transpose()?,
+        })
+    }
+}
+
+/// A rank sweep as the list `parse_ranks` reads back ("2,5,10").
+fn ranks_as_list<S: serde::Serializer>(
+    ranks: &Option<Vec<usize>>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let list: Vec<String> = ranks.iter().flatten().map(usize::to_string).collect();
+    s.serialize_str(&list.join(","))
+}
+
 /// `output_kernel` (m×m) is saved only up to this many outputs.
 const MAX_SAVED_OUTPUT_KERNEL: usize = 2000;
 
 impl Method for LowRankOkl {
     fn name(&self) -> &'static str {
-        "lowrank-okl"
+        super::MethodName::LowRankOkl.name()
     }
     fn summary(&self) -> &'static str {
         "low-rank output kernel learning: L = BBᵀ of rank p, scales to 10⁵ outputs, with a \
@@ -149,12 +201,12 @@ impl Method for LowRankOkl {
     }
 
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
-        let r = params.resolve(PARAMS);
+        let cfg = LowRankConfig::from_params(params)?;
         let (l, m) = (s.n_labeled, s.m);
         let factor = self.input_route(s)?.factor_columns(s.d);
-        let p = match r.opt_str("rank_sweep")? {
-            Some(text) => parse_ranks(&text)?.into_iter().max().unwrap_or(1),
-            None => r.opt_usize("rank")?.unwrap_or(10),
+        let p = match &cfg.rank_sweep {
+            Some(ranks) => ranks.iter().copied().max().unwrap_or(1),
+            None => cfg.rank.unwrap_or(10),
         }
         .min(m);
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
@@ -173,22 +225,18 @@ impl Method for LowRankOkl {
     }
 
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
-        let r = params.resolve(PARAMS);
-        let fixed_lambda = r.opt_f64("lambda")?;
-        let n_lambda = r.usize("lambda_path")?;
-        let tol = r.f64("tol")?;
-        let max_iter = r.usize("max_iter")?.max(1);
-        let warm = r.bool("warm_start")?;
-        let val_fraction = r.f64("val_fraction")?;
-        let sweep = r
-            .opt_str("rank_sweep")?
-            .map(|s| parse_ranks(&s))
-            .transpose()?;
-        let rank = r.opt_usize("rank")?;
-        let solver = match r.str("solver")?.as_str() {
-            "bcd" => Solver::Bcd,
-            _ => Solver::Qn,
-        };
+        let LowRankConfig {
+            solver,
+            lambda: fixed_lambda,
+            lambda_path: n_lambda,
+            val_fraction,
+            rank,
+            tol,
+            max_iter,
+            warm_start: warm,
+            rank_sweep: sweep,
+        } = LowRankConfig::from_params(params)?;
+        let max_iter = max_iter.max(1);
 
         let rows = problem.labeled_rows();
         if rows.is_empty() {

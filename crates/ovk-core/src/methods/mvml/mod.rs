@@ -27,12 +27,13 @@ mod width;
 use ndarray::{s, Array1, Array2, Axis};
 
 use super::input::{Route, AUTO_EXACT_MAX, AUTO_RANK};
-use super::params::{common, ParamDefault, ParamKind, ParamSpec};
+use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{
     check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape, TraceRecord,
 };
 use crate::kernels::{check_fits, dense_bytes, gram, nystrom, InputRank, Kernel, NystromFactor};
+use crate::util::choice::{choice_enum, Choice};
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
 
@@ -90,11 +91,49 @@ pub const LEARN_WEIGHTS: ParamSpec = switch(
     "learn view weights",
     "learn the view weights w by least squares (eq. 10); otherwise w = 1/v",
 );
+choice_enum! {
+    /// The initial metric A₀.
+    pub enum Init: "init" {
+        /// Within-view blocks only.
+        Identity = "identity",
+        /// Every view-pair block the identity.
+        Covariance = "covariance",
+    }
+}
+
+choice_enum! {
+    /// How the A-step moves.
+    pub enum AStepRule: "a_step" {
+        /// To the minimiser of (7) over A ⪰ εI (A₀ = I, eq. 9 route only).
+        Optimal = "optimal",
+        /// Projected gradient steps with a line search.
+        Gradient = "gradient",
+    }
+}
+
+choice_enum! {
+    /// The heuristic for each view's kernel width when σ is the median.
+    pub enum ViewSigma: "view_sigma" {
+        Median = "median",
+        Mean = "mean",
+    }
+}
+
+choice_enum! {
+    /// The coordinates the metric A acts on.
+    pub enum MetricSpace: "metric_space" {
+        /// The Gram features (Ψ_lΨ_lᵀ = K_l², eq. 7 as written).
+        Gram = "gram",
+        /// A square root of each Gram (Ψ_lΨ_lᵀ = K_l), the paper's Nyström variable Ã.
+        Root = "root",
+    }
+}
+
 pub const INIT: ParamSpec = choice(
     "init",
     "initial metric",
     "A₀: identity (within-view only) or covariance (every view-pair block the identity)",
-    &["identity", "covariance"],
+    Init::NAMES,
 );
 pub const FIXED_METRIC: ParamSpec = switch(
     "fixed_metric",
@@ -133,13 +172,13 @@ pub const A_STEP: ParamSpec = choice(
     "A-step",
     "optimal: land on the minimiser of (7) over A ⪰ εI (closed form up to one scalar; \
      A₀ = I, eq. 9 route only); gradient: projected gradient steps with a line search",
-    &["optimal", "gradient"],
+    AStepRule::NAMES,
 );
 pub const VIEW_SIGMA: ParamSpec = choice(
     "view_sigma",
     "per-view σ",
     "heuristic for each view's kernel width when --sigma is 'median': median or mean pairwise distance",
-    &["median", "mean"],
+    ViewSigma::NAMES,
 );
 pub const METRIC_SPACE: ParamSpec = choice(
     "metric_space",
@@ -147,7 +186,7 @@ pub const METRIC_SPACE: ParamSpec = choice(
     "gram: A acts on the Gram features (Ψ_lΨ_lᵀ = K_l², eq. 7 as written); root: on a \
      square root of each Gram (Ψ_lΨ_lᵀ = K_l) — the paper's Nyström variable Ã = NᵀAN, \
      also without Nyström, as scikit-multimodallearn penalises it (docs/mvml.md)",
-    &["gram", "root"],
+    MetricSpace::NAMES,
 );
 
 /// An option that is off unless given.
@@ -197,7 +236,7 @@ const PARAMS: &[ParamSpec] = &[
 
 impl Method for Mvml {
     fn name(&self) -> &'static str {
-        "mvml"
+        super::MethodName::Mvml.name()
     }
     fn summary(&self) -> &'static str {
         "multi-view metric learning: learns the within- and between-view metric A of a multi-view kernel"
@@ -222,7 +261,7 @@ impl Method for Mvml {
     /// Block Nyström on p landmarks per view: per-view factors, a QR of the n×vp features and a
     /// vp×vp eigenproblem — a factor of its vp landmark columns, for the estimate.
     fn costed_route(&self, s: &ProblemShape, params: &Params) -> Result<Route> {
-        let asked = params.resolve(PARAMS).opt_f64("nystrom")?;
+        let asked = MvmlConfig::from_params(params)?.nystrom;
         let v = s.views.max(1);
         Ok(match nystrom_choice(asked, s.input_rank, s.n_labeled, v) {
             Some(c) => Route::LowRank {
@@ -238,22 +277,22 @@ impl Method for Mvml {
     }
 
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
-        let r = params.resolve(PARAMS);
+        let cfg = MvmlConfig::from_params(params)?;
         let (n, v) = (s.n_labeled, s.views.max(1));
-        let pairs = r.str("init")? == "covariance";
+        let pairs = cfg.init == Init::Covariance;
         let products = if pairs { v * (v + 1) / 2 } else { v } as u64;
-        let t = if r.bool("fixed_metric")? {
+        let t = if cfg.fixed_metric {
             1
         } else {
-            r.usize("max_iter")?.saturating_add(1)
+            cfg.max_iter.saturating_add(1)
         };
-        let default_route = !pairs && !r.bool("sparse")? && !r.bool("learn_weights")?;
+        let default_route = cfg.default_route();
         let out = s.m as u64;
         // Every output's dense metric (vr×vr) is saved when small enough (moved into the fit,
         // held once).
         // root coordinates without Nyström are the block Nyström route on every training row
-        let fraction = match nystrom_choice(r.opt_f64("nystrom")?, s.input_rank, n, v) {
-            None if r.str("metric_space")? == "root" => Some(1.0),
+        let fraction = match nystrom_choice(cfg.nystrom, s.input_rank, n, v) {
+            None if cfg.metric_space == MetricSpace::Root => Some(1.0),
             f => f.map(|c| c.fraction),
         };
         let r_view = match fraction {
@@ -356,42 +395,75 @@ fn outside_every_view(p: &Problem) -> Option<String> {
     ))
 }
 
-/// The resolved parameters and the training rows.
-pub(crate) struct Setup {
-    lambda: f64,
-    eta: f64,
-    mu: f64,
-    sparse: bool,
-    learn_weights: bool,
-    fixed_metric: bool,
-    tol: f64,
-    max_iter: usize,
-    covariance: bool,
-    view_sigma: String,
-    fraction: Option<f64>,
-    optimal: bool,
+/// mvml's hyperparameters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MvmlConfig {
+    pub lambda: f64,
+    pub eta: f64,
+    pub mu: f64,
+    pub sparse: bool,
+    pub learn_weights: bool,
+    pub init: Init,
+    pub fixed_metric: bool,
+    /// The block Nyström fraction F asked for; `None`: exact, or automatic past
+    /// `AUTO_EXACT_MAX` rows (`nystrom_choice`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nystrom: Option<f64>,
+    pub max_iter: usize,
+    pub tol: f64,
+    pub a_step: AStepRule,
+    pub view_sigma: ViewSigma,
+    pub metric_space: MetricSpace,
+}
+
+impl MethodConfig for MvmlConfig {
+    fn from_params(params: &Params) -> Result<Self> {
+        Ok(MvmlConfig {
+            lambda: params.f64(&common::LAMBDA)?,
+            eta: params.f64(&ETA)?,
+            mu: params.f64(&MU)?,
+            sparse: params.bool(&SPARSE)?,
+            learn_weights: params.bool(&LEARN_WEIGHTS)?,
+            init: params.choice(&INIT)?,
+            fixed_metric: params.bool(&FIXED_METRIC)?,
+            nystrom: params.opt_f64(&NYSTROM)?,
+            max_iter: params.usize(&MAX_ITER)?,
+            tol: params.f64(&TOL)?,
+            a_step: params.choice(&A_STEP)?,
+            view_sigma: params.choice(&VIEW_SIGMA)?,
+            metric_space: params.choice(&METRIC_SPACE)?,
+        })
+    }
+}
+
+impl MvmlConfig {
+    /// A₀ = I, eq. (9), fixed w (also the fixed-metric baseline MVML_I).
+    fn default_route(&self) -> bool {
+        self.init == Init::Identity && !self.sparse && !self.learn_weights
+    }
+
+    fn covariance(&self) -> bool {
+        self.init == Init::Covariance
+    }
+
     /// Ψ_lΨ_lᵀ = K_l (the paper's Ã) instead of K_l².
-    pub(crate) root: bool,
+    pub(crate) fn root(&self) -> bool {
+        self.metric_space == MetricSpace::Root
+    }
+}
+
+/// The hyperparameters and what the training rows decide before any work.
+pub(crate) struct Setup {
+    pub(crate) cfg: MvmlConfig,
+    fraction: Option<f64>,
     notes: Vec<String>,
 }
 
 impl Setup {
     fn read(p: &Problem, params: &Params) -> Result<Self> {
-        let r = params.resolve(PARAMS);
         let mut setup = Setup {
-            lambda: r.f64("lambda")?,
-            eta: r.f64("eta")?,
-            mu: r.f64("mu")?,
-            sparse: r.bool("sparse")?,
-            learn_weights: r.bool("learn_weights")?,
-            fixed_metric: r.bool("fixed_metric")?,
-            tol: r.f64("tol")?,
-            max_iter: r.usize("max_iter")?,
-            covariance: r.str("init")? == "covariance",
-            view_sigma: r.str("view_sigma")?.to_string(),
+            cfg: MvmlConfig::from_params(params)?,
             fraction: None,
-            optimal: r.str("a_step")? == "optimal",
-            root: r.str("metric_space")? == "root",
             notes: Vec::new(),
         };
         if p.views.is_empty() {
@@ -414,7 +486,7 @@ impl Setup {
         if let Some(note) = outside_every_view(p) {
             setup.notes.push(note);
         }
-        let asked = r.opt_f64("nystrom")?;
+        let asked = setup.cfg.nystrom;
         if asked.is_some() && p.kernel_spec.input_rank == InputRank::Exact {
             return Err(OvkError::input(
                 "--nystrom and --input-rank exact contradict each other for mvml: give \
@@ -441,9 +513,8 @@ impl Setup {
         Ok(setup)
     }
 
-    /// A₀ = I, eq. (9), fixed w (also the fixed-metric baseline MVML_I).
     fn default_route(&self) -> bool {
-        !self.covariance && !self.sparse && !self.learn_weights
+        self.cfg.default_route()
     }
 }
 
@@ -471,13 +542,18 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
     let landmarks: Option<Vec<usize>> = match setup.fraction {
         Some(f) => Some(Rng::new(p.seed).sample(n, landmark_count(f, n))),
         // a square root of each exact Gram: the Nyström factor on every row (U Uᵀ = K)
-        None if setup.root => Some((0..n).collect()),
+        None if setup.cfg.root() => Some((0..n).collect()),
         None => None,
     };
     // one step per view: its Gram matrix, or its Nyström columns
     obs.phase(Phase::Gram, Some(v));
     if landmarks.is_none() {
-        let n_mats = v + if setup.covariance { v * (v + 1) / 2 } else { v } + 3;
+        let n_mats =
+            v + if setup.cfg.covariance() {
+                v * (v + 1) / 2
+            } else {
+                v
+            } + 3;
         check_fits(
             dense_bytes(n, n).saturating_mul(n_mats as u64),
             &format!("mvml's {n_mats} n×n matrices (n = {n})"),
@@ -490,7 +566,7 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
         check_cancel(obs)?;
         let exact = landmarks.is_none();
         let (kernel, k) =
-            width::view_kernel(&p.kernel_spec, xl, &setup.view_sigma, &view.name, exact)?;
+            width::view_kernel(&p.kernel_spec, xl, setup.cfg.view_sigma, &view.name, exact)?;
         kernels.push(kernel);
         match (&landmarks, k) {
             (None, Some(k)) => grams.push(k),
@@ -511,10 +587,10 @@ fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<V
             check_cancel(obs)?;
             // the factor N_l (n×p) lives on only in Ψ_l; prediction needs W_l^{†1/2} alone
             let nl = std::mem::take(&mut factor.u);
-            parts.push(Features::nystrom_view(&nl, setup.root)?);
+            parts.push(Features::nystrom_view(&nl, setup.cfg.root())?);
             obs.step(l + 1, total);
         }
-        Features::from_views(parts, setup.root)
+        Features::from_views(parts, setup.cfg.root())
     };
     check_cancel(obs)?;
     Ok(Views {
@@ -679,22 +755,22 @@ fn run_default(
     }
     check_cancel(obs)?;
     let st = spectral::Settings {
-        lambda: setup.lambda,
-        eta: setup.eta,
-        mu: setup.mu,
+        lambda: setup.cfg.lambda,
+        eta: setup.cfg.eta,
+        mu: setup.cfg.mu,
         floor: 1.0 / COND_CAP,
-        tol: setup.tol,
-        optimal: setup.optimal && setup.eta > 0.0,
+        tol: setup.cfg.tol,
+        optimal: (setup.cfg.a_step == AStepRule::Optimal) && setup.cfg.eta > 0.0,
     };
     let targets = spectral::Target::all(&basis, y);
     let mut outs = spectral::OutputFit::start_all(&basis, f, &targets, &st)?;
-    if setup.fixed_metric {
+    if setup.cfg.fixed_metric {
         outs.iter_mut().for_each(|o| o.progress.converged = true);
     }
-    obs.phase(Phase::Iterating, Some(setup.max_iter));
+    obs.phase(Phase::Iterating, Some(setup.cfg.max_iter));
     record_outputs(obs, 0, &outs, Round::default(), clock)?;
     let mut iterations = 0;
-    if st.optimal && !setup.fixed_metric && setup.max_iter > 0 {
+    if st.optimal && !setup.cfg.fixed_metric && setup.cfg.max_iter > 0 {
         // the A-step lands on the minimiser: one batched round, then its optimality check
         check_cancel(obs)?;
         iterations = 1;
@@ -764,18 +840,18 @@ fn run_general(
     let v = views.features.n_views();
     let r = views.features.r();
     let s = solver::Settings {
-        lambda: setup.lambda,
-        eta: setup.eta,
-        mu: setup.mu,
-        sparse: setup.sparse,
-        learn_weights: setup.learn_weights,
-        fixed_metric: setup.fixed_metric,
-        tol: setup.tol,
+        lambda: setup.cfg.lambda,
+        eta: setup.cfg.eta,
+        mu: setup.cfg.mu,
+        sparse: setup.cfg.sparse,
+        learn_weights: setup.cfg.learn_weights,
+        fixed_metric: setup.cfg.fixed_metric,
+        tol: setup.cfg.tol,
         cond_cap: COND_CAP,
     };
-    let shared = solver::Shared::new(&views.features, setup.covariance);
+    let shared = solver::Shared::new(&views.features, setup.cfg.covariance());
     check_cancel(obs)?;
-    let abar0 = if setup.covariance {
+    let abar0 = if setup.cfg.covariance() {
         Array2::from_elem((v, v), 1.0)
     } else {
         Array2::eye(v)
@@ -783,7 +859,7 @@ fn run_general(
     let mut outs: Vec<solver::OutputFit> = (0..y.ncols())
         .map(|k| solver::OutputFit::start(&shared, abar0.clone(), y.column(k), &s))
         .collect::<Result<_>>()?;
-    obs.phase(Phase::Iterating, Some(setup.max_iter));
+    obs.phase(Phase::Iterating, Some(setup.cfg.max_iter));
     record_outputs(obs, 0, &outs, Round::default(), clock)?;
     let iterations = rounds(&mut outs, 0, setup, obs, clock, |k, o| {
         o.iterate(&shared, y.column(k), &s)
@@ -816,7 +892,7 @@ fn run_general(
         terms: outs.iter().map(|o| o.metric.terms()).collect(),
         caps,
         first_order: vec![None; outs.len()],
-        route: if setup.sparse {
+        route: if setup.cfg.sparse {
             "proximal gradient (eq. 12) with backtracking, condition cap"
         } else {
             "gradient steps (eq. 9) with backtracking, condition cap"
@@ -837,7 +913,7 @@ fn rounds<O: Output>(
     clock: &Clock,
     mut round: impl FnMut(usize, &mut O) -> Result<Round>,
 ) -> Result<usize> {
-    while iterations < setup.max_iter && outs.iter().any(|o| !o.progress().converged) {
+    while iterations < setup.cfg.max_iter && outs.iter().any(|o| !o.progress().converged) {
         check_cancel(obs)?;
         iterations += 1;
         let mut all = Round::default();
@@ -868,7 +944,7 @@ fn stopping_notes<O: Output>(setup: &Setup, iterations: usize, outs: &[O]) -> Ve
         .map(|o| o.progress())
         .filter(|p| !p.converged)
         .collect();
-    if !open.is_empty() && !setup.fixed_metric {
+    if !open.is_empty() && !setup.cfg.fixed_metric {
         let worst_obj = open.iter().map(|p| p.rel_objective).fold(0.0_f64, f64::max);
         let worst_a = open.iter().map(|p| p.rel_metric).fold(0.0_f64, f64::max);
         notes.push(format!(
@@ -877,7 +953,7 @@ fn stopping_notes<O: Output>(setup: &Setup, iterations: usize, outs: &[O]) -> Ve
              {worst_a:.1e}; tol {}); raise --max-iter",
             open.len(),
             outs.len(),
-            setup.tol
+            setup.cfg.tol
         ));
     }
     notes

@@ -169,7 +169,7 @@ pub(crate) fn save(
     );
     d.insert(
         "metric_space".into(),
-        json!(if setup.root {
+        json!(if setup.cfg.root() {
             "root: Ψ_lΨ_lᵀ = K_l (the paper's Ã)"
         } else {
             "gram: Ψ_lΨ_lᵀ = K_l²"

@@ -5,6 +5,7 @@
 
 use ndarray::{Array2, Axis};
 
+use super::ViewSigma;
 use crate::kernels::{gram, sq_dists, Kernel, KernelSpec, Sigma};
 use crate::{OvkError, Result};
 
@@ -17,7 +18,7 @@ pub const WIDTH_MAX_ROWS: usize = 1000;
 pub fn view_kernel(
     spec: &KernelSpec,
     xl: &Array2<f64>,
-    heuristic: &str,
+    heuristic: ViewSigma,
     name: &str,
     want_gram: bool,
 ) -> Result<(Kernel, Option<Array2<f64>>)> {
@@ -41,10 +42,9 @@ pub fn view_kernel(
                 pairs.push(d[[at(i), at(j)]].sqrt());
             }
         }
-        let width = if heuristic == "mean" {
-            mean(&pairs)
-        } else {
-            median(&mut pairs)
+        let width = match heuristic {
+            ViewSigma::Mean => mean(&pairs),
+            ViewSigma::Median => median(&mut pairs),
         };
         if !(width.is_finite() && width > 0.0) {
             return Err(OvkError::input(format!(
@@ -60,7 +60,7 @@ pub fn view_kernel(
         s.resolve(xl.view())?
     } else {
         spec.resolve(xl.view()).map_err(|e| match e {
-            OvkError::Input(msg) => OvkError::Input(format!("view '{name}': {msg}")),
+            e @ OvkError::Input { .. } => e.reworded(|msg| format!("view '{name}': {msg}")),
             other => other,
         })?
     };
@@ -119,8 +119,8 @@ mod tests {
         let x = Array2::from_shape_fn((31, 4), |_| r.normal());
         let spec = KernelSpec::default();
         for (h, expect) in [
-            ("median", median_distance(x.view())),
-            ("mean", mean_distance(x.view())),
+            (ViewSigma::Median, median_distance(x.view())),
+            (ViewSigma::Mean, mean_distance(x.view())),
         ] {
             let (k, g) = view_kernel(&spec, &x, h, "v", true).unwrap();
             let Kernel::Gaussian { sigma } = k else {
@@ -143,8 +143,8 @@ mod tests {
         let n = WIDTH_MAX_ROWS + 301;
         let x = Array2::from_shape_fn((n, 2), |_| r.normal());
         let spec = KernelSpec::default();
-        let (exact, g) = view_kernel(&spec, &x, "median", "v", true).unwrap();
-        let (nys, none) = view_kernel(&spec, &x, "median", "v", false).unwrap();
+        let (exact, g) = view_kernel(&spec, &x, ViewSigma::Median, "v", true).unwrap();
+        let (nys, none) = view_kernel(&spec, &x, ViewSigma::Median, "v", false).unwrap();
         assert!(g.is_some() && none.is_none());
         let (Kernel::Gaussian { sigma: a }, Kernel::Gaussian { sigma: b }) = (exact, nys) else {
             panic!("not Gaussian")

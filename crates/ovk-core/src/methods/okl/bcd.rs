@@ -12,23 +12,16 @@ use super::objective::Spectral;
 use super::Outcome;
 use crate::linalg::{cholesky, lyapunov_sym};
 use crate::methods::{check_cancel, ensure_finite, Clock, Observer, TraceRecord};
+use crate::util::choice::choice_enum;
 use crate::Result;
 
-/// Which L-step Algorithm 1 takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LUpdate {
-    /// Exact minimiser of Q(·, C) over symmetric L (a Lyapunov equation).
-    Symmetric,
-    /// Lemma 4.1 as printed: `P = ½EᵀC − L`, `(EᵀE + λI) Q = P`, `L ← L + λQ`.
-    Literal,
-}
-
-impl LUpdate {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LUpdate::Symmetric => "symmetric",
-            LUpdate::Literal => "literal",
-        }
+choice_enum! {
+    /// Which L-step Algorithm 1 takes.
+    pub enum LUpdate: "l_update" {
+        /// Exact minimiser of Q(·, C) over symmetric L (a Lyapunov equation).
+        Symmetric = "symmetric",
+        /// Lemma 4.1 as printed: `P = ½EᵀC − L`, `(EᵀE + λI) Q = P`, `L ← L + λQ`.
+        Literal = "literal",
     }
 }
 

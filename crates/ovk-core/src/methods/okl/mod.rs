@@ -14,12 +14,14 @@ pub mod qn;
 use ndarray::{Array2, Axis};
 
 use super::input::{factor_peak_bytes, Basis, InputSpectrum, Route};
-use super::params::{common, ParamDefault, ParamKind, ParamSpec};
+use super::params::common::{self, Solver};
+use super::params::{MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{
     ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem, ProblemShape,
 };
 use crate::linalg::{eigh, frobenius, matmul, symmetrize};
-use crate::{OvkError, Result};
+use crate::util::choice::Choice;
+use crate::{ErrorKind, OvkError, Result};
 
 pub use bcd::LUpdate;
 pub use objective::Spectral;
@@ -32,8 +34,8 @@ const SOLVER: ParamSpec = ParamSpec {
     help: "qn: L-BFGS on the reduced problem with C eliminated (fast); bcd: the paper's block \
            coordinate descent (Algorithm 1), slow at small λ",
     unit: "",
-    kind: ParamKind::Choice(&["qn", "bcd"]),
-    default: ParamDefault::Text("qn"),
+    kind: ParamKind::Choice(Solver::NAMES),
+    default: ParamDefault::Text(Solver::Qn.name()),
 };
 
 const L_UPDATE: ParamSpec = ParamSpec {
@@ -42,8 +44,8 @@ const L_UPDATE: ParamSpec = ParamSpec {
     help: "bcd's L-step: symmetric = exact minimiser over symmetric L (monotone); literal = the \
            paper's Lemma 4.1, which can make L non-symmetric and Q increase (bcd only)",
     unit: "",
-    kind: ParamKind::Choice(&["symmetric", "literal"]),
-    default: ParamDefault::Text("symmetric"),
+    kind: ParamKind::Choice(LUpdate::NAMES),
+    default: ParamDefault::Text(LUpdate::Symmetric.name()),
 };
 
 const PARAMS: &[ParamSpec] = &[
@@ -53,6 +55,36 @@ const PARAMS: &[ParamSpec] = &[
     SOLVER,
     L_UPDATE,
 ];
+
+/// okl's hyperparameters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct OklConfig {
+    pub lambda: f64,
+    pub tol: f64,
+    pub max_iter: usize,
+    pub solver: Solver,
+    pub l_update: LUpdate,
+}
+
+impl MethodConfig for OklConfig {
+    fn from_params(params: &Params) -> Result<Self> {
+        let cfg = OklConfig {
+            lambda: params.f64(&common::LAMBDA)?,
+            tol: params.f64(&common::TOL)?,
+            max_iter: params.usize(&common::MAX_ITER)?,
+            solver: params.choice(&SOLVER)?,
+            l_update: params.choice(&L_UPDATE)?,
+        };
+        if cfg.solver == Solver::Qn && cfg.l_update == LUpdate::Literal {
+            return Err(OvkError::input_as(
+                ErrorKind::InvalidParameter,
+                "okl: l_update = literal is the paper's Lemma 4.1 L-step of block coordinate \
+                 descent; solver qn has no L-step — use --solver bcd with it",
+            ));
+        }
+        Ok(cfg)
+    }
+}
 
 /// What a solver hands back: L, C̃ = UᵀC solved for that L, and how it stopped.
 #[derive(Debug, Clone)]
@@ -69,7 +101,7 @@ pub struct Outcome {
 
 impl Method for Okl {
     fn name(&self) -> &'static str {
-        "okl"
+        super::MethodName::Okl.name()
     }
     fn summary(&self) -> &'static str {
         "output kernel learning: learns the m×m output kernel L jointly with the coefficients"
@@ -109,21 +141,13 @@ impl Method for Okl {
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
-        let r = params.resolve(PARAMS);
-        let lambda = r.f64("lambda")?;
-        let tol = r.f64("tol")?;
-        let max_iter = r.usize("max_iter")?;
-        let solver = r.str("solver")?;
-        let update = match r.str("l_update")?.as_str() {
-            "literal" => LUpdate::Literal,
-            _ => LUpdate::Symmetric,
-        };
-        if solver == "qn" && update == LUpdate::Literal {
-            return Err(OvkError::input(
-                "okl: l_update = literal is the paper's Lemma 4.1 L-step of block coordinate \
-                 descent; solver qn has no L-step — use --solver bcd with it",
-            ));
-        }
+        let OklConfig {
+            lambda,
+            tol,
+            max_iter,
+            solver,
+            l_update: update,
+        } = OklConfig::from_params(params)?;
         let rows = p.labeled_rows();
         if rows.is_empty() {
             return Err(OvkError::input(
@@ -158,12 +182,13 @@ impl Method for Okl {
                 notes: vec!["all targets are 0: L = 0 and C = 0".into()],
                 details: serde_json::Map::new(),
             }
-        } else if solver == "bcd" {
-            bcd::run(&sp, update, tol, max_iter, obs, &clock)?
         } else {
-            qn::run(&sp, tol, max_iter, obs, &clock)?
+            match solver {
+                Solver::Bcd => bcd::run(&sp, update, tol, max_iter, obs, &clock)?,
+                Solver::Qn => qn::run(&sp, tol, max_iter, obs, &clock)?,
+            }
         };
-        assemble(p, x, &sp, out, &solver, update)
+        assemble(p, x, &sp, out, solver, update)
     }
 }
 
@@ -173,7 +198,7 @@ fn assemble(
     x: Array2<f64>,
     sp: &Spectral,
     out: Outcome,
-    solver: &str,
+    solver: Solver,
     update: LUpdate,
 ) -> Result<Fit> {
     let Outcome {
@@ -217,8 +242,8 @@ fn assemble(
     if let Some(f) = sp.basis.factor_summary() {
         details.insert("input_factor".into(), f.to_json());
     }
-    details.insert("solver".into(), solver.into());
-    details.insert("l_update".into(), update.as_str().into());
+    details.insert("solver".into(), solver.name().into());
+    details.insert("l_update".into(), update.name().into());
     details.insert(
         "fixed_point_residual".into(),
         serde_json::json!(fixed_point_residual),

@@ -35,7 +35,7 @@ pub(super) fn baseline(
             skipped: None,
         });
     }
-    let krr = methods::find("krr")?;
+    let krr = methods::find(methods::MethodName::Krr);
     if let InputRank::Rank(r) = f.problem.kernel_spec.input_rank {
         f.problem.kernel_spec.input_rank = InputRank::Rank(r.min(n_labeled.max(1)));
     }

@@ -138,7 +138,7 @@ pub fn prepare(method: &dyn Method, config: &RunConfig) -> Result<Prepared> {
         return Err(OvkError::input(format!(
             "method {} does not handle {} tasks (it handles {})",
             method.name(),
-            prepared.task.as_str(),
+            prepared.task.name(),
             method.supported_tasks()
         )));
     }
