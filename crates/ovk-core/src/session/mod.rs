@@ -12,6 +12,7 @@ pub mod output;
 mod record;
 mod store;
 mod summary;
+mod temporaries;
 
 pub use crate::metrics::MetricMap;
 pub use crate::util::text::{display_safe, text_safe};
@@ -26,3 +27,4 @@ pub use record::{
 };
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;
+pub use temporaries::{abandon, published_count, Abandoned};
