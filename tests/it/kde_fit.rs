@@ -148,7 +148,7 @@ fn candidates_file_is_read_and_checked() {
         &p,
         Params::new().with("candidates", Value::Text(bad.display().to_string())),
     ) {
-        Err(OvkError::Input(msg)) => assert!(msg.contains("'v'"), "{msg}"),
+        Err(OvkError::Input(msg)) => assert!(msg.contains("`v`"), "{msg}"),
         other => panic!("expected an input error, got {:?}", other.map(|_| ())),
     }
     let _ = std::fs::remove_dir_all(&dir);
