@@ -27,10 +27,7 @@ pub struct CliProgress {
 
 impl CliProgress {
     pub fn new() -> Self {
-        let cancel = Arc::new(AtomicBool::new(false));
-        // A failure to install the handler only loses clean Ctrl-C handling, not the run.
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+        let cancel = super::signals::flag();
         CliProgress {
             tty: std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -62,12 +59,9 @@ impl CliProgress {
         let _ = std::thread::Builder::new()
             .name("ovk-cancel-watchdog".into())
             .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                super::signals::wait_for_signal(&flag);
                 std::thread::sleep(GRACE);
-                errln!("\ncancelled");
-                std::process::exit(130);
+                super::signals::abandon_and_exit("cancelled");
             });
     }
 
