@@ -13,6 +13,7 @@ pub fn predict(
     data: &Path,
     out: &Path,
     force: bool,
+    json: bool,
     sessions: Option<&Path>,
 ) -> Result<i32> {
     let dir = match Path::new(arg).is_dir() {
@@ -25,10 +26,44 @@ pub fn predict(
     if let Some(side) = ovk_core::data::sidecar_path(data) {
         rules = rules.protect_file(&side, "the sidecar of the data file being predicted");
     }
+    // With --json, standard output carries the JSON: predictions go to a named --out only.
+    let to_stdout = out == Path::new("-");
     // Checked before the (possibly long) prediction, so a refused --out costs nothing.
-    let planned = output::plan(out, &rules)?;
+    let planned = match json && to_stdout {
+        true => None,
+        false => Some(output::plan(out, &rules)?),
+    };
     let table = predict_file(&dir, data)?;
-    write_predictions(&table, &planned)?;
+    if let Some(planned) = &planned {
+        write_predictions(&table, planned)?;
+    }
+    if json {
+        let obj = serde_json::json!({
+            "session": dir.display().to_string(),
+            "data": data.display().to_string(),
+            "rows": table.n_rows(),
+            "outputs": table.output_names.len(),
+            "metrics": table.scored.as_ref().map(|s| &s.metrics),
+            "scored_rows": table.scored.as_ref().map(|s| s.rows.len()),
+            "filled_rows": table.filled_rows,
+            "out": planned.as_ref().filter(|p| p.is_file()).map(|_| out.display().to_string()),
+        });
+        outln!("{obj}")?;
+        return Ok(0);
+    }
+    if let Some(s) = &table.scored {
+        let cells: Vec<String> = s
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.4}"))
+            .collect();
+        errln!(
+            "metrics on the {} of {} rows that hold every output: {}",
+            s.rows.len(),
+            table.n_rows(),
+            cells.join("  ")
+        );
+    }
     if table.filled_rows > 0 {
         errln!(
             "note: {} row(s) had missing feature cells filled in as in training (numeric: the \
@@ -36,7 +71,7 @@ pub fn predict(
             table.filled_rows
         );
     }
-    if planned.is_file() {
+    if planned.as_ref().is_some_and(|p| p.is_file()) {
         errln!(
             "wrote {} ({} rows, {} outputs)",
             out.display(),

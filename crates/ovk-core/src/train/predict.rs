@@ -23,6 +23,17 @@ pub struct PredictionTable {
     pub decoded: Vec<(String, Vec<String>)>,
     /// Rows with a missing feature cell filled in as in training (`--missing impute`).
     pub filled_rows: usize,
+    /// When the file holds the model's outputs: the metrics of its predictions on the rows
+    /// that have them (the same metrics a run scores its test rows with).
+    pub scored: Option<Scored>,
+}
+
+/// Predictions scored against the outputs the file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    pub metrics: crate::metrics::MetricMap,
+    /// The file rows (0-based) that were scored: those with every output present.
+    pub rows: Vec<usize>,
 }
 
 impl PredictionTable {
@@ -59,8 +70,17 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
         categories: r.config.data.categories.as_deref().unwrap_or(&[]),
         fill: rec.fill.as_deref(),
+        outputs: data::TrainedOutputs {
+            task: r.task,
+            names: &r.output_names,
+            coding: rec.class_coding,
+        },
     };
-    let data::NewRows { mut x, filled_rows } = data::read_new_rows(data_path, &trained)?;
+    let data::NewRows {
+        mut x,
+        filled_rows,
+        truth,
+    } = data::read_new_rows(data_path, &trained)?;
     rec.scaler.apply(&mut x);
     let scores = model.predict(x.view())?;
     if scores.ncols() != r.output_names.len() {
@@ -86,12 +106,49 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
         ));
     }
     let decoded = decode(r.task, &rec, &r.output_names, &scores);
+    let scored = truth.map(|t| score_against(r, &rec, &scores, t));
     Ok(PredictionTable {
         output_names: r.output_names.clone(),
         scores,
         decoded,
         filled_rows,
+        scored,
     })
+}
+
+/// The run's own test metrics, computed on the file's rows that hold every output.
+fn score_against(
+    r: &session::SessionRecord,
+    rec: &ModelRecord,
+    scores: &Array2<f64>,
+    truth: data::Truth,
+) -> Scored {
+    let yhat = scores.select(Axis(0), &truth.rows);
+    let mut metrics = if truth.rows.is_empty() {
+        crate::metrics::MetricMap::new()
+    } else {
+        crate::metrics::scores(r.task, rec.class_coding, truth.y.view(), yhat.view())
+    };
+    // Structured outputs (kde) are also scored by their output kernel's RBF loss, in the units
+    // the fit saw them (scaled under --target-scale), as the run scored them.
+    if let (Some(sigma), false) = (
+        r.details.get("output_sigma").and_then(|v| v.as_f64()),
+        truth.rows.is_empty(),
+    ) {
+        let (mut y, mut p) = (truth.y.clone(), yhat.clone());
+        if let Some(t) = &rec.target_scaler {
+            t.apply(&mut y);
+            t.apply(&mut p);
+        }
+        metrics.insert(
+            "rbf_loss".into(),
+            crate::metrics::rbf_loss(y.view(), p.view(), sigma),
+        );
+    }
+    Scored {
+        metrics,
+        rows: truth.rows,
+    }
 }
 
 /// Classes by argmax (first on ties, as the accuracy metric counts them); labels by the

@@ -80,6 +80,8 @@ pub fn config(
         kernel,
         params,
         name: Some(name),
+        cv: None,
+        select_on: Default::default(),
     }
 }
 
