@@ -118,9 +118,9 @@ impl Store {
     ///
     /// The id is the record's `id` when it is a plain name (the pipeline fills it with
     /// `new_id`), else a fresh `new_id(name)`; `-2`, `-3` … are appended while it is taken.
-    /// Everything is written and synced in `.tmp-<id>-<pid>-<nonce>/` (its lock held meanwhile),
-    /// then the directory is renamed
-    /// into place, so an interrupted save never leaves a half-written session in the listing.
+    /// Everything is written and synced in `.tmp-<id>-<pid>-<nonce>/` (its lock held
+    /// meanwhile), then the directory is renamed into place, so an interrupted save never
+    /// leaves a half-written session in the listing.
     pub fn save(
         &self,
         record: &SessionRecord,

@@ -37,7 +37,7 @@ pub fn read_csv(path: &Path, limit: Option<usize>) -> Result<Csv> {
 }
 
 /// Write a CSV of `header` and `rows` (`write_columns`).
-pub fn write_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<()> {
+pub fn write_numeric_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<()> {
     let columns: Vec<(String, OutColumn)> = header
         .iter()
         .zip(rows.columns())
