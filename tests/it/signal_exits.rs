@@ -115,21 +115,7 @@ fn every_command_exits_130_on_a_signal() {
 fn replay_verify_exits_130_on_a_signal() {
     let dir = temp_dir("signals", "verify", true);
     // Wide enough that the re-run is still going when the signal comes.
-    let data = dir.join("wide.csv");
-    let mut s = String::from("x0,x1");
-    for k in 0..200 {
-        s.push_str(&format!(",y{k}"));
-    }
-    s.push('\n');
-    for i in 0..1500 {
-        let x = i as f64 / 1500.0;
-        s.push_str(&format!("{x},{}", i % 17));
-        for k in 0..200 {
-            s.push_str(&format!(",{:.4}", (x * (k + 1) as f64).sin()));
-        }
-        s.push('\n');
-    }
-    fs::write(&data, s).unwrap();
+    let data = super::stale_saves::wide_table(&dir, 1500, 200);
     let targets: Vec<String> = (0..200).map(|k| format!("y{k}")).collect();
     let out = ovk(&dir)
         .args(["run", "--method", "krr", "--json", "--data"])

@@ -163,21 +163,7 @@ fn a_running_ovk_save_survives_a_save_from_a_fresh_namespace() {
     let dir = temp_dir("stale", "running", true);
     let store = dir.join("store");
     // A wide table: its save (many synced .npy) takes long enough to be caught in progress.
-    let data = dir.join("wide.csv");
-    let mut s = String::from("x0,x1");
-    for k in 0..400 {
-        s.push_str(&format!(",y{k}"));
-    }
-    s.push('\n');
-    for i in 0..1500 {
-        let x = [i as f64 / 1500.0, (i % 17) as f64];
-        s.push_str(&format!("{},{}", x[0], x[1]));
-        for k in 0..400 {
-            s.push_str(&format!(",{:.4}", (x[0] * (k + 1) as f64).sin()));
-        }
-        s.push('\n');
-    }
-    fs::write(&data, s).unwrap();
+    let data = wide_table(&dir, 1500, 400);
     let targets: Vec<String> = (0..400).map(|k| format!("y{k}")).collect();
     let mut writer = Command::new(env!("CARGO_BIN_EXE_ovk"))
         .args([
@@ -222,4 +208,25 @@ fn a_running_ovk_save_survives_a_save_from_a_fresh_namespace() {
         eprintln!("the save ended before it could be caught in progress");
     }
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// `dir/wide.csv`: inputs x0, x1 and `outputs` smooth targets y0 … over `rows` rows — a table
+/// whose fit and save take long enough to be caught in progress.
+pub(crate) fn wide_table(dir: &Path, rows: usize, outputs: usize) -> PathBuf {
+    let data = dir.join("wide.csv");
+    let mut s = String::from("x0,x1");
+    for k in 0..outputs {
+        s.push_str(&format!(",y{k}"));
+    }
+    s.push('\n');
+    for i in 0..rows {
+        let x = i as f64 / rows as f64;
+        s.push_str(&format!("{x},{}", i % 17));
+        for k in 0..outputs {
+            s.push_str(&format!(",{:.4}", (x * (k + 1) as f64).sin()));
+        }
+        s.push('\n');
+    }
+    fs::write(&data, s).unwrap();
+    data
 }
