@@ -133,20 +133,11 @@ fn trace(r: &SessionRecord) -> Columns {
 }
 
 /// The rules of an export from session `s`: not into the store nor the session's directory,
-/// not over its data file or the data's sidecar.
+/// not over any file the session depends on (its data, the data's sidecar, its candidates).
 pub(crate) fn protecting(
     rules: OutputRules,
     s: &session::Loaded,
     sessions: Option<&Path>,
 ) -> Result<OutputRules> {
-    let mut rules = rules
-        .protect_dir(&Store::locate(sessions)?, "the session store")
-        .protect_dir(&s.dir, "the session's directory");
-    for data in [&s.record.dataset.path, &s.record.config.data.path] {
-        rules = rules.protect_file(data, format!("the data file of session {}", s.record.id));
-        if let Some(side) = ovk_core::data::sidecar_path(data) {
-            rules = rules.protect_file(&side, "the sidecar of the session's data file");
-        }
-    }
-    Ok(rules)
+    Ok(rules.protect_session(s, &Store::locate(sessions)?))
 }

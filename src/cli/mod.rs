@@ -18,6 +18,7 @@ mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod signals;
 mod sweep;
 
 use std::path::PathBuf;
@@ -366,6 +367,16 @@ pub fn main() -> i32 {
     if let Some(hint) = cli.path.as_deref().and_then(mistyped_command) {
         errln!("ovk: {hint}");
         return 2;
+    }
+    // run, sweep and paper stop their fits cleanly; the workbench restores the terminal
+    // first. Every other command is ended by the shared watcher.
+    let stops_itself = match &cli.command {
+        Some(Cmd::Run(_) | Cmd::Sweep(_) | Cmd::Paper(_)) | None => true,
+        Some(Cmd::Replay(a)) => !a.print && !a.verify,
+        _ => false,
+    };
+    if !stops_itself {
+        signals::exit_on_signal();
     }
     let result = match &cli.command {
         Some(Cmd::Run(args)) => {

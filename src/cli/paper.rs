@@ -64,9 +64,7 @@ pub fn paper(a: &PaperArgs, sessions: Option<&Path>) -> Result<i32> {
         }
     }
     let store = Store::open(sessions)?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+    let cancel = super::signals::flag();
     watchdog(cancel.clone());
     let mut obs = Progress { cancel };
     errln!("{} — {}", exp.name, exp.source);
@@ -82,12 +80,9 @@ fn watchdog(flag: Arc<AtomicBool>) {
     let _ = std::thread::Builder::new()
         .name("ovk-paper-watchdog".into())
         .spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
+            super::signals::wait_for_signal(&flag);
             std::thread::sleep(std::time::Duration::from_millis(800));
-            errln!("\ncancelled");
-            std::process::exit(130);
+            super::signals::abandon_and_exit("cancelled");
         });
 }
 

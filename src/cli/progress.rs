@@ -37,10 +37,7 @@ const THE_WATCHDOG: u8 = 2;
 
 impl CliProgress {
     pub fn new() -> Self {
-        let cancel = Arc::new(AtomicBool::new(false));
-        // A failure to install the handler only loses clean Ctrl-C handling, not the run.
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+        let cancel = super::signals::flag();
         CliProgress {
             tty: std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -71,9 +68,7 @@ impl CliProgress {
         let _ = std::thread::Builder::new()
             .name("ovk-cancel-watchdog".into())
             .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                super::signals::wait_for_signal(&flag);
                 std::thread::sleep(GRACE);
                 if recorder
                     .compare_exchange(NOBODY, THE_WATCHDOG, Ordering::AcqRel, Ordering::Acquire)
@@ -92,6 +87,8 @@ impl CliProgress {
                     ),
                     Err(e) => errln!("\ncancelled (the run could not be recorded: {e})"),
                 }
+                // Whatever the fit's thread had in flight goes with it.
+                ovk_core::session::abandon();
                 std::process::exit(130);
             });
     }

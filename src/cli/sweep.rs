@@ -6,8 +6,6 @@
 //! with the sweep inside.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use super::options::{
     all_keys, blame_config, build_run_config, method_params, read_text, unknown_option, RawOptions,
@@ -326,9 +324,7 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
         return Ok(0);
     }
     let jobs = a.jobs.or(grid.jobs).unwrap_or(1);
-    let cancel = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, cancel.clone());
+    let cancel = super::signals::flag();
     let labels = ovk_core::train::sweep::varying(
         &configs
             .iter()

@@ -77,7 +77,11 @@ impl Driver {
             }
             Effect::LoadTable(path) => self.in_background(move || {
                 let table = data::load_table(&path, HEAD_ROWS).map_err(|e| e.to_string());
-                let sidecar = std::fs::read_to_string(path.with_extension("toml")).ok();
+                // The sidecar a run would read, through the same guards (no FIFO, capped).
+                let sidecar = data::sidecar_path(&path)
+                    .filter(|p| p.exists())
+                    .and_then(|p| data::files::read_text_file(&p, 1 << 20, "a sidecar").ok())
+                    .and_then(|b| String::from_utf8(b).ok());
                 Action::TableLoaded {
                     path,
                     table,

@@ -1,8 +1,10 @@
 //! First guess of the column roles when a table is opened: from the sidecar `<stem>.toml`
-//! beside the file when there is one, else from the naming convention of the bundled datasets
+//! beside the file when there is one (read as a run reads it), else from the naming convention of the bundled datasets
 //! (`target_*` regression outputs, `label_*` multi-label indicators). The user then edits them.
 
-use ovk_core::data::{ColumnSummary, Table};
+use std::path::Path;
+
+use ovk_core::data::{self, ColumnSummary, Table};
 
 use super::state::Role;
 
@@ -20,13 +22,18 @@ pub struct Prefill {
 /// either way text, date and ID columns start ignored (no kernel reads them).
 pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
     let columns: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
-    let (mut roles, views, source) = match sidecar.and_then(|t| from_sidecar(&columns, t)) {
-        Some((roles, views)) => (
+    let read = sidecar.map(|t| from_sidecar(&table.path, &columns, t));
+    let refused = match &read {
+        Some(Err(why)) => Some(format!("sidecar not used: {why}")),
+        _ => None,
+    };
+    let (mut roles, views, source) = match read {
+        Some(Ok(Some((roles, views)))) => (
             roles,
             views,
             Some("roles from the sidecar file".to_string()),
         ),
-        None => {
+        _ => {
             let roles: Vec<Role> = columns
                 .iter()
                 .map(|c| {
@@ -64,7 +71,7 @@ pub fn prefill(table: &Table, sidecar: Option<&str>) -> Prefill {
             encoded.push(c.name.clone());
         }
     }
-    let mut notes: Vec<String> = source.into_iter().collect();
+    let mut notes: Vec<String> = refused.into_iter().chain(source).collect();
     if let Some(m) = marker {
         notes.push(format!(
             "`{m}` marks the test rows (the official split; x on it splits at random)"
@@ -141,105 +148,72 @@ fn usable_feature(c: &ColumnSummary, n_rows: usize) -> bool {
     !counts_rows && !identifier
 }
 
-/// Read `class`, `targets`, `features`, `views`, `ignore` from the top level or a `[data]` or
-/// `[roles]` table. Unknown layouts give `None` (the convention applies instead).
-fn from_sidecar(columns: &[String], text: &str) -> Option<(Vec<Role>, Vec<Option<String>>)> {
-    let root: toml::Value = toml::from_str(text).ok()?;
-    let t = root
-        .get("data")
-        .or_else(|| root.get("roles"))
-        .filter(|v| v.is_table())
-        .unwrap_or(&root);
-    let list = |key: &str| -> Vec<String> {
-        match t.get(key) {
-            Some(toml::Value::String(s)) => s.split(',').map(|p| p.trim().to_string()).collect(),
-            Some(toml::Value::Array(a)) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
+/// Roles as a run would read the sidecar: parsed by `data::parse_sidecar`, its selectors
+/// resolved by `data::select_columns` and its views by `data::view_columns`. `Ok(None)` for a
+/// sidecar that names no roles; `Err(why)` for one the run would refuse.
+type SidecarRoles = (Vec<Role>, Vec<Option<String>>);
+
+fn from_sidecar(
+    table: &Path,
+    columns: &[String],
+    text: &str,
+) -> Result<Option<SidecarRoles>, String> {
+    let path = data::sidecar_path(table).unwrap_or_else(|| table.to_path_buf());
+    let side = data::parse_sidecar(&path, text).map_err(|e| e.to_string())?;
+    if side.class.is_none()
+        && side.targets.is_none()
+        && side.features.is_none()
+        && side.views.is_empty()
+    {
+        return Ok(None);
+    }
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let n = names.len();
+    let pick = |selectors: &[String]| -> Result<Vec<bool>, String> {
+        let mut hit = vec![false; n];
+        for i in data::select_columns(&path, &names, selectors).map_err(|e| e.to_string())? {
+            hit[i] = true;
         }
+        Ok(hit)
     };
-    let class = list("class");
-    let targets = list("targets");
-    let features = list("features");
-    // `[views]` maps a view name to a column prefix (those columns get the View role) or to
-    // selectors (left as features: the engine reads such views from the sidecar itself).
-    // (view name, selectors): `views = ["fou", …]` lists prefixes; a `[views]` table maps a
-    // name to a prefix or to selectors. Either way each column learns its view's name.
-    let mut views: Vec<(String, Vec<String>)> = list("views")
-        .into_iter()
-        .map(|p| (p.clone(), vec![format!("{p}_*")]))
-        .collect();
-    if let Some(toml::Value::Table(tv)) = t.get("views") {
-        views = tv
-            .iter()
-            .map(|(name, v)| {
-                let sel = match v {
-                    toml::Value::String(p) => vec![format!("{p}_*")],
-                    toml::Value::Array(a) => a
-                        .iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                (name.clone(), sel)
-            })
-            .collect();
-    }
-    let ignore = list("ignore");
-    if class.is_empty() && targets.is_empty() && features.is_empty() && views.is_empty() {
-        return None;
-    }
-    if columns.is_empty() {
-        return None;
-    }
-    let hit = |pats: &[String], i: usize| pats.iter().any(|p| matches(p, columns, i));
-    let view_of = |i: usize| {
-        views
-            .iter()
-            .find(|(_, sel)| hit(sel, i))
-            .map(|(name, _)| name.clone())
+    let class = match &side.class {
+        Some(c) => pick(std::slice::from_ref(c))?,
+        None => vec![false; n],
     };
-    let roles = (0..columns.len())
+    let targets = match &side.targets {
+        Some(t) => pick(t)?,
+        None => vec![false; n],
+    };
+    let features = side.features.as_deref().map(pick).transpose()?;
+    let mut view_of: Vec<Option<String>> = vec![None; n];
+    for (name, spec) in &side.views {
+        for i in data::view_columns(&path, spec, &names).map_err(|e| e.to_string())? {
+            view_of[i].get_or_insert_with(|| name.clone());
+        }
+    }
+    let roles: Vec<Role> = (0..n)
         .map(|i| {
-            if hit(&class, i) {
+            if class[i] {
                 Role::Class
-            } else if hit(&targets, i) {
+            } else if targets[i] {
                 Role::Target
-            } else if hit(&ignore, i) {
-                Role::Ignore
-            } else if view_of(i).is_some() {
+            } else if view_of[i].is_some() {
                 Role::View
-            } else if features.is_empty() || hit(&features, i) {
+            } else if features.as_ref().is_none_or(|f| f[i]) {
                 Role::Feature
             } else {
                 Role::Ignore
             }
         })
-        .collect::<Vec<_>>();
-    let views = (0..columns.len())
-        .map(|i| (roles[i] == Role::View).then(|| view_of(i)).flatten())
         .collect();
-    Some((roles, views))
-}
-
-/// A name, a glob with `*`, or a range `first..last` of column names.
-fn matches(pattern: &str, columns: &[String], i: usize) -> bool {
-    let name = columns[i].as_str();
-    if let Some((a, b)) = pattern.split_once("..") {
-        let pos = |n: &str| columns.iter().position(|c| c == n.trim());
-        return match (pos(a), pos(b)) {
-            (Some(a), Some(b)) => (a.min(b)..=a.max(b)).contains(&i),
-            _ => false,
-        };
-    }
-    match pattern.split_once('*') {
-        Some((pre, post)) => {
-            name.len() >= pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
-        }
-        None => name == pattern,
-    }
+    let views = (0..n)
+        .map(|i| {
+            (roles[i] == Role::View)
+                .then(|| view_of[i].clone())
+                .flatten()
+        })
+        .collect();
+    Ok(Some((roles, views)))
 }
 
 #[cfg(test)]
@@ -386,36 +360,51 @@ mod tests {
     #[test]
     fn sidecar_class_globs_ranges_and_views() {
         let c = names(&["fou_1", "fou_2", "kar_1", "digit"]);
+        let side = |body: &str| format!("source = \"s\"\n{body}");
         let p = prefill(
             &c,
-            Some("[data]\nclass = \"digit\"\nviews = [\"fou\", \"kar\"]\n"),
+            Some(&side(
+                "class = \"digit\"\n[views]\nfou = \"fou\"\nkar = \"kar\"\n",
+            )),
         );
         assert_eq!(
             p.roles,
             vec![Role::View, Role::View, Role::View, Role::Class]
         );
         assert_eq!(p.views[2].as_deref(), Some("kar"));
-        let p = prefill(&c, Some("class = 'digit'\nfeatures = ['fou_1..kar_1']\n"));
+        let p = prefill(
+            &c,
+            Some(&side("class = 'digit'\nfeatures = ['fou_1..kar_1']\n")),
+        );
         assert_eq!(
             p.roles,
             vec![Role::Feature, Role::Feature, Role::Feature, Role::Class]
         );
-        let p = prefill(&c, Some("targets = ['fou_*']\n"));
+        let p = prefill(&c, Some(&side("targets = ['fou_*']\n")));
         assert_eq!(
             p.roles,
             vec![Role::Target, Role::Target, Role::Feature, Role::Feature]
         );
         // `[views]` name = prefix, or name = [selectors]: both are views, named.
-        let text = "class = \"digit\"\n[views]\nfou = \"fou\"\nrest = [\"kar_1..kar_1\"]\n";
-        let p = prefill(&c, Some(text));
+        let text = side("class = \"digit\"\n[views]\nfou = \"fou\"\nrest = [\"kar_1..kar_1\"]\n");
+        let p = prefill(&c, Some(&text));
         assert_eq!(
             p.roles,
             vec![Role::View, Role::View, Role::View, Role::Class]
         );
         assert_eq!(p.views[0].as_deref(), Some("fou"));
         assert_eq!(p.views[2].as_deref(), Some("rest"));
-        // An unreadable sidecar falls back to the convention.
-        let p = prefill(&c, Some("not toml ["));
-        assert_eq!(p.roles, vec![Role::Feature; 4]);
+        // A sidecar a run would refuse — unreadable, a reversed range (which the old matcher
+        // took), an unknown key — falls back to the convention, saying why.
+        for bad in [
+            "not toml [".to_string(),
+            side("features = ['kar_1..fou_1']\n"),
+            side("clas = 'digit'\n"),
+        ] {
+            let p = prefill(&c, Some(&bad));
+            assert_eq!(p.roles, vec![Role::Feature; 4], "{bad}");
+            let why = p.source.unwrap_or_default();
+            assert!(why.contains("sidecar not used"), "{bad}: {why}");
+        }
     }
 }

@@ -150,8 +150,9 @@ fn candidates_file_is_read_and_checked() {
         &p,
         Params::new().with("candidates", Value::Text(bad.display().to_string())),
     ) {
-        Err(e) if e.kind() == ErrorKind::MissingColumn => {
-            assert!(e.to_string().contains("'v'"), "{e}")
+        Err(e) => {
+            assert_eq!(e.exit_code(), 2, "{e}");
+            assert!(e.to_string().contains("`v`"), "{e}")
         }
         other => panic!("expected an input error, got {:?}", other.map(|_| ())),
     }

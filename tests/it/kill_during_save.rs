@@ -77,13 +77,13 @@ fn entries(store: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (sessions, work)
 }
 
-/// Whether process `pid` has a save in progress (its work directory ends with its pid).
+/// Whether process `pid` has a save in progress (its work directory `.tmp-ID-PID-NONCE`).
 fn has_work_dir(store: &Path, pid: u32) -> bool {
-    let tail = format!("-{pid}");
+    let tag = format!("-{pid}-");
     entries(store)
         .1
         .iter()
-        .any(|p| p.to_string_lossy().ends_with(&tail))
+        .any(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains(&tag))
 }
 
 /// `ovk sessions`: the listed lines; none may be an unreadable entry.

@@ -843,7 +843,7 @@ fn role_keys_need_a_column_and_class_is_unique() {
         &mut f,
         "t.csv",
         Ok(table()),
-        Some("class = \"digit\"\n".into()),
+        Some("source = \"s\"\nclass = \"digit\"\n".into()),
     );
     assert_eq!(f.data.class().as_deref(), Some("digit"));
 }
@@ -1638,7 +1638,7 @@ fn p16_long_column_names_and_sidecar_views_are_shown() {
     t.columns[1].name = "BH_LowPeakAmp".into();
     let mut s = state();
     let sidecar =
-        "[views]\ntimbre = [\"Mean_Acc1298_Mean_Mem40_Centroid\"]\nrhythm = [\"BH_LowPeakAmp\"]\n";
+        "source = \"s\"\n[views]\ntimbre = [\"Mean_Acc1298_Mean_Mem40_Centroid\"]\nrhythm = [\"BH_LowPeakAmp\"]\n";
     open_table(&mut s, "toy/digits.csv", Ok(t), Some(sidecar.into()));
     assert_eq!(
         s.data.views(),
@@ -1664,7 +1664,8 @@ fn sidecar_views_go_to_multi_view_methods_only() {
     t.columns[0].name = "a_0".into();
     t.columns[1].name = "b_0".into();
     let mut s = state();
-    let sidecar = "class = \"digit\"\n[views]\nleft = [\"a_0\"]\nright = [\"b_0\"]\n";
+    let sidecar =
+        "source = \"s\"\nclass = \"digit\"\n[views]\nleft = [\"a_0\"]\nright = [\"b_0\"]\n";
     open_table(&mut s, "toy/digits.csv", Ok(t), Some(sidecar.into()));
     choose(&mut s, "krr");
     let krr = s.run_config().unwrap();

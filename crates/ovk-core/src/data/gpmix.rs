@@ -2,9 +2,6 @@
 //! each a U(0, 1)-weighted mix of 50 latent Gaussian-process paths with covariance
 //! `exp(−10|x − x'|)` on 200 grid points in [−1, 1], plus Gaussian noise at SNR 1:1.
 
-use std::io::Write;
-use std::path::Path;
-
 use ndarray::{Array1, Array2, Axis};
 
 use super::sidecar::Sidecar;
@@ -114,74 +111,3 @@ pub fn is_generated_sidecar(text: &str) -> bool {
 
 /// How a sidecar written by `ovk gen` starts its `source`.
 const SOURCE: &str = "ovk gen gp-mix";
-
-/// Write `x,y0,y1,…` rows to `path` atomically: a temporary file in the same folder, renamed
-/// over the target once complete, so a reader never sees half a file.
-pub fn write_csv(path: &Path, x: &Array2<f64>, y: &Array2<f64>) -> Result<()> {
-    if x.nrows() != y.nrows() {
-        return Err(OvkError::internal(format!(
-            "write_csv: {} input rows but {} output rows",
-            x.nrows(),
-            y.nrows()
-        )));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| OvkError::input(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let file = std::fs::File::create(&tmp)?;
-        let mut out = std::io::BufWriter::new(file);
-        write_rows(&mut out, x, y)?;
-        out.flush()?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(OvkError::io_path(path, e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        OvkError::io_path(path, e)
-    })
-}
-
-/// The CSV text of `write_csv` (header `x,y0,y1,…`, then one line per row), to any writer.
-pub fn write_rows(out: &mut dyn Write, x: &Array2<f64>, y: &Array2<f64>) -> std::io::Result<()> {
-    let mut header = String::new();
-    for c in 0..x.ncols() {
-        header.push_str(
-            if x.ncols() == 1 {
-                "x".to_string()
-            } else {
-                format!("x{c}")
-            }
-            .as_str(),
-        );
-        header.push(',');
-    }
-    let ys: Vec<String> = (0..y.ncols()).map(|j| format!("y{j}")).collect();
-    header.push_str(&ys.join(","));
-    writeln!(out, "{header}")?;
-    let mut line = String::new();
-    for (xr, yr) in x.rows().into_iter().zip(y.rows()) {
-        line.clear();
-        for v in xr.iter().chain(yr.iter()) {
-            if !line.is_empty() {
-                line.push(',');
-            }
-            line.push_str(&format!("{v}"));
-        }
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}

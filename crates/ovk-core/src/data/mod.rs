@@ -36,8 +36,10 @@ pub use load::write_parquet;
 pub use load::Format;
 pub use prepare::{sha256_file, sha256_hex};
 pub use scale::finite_moments;
-pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
-pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
+pub use select::resolve as select_columns;
+pub use sidecar::{parse_sidecar, sidecar_for, sidecar_path, Sidecar, ViewSpec};
+pub use table::{load_table, read_numeric_columns, read_numeric_table, ColumnSummary, Table};
+pub use views::view_columns;
 pub use write::{output_format, write_table, OutColumn};
 
 use std::path::PathBuf;

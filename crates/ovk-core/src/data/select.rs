@@ -8,7 +8,7 @@ use crate::util::text::nearest;
 use crate::{ErrorKind, OvkError, Result};
 
 /// Indices (into `columns`) picked by `selectors`, in the order given, each at most once.
-pub(crate) fn resolve(path: &Path, columns: &[&str], selectors: &[String]) -> Result<Vec<usize>> {
+pub fn resolve(path: &Path, columns: &[&str], selectors: &[String]) -> Result<Vec<usize>> {
     let mut picked: Vec<usize> = Vec::new();
     // A mask, not `picked.contains`: selecting 10⁵ columns must not cost 10¹⁰ comparisons.
     let mut taken = vec![false; columns.len()];

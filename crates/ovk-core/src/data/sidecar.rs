@@ -72,15 +72,20 @@ pub fn sidecar_for(data_path: &Path) -> Result<Option<Sidecar>> {
             "malformed dataset sidecar: not UTF-8 text; save the file as UTF-8",
         )
     })?;
-    let sidecar: Sidecar = toml::from_str(&text)
-        .map_err(|e| input_at(&path, format!("malformed dataset sidecar: {e}")))?;
+    parse_sidecar(&path, &text).map(Some)
+}
+
+/// The sidecar in `text` (read from `path`, which messages name), checked as a run checks it.
+pub fn parse_sidecar(path: &Path, text: &str) -> Result<Sidecar> {
+    let sidecar: Sidecar = toml::from_str(text)
+        .map_err(|e| input_at(path, format!("malformed dataset sidecar: {e}")))?;
     if sidecar.class.is_some() && sidecar.targets.is_some() {
         return Err(input_at(
-            &path,
+            path,
             "malformed dataset sidecar: give `class` or `targets`, not both",
         ));
     }
-    Ok(Some(sidecar))
+    Ok(sidecar)
 }
 
 #[cfg(test)]

@@ -58,8 +58,18 @@ pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
 /// Read the named numeric columns of a file as a matrix (rows in file order). Names may be
 /// column selectors (globs, ranges). A missing cell is an error naming its column and row.
 pub fn read_numeric_columns(path: &Path, names: &[String]) -> Result<Array2<f64>> {
+    Ok(read_selected(path, names)?.1)
+}
+
+/// Every column of a numeric table, with the header (`read_numeric_columns` of them all).
+pub fn read_numeric_table(path: &Path) -> Result<(Vec<String>, Array2<f64>)> {
+    read_selected(path, &["*".to_string()])
+}
+
+fn read_selected(path: &Path, names: &[String]) -> Result<(Vec<String>, Array2<f64>)> {
     let raw = read_raw(path)?;
     let idx = resolve(path, &raw.names(), names)?;
+    let header = idx.iter().map(|&c| raw.columns[c].name.clone()).collect();
     let mut m = Array2::zeros((raw.n_rows, idx.len()));
     for (j, &c) in idx.iter().enumerate() {
         let v = raw.numeric(c)?;
@@ -77,7 +87,7 @@ pub fn read_numeric_columns(path: &Path, names: &[String]) -> Result<Array2<f64>
             m[[i, j]] = x;
         }
     }
-    Ok(m)
+    Ok((header, m))
 }
 
 fn summarise(c: &RawColumn) -> ColumnSummary {

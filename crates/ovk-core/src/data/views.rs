@@ -129,6 +129,12 @@ fn by_prefix(prefix: &str, columns: &[&str], features: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// The columns (indices into `columns`) a sidecar's view takes, as a run reads them.
+pub fn view_columns(path: &Path, spec: &ViewSpec, columns: &[&str]) -> Result<Vec<usize>> {
+    let all: Vec<usize> = (0..columns.len()).collect();
+    by_spec(path, spec, columns, &all)
+}
+
 fn by_spec(
     path: &Path,
     spec: &ViewSpec,

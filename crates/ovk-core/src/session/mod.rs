@@ -13,6 +13,7 @@ pub mod output;
 mod record;
 mod store;
 mod summary;
+mod temporaries;
 mod upgrade;
 
 pub use crate::metrics::MetricMap;
@@ -28,4 +29,5 @@ pub use record::{
 };
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;
+pub use temporaries::{abandon, published_count, Abandoned};
 pub use upgrade::config_as_run;

@@ -12,13 +12,42 @@
 //!   replaced; a directory, a block device or a dangling link is refused.
 //! - Every write error (`/dev/full`, a full disk) is reported with its cause; exit status 2.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, ErrorKind, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::durable::{write_atomic, Publish};
 use super::store::{Listing, Store};
 use crate::{OvkError, Result};
+
+/// A file's identity on this machine: the device and inode it lives at, whatever path (a
+/// link, another working directory, a bind mount) leads there.
+type Identity = (u64, u64);
+
+fn identity(p: &Path) -> Option<Identity> {
+    fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Something an output must not be written over or into: its canonical path, its identity,
+/// and what it is, for the message.
+#[derive(Debug, Clone)]
+struct Protected {
+    path: PathBuf,
+    id: Option<Identity>,
+    what: String,
+}
+
+impl Protected {
+    fn of(p: &Path, what: String) -> Option<Protected> {
+        let path = fs::canonicalize(p).ok()?;
+        Some(Protected {
+            id: identity(&path),
+            path,
+            what,
+        })
+    }
+}
 
 /// What an output may not touch, and whether an existing file may be replaced.
 #[derive(Debug, Clone, Default)]
@@ -28,9 +57,9 @@ pub struct OutputRules {
     /// The flag that gives this permission, for messages (`--force`).
     pub force_flag: &'static str,
     /// Directories nothing is written into (the session store, the session's directory).
-    protected_dirs: Vec<(PathBuf, String)>,
+    protected_dirs: Vec<Protected>,
     /// Files never overwritten (the inputs of the run), with what they are.
-    protected_files: Vec<(PathBuf, String)>,
+    protected_files: Vec<Protected>,
 }
 
 impl OutputRules {
@@ -54,17 +83,23 @@ impl OutputRules {
 
     /// Refuse writing anywhere inside `dir` (`what` names it in the message).
     pub fn protect_dir(mut self, dir: &Path, what: impl Into<String>) -> Self {
-        if let Ok(c) = fs::canonicalize(dir) {
-            self.protected_dirs.push((c, what.into()));
-        }
+        self.protected_dirs.extend(Protected::of(dir, what.into()));
         self
     }
 
     /// Refuse writing over `file` (`what` names it in the message). A file that does not
     /// exist protects nothing.
     pub fn protect_file(mut self, file: &Path, what: impl Into<String>) -> Self {
-        if let Ok(c) = fs::canonicalize(file) {
-            self.protected_files.push((c, what.into()));
+        self.protected_files
+            .extend(Protected::of(file, what.into()));
+        self
+    }
+
+    /// Refuse writing over `data` or its sidecar.
+    fn protect_data(mut self, data: &Path, what: &str) -> Self {
+        self = self.protect_file(data, what);
+        if let Some(side) = crate::data::sidecar_path(data) {
+            self = self.protect_file(&side, format!("the sidecar of {what}"));
         }
         self
     }
@@ -76,17 +111,61 @@ impl OutputRules {
         for listing in store.list() {
             let Listing::Ok(s) = listing else { continue };
             for data in &s.data_files {
-                self = self.protect_file(data, format!("the data file of session {}", s.id));
-                if let Some(side) = crate::data::sidecar_path(data) {
-                    self = self.protect_file(
-                        &side,
-                        format!("the sidecar of session {}'s data file", s.id),
-                    );
-                }
+                self = self.protect_data(data, &format!("the data file of session {}", s.id));
             }
         }
         self
     }
+
+    /// Refuse writing into `store` or the session's directory, or over any file the session
+    /// depends on: its data file (as recorded, as configured, and by the absolute path the run
+    /// read, so that no working directory makes a difference), the data's sidecar, and kde's
+    /// candidates file — whatever `--force` says.
+    pub fn protect_session(mut self, s: &super::Loaded, store: &Path) -> Self {
+        let r = &s.record;
+        self = self
+            .protect_dir(store, "the session store")
+            .protect_dir(&s.dir, "the session's directory");
+        // A relative name is relative to where the run ran: from elsewhere it names another
+        // file. Where the run's folder is known (sessions record the absolute data path),
+        // names are taken from there; an older session's, from here.
+        let ran_in = run_dir(&r.dataset);
+        let from_run = |p: &Path| match &ran_in {
+            Some(d) => d.join(p),
+            None => p.to_path_buf(),
+        };
+        let what = format!("the data file of session {}", r.id);
+        for p in [&r.dataset.path, &r.config.data.path] {
+            self = self.protect_data(&from_run(p), &what);
+        }
+        if let Some(abs) = &r.dataset.absolute_path {
+            self = self.protect_data(abs, &what);
+        }
+        if let Some(crate::util::param::Value::Text(c)) = r.params.0.get("candidates") {
+            let what = format!("the candidates file of session {}", r.id);
+            self = self.protect_file(&from_run(Path::new(c)), what);
+        }
+        self
+    }
+}
+
+/// The working directory of the run that read `info` (its data path made absolute, less the
+/// relative path it was given as), when the path was given relative.
+///
+/// `run_dir(lin.csv, /w/a/lin.csv)` is `/w/a`; with `../d/lin.csv` and `/w/a/../d/lin.csv`
+/// (`std::path::absolute` keeps the `..`) it is `/w/a` too.
+fn run_dir(info: &crate::data::DatasetInfo) -> Option<PathBuf> {
+    let abs = info.absolute_path.as_ref()?;
+    if info.path.is_absolute() {
+        return None;
+    }
+    let (mut a, rel) = (abs.components().rev(), info.path.components().rev());
+    for x in rel {
+        if a.next() != Some(x) {
+            return None;
+        }
+    }
+    Some(a.rev().collect())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,28 +337,58 @@ impl Output {
         let Some(real) = self.real() else {
             return Ok(());
         };
-        for (dir, what) in &rules.protected_dirs {
-            if real.starts_with(dir) {
+        // Into a protected folder: by path, or by identity for a folder met through another
+        // path to it (a bind mount) on the way up.
+        let ancestors: Vec<(&Path, Option<Identity>)> =
+            real.ancestors().skip(1).map(|a| (a, identity(a))).collect();
+        for dir in &rules.protected_dirs {
+            let inside = real.starts_with(&dir.path)
+                || ancestors
+                    .iter()
+                    .any(|(_, id)| id.is_some() && *id == dir.id);
+            if inside {
                 return Err(refuse(
                     &self.shown,
                     format!(
-                        "is inside {what} {}; ovk never writes there — choose a path outside it",
-                        dir.display()
+                        "is inside {} {}; ovk never writes there — choose a path outside it",
+                        dir.what,
+                        dir.path.display()
                     ),
                 ));
             }
         }
-        let id = |p: &Path| fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-        let real_id = id(real);
-        for (file, what) in &rules.protected_files {
-            if real == file.as_path() || (real_id.is_some() && real_id == id(file)) {
+        let meta = fs::metadata(real).ok();
+        let real_id = meta.as_ref().map(|m| (m.dev(), m.ino()));
+        for file in &rules.protected_files {
+            if real == file.path || (real_id.is_some() && real_id == file.id) {
                 return Err(refuse(
                     &self.shown,
                     format!(
-                        "is {what}; refusing to overwrite an input of the run (even with {})",
-                        rules.force_flag
+                        "is {}; refusing to overwrite an input of the run (even with {})",
+                        file.what, rules.force_flag
                     ),
                 ));
+            }
+        }
+        // A file with other names may be one inside a protected folder (a hard link to a
+        // session's matrix): look for it there.
+        if let (Some(m), Some(id)) = (&meta, real_id) {
+            if m.is_file() && m.nlink() > 1 {
+                for dir in &rules.protected_dirs {
+                    if let Some(twin) = find_identity(&dir.path, id, 2) {
+                        return Err(refuse(
+                            &self.shown,
+                            format!(
+                                "is another name (a hard link) of {}, inside {} {}; ovk never \
+                                 writes there (even with {})",
+                                twin.display(),
+                                dir.what,
+                                dir.path.display(),
+                                rules.force_flag
+                            ),
+                        ));
+                    }
+                }
             }
         }
         Ok(())
@@ -304,44 +413,18 @@ impl Output {
                 fill(&mut w).and_then(|_| w.flush()).map_err(fail)
             }
             Dest::Create(p) | Dest::Replace(p) => {
-                let tmp = temp_beside(p);
-                let written = (|| -> io::Result<()> {
-                    // create_new: never follows a link planted at the temporary name.
-                    let f = OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(0o666)
-                        .open(&tmp)?;
-                    let mut w = BufWriter::new(f);
-                    fill(&mut w)?;
-                    let f = w.into_inner().map_err(|e| e.into_error())?;
-                    if let Dest::Replace(_) = self.dest {
-                        if let Ok(m) = fs::metadata(p) {
-                            f.set_permissions(m.permissions())?;
-                        }
-                    }
-                    f.sync_all()
-                })();
-                if let Err(e) = written {
-                    let _ = fs::remove_file(&tmp);
-                    return Err(fail(e));
-                }
-                let published = match self.dest {
-                    Dest::Create(_) => publish_new(&tmp, p),
-                    _ => fs::rename(&tmp, p),
+                let publish = match self.dest {
+                    Dest::Create(_) => Publish::New,
+                    _ => Publish::Replace,
                 };
-                let _ = fs::remove_file(&tmp);
-                match published {
-                    Ok(()) => {
-                        if let Some(dir) = p.parent() {
-                            let _ = File::open(dir).and_then(|d| d.sync_all());
-                        }
-                        Ok(())
+                match write_atomic(p, publish, fill) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists && publish == Publish::New => {
+                        Err(refuse(
+                            &self.shown,
+                            "was created by someone else while ovk wrote it; nothing replaced",
+                        ))
                     }
-                    Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(refuse(
-                        &self.shown,
-                        "was created by someone else while ovk wrote it; nothing replaced",
-                    )),
                     Err(e) => Err(fail(e)),
                 }
             }
@@ -349,25 +432,21 @@ impl Output {
     }
 }
 
-/// Link `tmp` to `dest` only if `dest` does not exist (a rename would replace a file created
-/// meanwhile). Where hard links are not supported, a rename after a last check.
-fn publish_new(tmp: &Path, dest: &Path) -> io::Result<()> {
-    match fs::hard_link(tmp, dest) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(e),
-        Err(_) if fs::symlink_metadata(dest).is_ok() => {
-            Err(io::Error::from(ErrorKind::AlreadyExists))
+/// A regular file with identity `id` in `dir` or its folders down to `depth` levels (a store
+/// holds sessions, a session its files), links not followed.
+fn find_identity(dir: &Path, id: Identity, depth: usize) -> Option<PathBuf> {
+    for e in fs::read_dir(dir).ok()?.flatten() {
+        let Ok(m) = e.metadata() else { continue };
+        if m.is_file() && (m.dev(), m.ino()) == id {
+            return Some(e.path());
         }
-        Err(_) => fs::rename(tmp, dest),
+        if m.is_dir() && depth > 1 {
+            if let Some(p) = find_identity(&e.path(), id, depth - 1) {
+                return Some(p);
+            }
+        }
     }
-}
-
-fn temp_beside(p: &Path) -> PathBuf {
-    let name = p
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    p.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+    None
 }
 
 /// `fill` into a standard stream, buffered and flushed; an error names the stream.
@@ -439,6 +518,27 @@ mod tests {
         std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
         assert!(plan(&dangling, &OutputRules::new(true)).is_err());
         let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_runs_folder_is_its_absolute_data_path_less_the_relative_one() {
+        let info = |p: &str, a: &str| crate::data::DatasetInfo {
+            path: p.into(),
+            absolute_path: Some(a.into()),
+            size: None,
+            sha256: String::new(),
+            rows: 0,
+            features: Vec::new(),
+            targets: Vec::new(),
+        };
+        let dir = |p: &str, a: &str| run_dir(&info(p, a));
+        assert_eq!(dir("lin.csv", "/w/a/lin.csv"), Some("/w/a".into()));
+        assert_eq!(
+            dir("../d/lin.csv", "/w/a/../d/lin.csv"),
+            Some("/w/a".into())
+        );
+        assert_eq!(dir("/w/lin.csv", "/w/lin.csv"), None);
+        assert_eq!(dir("x.csv", "/w/a/lin.csv"), None);
     }
 
     #[test]

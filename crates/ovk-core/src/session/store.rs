@@ -10,6 +10,7 @@ use ndarray::Array2;
 use super::durable::{replace_synced, sync_dir, write_npy_synced, write_synced};
 use super::load::{load, read_record, store_error};
 use super::naming::{is_plain_name, new_id, safe_name};
+use super::temporaries::WorkDir;
 use super::{RunStatus, SessionRecord, SCHEMA};
 use crate::{OvkError, Result};
 
@@ -117,8 +118,9 @@ impl Store {
     ///
     /// The id is the record's `id` when it is a plain name (the pipeline fills it with
     /// `new_id`), else a fresh `new_id(name)`; `-2`, `-3` … are appended while it is taken.
-    /// Everything is written and synced in `.tmp-<id>-<pid>/`, then the directory is renamed
-    /// into place, so an interrupted save never leaves a half-written session in the listing.
+    /// Everything is written and synced in `.tmp-<id>-<pid>-<nonce>/` (its lock held
+    /// meanwhile), then the directory is renamed into place, so an interrupted save never
+    /// leaves a half-written session in the listing.
     pub fn save(
         &self,
         record: &SessionRecord,
@@ -158,24 +160,17 @@ impl Store {
             rec.schema = SCHEMA.to_string();
             rec.id = id.clone();
             rec.matrices = files.clone();
-            let tmp = self
-                .root
-                .join(format!("{TMP_PREFIX}{id}-{}", std::process::id()));
-            if let Err(e) = write_session_dir(&tmp, &rec, matrices) {
-                let _ = fs::remove_dir_all(&tmp);
-                return Err(e);
-            }
-            match fs::rename(&tmp, &dest) {
+            let work = WorkDir::reserve(&self.root, &format!("{TMP_PREFIX}{id}"))
+                .map_err(|e| store_error(format!("saving into {}/", self.root.display()), e))?;
+            write_session_dir(work.path(), &rec, matrices)?;
+            match work.publish(&dest) {
                 Ok(()) => {
                     sync_dir(&self.root)?;
                     return Ok(dest);
                 }
                 // Another process took the id between the check and the rename.
-                Err(_) if dest.symlink_metadata().is_ok() => {
-                    let _ = fs::remove_dir_all(&tmp);
-                }
+                Err(_) if dest.symlink_metadata().is_ok() => {}
                 Err(e) => {
-                    let _ = fs::remove_dir_all(&tmp);
                     return Err(store_error(
                         format!("moving the session into place at {}", dest.display()),
                         e,
@@ -323,13 +318,11 @@ impl Store {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let doomed = root_c.join(format!(
-            "{TMP_PREFIX}deleting-{leaf}-{}",
-            std::process::id()
-        ));
-        fs::rename(&dir_c, &doomed)
+        let doomed = WorkDir::reserve(&root_c, &format!("{TMP_PREFIX}deleting-{leaf}"))
             .map_err(|e| store_error(format!("deleting {}", dir.display()), e))?;
-        fs::remove_dir_all(&doomed)
+        fs::rename(&dir_c, doomed.path())
+            .map_err(|e| store_error(format!("deleting {}", dir.display()), e))?;
+        fs::remove_dir_all(doomed.path())
             .map_err(|e| store_error(format!("deleting {}", dir.display()), e))
     }
 
@@ -404,28 +397,11 @@ fn to_json(record: &SessionRecord) -> Result<String> {
 }
 
 impl Store {
-    /// Remove work directories left by a process killed mid-save or mid-delete (their pid, the
-    /// name's last field, no longer runs). Listing never shows them; this reclaims the space.
+    /// Remove work directories left by a process killed mid-save or mid-delete: their writer
+    /// no longer holds their lock, whatever host or PID namespace it ran in. Listing never
+    /// shows them; this reclaims the space.
     fn remove_stale_work_dirs(&self) {
-        let proc = Path::new("/proc");
-        if !proc.join("self").exists() {
-            return; // no way to tell a live writer from a dead one
-        }
-        let Ok(entries) = fs::read_dir(&self.root) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(rest) = name.strip_prefix(TMP_PREFIX) else {
-                continue;
-            };
-            let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid != std::process::id() && !proc.join(pid.to_string()).exists() {
-                let _ = fs::remove_dir_all(e.path());
-            }
-        }
+        super::temporaries::remove_abandoned_work_dirs(&self.root, TMP_PREFIX);
     }
 }
 
@@ -435,11 +411,6 @@ fn write_session_dir(
     record: &SessionRecord,
     matrices: &[(String, Array2<f64>)],
 ) -> Result<()> {
-    if tmp.symlink_metadata().is_ok() {
-        // A leftover of a killed process that had our pid.
-        fs::remove_dir_all(tmp)
-            .map_err(|e| store_error(format!("removing {}", tmp.display()), e))?;
-    }
     fs::create_dir(tmp).map_err(|e| store_error(format!("creating {}", tmp.display()), e))?;
     for (name, a) in matrices {
         let file = &record.matrices[name];
@@ -484,8 +455,14 @@ fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
         }),
         data_files: {
             let mut files = vec![rec.dataset.path.clone()];
-            if rec.config.data.path != rec.dataset.path {
-                files.push(rec.config.data.path.clone());
+            let others = [
+                Some(&rec.config.data.path),
+                rec.dataset.absolute_path.as_ref(),
+            ];
+            for p in others.into_iter().flatten() {
+                if !files.contains(p) {
+                    files.push(p.clone());
+                }
             }
             files
         },

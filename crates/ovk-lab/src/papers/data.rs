@@ -1,13 +1,14 @@
 //! Tables the experiments derive (subsets, official splits as a column, generated mixtures):
-//! read a plain numeric CSV, write one atomically, and the run configurations' common parts.
+//! read a numeric table, write a CSV whole or not at all, and the run configurations' common parts.
 
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 
-use ovk_core::data::DataConfig;
+use ovk_core::data::{write_table, DataConfig, Format, OutColumn};
 use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Sigma};
 use ovk_core::methods::{MethodName, Params};
+use ovk_core::session::{output, OutputRules};
 use ovk_core::train::RunConfig;
 use ovk_core::{OvkError, Result};
 
@@ -26,66 +27,34 @@ impl Csv {
     }
 }
 
-/// Read the first `limit` rows (all when None) of a numeric CSV.
+/// Read the first `limit` rows (all when None) of a numeric table (CSV or Parquet), through
+/// ovk's one table reader: a bad file is an input error naming the file, row and column.
 pub fn read_csv(path: &Path, limit: Option<usize>) -> Result<Csv> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| OvkError::io(format!("reading {}", path.display()), e))?;
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header: Vec<String> = lines
-        .next()
-        .ok_or_else(|| OvkError::input(format!("{}: empty file", path.display())))?
-        .split(',')
-        .map(|s| s.trim().trim_matches('"').to_string())
-        .collect();
-    let mut data = Vec::new();
-    let mut n = 0;
-    for (i, line) in lines.enumerate() {
-        if limit.is_some_and(|l| n >= l) {
-            break;
-        }
-        let cells: Vec<&str> = line.split(',').collect();
-        if cells.len() != header.len() {
-            return Err(OvkError::input(format!(
-                "{}: line {} has {} cells, the header {}",
-                path.display(),
-                i + 2,
-                cells.len(),
-                header.len()
-            )));
-        }
-        for c in cells {
-            data.push(c.trim().parse::<f64>().map_err(|_| {
-                OvkError::input(format!(
-                    "{}: line {}: '{c}' is not a number",
-                    path.display(),
-                    i + 2
-                ))
-            })?);
-        }
-        n += 1;
-    }
-    let rows = Array2::from_shape_vec((n, header.len()), data)
-        .map_err(|e| OvkError::internal(e.to_string()))?;
+    let (header, rows) = ovk_core::data::read_numeric_table(path)?;
+    let n = limit.map_or(rows.nrows(), |l| l.min(rows.nrows()));
+    let rows = rows.slice(ndarray::s![..n, ..]).to_owned();
     Ok(Csv { header, rows })
 }
 
-/// Write a CSV through a temporary file and a rename (never a half-written table). The
+/// Write a CSV of `header` and `rows` (`write_columns`).
+pub fn write_numeric_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<()> {
+    let columns: Vec<(String, OutColumn)> = header
+        .iter()
+        .zip(rows.columns())
+        .map(|(h, c)| (h.clone(), OutColumn::Numbers(c.to_vec())))
+        .collect();
+    write_columns(path, &columns)
+}
+
+/// Write a CSV with ovk's one table writer, whole or not at all (`session::output`). The
 /// experiments' data are deterministic, so a file already there with other contents is not one
 /// `ovk paper` wrote: it is refused, never replaced.
-pub fn write_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<()> {
-    let mut text = header.join(",");
-    text.push('\n');
-    for row in rows.rows() {
-        for (j, v) in row.iter().enumerate() {
-            if j > 0 {
-                text.push(',');
-            }
-            text.push_str(&format!("{v}"));
-        }
-        text.push('\n');
-    }
+pub fn write_columns(path: &Path, columns: &[(String, OutColumn)]) -> Result<()> {
+    let mut text = Vec::new();
+    write_table(&mut text, Format::Csv { separator: b',' }, columns)
+        .map_err(|e| OvkError::io(format!("writing {}", path.display()), e))?;
     if let Ok(old) = std::fs::read(path) {
-        if old == text.as_bytes() {
+        if old == text {
             return Ok(());
         }
         return Err(OvkError::input(format!(
@@ -94,15 +63,7 @@ pub fn write_csv(path: &Path, header: &[String], rows: &Array2<f64>) -> Result<(
             path.display()
         )));
     }
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let io = |e| OvkError::io(format!("writing {}", tmp.display()), e);
-    std::fs::write(&tmp, text.as_bytes()).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        OvkError::io(
-            format!("renaming {} to {}", tmp.display(), path.display()),
-            e,
-        )
-    })
+    output::plan(path, &OutputRules::new(false))?.write(&text)
 }
 
 /// A run of `method` on `path` with a kernel and parameters.

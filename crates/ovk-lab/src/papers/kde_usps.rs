@@ -11,7 +11,7 @@
 
 use ndarray::{Array2, Axis};
 
-use super::data::{config, gaussian, read_csv, write_csv};
+use super::data::{config, gaussian, read_csv, write_numeric_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{CvFold, Scale};
 use ovk_core::methods::{MethodName, Value};
@@ -289,7 +289,7 @@ fn fold_tables(
             row[side * side] = if k / train == f { 0.0 } else { 1.0 };
         }
         let p = ctx.work_file(&format!("fold{f}.csv"))?;
-        write_csv(&p, &header, &t)?;
+        write_numeric_csv(&p, &header, &t)?;
         files.push(p);
     }
     Ok(files)

@@ -3,9 +3,9 @@
 //! has σ = 0.1, the latent paths' correlation length (their covariance exp(−10|x − x'|) falls
 //! to 1/e at 0.1); the median heuristic (σ ≈ 0.6) oversmooths these rough paths.
 
-use super::data::{config, gaussian};
+use super::data::{config, gaussian, write_columns};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
-use ovk_core::data::gpmix::{gp_mix, write_csv};
+use ovk_core::data::gpmix::{self, gp_mix};
 use ovk_core::data::Scale;
 use ovk_core::methods::lowrank_okl::lambda_grid;
 use ovk_core::methods::{MethodName, Value};
@@ -24,7 +24,7 @@ fn gp_config(
     let path = ctx.work_file(&format!("gp-mix-m{m}-seed{seed}.csv"))?;
     if !path.is_file() {
         let (x, y) = gp_mix(m, seed);
-        write_csv(&path, &x, &y)?;
+        write_columns(&path, &gpmix::columns(&x, &y))?;
     }
     let mut c = config(path, method, gaussian(Some(SIGMA)), params(&[]), name);
     c.data.targets = Some(vec!["y*".into()]);

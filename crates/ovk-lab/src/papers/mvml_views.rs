@@ -5,7 +5,7 @@
 
 use ndarray::{Array2, Axis};
 
-use super::data::{config, gaussian, read_csv, write_csv};
+use super::data::{config, gaussian, read_csv, write_numeric_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::methods::{MethodName, Value};
 use ovk_core::train::RunConfig;
@@ -64,7 +64,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let mut header: Vec<String> = keep.iter().map(|&j| csv.header[j].clone()).collect();
     header.push("high".into());
     let path = ctx.work_file("mfeat-binary.csv")?;
-    write_csv(&path, &header, &rows_out)?;
+    write_numeric_csv(&path, &header, &rows_out)?;
 
     let base =
         |method: MethodName, p: ovk_core::methods::Params, seed: u64, name: String| -> RunConfig {

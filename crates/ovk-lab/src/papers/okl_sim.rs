@@ -4,7 +4,7 @@
 
 use ndarray::Array2;
 
-use super::data::{config, linear, write_csv};
+use super::data::{config, linear, write_numeric_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{CvFold, Scale};
 use ovk_core::methods::MethodName;
@@ -58,7 +58,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let mut rows = Vec::new();
     for (s, structure) in STRUCTURES.iter().enumerate() {
         let path = ctx.work_file(&format!("sim{s}.csv"))?;
-        write_csv(
+        write_numeric_csv(
             &path,
             &header,
             &mixture(per_class, structure, 2011 + s as u64),

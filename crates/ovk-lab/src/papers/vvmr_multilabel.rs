@@ -43,7 +43,7 @@ fn emotions(ctx: &Ctx) -> Result<std::path::PathBuf> {
     let mut header = csv.header.clone();
     header.push("is_test".into());
     let out = ctx.work_file("emotions-split.csv")?;
-    super::data::write_csv(&out, &header, &rows)?;
+    super::data::write_numeric_csv(&out, &header, &rows)?;
     Ok(out)
 }
 
