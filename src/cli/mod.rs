@@ -17,6 +17,7 @@ mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod shell;
 mod sweep;
 
 use std::path::PathBuf;
