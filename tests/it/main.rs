@@ -46,6 +46,7 @@ mod resource_limits;
 mod session_store;
 mod session_summary;
 mod sweep_spawn;
+mod tampered_models;
 mod target_scale;
 mod travel_sessions;
 mod tui_diag;
