@@ -105,6 +105,10 @@ struct PredictArgs {
     /// Replace --out if it exists (never the session store, the session or its data)
     #[arg(long)]
     force: bool,
+    /// Predict and write N rows at a time, so the whole result is never in memory (default:
+    /// all at once when that fits, else the most rows that fit, and a note says so)
+    #[arg(long, value_name = "N")]
+    batch_rows: Option<usize>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -352,6 +356,7 @@ pub fn main() -> i32 {
             &a.out,
             a.force,
             cli.sessions.as_deref(),
+            a.batch_rows,
         ),
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),

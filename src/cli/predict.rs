@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use ovk_core::kernels::format_bytes;
 use ovk_core::session::{self, output, OutputRules, Store};
-use ovk_core::train::{predict_file, write_predictions};
+use ovk_core::train::Prediction;
 use ovk_core::Result;
 
 pub fn predict(
@@ -14,6 +15,7 @@ pub fn predict(
     out: &Path,
     force: bool,
     sessions: Option<&Path>,
+    batch_rows: Option<usize>,
 ) -> Result<i32> {
     let dir = match Path::new(arg).is_dir() {
         true => Path::new(arg).to_path_buf(),
@@ -27,21 +29,33 @@ pub fn predict(
     }
     // Checked before the (possibly long) prediction, so a refused --out costs nothing.
     let planned = output::plan(out, &rules)?;
-    let table = predict_file(&dir, data)?;
-    write_predictions(&table, &planned)?;
-    if table.filled_rows > 0 {
+    let p = Prediction::prepare(&dir, data)?;
+    let batching = p.batching(batch_rows)?;
+    if let Some(whole) = batching.chosen_because {
+        errln!(
+            "note: the whole prediction ({} rows × {} outputs) needs about {}, more than the \
+             memory guard allows; predicting and writing {} rows at a time (--batch-rows N \
+             sets it)",
+            p.n_rows(),
+            p.output_names().len(),
+            format_bytes(whole),
+            batching.rows
+        );
+    }
+    p.write_blocks(batching.rows, &planned)?;
+    if p.filled_rows() > 0 {
         errln!(
             "note: {} row(s) had missing feature cells filled in as in training (numeric: the \
              training mean; text: the most frequent value)",
-            table.filled_rows
+            p.filled_rows()
         );
     }
     if planned.is_file() {
         errln!(
             "wrote {} ({} rows, {} outputs)",
             out.display(),
-            table.n_rows(),
-            table.output_names.len()
+            p.n_rows(),
+            p.output_names().len()
         );
     }
     Ok(0)

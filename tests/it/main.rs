@@ -41,6 +41,7 @@ mod numerical_faults;
 mod okl_solvers;
 mod paper_quick;
 mod plan_shell;
+mod predict_blocks;
 mod predict_sessions;
 mod resource_limits;
 mod session_store;

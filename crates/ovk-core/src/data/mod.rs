@@ -38,7 +38,7 @@ pub use prepare::{sha256_file, sha256_hex};
 pub use scale::finite_moments;
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};
 pub use table::{load_table, read_numeric_columns, ColumnSummary, Table};
-pub use write::{output_format, write_table, OutColumn};
+pub use write::{output_format, write_table, BlockWriter, OutColumn};
 
 use std::path::PathBuf;
 

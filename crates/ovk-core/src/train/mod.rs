@@ -16,5 +16,5 @@ mod unused;
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{run, RunOutcome};
-pub use predict::{predict_file, write_predictions, PredictionTable};
+pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable};
 pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};
