@@ -1,5 +1,6 @@
 //! `ovk run`: one fit, saved as a session.
 
+use std::fmt::Write;
 use std::path::Path;
 
 use serde_json::json;
@@ -38,6 +39,14 @@ pub fn run(
     let dir = store.save(&outcome.record, &outcome.matrices)?;
     let r = &outcome.record;
 
+    // The report is written once, after the save: a reader that has gone (`ovk run --json |
+    // true`) is no failure of the fit, which is saved.
+    let mut text = String::new();
+    macro_rules! w {
+        ($($arg:tt)*) => {{
+            let _ = writeln!(text, $($arg)*);
+        }};
+    }
     if json {
         let obj = json!({
             "session": dir.display().to_string(),
@@ -52,36 +61,47 @@ pub fn run(
             "input_factor": r.details.get("input_factor"),
             "notes": r.notes,
         });
-        outln!("{obj}")?;
+        w!("{obj}");
     } else {
-        outln!("session   {}", dir.display())?;
-        outln!(
+        w!("session   {}", dir.display());
+        w!(
             "method    {} ({} iterations, {}converged, objective {})",
             r.method,
             r.iterations,
             if r.converged { "" } else { "NOT " },
             r.objective
                 .map_or_else(|| "not computed".to_string(), |q| format!("{q:.10e}"))
-        )?;
+        );
         for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
             let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
             if cells.is_empty() {
-                outln!("{part:<9} (no {part} rows)")?;
+                w!("{part:<9} (no {part} rows)");
             } else {
-                outln!("{part:<9} {}", cells.join("  "))?;
+                w!("{part:<9} {}", cells.join("  "));
             }
         }
         if let Some(b) = &r.baseline {
             let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
-            outln!("baseline  {} (krr, test)", cells.join("  "))?;
+            w!("baseline  {} (krr, test)", cells.join("  "));
         }
         if let Some(f) = r.details.get("input_factor") {
-            outln!("input     {}", describe_factor(f))?;
+            w!("input     {}", describe_factor(f));
         }
-        outln!("fit       {:.3}s", r.timings.fit_s)?;
+        w!("fit       {:.3}s", r.timings.fit_s);
         for n in progress.unseen(&r.notes) {
-            outln!("note      {n}")?;
+            w!("note      {n}");
         }
+    }
+    if let Err(e) = super::console::stdout_bytes_io(text.as_bytes()) {
+        errln!(
+            "writing to standard output: {e}; the session was saved as {}",
+            dir.display()
+        );
+        return Ok(if e.kind() == std::io::ErrorKind::BrokenPipe {
+            0
+        } else {
+            2
+        });
     }
     Ok(0)
 }

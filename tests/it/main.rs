@@ -40,6 +40,7 @@ mod mvml_fit;
 mod numerical_faults;
 mod okl_solvers;
 mod paper_quick;
+mod plain_messages;
 mod plan_shell;
 mod predict_blocks;
 mod predict_sessions;

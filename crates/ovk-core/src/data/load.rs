@@ -290,7 +290,7 @@ fn polars_failure(path: &Path, format: Format, e: PolarsError) -> crate::OvkErro
 
 /// The part of a polars error that speaks to an ovk user: its first paragraph and the original
 /// cause, without the advice about Python keyword arguments that ovk does not have.
-fn polars_reason(e: &PolarsError) -> String {
+pub(crate) fn polars_reason(e: &PolarsError) -> String {
     let text = e.to_string();
     let first = text.split("\n\n").next().unwrap_or("").trim();
     let mut reason = first.replace('\n', " ");

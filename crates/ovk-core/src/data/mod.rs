@@ -32,6 +32,7 @@ mod write;
 pub use crate::util::rng;
 pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns};
 pub use features::{looks_like_date, Categorical, MAX_LEVELS};
+pub(crate) use load::polars_reason;
 pub use load::write_parquet;
 pub use load::Format;
 pub use prepare::{sha256_file, sha256_hex};

@@ -18,8 +18,9 @@ pub fn read_candidates(path: &Path, names: &[String]) -> Result<Array2<f64>> {
     }
     let bad = |e: PolarsError| {
         OvkError::input(format!(
-            "cannot read candidates file {}: {e}",
-            path.display()
+            "cannot read candidates file {}: {}",
+            path.display(),
+            crate::data::polars_reason(&e)
         ))
     };
     let is_parquet = path
