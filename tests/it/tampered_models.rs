@@ -100,6 +100,16 @@ fn tampered_records_are_refused_naming_the_file_and_field() {
             vec!["model.scaler"],
         ),
         (
+            "mean-huge",
+            Box::new(|v| v["model"]["scaler"]["mean"][0] = 1e308.into()),
+            vec!["model.scaler", "the mean of column 0 is 1e308"],
+        ),
+        (
+            "std-subnormal",
+            Box::new(|v| v["model"]["scaler"]["std"][1] = 1e-320.into()),
+            vec!["model.scaler", "the scale of column 1 is", "outside"],
+        ),
+        (
             "scaler-short",
             Box::new(|v| {
                 v["model"]["scaler"]["std"].as_array_mut().unwrap().pop();
@@ -158,6 +168,39 @@ fn classes_that_disagree_with_the_outputs_are_refused() {
         v["model"]["class"]["values"][1] = v["model"]["class"]["values"][0].clone()
     });
     refused(&dup, &data, &["model.class.values", "appears twice"]);
+}
+
+#[test]
+fn a_view_kernel_other_than_the_fit_used_is_refused() {
+    let mvml = bundled("20261123-201918-emotions-mvml");
+    let data = root().join("datasets/emotions.csv");
+    let wider = tampered(&mvml, "view-sigma", |v| {
+        let s = v["model"]["settings"]["views"][1]["kernel"]["sigma"]
+            .as_f64()
+            .unwrap();
+        v["model"]["settings"]["views"][1]["kernel"]["sigma"] = (2.0 * s).into();
+    });
+    refused(
+        &wider,
+        &data,
+        &["model.settings.views[1].kernel", "view `rhythm`"],
+    );
+    let other = tampered(&mvml, "view-kernel", |v| {
+        v["model"]["settings"]["views"][0]["kernel"]["name"] = "laplacian".into()
+    });
+    refused(
+        &other,
+        &data,
+        &["model.settings.views[0].kernel", "differs"],
+    );
+    let out = tampered(&mvml, "view-column", |v| {
+        v["model"]["settings"]["views"][0]["columns"][0] = 100000.into()
+    });
+    refused(
+        &out,
+        &data,
+        &["model.settings.views[0].columns", "column 100000"],
+    );
 }
 
 #[test]

@@ -35,6 +35,7 @@ pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub(crate) use load::polars_reason;
 pub use load::write_parquet;
 pub use load::Format;
+pub(crate) use prepare::MAX_MAGNITUDE;
 pub use prepare::{sha256_file, sha256_hex};
 pub use scale::finite_moments;
 pub use sidecar::{sidecar_for, sidecar_path, Sidecar, ViewSpec};

@@ -173,7 +173,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
 
 /// Values beyond this overflow double precision once squared (distances, variances, the
 /// objective): 1e154² is about the largest f64.
-const MAX_MAGNITUDE: f64 = 1e150;
+pub(crate) const MAX_MAGNITUDE: f64 = 1e150;
 
 /// Refuse a finite value so large that the fit would overflow to NaN and then blame λ.
 pub(super) fn check_magnitude(

@@ -8,7 +8,7 @@ use std::path::Path;
 use ndarray::Array2;
 
 use super::{ModelRecord, SessionRecord};
-use crate::data::{Scale, Scaler, TargetScale};
+use crate::data::{Scale, Scaler, TargetScale, MAX_MAGNITUDE};
 use crate::kernels::Kernel;
 use crate::methods::{Model, ModelParts};
 use crate::{OvkError, Result};
@@ -69,8 +69,8 @@ pub(crate) fn check_record(json: &Path, r: &SessionRecord, rec: &ModelRecord) ->
                 format!("{} values for {d} feature columns", fill.len()),
             ));
         }
-        if let Some(v) = fill.iter().find(|v| v.is_infinite()) {
-            return Err(refuse(json, "model.fill", format!("holds {v}")));
+        if let Some(v) = fill.iter().find(|v| v.abs() > MAX_MOMENT) {
+            return Err(refuse(json, "model.fill", format!("holds {v:e}")));
         }
     }
     if let Some(c) = &rec.class {
@@ -97,8 +97,17 @@ fn distinct(json: &Path, field: &str, names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// A saved scaling: one finite mean and one finite, positive scale per column, as
-/// `Scaler::fit` and `Scaler::fit_targets` make them.
+/// The least positive scale a fit makes: the square root of the least positive variance
+/// (a smaller variance underflows to 0, and a column of variance 0 keeps scale 1).
+const MIN_SCALE: f64 = 2.2e-162;
+
+/// The most a mean, a scale or a fill value of values a fit accepts (within ±`MAX_MAGNITUDE`)
+/// can be: twice that bound leaves room for the rounding of a sum at it.
+const MAX_MOMENT: f64 = 2.0 * MAX_MAGNITUDE;
+
+/// A saved scaling: one mean and one scale per column, as `Scaler::fit` and
+/// `Scaler::fit_targets` make them from values a fit accepts: a mean within ±`MAX_MOMENT`, a
+/// scale between `MIN_SCALE` and `MAX_MOMENT`.
 fn check_scaler(json: &Path, field: &str, s: &Scaler, count: usize, of: &str) -> Result<()> {
     if s.mean.len() != count || s.std.len() != count {
         return Err(refuse(
@@ -119,6 +128,36 @@ fn check_scaler(json: &Path, field: &str, s: &Scaler, count: usize, of: &str) ->
             json,
             field,
             format!("the scale of column {j} is {v}; a scale is positive"),
+        ));
+    }
+    if let Some((j, v)) = s
+        .std
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(MIN_SCALE..=MAX_MOMENT).contains(*v))
+    {
+        return Err(refuse(
+            json,
+            field,
+            format!(
+                "the scale of column {j} is {v:e}, outside [{MIN_SCALE:e}, {MAX_MOMENT:e}] \
+                 where the scales of values a fit accepts lie"
+            ),
+        ));
+    }
+    if let Some((j, v)) = s
+        .mean
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.abs() > MAX_MOMENT)
+    {
+        return Err(refuse(
+            json,
+            field,
+            format!(
+                "the mean of column {j} is {v:e}, beyond ±{MAX_MOMENT:e} where the means of \
+                 values a fit accepts lie"
+            ),
         ));
     }
     Ok(())
@@ -151,6 +190,9 @@ pub(crate) fn check_parts(dir: &Path, r: &SessionRecord, parts: &ModelParts) -> 
                 .map_err(|e| refuse(&json, &format!("{field}.kernel"), e))?;
             k.check()
                 .map_err(|e| refuse(&json, &format!("{field}.kernel"), e))?;
+            if let Some(why) = view_kernel_differs(r, l, &k) {
+                return Err(refuse(&json, &format!("{field}.kernel"), why));
+            }
             let d = r.feature_names.len();
             let columns: Vec<usize> = serde_json::from_value(view["columns"].clone())
                 .map_err(|e| refuse(&json, &format!("{field}.columns"), e))?;
@@ -169,6 +211,25 @@ pub(crate) fn check_parts(dir: &Path, r: &SessionRecord, parts: &ModelParts) -> 
         }
     }
     Ok(())
+}
+
+/// How view `l`'s kernel differs from the one the fit reported for it (`details.view_kernels`
+/// and `details.view_sigmas` by `details.views`, where the session has them).
+fn view_kernel_differs(r: &SessionRecord, l: usize, k: &Kernel) -> Option<String> {
+    let shown = r.details.get("view_kernels")?.get(l)?.as_str()?;
+    if !shown.starts_with(k.name().as_str()) {
+        return Some(format!(
+            "{k} differs from the kernel the fit used ({shown})"
+        ));
+    }
+    let view = r.details.get("views")?.get(l)?.as_str()?;
+    let sigma = r.details.get("view_sigmas")?.get(view)?.as_f64()?;
+    match *k {
+        Kernel::Gaussian { sigma: s } | Kernel::Laplacian { sigma: s } if s != sigma => Some(
+            format!("σ = {s} differs from the σ the fit used for view `{view}` ({sigma})"),
+        ),
+        _ => None,
+    }
 }
 
 /// `L_S` as the factor makes it (`kernels::lowrank`): square, zero above the diagonal, a
