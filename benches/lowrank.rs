@@ -32,20 +32,20 @@ fn split(outputs: usize, seed: u64) -> Problem {
         y.select(Axis(0), train),
         Kernel::Gaussian { sigma: SIGMA },
     )
-    .with_test(x.select(Axis(0), val), y.select(Axis(0), val))
+    .with_holdout(x.select(Axis(0), val), y.select(Axis(0), val))
     .with_seed(seed)
 }
 
 /// Best validation MSE of kernel ridge (L = I) over `lambdas`, by Cholesky solves.
 fn ridge_best(p: &Problem, kernel: Kernel, lambdas: &[f64]) -> (f64, f64) {
     let k = gram(&kernel, p.x.view()).unwrap();
-    let kv = cross_gram(&kernel, p.x_test.view(), p.x.view()).unwrap();
+    let kv = cross_gram(&kernel, p.holdout_x(), p.x.view()).unwrap();
     lambdas
         .iter()
         .map(|&l| {
             let c = solve_ridge(k.view(), p.y.view(), l).unwrap();
             let pred = matmul(kv.view(), c.view());
-            ((&pred - &p.y_test).mapv(|d| d * d).mean().unwrap(), l)
+            ((&pred - &p.holdout_y()).mapv(|d| d * d).mean().unwrap(), l)
         })
         .fold((f64::INFINITY, 0.0), |a, b| if b.0 < a.0 { b } else { a })
 }
@@ -56,11 +56,11 @@ fn ridge_best_wide(p: &Problem, lambdas: &[f64]) -> (f64, f64) {
     let e = eigh(k.view()).unwrap();
     let qr = qr_thin(p.y.t()).unwrap();
     let yt = matmul(e.vectors.t(), qr.r.t()); // Uᵀ Y Q = Uᵀ Rᵀ, ℓ×r
-    let kv = cross_gram(&p.kernel, p.x_test.view(), p.x.view()).unwrap();
+    let kv = cross_gram(&p.kernel, p.holdout_x(), p.x.view()).unwrap();
     let kvu = matmul(kv.view(), e.vectors.view());
-    let yvq = matmul(p.y_test.view(), qr.q.view());
-    let yv2: f64 = p.y_test.iter().map(|v| v * v).sum();
-    let count = p.y_test.len() as f64;
+    let yvq = matmul(p.holdout_y(), qr.q.view());
+    let yv2: f64 = p.holdout_y().iter().map(|v| v * v).sum();
+    let count = p.holdout_y().len() as f64;
     lambdas
         .iter()
         .map(|&l| {
@@ -191,20 +191,14 @@ fn main() {
     let p = split(m, 2);
     let gen_s = t0.elapsed().as_secs_f64();
     let gen_cpu = sched_seconds().0 - c0.0;
-    let y_mb = (p.y.len() + p.y_test.len()) as f64 * 8.0 / 1048576.0;
+    let y_mb = (p.y.len() + p.holdout_y().len()) as f64 * 8.0 / 1048576.0;
     // The fit's fixed pieces, timed on their own (the fit below repeats them).
     let t0 = Instant::now();
     let k = gram(&p.kernel, p.x.view()).unwrap();
     let red = Reduced::new(k.view(), p.y.view()).unwrap();
     let reduce_s = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
-    let _val = Validation::new(
-        &red,
-        &p.kernel,
-        p.x.view(),
-        p.x_test.view(),
-        p.y_test.view(),
-    );
+    let _val = Validation::new(&red, &p.kernel, p.x.view(), p.holdout_x(), p.holdout_y());
     let val_s = t0.elapsed().as_secs_f64();
     let alpha_b = red.alpha;
     let row_dim = red.r();

@@ -172,7 +172,7 @@ fn problem(t: &Task1) -> Problem {
     };
     let kernel = spec.resolve(t.x_train.view()).expect("kernel");
     Problem::new(t.x_train.clone(), t.y_train.clone(), kernel)
-        .with_test(t.x_test.clone(), t.y_test.clone())
+        .with_holdout(t.x_test.clone(), t.y_test.clone())
         .with_kernel_spec(spec)
         .with_views(t.views.clone())
         .with_seed(SEED)

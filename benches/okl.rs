@@ -133,7 +133,7 @@ fn main() {
     println!("floor  (Gram + eigh of K): {:8.3} s", floor);
 
     let problem = Problem::new(s.x_train.clone(), s.y_train.clone(), kernel)
-        .with_test(s.x_test.clone(), Array2::zeros((s.x_test.nrows(), m)))
+        .with_holdout(s.x_test.clone(), Array2::zeros((s.x_test.nrows(), m)))
         .with_task(Task::Multiclass);
     let fit_with = |pairs: &[(&str, Value)]| {
         let mut p = Params::new().with("lambda", Value::Float(LAMBDA));

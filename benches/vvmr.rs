@@ -160,7 +160,7 @@ fn accuracy_table(x: &Array2<f64>, y: &Array2<f64>, names: &[String]) {
             for labeled in &draws {
                 let mut p = Problem::new(x_tr.clone(), y_tr.clone(), kernel)
                     .with_labeled(labeled.clone())
-                    .with_test(x_te.clone(), y_te.clone())
+                    .with_holdout(x_te.clone(), y_te.clone())
                     .with_kernel_spec(spec.clone())
                     .with_task(Task::Multilabel);
                 p.output_names = names.to_vec();

@@ -90,6 +90,8 @@ fn config(path: &std::path::Path) -> RunConfig {
         },
         params,
         name: None,
+        cv: None,
+        select_on: Default::default(),
     }
 }
 

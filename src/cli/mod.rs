@@ -9,6 +9,7 @@
 mod console;
 mod bench;
 mod bench_lowrank;
+mod compare;
 mod export;
 mod options;
 mod paper;
@@ -61,6 +62,9 @@ enum Cmd {
     Sweep(SweepCmd),
     /// Apply a session's model to new rows: `ovk predict SESSION --data FILE [--out FILE|-]`
     Predict(PredictArgs),
+    /// Compare saved runs side by side: metrics (best marked), each output's metric, paired
+    /// tests over shared cross-validation folds
+    Compare(CompareArgs),
     /// Export a session's predictions, a learned matrix, or its trace: CSV, TSV or Parquet by the file's extension
     Export(ExportCmd),
     /// Generate synthetic data: `ovk gen gp-mix --outputs M --seed S --out FILE`
@@ -86,10 +90,27 @@ struct RunArgs {
 }
 
 #[derive(clap::Args, Debug)]
-struct SessionsArgs {
-    /// Print one JSON array (id, name, created, dataset, method, metric, value, path)
+struct CompareArgs {
+    /// Two or more sessions: directories, or ids or names in the store
+    #[arg(required = true, value_name = "SESSION")]
+    runs: Vec<String>,
+    /// Print one JSON object with the same numbers
     #[arg(long)]
     json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct SessionsArgs {
+    /// Print one JSON array (id, name, created, dataset, method, metric, value, kept, status,
+    /// optimistic, split, folds, cv, path)
+    #[arg(long)]
+    json: bool,
+    /// Delete the runs not kept (fits the workbench recorded by itself, cancelled runs)
+    #[arg(long)]
+    prune_unkept: bool,
+    /// With --prune-unkept: only those created at least this long ago (30m, 12h, 7d, 2w)
+    #[arg(long, value_name = "AGE", requires = "prune_unkept")]
+    older_than: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -109,6 +130,10 @@ struct PredictArgs {
     /// all at once when that fits, else the most rows that fit, and a note says so)
     #[arg(long, value_name = "N")]
     batch_rows: Option<usize>,
+    /// Print one JSON object (rows, the metrics when FILE holds the model's outputs, the file
+    /// written) instead of the CSV; predictions are then written only with --out FILE
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -133,7 +158,8 @@ struct SweepCmd {
     /// range (`lambda = { log = [1e-4, 1e1], n = 12 }`)
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// k-fold cross-validation on the training part (default: score on the test part)
+    /// k-fold cross-validation on the training part (default 3; with select_on = "test" in the
+    /// sweep file and no --cv, the test part scores the configurations, the papers' protocol)
     #[arg(long, value_name = "K")]
     cv: Option<usize>,
     /// Fits to run at once
@@ -342,6 +368,9 @@ pub fn main() -> i32 {
                 cli.sessions.as_deref(),
             )
         }
+        Some(Cmd::Sessions(a)) if a.prune_unkept => {
+            sessions::prune(cli.sessions.as_deref(), a.older_than.as_deref(), a.json)
+        }
         Some(Cmd::Sessions(a)) => sessions::list(cli.sessions.as_deref(), a.json),
         Some(Cmd::Replay(a)) => replay::replay(replay::ReplayArgs {
             session: &a.session,
@@ -355,6 +384,7 @@ pub fn main() -> i32 {
             &a.data,
             &a.out,
             a.force,
+            a.json,
             cli.sessions.as_deref(),
             a.batch_rows,
         ),
@@ -366,6 +396,7 @@ pub fn main() -> i32 {
             collect: a.collect.as_deref(),
             sessions: cli.sessions.as_deref(),
         }),
+        Some(Cmd::Compare(a)) => compare::compare(&a.runs, a.json, cli.sessions.as_deref()),
         Some(Cmd::Export(a)) => {
             let matrix = a
                 .matrix

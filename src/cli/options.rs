@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ovk_core::config::SelectOn;
 use ovk_core::data::{ClassCoding, DataConfig, Scale, TargetScale, Task};
 use ovk_core::kernels::{InputRank, KernelName, KernelSpec, Landmarks, Sigma};
 use ovk_core::methods::{self, ParamKind, ParamSpec, Params, Value};
@@ -96,6 +97,8 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     declared(&data::options::LABELED, "N"),
     opt("cv_folds", "K", "cross-validation: number of folds of the training part (with --cv-fold)", None),
     opt("cv_fold", "I", "cross-validation: evaluate on fold I (0-based) of --cv-folds, train on the others", None),
+    opt("cv", "K", "estimate the configuration by K-fold cross-validation on the training part (each metric's mean, sd and per-fold values), then fit all training rows and score the test rows once", None),
+    opt("select_on", "ROWS", "where hyperparameters are chosen (lowrank-okl's λ path, a sweep's best): train (a validation part or the folds of the training rows) | test (the papers' protocol: the test metrics are then marked optimistic)", Some("train")),
     declared(&kernels::options::KERNEL, "KERNEL"),
     declared(&kernels::options::SIGMA, "X|median"),
     declared(&kernels::options::DEGREE, "D"),
@@ -484,12 +487,30 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         }
     }
 
+    let cv = get("cv")
+        .map(|k| parse_num::<usize>("cv", k, "a whole number of folds ≥ 2"))
+        .transpose()?;
+    let select_on = match get("select_on").map(str::trim) {
+        None => SelectOn::default(),
+        Some(s) => SelectOn::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| {
+                let names = SelectOn::ALL.map(|v| v.as_str());
+                OvkError::input(format!(
+                    "--select-on: '{s}' is not train or test{}",
+                    did_you_mean(s, &names)
+                ))
+            })?,
+    };
     let config = RunConfig {
         data: dc,
         method: method.name().to_string(),
         kernel,
         params,
         name: get("name").map(|s| s.to_string()),
+        cv,
+        select_on,
     };
     config.validate()?;
     Ok(config)

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ovk_core::kernels::format_bytes;
 use ovk_core::session::{self, output, OutputRules, Store};
-use ovk_core::train::Prediction;
+use ovk_core::train::{write_predictions, Prediction};
 use ovk_core::Result;
 
 pub fn predict(
@@ -14,6 +14,7 @@ pub fn predict(
     data: &Path,
     out: &Path,
     force: bool,
+    json: bool,
     sessions: Option<&Path>,
     batch_rows: Option<usize>,
 ) -> Result<i32> {
@@ -27,8 +28,13 @@ pub fn predict(
     if let Some(side) = ovk_core::data::sidecar_path(data) {
         rules = rules.protect_file(&side, "the sidecar of the data file being predicted");
     }
+    // With --json, standard output carries the JSON: predictions go to a named --out only.
+    let to_stdout = out == Path::new("-");
     // Checked before the (possibly long) prediction, so a refused --out costs nothing.
-    let planned = output::plan(out, &rules)?;
+    let planned = match json && to_stdout {
+        true => None,
+        false => Some(output::plan(out, &rules)?),
+    };
     let p = Prediction::prepare(&dir, data)?;
     let batching = p.batching(batch_rows)?;
     if let Some(whole) = batching.chosen_because {
@@ -42,20 +48,65 @@ pub fn predict(
             batching.rows
         );
     }
-    p.write_blocks(batching.rows, &planned)?;
-    if p.filled_rows() > 0 {
+    let (n_rows, n_outputs, filled_rows) = (p.n_rows(), p.output_names().len(), p.filled_rows());
+    let scored = if batching.rows >= n_rows {
+        let table = p.whole()?;
+        if let Some(planned) = &planned {
+            write_predictions(&table, planned)?;
+        }
+        table.scored
+    } else {
+        if p.holds_outputs() {
+            errln!(
+                "note: the file holds the outputs, but scoring needs the whole prediction in \
+                 memory: predicted in blocks, not scored"
+            );
+        }
+        if let Some(planned) = &planned {
+            p.write_blocks(batching.rows, planned)?;
+        }
+        None
+    };
+    if json {
+        let obj = serde_json::json!({
+            "session": dir.display().to_string(),
+            "data": data.display().to_string(),
+            "rows": n_rows,
+            "outputs": n_outputs,
+            "metrics": scored.as_ref().map(|s| &s.metrics),
+            "scored_rows": scored.as_ref().map(|s| s.rows.len()),
+            "filled_rows": filled_rows,
+            "out": planned.as_ref().filter(|p| p.is_file()).map(|_| out.display().to_string()),
+        });
+        outln!("{obj}")?;
+        return Ok(0);
+    }
+    if let Some(s) = &scored {
+        let cells: Vec<String> = s
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.4}"))
+            .collect();
+        errln!(
+            "metrics on the {} of {} rows that hold every output: {}",
+            s.rows.len(),
+            n_rows,
+            cells.join("  ")
+        );
+    }
+    if filled_rows > 0 {
         errln!(
             "note: {} row(s) had missing feature cells filled in as in training (numeric: the \
              training mean; text: the most frequent value)",
-            p.filled_rows()
+            filled_rows
         );
     }
-    if planned.is_file() {
+    if planned.as_ref().is_some_and(|p| p.is_file()) {
         errln!(
             "wrote {} ({} rows, {} outputs)",
             out.display(),
-            p.n_rows(),
-            p.output_names().len()
+            n_rows,
+            n_outputs
         );
     }
     Ok(0)

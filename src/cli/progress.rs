@@ -2,11 +2,13 @@
 //! plain lines (phases, and at most one record a second) otherwise. Ctrl-C cancels the fit.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ovk_core::methods::{Observer, Phase, TraceRecord};
+use ovk_core::session::{SessionRecord, Store};
+use ovk_core::train::RunConfig;
 
 /// How long a cancelled fit may take to stop by itself before the watchdog ends the process.
 const GRACE: Duration = Duration::from_millis(800);
@@ -23,7 +25,15 @@ pub struct CliProgress {
     dirty: bool,
     /// The notes already printed while the fit ran.
     noted: Vec<String>,
+    /// Every trace record and note so far, for the record of a run the watchdog ends.
+    seen: Arc<Mutex<(Vec<TraceRecord>, Vec<String>)>>,
+    /// Who records the run: nobody yet, the fit's own thread, or the watchdog.
+    recorder: Arc<AtomicU8>,
 }
+
+const NOBODY: u8 = 0;
+const THE_FIT: u8 = 1;
+const THE_WATCHDOG: u8 = 2;
 
 impl CliProgress {
     pub fn new() -> Self {
@@ -41,7 +51,57 @@ impl CliProgress {
             cancel,
             dirty: false,
             noted: Vec::new(),
+            seen: Arc::default(),
+            recorder: Arc::default(),
         }
+    }
+
+    /// A fit that does not notice Ctrl-C within a second (inside one long decomposition that
+    /// cannot be interrupted) is ended by a watchdog with exit status 130, which first records
+    /// the run so far in `store` (its configuration, trace and notes, as cancelled) — unless
+    /// the fit's own thread is already recording it (`claim_record`), whose exit then follows.
+    /// A save in progress is atomic (temp folder + rename).
+    pub fn record_when_cancelled(&self, config: &RunConfig, store: &Store) {
+        let (flag, seen, recorder) = (
+            self.cancel.clone(),
+            self.seen.clone(),
+            self.recorder.clone(),
+        );
+        let (config, root, start) = (config.clone(), store.root().to_path_buf(), self.start);
+        let _ = std::thread::Builder::new()
+            .name("ovk-cancel-watchdog".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                std::thread::sleep(GRACE);
+                if recorder
+                    .compare_exchange(NOBODY, THE_WATCHDOG, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+                {
+                    return; // the fit returned and records the run itself
+                }
+                let (trace, notes) = seen.lock().map(|s| s.clone()).unwrap_or_default();
+                let record =
+                    SessionRecord::stopped(&config, trace, notes, start.elapsed().as_secs_f64());
+                let saved = Store::open(Some(&root)).and_then(|s| s.save(&record, &[]));
+                match saved {
+                    Ok(dir) => errln!(
+                        "\ncancelled: the run so far is recorded as {}",
+                        dir.display()
+                    ),
+                    Err(e) => errln!("\ncancelled (the run could not be recorded: {e})"),
+                }
+                std::process::exit(130);
+            });
+    }
+
+    /// Claim the recording of the run for the fit's thread; false when the watchdog has it
+    /// (it records the run and ends the process).
+    pub fn claim_record(&self) -> bool {
+        self.recorder
+            .compare_exchange(NOBODY, THE_FIT, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
     /// The session's notes this observer has not printed while the fit ran (the data's, the
@@ -52,23 +112,6 @@ impl CliProgress {
             .filter(|n| !self.noted.contains(n))
             .map(String::as_str)
             .collect()
-    }
-
-    /// A fit that does not notice Ctrl-C within a second (inside one long decomposition that
-    /// cannot be interrupted) is ended by a watchdog with exit status 130. Nothing is lost: a
-    /// cancelled run saves nothing, and a save in progress is atomic (temp folder + rename).
-    pub fn exit_when_cancelled(&self) {
-        let flag = self.cancel.clone();
-        let _ = std::thread::Builder::new()
-            .name("ovk-cancel-watchdog".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                std::thread::sleep(GRACE);
-                errln!("\ncancelled");
-                std::process::exit(130);
-            });
     }
 
     /// Ends the status line so later output starts on a fresh line.
@@ -106,6 +149,9 @@ impl Observer for CliProgress {
     }
 
     fn record(&mut self, rec: &TraceRecord) {
+        if let Ok(mut s) = self.seen.lock() {
+            s.0.push(rec.clone());
+        }
         let every = if self.tty {
             Duration::from_millis(100)
         } else {
@@ -154,6 +200,9 @@ impl Observer for CliProgress {
     }
 
     fn note(&mut self, msg: &str) {
+        if let Ok(mut s) = self.seen.lock() {
+            s.1.push(msg.to_string());
+        }
         self.finish();
         errln!("  note: {msg}");
         self.noted.push(msg.to_string());

@@ -95,10 +95,12 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
             json_of(&loaded.record.kernel),
             json_of(&rerun.record.kernel),
         ),
+        // The rows themselves: a session saved before splits carried their fingerprint has
+        // none, and the fingerprint follows from the rows.
         (
             "split",
-            json_of(&loaded.record.split),
-            json_of(&rerun.record.split),
+            json_of(&rows_of(&loaded.record.split)),
+            json_of(&rows_of(&rerun.record.split)),
         ),
     ] {
         if let Some(at) = first_difference(what, &a, &b) {
@@ -162,7 +164,7 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
 /// The saved configuration pointed at the file found. A copy without its sidecar gets the
 /// roles the sidecar gave (they are in the record), so the re-run reads the same columns.
 fn relocated_config(r: &session::SessionRecord, path: &Path) -> ovk_core::train::RunConfig {
-    let mut cfg = r.config.clone();
+    let mut cfg = session::config_as_run(r);
     let had_roles = cfg.data.class.is_some() || cfg.data.targets.is_some();
     cfg.data.path = path.to_path_buf();
     let sidecar_here = ovk_core::data::sidecar_path(path).is_some_and(|p| p.is_file());
@@ -235,4 +237,12 @@ fn brief(v: &serde_json::Value) -> String {
 
 fn close(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= VERIFY_RTOL * a.abs().max(b.abs())
+}
+
+/// A split without its derived fingerprints.
+fn rows_of(split: &session::Split) -> session::Split {
+    session::Split {
+        id: None,
+        ..split.clone()
+    }
 }

@@ -30,13 +30,34 @@ pub fn run(
     let store = Store::open(sessions)?;
 
     let mut progress = CliProgress::new();
-    progress.exit_when_cancelled();
-    let outcome = train::run(&cfg, &mut progress);
+    progress.record_when_cancelled(&cfg, &store);
+    let ended = train::run_to_end(&cfg, &mut progress);
     progress.finish();
-    let outcome = outcome?;
-    // A signal that arrived after the fit's last check still means: do not save.
-    ovk_core::methods::check_cancel(&progress)?;
+    let ended = ended?;
+    if !progress.claim_record() {
+        // The watchdog is recording the run and ends the process.
+        loop {
+            std::thread::park();
+        }
+    }
+    let outcome = match ended {
+        train::Ended::Finished(o) => *o,
+        train::Ended::Cancelled(record) => {
+            let dir = store.save(&record, &[])?;
+            errln!("cancelled: the run so far is recorded as {}", dir.display());
+            return Ok(130);
+        }
+    };
+    // Every finished fit is recorded, even when a signal came after its last check; the exit
+    // status then says it was interrupted.
     let dir = store.save(&outcome.record, &outcome.matrices)?;
+    if ovk_core::methods::check_cancel(&progress).is_err() {
+        errln!(
+            "interrupted after the fit finished: the session was saved as {}",
+            dir.display()
+        );
+        return Ok(130);
+    }
     let r = &outcome.record;
 
     // The report is written once, after the save: a reader that has gone (`ovk run --json |
@@ -59,6 +80,11 @@ pub fn run(
             "fit_seconds": r.timings.fit_s,
             "memory": r.details.get("memory"),
             "input_factor": r.details.get("input_factor"),
+            "cv": r.cv,
+            "cv_baseline": r.cv_baseline,
+            "optimistic": r.optimistic,
+            "split": r.split.id,
+            "folds": r.split.folds.as_ref().map(|f| &f.id),
             "notes": r.notes,
         });
         w!("{obj}");
@@ -72,12 +98,27 @@ pub fn run(
             r.objective
                 .map_or_else(|| "not computed".to_string(), |q| format!("{q:.10e}"))
         );
+        if let Some(cv) = &r.cv {
+            let k = cv.values().next().map_or(0, |s| s.folds.len());
+            let cells: Vec<String> = cv
+                .iter()
+                .map(|(name, s)| format!("{name} {:.4} ± {:.4}", s.mean, s.sd))
+                .collect();
+            w!(
+                "cv        {} ({k} folds of the training part, mean ± sd)",
+                cells.join("  ")
+            );
+        }
         for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
             let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
+            let mark = match (&r.optimistic, part) {
+                (Some(_), "test") => "  (optimistic: the test rows also chose)",
+                _ => "",
+            };
             if cells.is_empty() {
                 w!("{part:<9} (no {part} rows)");
             } else {
-                w!("{part:<9} {}", cells.join("  "));
+                w!("{part:<9} {}{mark}", cells.join("  "));
             }
         }
         if let Some(b) = &r.baseline {

@@ -256,7 +256,7 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
         .iter()
         .map(|r| build_run_config(r).map_err(|e| blame_config(e, Some(path), &keys)))
         .collect::<Result<_>>()?;
-    let folds = a.cv.or(grid.cv);
+    let folds = ovk_core::train::sweep::folds_for(&configs, a.cv.or(grid.cv));
     check_size(configs.len(), folds)?;
     if a.plan {
         print_plan(&raws, folds, &store)?;

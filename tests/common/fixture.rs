@@ -69,6 +69,8 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
             test: vec![6, 7],
             labeled: None,
             unlabeled: None,
+            id: None,
+            folds: None,
         },
         feature_names: vec!["f0".into(), "f1".into()],
         output_names: vec!["l0".into(), "l1".into(), "l2".into()],
@@ -101,7 +103,14 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
             kernel: KernelSpec::default(),
             params,
             name: Some(name.to_string()),
+            cv: None,
+            select_on: Default::default(),
         },
         model: None,
+        status: Default::default(),
+        kept: true,
+        optimistic: None,
+        cv: None,
+        cv_baseline: None,
     }
 }

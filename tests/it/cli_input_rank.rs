@@ -218,7 +218,7 @@ fn a_test_column_replaces_the_random_split() {
 }
 
 #[test]
-fn sigint_during_an_exact_decomposition_exits_130_quickly_and_saves_nothing() {
+fn sigint_during_an_exact_decomposition_exits_130_quickly_and_records_the_cancelled_run() {
     let dir = temp_dir("rank", "sigint", true);
     let data = dir.join("big.csv");
     // 4000 rows: the exact eigendecomposition alone takes seconds, longer than the grace.
@@ -267,7 +267,20 @@ fn sigint_during_an_exact_decomposition_exits_130_quickly_and_saves_nothing() {
         took < std::time::Duration::from_secs(5),
         "exit took {took:?}"
     );
-    assert_eq!(sessions_in(&store), 0);
+    // The run so far is recorded, as cancelled and not kept, with no matrices.
+    assert_eq!(sessions_in(&store), 1);
+    let dir_of_run = std::fs::read_dir(&store)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("session.json").is_file())
+        .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir_of_run.join("session.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["status"], "cancelled");
+    assert_eq!(json["kept"], false);
+    assert_eq!(json["matrices"], serde_json::json!({}));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -53,8 +53,8 @@ fn every_landmark_reproduces_the_exact_solve() {
         let full = problem(3, l, t, m, kernel, InputRank::Rank(l));
         let fe = fit(method, &exact, &params);
         let ff = fit(method, &full, &params);
-        let pe = fe.model.predict(exact.x_test.view()).unwrap();
-        let pf = ff.model.predict(full.x_test.view()).unwrap();
+        let pe = fe.model.predict(exact.holdout_x()).unwrap();
+        let pf = ff.model.predict(full.holdout_x()).unwrap();
         let err = max_abs_diff(&pe, &pf) / scale(&pe);
         assert!(
             err < 1e-8,
@@ -73,7 +73,7 @@ fn every_landmark_reproduces_the_exact_solve() {
 /// Dense K̃ = ZZᵀ from the same factor the fit builds (same seed, rank and landmarks).
 fn dense_approximation(p: &Problem, r: usize) -> (Array2<f64>, Array2<f64>) {
     let z = common::fit_factor(p, r);
-    let zt = z.map.features(p.x_test.view()).unwrap();
+    let zt = z.map.features(p.holdout_x()).unwrap();
     (z.z.dot(&z.z.t()), zt.dot(&z.z.t()))
 }
 
@@ -90,7 +90,7 @@ fn krr_on_a_factor_solves_the_approximated_kernel_exactly() {
     a.diag_mut().mapv_inplace(|v| v + lambda);
     let c = cholesky(a.view()).unwrap().solve(p.y.view());
     let want = kt_test.dot(&c);
-    let pred = got.model.predict(p.x_test.view()).unwrap();
+    let pred = got.model.predict(p.holdout_x()).unwrap();
     let err = max_abs_diff(&pred, &want) / scale(&want);
     assert!(err < 1e-9, "prediction through z(x) vs K̃_test C: {err:e}");
     // The objective: OKL's eq. (3) at L = I on K̃.
@@ -107,7 +107,7 @@ fn krr_on_a_factor_solves_the_approximated_kernel_exactly() {
     // that method left behind instead of by Cholesky: the same model and objective.
     let _ = fit("okl", &p, &[("lambda", f(lambda))]);
     let again = fit("krr", &p, &[("lambda", f(lambda))]);
-    let pred2 = again.model.predict(p.x_test.view()).unwrap();
+    let pred2 = again.model.predict(p.holdout_x()).unwrap();
     let err = max_abs_diff(&pred2, &want) / scale(&want);
     assert!(err < 1e-9, "spectral route vs K̃_test C: {err:e}");
     let q2 = again.objective.unwrap();
@@ -148,7 +148,7 @@ fn okl_on_a_factor_meets_its_optimality_condition_on_the_approximated_kernel() {
     let rel = max_abs_diff(&lmat, &fixed) / scale(&lmat);
     assert!(rel < 1e-6, "L vs CᵀK̃C/2: {rel:e}");
     let want = kt_test.dot(&c).dot(&lmat);
-    let pred = got.model.predict(p.x_test.view()).unwrap();
+    let pred = got.model.predict(p.holdout_x()).unwrap();
     let err = max_abs_diff(&pred, &want) / scale(&want);
     assert!(err < 1e-8, "prediction vs K̃_test C L: {err:e}");
     // Q(L, C) on K̃, eq. (3).
@@ -176,13 +176,13 @@ fn the_linear_kernel_is_solved_exactly_in_the_primal() {
         reference.kernel_spec.name = KernelName::Polynomial;
         let want = fit(method, &reference, &params)
             .model
-            .predict(reference.x_test.view())
+            .predict(reference.holdout_x())
             .unwrap();
         for rank in spec_rank {
             let p = problem(2, l, t, m, Kernel::Linear, rank);
             let got = fit(method, &p, &params);
             assert_eq!(got.details["input_factor"]["route"], "primal", "{method}");
-            let pred = got.model.predict(p.x_test.view()).unwrap();
+            let pred = got.model.predict(p.holdout_x()).unwrap();
             let err = max_abs_diff(&pred, &want) / scale(&want);
             assert!(
                 err < 1e-8,

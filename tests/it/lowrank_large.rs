@@ -26,7 +26,7 @@ fn twenty_thousand_outputs_without_an_m_by_m_matrix() {
         x.slice(ndarray::s![..10, ..]).to_owned(),
         y.slice(ndarray::s![..10, ..]).to_owned(),
     );
-    let problem = Problem::new(x, y, Kernel::Gaussian { sigma: 0.3 }).with_test(x_test, y_test);
+    let problem = Problem::new(x, y, Kernel::Gaussian { sigma: 0.3 }).with_holdout(x_test, y_test);
     let params = Params::new()
         .with("rank", Value::Int(p as i64))
         .with("lambda_path", Value::Int(5));
@@ -37,7 +37,7 @@ fn twenty_thousand_outputs_without_an_m_by_m_matrix() {
     assert_eq!(b.dim(), (m, p));
     assert!(b.iter().all(|v| v.is_finite()) && b.iter().any(|v| *v != 0.0));
     assert!(fit.objective.unwrap().is_finite());
-    let pred = fit.model.predict(problem.x_test.view()).unwrap();
+    let pred = fit.model.predict(problem.holdout_x()).unwrap();
     assert_eq!(pred.dim(), (10, m));
     assert!(pred.iter().all(|v| v.is_finite()));
     if let Some(peak) = peak_rss_bytes() {

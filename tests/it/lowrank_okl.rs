@@ -305,8 +305,8 @@ fn path_chooses_by_validation_and_rank_sweep_reports_each_rank() {
         let rhs = lat.t().dot(&v.y);
         cholesky(sol.view()).unwrap().solve(rhs.view())
     };
-    p.y_test = xv.mapv(|v| (1.5 * v).sin()).dot(&mix);
-    p.x_test = xv;
+    let yv = xv.mapv(|v| (1.5 * v).sin()).dot(&mix);
+    p = p.with_holdout(xv, yv);
     let ps = params(None, 2)
         .with("lambda_path", Value::Int(6))
         .with("tol", Value::Float(1e-8))
@@ -327,8 +327,8 @@ fn path_chooses_by_validation_and_rank_sweep_reports_each_rank() {
         .fold(f64::INFINITY, f64::min);
     assert_eq!(best_on_path, best);
     // The reported validation MSE is the model's: predict and compare.
-    let pred = fit.model.predict(p.x_test.view()).unwrap();
-    let mse = (&pred - &p.y_test).mapv(|d| d * d).mean().unwrap();
+    let pred = fit.model.predict(p.holdout_x()).unwrap();
+    let mse = (&pred - &p.holdout_y()).mapv(|d| d * d).mean().unwrap();
     assert!(
         (mse - best).abs() < 1e-9 * best.max(1e-12),
         "{mse} vs {best}"
@@ -338,13 +338,16 @@ fn path_chooses_by_validation_and_rank_sweep_reports_each_rank() {
     assert_eq!(b.ncols() as u64, fit.details["rank"].as_u64().unwrap());
 }
 
-/// With `val_fraction` the λ path is scored on a seeded share of the training rows and
-/// the model refitted on all of them: the held-out targets never reach the model; the chosen λ
-/// is the one the path picks with that share as its validation part; and the model is the
-/// fixed-λ fit on every training row.
+/// By default the λ path is scored on a seeded share of the training rows (`val_fraction`) and
+/// the model refitted on all of them: the problem holds no test rows at all. The chosen λ is the
+/// one the path picks with that share as its validation part, and the model is the fixed-λ fit
+/// on every training row. Held-out rows given to the fit (`--select-on test`) choose instead,
+/// and say so.
 #[test]
 fn a_val_fraction_chooses_on_training_rows_and_refits_on_all() {
-    let p = smooth_problem(60, 3, 8).holding_out(48);
+    let with_test = smooth_problem(60, 3, 8).holding_out(48);
+    let mut p = with_test.clone();
+    p.holdout = None;
     let base = params(None, 3)
         .with("lambda_path", Value::Int(8))
         .with("tol", Value::Float(1e-10))
@@ -352,16 +355,19 @@ fn a_val_fraction_chooses_on_training_rows_and_refits_on_all() {
     let ps = base.clone().with("val_fraction", Value::Float(0.25));
     let fit = LowRankOkl.fit(&p, &ps, &mut Silent).unwrap();
     let lambda = fit.details["lambda"].as_f64().unwrap();
-    let pred = fit.model.predict(p.x_test.view()).unwrap();
+    let pred = fit.model.predict(with_test.holdout_x()).unwrap();
+    assert!(fit.chose_on_test.is_none());
 
-    let mut shuffled = p.clone();
-    shuffled.y_test.mapv_inplace(|v| 1.0 - 3.0 * v);
-    let other = LowRankOkl.fit(&shuffled, &ps, &mut Silent).unwrap();
-    assert_eq!(other.model.predict(p.x_test.view()).unwrap(), pred);
-    // Without the split the held-out targets choose λ, and the same change moves it.
-    let on_test = LowRankOkl.fit(&p, &base, &mut Silent).unwrap();
-    let on_shuffled = LowRankOkl.fit(&shuffled, &base, &mut Silent).unwrap();
+    // On the held-out rows (the paper's protocol, asked for by name) their targets choose λ,
+    // and a change of them moves it.
+    let mut shuffled = with_test.clone();
+    if let Some(h) = shuffled.holdout.as_mut() {
+        h.y.mapv_inplace(|v| 1.0 - 3.0 * v);
+    }
+    let on_test = LowRankOkl.fit(&with_test, &ps, &mut Silent).unwrap();
+    let on_shuffled = LowRankOkl.fit(&shuffled, &ps, &mut Silent).unwrap();
     assert_ne!(on_test.details["lambda"], on_shuffled.details["lambda"]);
+    assert!(on_test.chose_on_test.is_some());
 
     let split = TrainSplit::draw(48, 0.25, p.seed).unwrap();
     let by_hand = Problem::new(
@@ -369,7 +375,7 @@ fn a_val_fraction_chooses_on_training_rows_and_refits_on_all() {
         p.y.select(Axis(0), &split.fit),
         p.kernel,
     )
-    .with_test(
+    .with_holdout(
         p.x.select(Axis(0), &split.val),
         p.y.select(Axis(0), &split.val),
     );
@@ -391,7 +397,7 @@ fn a_val_fraction_chooses_on_training_rows_and_refits_on_all() {
     let fixed = LowRankOkl
         .fit(&p, &params(Some(lambda), 3), &mut Silent)
         .unwrap();
-    let want = fixed.model.predict(p.x_test.view()).unwrap();
+    let want = fixed.model.predict(with_test.holdout_x()).unwrap();
     assert!(
         max_abs_diff(&pred, &want) < 1e-6,
         "{}",

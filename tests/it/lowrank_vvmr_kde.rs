@@ -86,8 +86,8 @@ fn vvmr_with_every_point_a_landmark_equals_the_exact_solve() {
         let fe = fit("vvmr", &exact, &params);
         let ff = fit("vvmr", &full, &params);
         let what = format!("{kind} {weights} p={power}");
-        let pe = fe.model.predict(exact.x_test.view()).unwrap();
-        let pf = ff.model.predict(full.x_test.view()).unwrap();
+        let pe = fe.model.predict(exact.holdout_x()).unwrap();
+        let pf = ff.model.predict(full.holdout_x()).unwrap();
         let e = max_abs_diff(&pe, &pf) / scale(&pe);
         assert!(e < 1e-8, "{what}: test predictions differ by {e:e}");
         for name in ["predictions_unlabeled", "coefficients", "output_q"] {
@@ -128,9 +128,9 @@ fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
         let e = max_abs_diff(a_fit, &a) / scale(&a);
         assert!(e < 1e-8, "{what}: A vs the Kronecker solve: {e:e}");
         // Predictions through z(x) equal K̃_test A Q.
-        let kt_test = f.map.features(p.x_test.view()).unwrap().dot(&f.z.t());
+        let kt_test = f.map.features(p.holdout_x()).unwrap().dot(&f.z.t());
         let want = kt_test.dot(&a).dot(q);
-        let pred = got.model.predict(p.x_test.view()).unwrap();
+        let pred = got.model.predict(p.holdout_x()).unwrap();
         let e = max_abs_diff(&pred, &want) / scale(&want);
         assert!(e < 1e-8, "{what}: predictions vs K̃_test A Q: {e:e}");
         // Objective (12) and the Sylvester residual on K̃, by the dense formulas.
@@ -178,10 +178,10 @@ fn kde_with_every_point_a_landmark_equals_the_exact_solve() {
         let full = problem(4, n, n, t, m, InputRank::Rank(n));
         let pe = fit("kde", &exact, &params)
             .model
-            .predict(exact.x_test.view())
+            .predict(exact.holdout_x())
             .unwrap();
         let ff = fit("kde", &full, &params);
-        let pf = ff.model.predict(full.x_test.view()).unwrap();
+        let pf = ff.model.predict(full.holdout_x()).unwrap();
         let e = max_abs_diff(&pe, &pf) / scale(&pe);
         assert!(e < 1e-8, "{ovk}: closed-form predictions differ by {e:e}");
         assert_eq!(ff.details["input_factor"]["rank"], n, "{ovk}");
@@ -190,7 +190,7 @@ fn kde_with_every_point_a_landmark_equals_the_exact_solve() {
             .with("low_rank", Value::Text(format!("{n},{n}")));
         let pl = fit("kde", &exact, &lr)
             .model
-            .predict(exact.x_test.view())
+            .predict(exact.holdout_x())
             .unwrap();
         let e = max_abs_diff(&pe, &pl) / scale(&pe);
         assert!(e < 1e-8, "{ovk}: --low-rank n,n differs by {e:e}");
@@ -198,11 +198,11 @@ fn kde_with_every_point_a_landmark_equals_the_exact_solve() {
         let params = kde_params(ovk, "gaussian", "candidates");
         let pe = fit("kde", &exact, &params)
             .model
-            .predict(exact.x_test.view())
+            .predict(exact.holdout_x())
             .unwrap();
         let pf = fit("kde", &full, &params)
             .model
-            .predict(full.x_test.view())
+            .predict(full.holdout_x())
             .unwrap();
         assert!(max_abs_diff(&pe, &pf) < 1e-12, "{ovk}: candidates differ");
     }

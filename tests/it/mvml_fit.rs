@@ -77,8 +77,8 @@ fn assert_same_fit(label: &str, p: &Problem, [(fa, a), (fb, b)]: &[(Fit, Collect
     }
     let (oa, ob) = (fa.objective.unwrap(), fb.objective.unwrap());
     assert!((oa - ob).abs() < 1e-6 * oa.abs(), "{label}: {oa} vs {ob}");
-    let pa = fa.model.predict(p.x_test.view()).unwrap();
-    let pb = fb.model.predict(p.x_test.view()).unwrap();
+    let pa = fa.model.predict(p.holdout_x()).unwrap();
+    let pb = fb.model.predict(p.holdout_x()).unwrap();
     assert!(max_rel(&pb, &pa) < 1e-6, "{label}: {}", max_rel(&pb, &pa));
 }
 
@@ -93,9 +93,9 @@ fn one_view_fixed_identity_is_kernel_ridge_on_k_squared() {
     let k = gram(&p.kernel, p.x.view()).unwrap();
     let k2 = k.dot(&k);
     let c = solve_ridge(k2.view(), p.y.view(), 0.2).unwrap();
-    let kt = cross_gram(&p.kernel, p.x_test.view(), p.x.view()).unwrap();
+    let kt = cross_gram(&p.kernel, p.holdout_x(), p.x.view()).unwrap();
     let expect = kt.dot(&k).dot(&c);
-    let got = fit.model.predict(p.x_test.view()).unwrap();
+    let got = fit.model.predict(p.holdout_x()).unwrap();
     assert!(max_rel(&got, &expect) < 1e-8, "{}", max_rel(&got, &expect));
     assert_eq!(fit.iterations, 0);
 }
@@ -111,9 +111,9 @@ fn one_view_fixed_identity_in_root_space_is_kernel_ridge_on_k() {
     let fit = mvml().fit(&p, &params, &mut Silent).unwrap();
     let k = gram(&p.kernel, p.x.view()).unwrap();
     let c = solve_ridge(k.view(), p.y.view(), 0.2).unwrap();
-    let kt = cross_gram(&p.kernel, p.x_test.view(), p.x.view()).unwrap();
+    let kt = cross_gram(&p.kernel, p.holdout_x(), p.x.view()).unwrap();
     let expect = kt.dot(&c);
-    let got = fit.model.predict(p.x_test.view()).unwrap();
+    let got = fit.model.predict(p.holdout_x()).unwrap();
     assert!(max_rel(&got, &expect) < 1e-6, "{}", max_rel(&got, &expect));
 }
 
@@ -298,7 +298,9 @@ fn classification_scores_one_column_per_class() {
         o
     };
     p.y = code(&p.y);
-    p.y_test = code(&p.y_test);
+    if let Some(h) = p.holdout.as_mut() {
+        h.y = code(&h.y);
+    }
     p.task = Task::Multiclass;
     let fit = mvml()
         .fit(
@@ -307,7 +309,7 @@ fn classification_scores_one_column_per_class() {
             &mut Silent,
         )
         .unwrap();
-    let pred = fit.model.predict(p.x_test.view()).unwrap();
+    let pred = fit.model.predict(p.holdout_x()).unwrap();
     assert_eq!(pred.dim(), (12, 2));
     let names: Vec<&str> = fit.matrices.iter().map(|(n, _)| n.as_str()).collect();
     assert!(
@@ -336,7 +338,7 @@ fn fixed_covariance_metric_is_kernel_ridge_on_the_squared_sum_of_views() {
     let mut kw_test = Array2::<f64>::zeros((8, 24));
     for view in &p.views {
         let xl = p.x.select(Axis(1), &view.columns);
-        let xt = p.x_test.select(Axis(1), &view.columns);
+        let xt = p.holdout_x().select(Axis(1), &view.columns);
         kw.scaled_add(w, &gram(&p.kernel, xl.view()).unwrap());
         kw_test.scaled_add(w, &cross_gram(&p.kernel, xt.view(), xl.view()).unwrap());
     }
@@ -350,7 +352,7 @@ fn fixed_covariance_metric_is_kernel_ridge_on_the_squared_sum_of_views() {
         .iter()
         .zip(exact_and_full_nystrom(&p, &base))
     {
-        let got = fit.model.predict(p.x_test.view()).unwrap();
+        let got = fit.model.predict(p.holdout_x()).unwrap();
         let err = max_rel(&got, &expect);
         assert!(err < 1e-6, "{route}: {err}");
     }

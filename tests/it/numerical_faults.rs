@@ -67,6 +67,8 @@ fn config(method: &str, path: &Path, kernel: KernelSpec, params: Params) -> RunC
         kernel,
         params,
         name: None,
+        cv: None,
+        select_on: Default::default(),
     }
 }
 

@@ -22,6 +22,8 @@ fn iris(method: &str, params: Params) -> RunConfig {
         },
         params,
         name: None,
+        cv: None,
+        select_on: Default::default(),
     }
 }
 

@@ -112,6 +112,8 @@ pub(crate) fn record(name: &str) -> SessionRecord {
             test: vec![2],
             labeled: None,
             unlabeled: None,
+            id: None,
+            folds: None,
         },
         feature_names: vec!["p_0_0".into(), "p_0_1".into()],
         output_names: vec!["digit=0".into(), "digit=1".into(), "digit=2".into()],
@@ -144,8 +146,15 @@ pub(crate) fn record(name: &str) -> SessionRecord {
             kernel: KernelSpec::default(),
             params: Params::new(),
             name: None,
+            cv: None,
+            select_on: Default::default(),
         },
         model: None,
+        status: Default::default(),
+        kept: true,
+        optimistic: None,
+        cv: None,
+        cv_baseline: None,
     }
 }
 
@@ -599,6 +608,12 @@ fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -
         iterations: 37,
         fit_s: 0.25,
         data_files: vec![PathBuf::from(format!("/data/{dataset}"))],
+        kept: true,
+        status: Default::default(),
+        optimistic: None,
+        split_id: "0123456789ab".into(),
+        folds_id: None,
+        cv: None,
     }))
 }
 
@@ -2327,6 +2342,7 @@ fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
             (0..n).map(|i| format!("class{i}")).collect(),
         )],
         filled_rows: 0,
+        scored: None,
     };
     update(
         &mut s,

@@ -305,7 +305,7 @@ fn problem(n_all: usize, seed: u64) -> Problem {
     let x_test = normal(&mut rng, 5, 3);
     Problem::new(x, y, kernel)
         .with_labeled((0..n_all).map(|i| i % 2 == 0).collect())
-        .with_test(x_test, Array2::zeros((5, 4)))
+        .with_holdout(x_test, Array2::zeros((5, 4)))
         .with_task(Task::Multilabel)
         .with_names(&["a", "b", "c"], &["l0", "l1", "l2", "l3"])
         .with_seed(seed)
@@ -394,7 +394,9 @@ fn gamma_o_one_is_rejected_with_a_clear_message() {
 fn single_output_regression_fits() {
     let mut p = problem(20, 4);
     p.y = p.y.select(Axis(1), &[2]);
-    p.y_test = p.y_test.select(Axis(1), &[2]);
+    if let Some(h) = p.holdout.as_mut() {
+        h.y = h.y.select(Axis(1), &[2]);
+    }
     p.output_names = vec!["only".into()];
     p.task = Task::Regression;
     let fit = Vvmr
@@ -404,7 +406,7 @@ fn single_output_regression_fits() {
     let q = matrix(&fit, "output_q");
     assert_eq!(q.dim(), (1, 1));
     assert!((q[[0, 0]] - 0.5).abs() < 1e-15);
-    let pred = fit.model.predict(p.x_test.view()).unwrap();
+    let pred = fit.model.predict(p.holdout_x()).unwrap();
     assert_eq!(pred.dim(), (5, 1));
     assert!(pred.iter().all(|v| v.is_finite()));
 }

@@ -8,7 +8,8 @@
 //! 3. `kernels` — kernel functions, Gram matrices, low-rank factors, graphs, memory budgets;
 //! 4. `data` — tables, column roles, splits, scaling;
 //! 5. `methods` — the learning methods and their `ParamSpec`s;
-//! 6. `metrics` — scores (`MetricMap`);
+//! 6. `metrics` — scores (`MetricMap`), paired tests of cross-validated runs;
+//!    `inspect` — reading learned matrices (correlation view, orderings of the outputs);
 //! 7. `config` — `RunConfig`, a run fully specified;
 //! 8. `session` — saved runs: records, matrices, the store;
 //! 9. `train` — the pipeline that turns a `RunConfig` into a session, and sweeps.
@@ -21,6 +22,7 @@
 pub mod config;
 pub mod data;
 pub mod error;
+pub mod inspect;
 pub mod kernels;
 pub mod linalg;
 pub mod methods;

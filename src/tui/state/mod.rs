@@ -382,6 +382,8 @@ impl State {
             kernel,
             params,
             name: None,
+            cv: None,
+            select_on: Default::default(),
         };
         cfg.validate().map_err(|e| e.to_string())?;
         Ok(cfg)

@@ -9,6 +9,7 @@ use ndarray::Array2;
 use super::features::Categorical;
 use super::load::read_raw;
 use super::raw::{row_label, RawTable};
+use super::{ClassCoding, Task};
 use crate::error::input_at;
 use crate::Result;
 
@@ -34,6 +35,25 @@ pub struct TrainedColumns<'a> {
     pub categories: &'a [Categorical],
     /// A model trained with `--missing impute`: per feature, the value a missing cell takes.
     pub fill: Option<&'a [f64]>,
+    /// The outputs the model predicts, to score it when the file holds them too.
+    pub outputs: TrainedOutputs<'a>,
+}
+
+/// The model's outputs as the file would hold them: target columns named as the outputs
+/// (regression, multi-label), or the class column of `TrainedColumns::class` (multi-class).
+pub struct TrainedOutputs<'a> {
+    pub task: Task,
+    pub names: &'a [String],
+    pub coding: ClassCoding,
+}
+
+/// The true outputs of the rows that have them, coded as in training.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Truth {
+    /// rows × outputs, in the model's output order.
+    pub y: Array2<f64>,
+    /// Which rows of the file (0-based) they are.
+    pub rows: Vec<usize>,
 }
 
 /// New rows as the model reads them.
@@ -42,6 +62,9 @@ pub struct NewRows {
     pub x: Array2<f64>,
     /// Rows with a missing cell filled in as in training.
     pub filled_rows: usize,
+    /// The outputs the file holds for its rows (every output column present), to score the
+    /// predictions against; `None` when it does not hold them all.
+    pub truth: Option<Truth>,
 }
 
 /// The feature columns of `path`, each missing cell filled as in training or refused.
@@ -130,10 +153,77 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
             }
         }
     }
+    let truth = read_truth(&raw, &names, trained)?;
     Ok(NewRows {
         x,
         filled_rows: filled.iter().filter(|&&f| f).count(),
+        truth,
     })
+}
+
+/// The file's own outputs, coded as the model was trained on them: every row whose outputs are
+/// all present. `None` when the file lacks an output column.
+fn read_truth(raw: &RawTable, names: &[&str], trained: &TrainedColumns) -> Result<Option<Truth>> {
+    let out = &trained.outputs;
+    let (on, off) = match out.coding {
+        ClassCoding::Pm1 => (1.0, -1.0),
+        ClassCoding::ZeroOne => (1.0, 0.0),
+    };
+    if out.task == Task::Multiclass {
+        let Some((class, _, known)) = trained.class else {
+            return Ok(None);
+        };
+        let Some(c) = names.iter().position(|n| *n == class) else {
+            return Ok(None);
+        };
+        let mut rows = Vec::new();
+        let mut coded = Vec::new();
+        for (i, label) in raw.labels(c).iter().enumerate() {
+            let Some(label) = label else { continue };
+            let text = label.text();
+            rows.push(i);
+            coded.extend(known.iter().map(|k| if *k == text { on } else { off }));
+        }
+        let y = Array2::from_shape_vec((rows.len(), known.len()), coded)
+            .map_err(|e| crate::OvkError::internal(e.to_string()))?;
+        return Ok(Some(Truth { y, rows }));
+    }
+    let Some(cols) = out
+        .names
+        .iter()
+        .map(|n| names.iter().position(|h| h == n))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Ok(None);
+    };
+    let values: Vec<Vec<f64>> = cols
+        .iter()
+        .map(|&c| raw.numeric(c))
+        .collect::<Result<_>>()?;
+    let rows: Vec<usize> = (0..raw.n_rows)
+        .filter(|&i| values.iter().all(|v| v[i].is_finite()))
+        .collect();
+    let mut y = Array2::zeros((rows.len(), cols.len()));
+    for (j, v) in values.iter().enumerate() {
+        for (k, &i) in rows.iter().enumerate() {
+            y[[k, j]] = match (out.task, v[i]) {
+                (Task::Multilabel, 1.0) => on,
+                (Task::Multilabel, 0.0) => off,
+                (Task::Multilabel, x) => {
+                    return Err(input_at(
+                        &raw.path,
+                        format!(
+                            "the label column `{}` holds `{x}` in {}; a label is 0 or 1",
+                            out.names[j],
+                            row_label(i)
+                        ),
+                    ))
+                }
+                (_, x) => x,
+            };
+        }
+    }
+    Ok(Some(Truth { y, rows }))
 }
 
 /// The encoded text column and level a feature named `column=level` stands for.

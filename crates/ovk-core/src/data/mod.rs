@@ -30,7 +30,7 @@ mod views;
 mod write;
 
 pub use crate::util::rng;
-pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns};
+pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth};
 pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub(crate) use load::polars_reason;
 pub use load::write_parquet;

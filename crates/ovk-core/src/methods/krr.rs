@@ -265,9 +265,8 @@ mod tests {
         let xt = Array2::from_shape_fn((4, 2), |(i, j)| (i as f64 - j as f64) / 3.0);
         let kernel = Kernel::Gaussian { sigma: 0.8 };
         let lambda = 0.3;
-        let p = Problem::new(x.clone(), y.clone(), kernel)
-            .with_test(xt.clone(), Array2::zeros((4, 3)))
-            .with_names(&["a", "b"], &["u", "v", "w"]);
+        let p =
+            Problem::new(x.clone(), y.clone(), kernel).with_names(&["a", "b"], &["u", "v", "w"]);
         let fit = Krr
             .fit(
                 &p,

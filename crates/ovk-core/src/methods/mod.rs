@@ -43,9 +43,10 @@ pub struct Problem {
     pub y: Array2<f64>,
     /// `labeled[i]` is false for a training row whose targets are hidden or missing.
     pub labeled: Vec<bool>,
-    /// Held-out inputs and targets, used for validation metrics along paths.
-    pub x_test: Array2<f64>,
-    pub y_test: Array2<f64>,
+    /// Held-out rows a method may choose hyperparameters on — only when the user asks for the
+    /// papers' protocol by name (`--select-on test`); `None` otherwise, so that by default no
+    /// method can see the test rows' targets.
+    pub holdout: Option<Holdout>,
     /// The input kernel with every parameter resolved on the training inputs.
     pub kernel: Kernel,
     /// The kernel as the user chose it (per-view kernels re-resolve σ on each view).
@@ -59,6 +60,13 @@ pub struct Problem {
     pub seed: u64,
 }
 
+/// Held-out inputs and their targets (in the units the fit sees).
+#[derive(Debug, Clone)]
+pub struct Holdout {
+    pub x: Array2<f64>,
+    pub y: Array2<f64>,
+}
+
 /// A builder for the problems tests, benches and tools make by hand (the pipeline fills every
 /// field from prepared data instead): `Problem::new(x, y, kernel)` is regression with every row
 /// labeled, no test rows, `KernelSpec::default()`, names `x0…`/`y0…`, no views and seed 0; each
@@ -67,8 +75,7 @@ impl Problem {
     pub fn new(x: Array2<f64>, y: Array2<f64>, kernel: Kernel) -> Problem {
         let (n, d, m) = (x.nrows(), x.ncols(), y.ncols());
         Problem {
-            x_test: Array2::zeros((0, d)),
-            y_test: Array2::zeros((0, m)),
+            holdout: None,
             labeled: vec![true; n],
             x,
             y,
@@ -82,21 +89,40 @@ impl Problem {
         }
     }
 
-    /// The rows from `n_train` on become the test set (replacing any).
+    /// The rows from `n_train` on become the held-out rows a method may choose on (as
+    /// `--select-on test` gives them), replacing any.
     pub fn holding_out(mut self, n_train: usize) -> Problem {
         let n = self.x.nrows();
         assert!(n_train <= n, "holding_out({n_train}) of {n} rows");
-        self.x_test = self.x.slice(ndarray::s![n_train.., ..]).to_owned();
-        self.y_test = self.y.slice(ndarray::s![n_train.., ..]).to_owned();
+        self.holdout = Some(Holdout {
+            x: self.x.slice(ndarray::s![n_train.., ..]).to_owned(),
+            y: self.y.slice(ndarray::s![n_train.., ..]).to_owned(),
+        });
         self.x = self.x.slice(ndarray::s![..n_train, ..]).to_owned();
         self.y = self.y.slice(ndarray::s![..n_train, ..]).to_owned();
         self.labeled.truncate(n_train);
         self
     }
 
-    pub fn with_test(mut self, x_test: Array2<f64>, y_test: Array2<f64>) -> Problem {
-        self.x_test = x_test;
-        self.y_test = y_test;
+    /// The held-out inputs (no rows when there are none).
+    pub fn holdout_x(&self) -> ndarray::ArrayView2<'_, f64> {
+        match &self.holdout {
+            Some(h) => h.x.view(),
+            None => self.x.slice(ndarray::s![..0, ..]),
+        }
+    }
+
+    /// The held-out targets (no rows when there are none).
+    pub fn holdout_y(&self) -> ndarray::ArrayView2<'_, f64> {
+        match &self.holdout {
+            Some(h) => h.y.view(),
+            None => self.y.slice(ndarray::s![..0, ..]),
+        }
+    }
+
+    /// Held-out rows a method may choose on (what `--select-on test` gives it).
+    pub fn with_holdout(mut self, x: Array2<f64>, y: Array2<f64>) -> Problem {
+        self.holdout = Some(Holdout { x, y });
         self
     }
 
@@ -187,6 +213,9 @@ pub struct Fit {
     pub details: serde_json::Map<String, serde_json::Value>,
     /// Remarks for the user (a fallback taken, steps halved …).
     pub notes: Vec<String>,
+    /// What the fit chose on the problem's held-out rows (`Problem::holdout`, given only by
+    /// `--select-on test`), e.g. "λ and p"; the pipeline marks their metrics optimistic.
+    pub chose_on_test: Option<String>,
 }
 
 impl Fit {
@@ -199,6 +228,7 @@ impl Fit {
             matrices: Vec::new(),
             details: serde_json::Map::new(),
             notes: Vec::new(),
+            chose_on_test: None,
         }
     }
 }

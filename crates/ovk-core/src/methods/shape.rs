@@ -32,7 +32,7 @@ impl ProblemShape {
         ProblemShape {
             n_train: p.n_train(),
             n_labeled: p.labeled.iter().filter(|&&b| b).count(),
-            n_test: p.x_test.nrows(),
+            n_test: p.holdout.as_ref().map_or(0, |h| h.x.nrows()),
             d: p.x.ncols(),
             m: p.n_outputs(),
             views: p.views.len(),

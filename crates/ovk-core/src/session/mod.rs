@@ -2,6 +2,7 @@
 //! matrices, written atomically; listing, loading, and the printed summary of
 //! `ovk replay --print` (re-running a session for `--verify` is `cli::replay`, through `train`).
 
+pub mod compare;
 mod durable;
 mod load;
 mod locate;
@@ -13,6 +14,7 @@ pub mod output;
 mod record;
 mod store;
 mod summary;
+mod upgrade;
 
 pub use crate::metrics::MetricMap;
 pub use crate::util::text::{display_safe, text_safe};
@@ -22,8 +24,9 @@ pub use model::{load_model, load_model_sized};
 pub use naming::{new_id, now_rfc3339, safe_name, slug, MAX_NAME_CHARS};
 pub use output::{Output, OutputRules};
 pub use record::{
-    model_matrix_name, ClassRecord, KernelRecord, Metrics, ModelRecord, SessionRecord, Split,
-    Timings, SCHEMA,
+    fingerprint, model_matrix_name, ClassRecord, CvEstimate, CvStat, FoldAssignment, KernelRecord,
+    Metrics, ModelRecord, Optimistic, RunStatus, SessionRecord, Split, Timings, SCHEMA,
 };
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;
+pub use upgrade::config_as_run;

@@ -10,7 +10,7 @@ use ndarray::Array2;
 use super::durable::{replace_synced, sync_dir, write_npy_synced, write_synced};
 use super::load::{load, read_record, store_error};
 use super::naming::{is_plain_name, new_id, safe_name};
-use super::{SessionRecord, SCHEMA};
+use super::{RunStatus, SessionRecord, SCHEMA};
 use crate::{OvkError, Result};
 
 pub struct Store {
@@ -43,6 +43,16 @@ pub struct Summary {
     pub data_files: Vec<PathBuf>,
     pub iterations: usize,
     pub fit_s: f64,
+    /// False for a fit recorded by itself and not kept yet (the workbench's `s` keeps it).
+    pub kept: bool,
+    pub status: RunStatus,
+    /// Why its test metrics are optimistic (rows that also chose something), when they are.
+    pub optimistic: Option<String>,
+    /// The rows it was fitted and scored on (`Split::fingerprint`): equal ids, same rows.
+    pub split_id: String,
+    /// `--cv K`: the folds' id, and the primary metric's mean and sd over them.
+    pub folds_id: Option<String>,
+    pub cv: Option<(usize, f64, f64)>,
 }
 
 /// Work directories (saves in progress, deletions) start with this; listing skips them.
@@ -230,6 +240,53 @@ impl Store {
         save_record(&dir, &record)
     }
 
+    /// Keep a session the workbench recorded by itself (`s`), under `new_name` when given;
+    /// `--prune-unkept` never removes it after this.
+    pub fn keep(&self, id: &str, new_name: Option<&str>) -> Result<()> {
+        let dir = self.resolve(id)?;
+        let mut record = load(&dir)?.record;
+        if let Some(name) = new_name {
+            let name = safe_name(name);
+            if name.is_empty() {
+                return Err(OvkError::input("a session name cannot be empty"));
+            }
+            record.name = name;
+        }
+        record.kept = true;
+        save_record(&dir, &record)
+    }
+
+    /// The sessions not kept (fits recorded by themselves, cancelled runs) created more than
+    /// `older_than` ago (all of them when `None`), oldest last — what `prune_unkept` removes.
+    pub fn unkept(&self, older_than: Option<std::time::Duration>) -> Vec<Summary> {
+        let now = chrono::Utc::now();
+        self.list()
+            .into_iter()
+            .filter_map(|l| match l {
+                Listing::Ok(s) if !s.kept => Some(*s),
+                _ => None,
+            })
+            .filter(|s| match older_than {
+                None => true,
+                Some(age) => chrono::DateTime::parse_from_rfc3339(&s.created)
+                    .ok()
+                    .and_then(|t| (now - t.with_timezone(&chrono::Utc)).to_std().ok())
+                    .is_some_and(|elapsed| elapsed >= age),
+            })
+            .collect()
+    }
+
+    /// Delete the sessions `unkept` lists; returns the ids removed. A session that cannot be
+    /// removed stops the pruning with its reason (those before it are gone).
+    pub fn prune_unkept(&self, older_than: Option<std::time::Duration>) -> Result<Vec<String>> {
+        let mut removed = Vec::new();
+        for s in self.unkept(older_than) {
+            self.delete(&s.id)?;
+            removed.push(s.id);
+        }
+        Ok(removed)
+    }
+
     /// Remove a session given by id (or by its path); refuses anything that is not a directory
     /// directly inside the store.
     pub fn delete(&self, id: &str) -> Result<()> {
@@ -321,6 +378,12 @@ impl Store {
     }
 }
 
+/// Whether a cancelled run's σ is a number it used (given, or resolved from its data).
+fn sigma_known(rec: &SessionRecord) -> bool {
+    matches!(rec.kernel.spec.sigma, crate::kernels::Sigma::Value(_))
+        || !rec.dataset.sha256.is_empty()
+}
+
 /// Ids become directory names: letters, digits, `-`, `_`, `.`, not starting with `.`.
 fn is_safe_id(id: &str) -> bool {
     is_plain_name(id)
@@ -410,6 +473,15 @@ fn summarize(id: String, rec: &SessionRecord, path: PathBuf) -> Summary {
         metrics: rec.metrics.test.clone().into_iter().collect(),
         iterations: rec.iterations,
         fit_s: rec.timings.fit_s,
+        kept: rec.kept,
+        status: rec.status,
+        optimistic: rec.optimistic.as_ref().map(|o| o.reason.clone()),
+        split_id: rec.split.id_or_computed(&rec.dataset.sha256),
+        folds_id: rec.split.folds.as_ref().map(|f| f.id.clone()),
+        cv: rec.cv.as_ref().and_then(|cv| {
+            let s = cv.get(metric)?;
+            Some((s.folds.len(), s.mean, s.sd))
+        }),
         data_files: {
             let mut files = vec![rec.dataset.path.clone()];
             if rec.config.data.path != rec.dataset.path {
@@ -429,9 +501,14 @@ fn settings_of(rec: &SessionRecord) -> BTreeMap<String, String> {
     for (k, v) in &rec.params.0 {
         m.insert(k.clone(), v.to_string());
     }
-    if let crate::kernels::Kernel::Gaussian { sigma }
-    | crate::kernels::Kernel::Laplacian { sigma } = rec.kernel.resolved
-    {
+    // A run stopped before its data were read never resolved a median σ.
+    if let (
+        crate::kernels::Kernel::Gaussian { sigma } | crate::kernels::Kernel::Laplacian { sigma },
+        true,
+    ) = (
+        rec.kernel.resolved,
+        rec.status.is_finished() || sigma_known(rec),
+    ) {
         m.insert("sigma".into(), sigma.to_string());
     }
     m

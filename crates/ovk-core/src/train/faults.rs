@@ -5,11 +5,19 @@
 //! that method and their current values.
 
 use crate::methods::{Fit, Method, Observer, Params, Phase, Problem, TraceRecord};
-use crate::{OvkError, Result};
+use crate::OvkError;
 
 /// A finished fit with the trace and notes it reported.
 pub(super) struct Watched {
     pub fit: Fit,
+    pub trace: Vec<TraceRecord>,
+    pub notes: Vec<String>,
+}
+
+/// A fit that did not finish (cancelled, diverged, failed): the error, with the trace and
+/// notes it reported until then (a cancelled run keeps them in its record).
+pub(crate) struct Unfinished {
+    pub error: OvkError,
     pub trace: Vec<TraceRecord>,
     pub notes: Vec<String>,
 }
@@ -20,7 +28,7 @@ pub(super) fn fit_watched(
     problem: &Problem,
     params: &Params,
     obs: &mut dyn Observer,
-) -> Result<Watched> {
+) -> std::result::Result<Watched, Unfinished> {
     let mut tap = Tap {
         inner: obs,
         records: Vec::new(),
@@ -28,15 +36,11 @@ pub(super) fn fit_watched(
         diverged: None,
     };
     let result = method.fit(problem, params, &mut tap);
-    if let Some(rec) = tap.diverged.take() {
-        if !tap.inner.is_cancelled() {
-            return Err(diverged(method, params, &rec));
-        }
-    }
-    let fit = result.map_err(|e| complete(method, params, e))?;
-    if let Some(q) = fit.objective {
-        if !q.is_finite() {
-            return Err(diverged(
+    let checked = match (tap.diverged.take(), result) {
+        (Some(rec), _) if !tap.inner.is_cancelled() => Err(diverged(method, params, &rec)),
+        (_, Err(e)) => Err(complete(method, params, e)),
+        (_, Ok(fit)) => match fit.objective {
+            Some(q) if !q.is_finite() => Err(diverged(
                 method,
                 params,
                 &TraceRecord {
@@ -44,14 +48,22 @@ pub(super) fn fit_watched(
                     objective: q,
                     ..Default::default()
                 },
-            ));
-        }
+            )),
+            _ => Ok(fit),
+        },
+    };
+    match checked {
+        Ok(fit) => Ok(Watched {
+            fit,
+            trace: tap.records,
+            notes: tap.notes,
+        }),
+        Err(error) => Err(Unfinished {
+            error,
+            trace: tap.records,
+            notes: tap.notes,
+        }),
     }
-    Ok(Watched {
-        fit,
-        trace: tap.records,
-        notes: tap.notes,
-    })
 }
 
 /// Forwards everything to the face's observer, keeps the trace and notes for the session, and
@@ -172,6 +184,7 @@ mod tests {
     use super::*;
     use crate::kernels::KernelSpec;
     use crate::methods::{params::common, Collect, KernelExpansion, ParamSpec, Value};
+    use crate::Result;
     use ndarray::Array2;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -241,7 +254,7 @@ mod tests {
         };
         let params = Params::new().with("lambda", Value::Float(1e-300));
         let mut face = Collect::default();
-        let Err(e) = fit_watched(&m, &problem(), &params, &mut face) else {
+        let Err(e) = fit_watched(&m, &problem(), &params, &mut face).map_err(|u| u.error) else {
             panic!("a NaN objective was accepted");
         };
         let msg = e.to_string();
@@ -262,7 +275,9 @@ mod tests {
             ran: AtomicUsize::new(0),
             honour_cancel: false,
         };
-        let Err(e) = fit_watched(&m, &problem(), &Params::new(), &mut Collect::default()) else {
+        let Err(e) = fit_watched(&m, &problem(), &Params::new(), &mut Collect::default())
+            .map_err(|u| u.error)
+        else {
             panic!("a NaN objective was accepted");
         };
         assert!(e.to_string().contains("raise --lambda (now 0.1)"), "{e}");
@@ -277,6 +292,7 @@ mod tests {
         };
         let mut face = Collect::default();
         let w = fit_watched(&m, &problem(), &Params::new(), &mut face)
+            .map_err(|u| u.error)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(w.trace.len(), 20);
         // steps inside a phase (landmarks, graph rows, a path's fits) reach the face too

@@ -15,6 +15,6 @@ mod unused;
 
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
-pub use pipeline::{run, RunOutcome};
-pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable};
+pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome};
+pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable, Scored};
 pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};

@@ -26,6 +26,17 @@ pub struct PredictionTable {
     pub decoded: Vec<(String, Vec<String>)>,
     /// Rows with a missing feature cell filled in as in training (`--missing impute`).
     pub filled_rows: usize,
+    /// When the file holds the model's outputs: the metrics of its predictions on the rows
+    /// that have them (the same metrics a run scores its test rows with).
+    pub scored: Option<Scored>,
+}
+
+/// Predictions scored against the outputs the file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    pub metrics: crate::metrics::MetricMap,
+    /// The file rows (0-based) that were scored: those with every output present.
+    pub rows: Vec<usize>,
 }
 
 impl PredictionTable {
@@ -53,13 +64,14 @@ impl PredictionTable {
 pub struct Prediction {
     session_dir: PathBuf,
     data_path: PathBuf,
-    task: Task,
-    output_names: Vec<String>,
+    record: session::SessionRecord,
     rec: ModelRecord,
     model: Box<dyn Model>,
     /// The feature columns of every row, scaled as in training.
     x: Array2<f64>,
     filled_rows: usize,
+    /// The outputs the file holds, when it holds them: the whole prediction is scored on them.
+    truth: Option<data::Truth>,
     /// Numbers the model holds per predicted row besides the result (`load_model_sized`).
     work_per_row: usize,
 }
@@ -95,18 +107,27 @@ impl Prediction {
                 .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
             categories: r.config.data.categories.as_deref().unwrap_or(&[]),
             fill: rec.fill.as_deref(),
+            outputs: data::TrainedOutputs {
+                task: r.task,
+                names: &r.output_names,
+                coding: rec.class_coding,
+            },
         };
-        let data::NewRows { mut x, filled_rows } = data::read_new_rows(data_path, &trained)?;
+        let data::NewRows {
+            mut x,
+            filled_rows,
+            truth,
+        } = data::read_new_rows(data_path, &trained)?;
         rec.scaler.apply(&mut x);
         Ok(Prediction {
             session_dir: session_dir.to_path_buf(),
             data_path: data_path.to_path_buf(),
-            task: r.task,
-            output_names: r.output_names,
+            record: r,
             rec,
             model,
             x,
             filled_rows,
+            truth,
             work_per_row,
         })
     }
@@ -116,7 +137,12 @@ impl Prediction {
     }
 
     pub fn output_names(&self) -> &[String] {
-        &self.output_names
+        &self.record.output_names
+    }
+
+    /// Whether the file holds the model's outputs (a whole prediction is then scored).
+    pub fn holds_outputs(&self) -> bool {
+        self.truth.is_some()
     }
 
     /// Rows with a missing feature cell filled in as in training (`--missing impute`).
@@ -127,11 +153,11 @@ impl Prediction {
     /// Bytes a block of predicted rows needs per row: the model's work, the scores and their
     /// copies on the way out, and the decoded labels.
     pub fn bytes_per_row(&self) -> u64 {
-        let m = self.output_names.len() as u64;
+        let m = self.record.output_names.len() as u64;
         let numbers = (self.work_per_row as u64)
             .saturating_add(self.x.ncols() as u64)
             .saturating_add(m.saturating_mul(RESULT_COPIES));
-        let text = match self.task {
+        let text = match self.record.task {
             Task::Multilabel => m.saturating_mul(TEXT_CELL_BYTES),
             Task::Multiclass => TEXT_CELL_BYTES,
             _ => 0,
@@ -147,7 +173,7 @@ impl Prediction {
         format!(
             "predicting {rows} row{} × {} outputs",
             if rows == 1 { "" } else { "s" },
-            self.output_names.len()
+            self.record.output_names.len()
         )
     }
 
@@ -208,12 +234,12 @@ impl Prediction {
     /// Predictions for the rows `rows` (in file order), decoded.
     pub fn block(&self, rows: Range<usize>) -> Result<PredictionTable> {
         let scores = self.model.predict(self.x.slice(s![rows.clone(), ..]))?;
-        if scores.ncols() != self.output_names.len() {
+        if scores.ncols() != self.record.output_names.len() {
             return Err(crate::OvkError::input(format!(
                 "{}: the model predicts {} outputs but the session names {}",
                 self.session_dir.display(),
                 scores.ncols(),
-                self.output_names.len()
+                self.record.output_names.len()
             )));
         }
         if let Some(i) = scores
@@ -230,13 +256,24 @@ impl Prediction {
                 ),
             ));
         }
-        let decoded = decode(self.task, &self.rec, &self.output_names, &scores);
+        let names = &self.record.output_names;
+        let decoded = decode(self.record.task, &self.rec, names, &scores);
         Ok(PredictionTable {
-            output_names: self.output_names.clone(),
+            output_names: names.clone(),
             scores,
             decoded,
             filled_rows: self.filled_rows,
+            scored: None,
         })
+    }
+
+    /// Predictions for every row, scored against the outputs the file holds, if it holds them.
+    pub fn whole(self) -> Result<PredictionTable> {
+        let mut table = self.block(0..self.n_rows())?;
+        table.scored = self
+            .truth
+            .map(|t| score_against(&self.record, &self.rec, &table.scores, t));
+        Ok(table)
     }
 
     /// Predict `batch` rows at a time and write each block as it is made, so only one block is
@@ -286,7 +323,42 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             data_path.display()
         ),
     )?;
-    p.block(0..n)
+    p.whole()
+}
+
+/// The run's own test metrics, computed on the file's rows that hold every output.
+fn score_against(
+    r: &session::SessionRecord,
+    rec: &ModelRecord,
+    scores: &Array2<f64>,
+    truth: data::Truth,
+) -> Scored {
+    let yhat = scores.select(Axis(0), &truth.rows);
+    let mut metrics = if truth.rows.is_empty() {
+        crate::metrics::MetricMap::new()
+    } else {
+        crate::metrics::scores(r.task, rec.class_coding, truth.y.view(), yhat.view())
+    };
+    // Structured outputs (kde) are also scored by their output kernel's RBF loss, in the units
+    // the fit saw them (scaled under --target-scale), as the run scored them.
+    if let (Some(sigma), false) = (
+        r.details.get("output_sigma").and_then(|v| v.as_f64()),
+        truth.rows.is_empty(),
+    ) {
+        let (mut y, mut p) = (truth.y.clone(), yhat.clone());
+        if let Some(t) = &rec.target_scaler {
+            t.apply(&mut y);
+            t.apply(&mut p);
+        }
+        metrics.insert(
+            "rbf_loss".into(),
+            crate::metrics::rbf_loss(y.view(), p.view(), sigma),
+        );
+    }
+    Scored {
+        metrics,
+        rows: truth.rows,
+    }
 }
 
 /// Classes by argmax (first on ties, as the accuracy metric counts them); labels by the

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{pipeline, RunConfig};
+use super::pipeline::{self, mean_sd};
+use super::RunConfig;
 use crate::data::CvFold;
 use crate::methods::Observer;
 use crate::metrics;
@@ -162,6 +163,18 @@ impl Observer for Flag {
     fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
+}
+
+/// Folds a sweep is scored on when none are given: choosing on the test part would make the
+/// refitted best configuration's test metrics optimistic.
+pub const DEFAULT_FOLDS: usize = 3;
+
+/// The folds a sweep of `configs` is scored on: `cv` when given; else `DEFAULT_FOLDS`, unless
+/// every configuration asks to choose on the test rows (`select_on = "test"`, the papers'
+/// protocols), which scores on the test part.
+pub fn folds_for(configs: &[RunConfig], cv: Option<usize>) -> Option<usize> {
+    let on_test = !configs.is_empty() && configs.iter().all(|c| c.select_on.is_test());
+    cv.or((!on_test).then_some(DEFAULT_FOLDS))
 }
 
 /// The configuration of one fold (`None`: score on the test part).
@@ -323,6 +336,14 @@ pub fn refit_best(
         cfg.name.clone().unwrap_or_else(|| cfg.default_name())
     ));
     let mut outcome = pipeline::run(&cfg, obs)?;
+    if result.folds.is_none() {
+        outcome.record.optimistic = Some(crate::session::Optimistic {
+            parts: vec!["test".into()],
+            reason: "the configuration was chosen by its score on the test rows (a sweep \
+                     without folds)"
+                .into(),
+        });
+    }
     outcome.record.details.insert(
         "sweep".into(),
         serde_json::to_value(result).map_err(|e| OvkError::internal(e.to_string()))?,
@@ -349,14 +370,6 @@ pub fn grid_values(lo: f64, hi: f64, n: usize, log: bool) -> Vec<f64> {
             v.clamp(lo.min(hi), lo.max(hi))
         })
         .collect()
-}
-
-/// Mean and population standard deviation.
-pub fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
-    (mean, var.sqrt())
 }
 
 /// Refuse to rank sessions that answer different questions together: one table ranks one

@@ -25,3 +25,8 @@ pub fn opt_map<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BTreeMap<String
             .collect()
     }))
 }
+
+pub fn vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    let raw = Vec::<Option<f64>>::deserialize(d)?;
+    Ok(raw.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+}

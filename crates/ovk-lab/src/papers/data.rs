@@ -119,6 +119,8 @@ pub fn config(
         kernel,
         params,
         name: Some(name),
+        cv: None,
+        select_on: Default::default(),
     }
 }
 

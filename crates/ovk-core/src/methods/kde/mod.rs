@@ -450,16 +450,6 @@ impl Method for Kde {
         if let serde_json::Value::Object(m) = solver {
             details.extend(m);
         }
-        if p.x_test.nrows() > 0 && p.y_test.nrows() == p.x_test.nrows() {
-            obs.phase(Phase::Predicting, None);
-            use super::Model;
-            let pred = model.predict(p.x_test.view())?;
-            details.insert(
-                "rbf_loss_test".into(),
-                json!(rbf_loss(p.y_test.view(), pred.view(), sigma_l)),
-            );
-            details.insert("mse_test".into(), json!(mse(p.y_test.view(), pred.view())));
-        }
         let mut fit = Fit::new(Box::new(model));
         fit.iterations = 1;
         fit.objective = objective;
