@@ -141,28 +141,28 @@ cp -r "$ROOT/sessions/20261121-080316-linnerud-okl" "$W/lin-okl"
 S=$W/lin-okl
 H=$W/hd; mkdir -p "$H"
 : > "$H/empty.csv"
-printf 'Weight,Waist,Pulse\n' > "$H/header.csv"
-printf 'Weight,Waist,Pulse\n1,2\x003\n' > "$H/nul.csv"
-printf 'Weight,Waist,Pulse\n\xe9,2,3\n' > "$H/latin1.csv"
-printf 'Weight,Waist\n1,2\n' > "$H/missing_col.csv"
-printf 'Weight,Waist,Pulse\nabc,2,3\n' > "$H/text.csv"
-printf 'Weight,Waist,Pulse\n,2,3\n' > "$H/gap.csv"
-printf 'Weight,Waist,Pulse\ninf,2,3\n' > "$H/inf.csv"
-printf 'Weight,Waist,Pulse\nNaN,2,3\n' > "$H/nan.csv"
-printf 'Weight,Waist,Pulse\n1e308,-1e308,3\n' > "$H/huge.csv"
-printf 'Weight,Waist,Pulse\n1e400,2,3\n' > "$H/overflow.csv"
-printf 'Weight,Waist,Pulse\n1e-320,2,3\n' > "$H/subnormal.csv"
-printf 'Weight,Waist,Pulse\n99999999999999999999999,2,3\n' > "$H/wide_int.csv"
-printf 'Weight,Weight,Waist,Pulse\n1,1,2,3\n' > "$H/dup.csv"
-printf 'Weight,Waist,Pulse\n1,2,3,4\n' > "$H/ragged.csv"
-printf 'Weight;Waist;Pulse\n1;2;3\n' > "$H/semicolon.csv"
-printf '"Weight","Waist","Pulse"\n"1","2","3"\n' > "$H/quoted.csv"
-printf 'Weight,Waist,Pulse\n"1,2,3\n' > "$H/unclosed.csv"
-printf '\xef\xbb\xbfWeight,Waist,Pulse\n1,2,3\n' > "$H/bom.csv"
+printf 'chins,situps,jumps\n' > "$H/header.csv"
+printf 'chins,situps,jumps\n1,2\x003\n' > "$H/nul.csv"
+printf 'chins,situps,jumps\n\xe9,2,3\n' > "$H/latin1.csv"
+printf 'chins,situps\n1,2\n' > "$H/missing_col.csv"
+printf 'chins,situps,jumps\nabc,2,3\n' > "$H/text.csv"
+printf 'chins,situps,jumps\n,2,3\n' > "$H/gap.csv"
+printf 'chins,situps,jumps\ninf,2,3\n' > "$H/inf.csv"
+printf 'chins,situps,jumps\nNaN,2,3\n' > "$H/nan.csv"
+printf 'chins,situps,jumps\n1e308,-1e308,3\n' > "$H/huge.csv"
+printf 'chins,situps,jumps\n1e400,2,3\n' > "$H/overflow.csv"
+printf 'chins,situps,jumps\n1e-320,2,3\n' > "$H/subnormal.csv"
+printf 'chins,situps,jumps\n99999999999999999999999,2,3\n' > "$H/wide_int.csv"
+printf 'chins,chins,situps,jumps\n1,1,2,3\n' > "$H/dup.csv"
+printf 'chins,situps,jumps\n1,2,3,4\n' > "$H/ragged.csv"
+printf 'chins;situps;jumps\n1;2;3\n' > "$H/semicolon.csv"
+printf '"chins","situps","jumps"\n"1","2","3"\n' > "$H/quoted.csv"
+printf 'chins,situps,jumps\n"1,2,3\n' > "$H/unclosed.csv"
+printf '\xef\xbb\xbfchins,situps,jumps\n1,2,3\n' > "$H/bom.csv"
 printf '\xff\xfeW\x00e\x00\n\x00' > "$H/utf16.csv"
-python3 -c 'print("Weight,Waist,Pulse"); print("1," * 200000 + "1")' > "$H/long_row.csv"
+python3 -c 'print("chins,situps,jumps"); print("1," * 200000 + "1")' > "$H/long_row.csv"
 python3 -c '
-print("Weight,Waist,Pulse")
+print("chins,situps,jumps")
 for i in range(200000): print(f"{i%50},{i%30},{i%70}")' > "$H/many_rows.csv"
 mkfifo "$H/fifo.csv"
 mkdir -p "$H/dir.csv"
@@ -319,9 +319,9 @@ done
 
 # 9. kde candidates: every table ovk opens goes through one reader.
 echo "family: kde candidates" >&2
-printf 'Chins,Situps,Jumps\n1,2\n' > "$W/cand_ragged.csv"
-printf 'Chins,Situps,Jumps\nx,2,3\n' > "$W/cand_text.csv"
-printf 'Chins,Situps\n1,2\n' > "$W/cand_missing.csv"
+printf 'target_weight,target_waist,target_pulse\n1,2\n' > "$W/cand_ragged.csv"
+printf 'target_weight,target_waist,target_pulse\nx,2,3\n' > "$W/cand_text.csv"
+printf 'target_weight,target_waist\n1,2\n' > "$W/cand_missing.csv"
 for f in "$ROOT"/tests/data/bad/*.csv "$ROOT"/tests/data/bad/*.parquet "$W"/cand_*.csv "$H/fifo.csv" /dev/zero "$H/dir.csv" "$H/utf16.csv" "$H/empty.csv"; do
   run "kde candidates" "$(basename "$f")" any -- "$OVK" run --data "$DATA/linnerud.csv" --method kde --candidates "$f" --sessions "$STORE"
 done
@@ -390,7 +390,7 @@ echo "family: overwrite guards" >&2
 G=$W/guard; mkdir -p "$G/fit" "$G/elsewhere"
 cp "$DATA/linnerud.csv" "$G/fit/train.csv"
 cp "$DATA/linnerud.csv" "$G/fit/new.csv"
-printf 'Chins,Situps,Jumps\n5,162,60\n12,101,101\n' > "$G/fit/cands.csv"
+printf 'target_weight,target_waist,target_pulse\n191,36,50\n162,35,62\n' > "$G/fit/cands.csv"
 gs=$(cd "$G/fit" && fit guard --data train.csv --method kde --candidates cands.csv)
 if [ -n "$gs" ]; then
   npy=$(ls "$gs"/*.npy | head -1)
@@ -571,7 +571,7 @@ printf 'data = "%s"\nmethod = "okl"\nlambda = { log = [1e-3, 1e1], n = 6 }\nmax_
 midt=$(python3 -c 'print(",".join(f"y{k}" for k in range(400)))')
 ms=$(fit sigmid --data "$SG/mid.csv" --targets "$midt" --method okl --max-iter 500)
 python3 -c '
-print("Weight,Waist,Pulse")
+print("chins,situps,jumps")
 for i in range(2000000): print(f"{i%50},{i%30},{i%70}")' > "$SG/rows.csv"
 for c in run gen predict replay-verify sweep export bench paper; do
   for sig in SIGINT SIGTERM; do
@@ -674,7 +674,7 @@ done
 # 20. kde candidates through every way in (point 7): --config, a sweep, replay --verify.
 echo "family: kde candidates (every way in)" >&2
 KC=$W/kc; mkdir -p "$KC"
-ks=$(cd "$KC" && cp "$DATA/linnerud.csv" lin.csv && printf 'Chins,Situps,Jumps\n5,162,60\n12,101,101\n' > c.csv && fit kdec --data lin.csv --method kde --candidates c.csv)
+ks=$(cd "$KC" && cp "$DATA/linnerud.csv" lin.csv && printf 'target_weight,target_waist,target_pulse\n191,36,50\n162,35,62\n' > c.csv && fit kdec --data lin.csv --method kde --candidates c.csv)
 for f in "$ROOT"/tests/data/bad/*.parquet "$H/fifo.csv" "$H/utf16.csv"; do
   b=$(basename "$f")
   printf 'data = "%s"\nmethod = "kde"\ncandidates = "%s"\n' "$DATA/linnerud.csv" "$f" > "$KC/run.toml"
