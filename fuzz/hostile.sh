@@ -513,6 +513,7 @@ if unshare --pid --fork --mount-proc true 2>/dev/null; then
   cat > "$W/inflight.py" <<'PY'
 import os, signal, subprocess, sys, time
 ovk, store, data, targets = sys.argv[1:5]
+os.makedirs(store, exist_ok=True)
 for attempt in range(8):
     before = set(os.listdir(store)) if os.path.isdir(store) else set()
     w = subprocess.Popen([ovk, "run", "--data", data, "--targets", targets, "--method", "krr",
@@ -549,7 +550,7 @@ fi
 # within 2 s (the issue asks a second; 2 s leaves room on a loaded machine), never 0, and
 # leaves no temporary; a SIGKILLed writer's temporary is removed by the next run.
 echo "family: signals" >&2
-cat > "$W/signal.py" <<'PY'
+cat > "$W/sigcase.py" <<'PY'
 import signal, subprocess, sys, time
 delay, sig = float(sys.argv[1]), getattr(signal, sys.argv[2])
 p = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -587,7 +588,7 @@ for c in run gen predict replay-verify sweep export bench paper; do
         bench) args=(bench scaling --sessions "$SG/out/store") ;;
         paper) args=(paper okl-sim --quick --sessions "$SG/out/store") ;;
       esac
-      (cd "$SG/out" && python3 "$W/signal.py" "$delay" "$sig" "$OVK" "${args[@]}") > "$SG/res" 2> "$W/case.err"
+      (cd "$SG/out" && python3 "$W/sigcase.py" "$delay" "$sig" "$OVK" "${args[@]}") > "$SG/res" 2> "$W/case.err"
       read -r rc secs < "$SG/res"
       name="$c, $sig after ${delay}s"
       why=""
@@ -612,7 +613,7 @@ for c in gen predict; do
     gen) args=(gen gp-mix --outputs 20000 --out "$SG/out/g.parquet" --force) ;;
     predict) args=(predict "$S" --data "$SG/rows.csv" --out "$SG/out/p.csv" --force --sessions "$STORE") ;;
   esac
-  (cd "$SG/out" && python3 "$W/signal.py" 0.4 SIGKILL "$OVK" "${args[@]}") > /dev/null 2>&1
+  (cd "$SG/out" && python3 "$W/sigcase.py" 0.4 SIGKILL "$OVK" "${args[@]}") > /dev/null 2>&1
   run "signals" "$c after a SIGKILLed $c" ok -- "$OVK" "${args[@]}"
   left=$(leftovers "$SG/out")
   [ -n "$left" ] && fail_last "signals" "$c after a SIGKILLed $c" "stale $left"
@@ -639,15 +640,17 @@ for f in "$O"/* "$ROOT"/datasets/*.parquet "$ROOT"/tests/data/*.parquet; do
 done
 
 # 18. ovk paper --data: a bad file is the user's (exit 2 with file, row and column), not an
-# internal failure (exit 1).
+# internal failure (exit 1). The two USPS experiments read --data as the data set itself
+# (not with --quick, which uses a bundled stand-in); vvmr-multilabel and mvml-views look for
+# their files in it and are left out.
 echo "family: paper --data" >&2
 PD=$W/paper; mkdir -p "$PD/emptydir"
 printf '\xff\xfeW\x00e\x00\n\x00' > "$PD/utf16.csv"
 printf 'a,b\n\xe9,1\n' > "$PD/latin1.csv"
-for p in okl-usps kde-usps vvmr-multilabel mvml-views; do
+for p in okl-usps kde-usps; do
   for f in "$PD/utf16.csv" "$PD/latin1.csv" "$ROOT/tests/data/bad/bad_thrift.parquet" "$ROOT/tests/data/bad/decimal.parquet" \
            "$ROOT/tests/data/bad/empty.csv" "$PD/emptydir" "$H/fifo.csv" "$PD/nonexistent.csv"; do
-    run "paper --data" "$p --data $(basename "$f")" refuse -- "$OVK" paper "$p" --quick --data "$f" --sessions "$STORE"
+    run "paper --data" "$p --data $(basename "$f")" refuse -- "$OVK" paper "$p" --data "$f" --sessions "$STORE"
   done
 done
 
