@@ -384,6 +384,9 @@ CAN_MOUNT=0
 mkdir -p "$W/mnt-probe"
 if mount -t tmpfs -o size=1m tmpfs "$W/mnt-probe" 2>/dev/null; then CAN_MOUNT=1; umount "$W/mnt-probe"; fi
 
+# linnerud's outputs, for copies of it that have no sidecar beside them.
+LIN_TARGETS=target_weight,target_waist,target_pulse
+
 # 12. Overwrite guards from any directory: nothing a session depends on is replaced, --force or
 # not, whatever the cwd and however the path is spelled (relative, absolute, a link).
 echo "family: overwrite guards" >&2
@@ -391,7 +394,7 @@ G=$W/guard; mkdir -p "$G/fit" "$G/elsewhere"
 cp "$DATA/linnerud.csv" "$G/fit/train.csv"
 cp "$DATA/linnerud.csv" "$G/fit/new.csv"
 printf 'target_weight,target_waist,target_pulse\n191,36,50\n162,35,62\n' > "$G/fit/cands.csv"
-gs=$(cd "$G/fit" && fit guard --data train.csv --method kde --candidates cands.csv)
+gs=$(cd "$G/fit" && fit guard --data train.csv --targets "$LIN_TARGETS" --method kde --candidates cands.csv)
 if [ -n "$gs" ]; then
   npy=$(ls "$gs"/*.npy | head -1)
   ln -s ../fit/train.csv "$G/elsewhere/sym.csv"
@@ -636,7 +639,11 @@ printf 'when,Weight,Chins\n2024-01-01T00:00:00Z,191,5\n2024-01-02T00:00:00Z,189,
 "$OVK" export "$S" --predictions "$O/exported.parquet" --sessions "$STORE" > /dev/null 2>&1
 for f in "$O"/* "$ROOT"/datasets/*.parquet "$ROOT"/tests/data/*.parquet; do
   [ -f "$f" ] || continue
-  run "files from other tools" "$(basename "$f")" any -- "$OVK" run --data "$f" --method krr --sessions "$STORE"
+  # The hand-made tables name their output Chins; the repository's Parquet files have sidecars.
+  case $f in "$O"/*) roles=(--targets Chins) ;; *) roles=() ;; esac
+  [ "$(basename "$f")" = polars.parquet ] && roles=(--targets y0,y1)
+  [ "$(basename "$f")" = exported.parquet ] && roles=(--targets true_target_pulse)
+  run "files from other tools" "$(basename "$f")" any -- "$OVK" run --data "$f" "${roles[@]}" --method krr --sessions "$STORE"
 done
 
 # 18. ovk paper --data: a bad file is the user's (exit 2 with file, row and column), not an
@@ -677,7 +684,7 @@ done
 # 20. kde candidates through every way in (point 7): --config, a sweep, replay --verify.
 echo "family: kde candidates (every way in)" >&2
 KC=$W/kc; mkdir -p "$KC"
-ks=$(cd "$KC" && cp "$DATA/linnerud.csv" lin.csv && printf 'target_weight,target_waist,target_pulse\n191,36,50\n162,35,62\n' > c.csv && fit kdec --data lin.csv --method kde --candidates c.csv)
+ks=$(cd "$KC" && cp "$DATA/linnerud.csv" lin.csv && printf 'target_weight,target_waist,target_pulse\n191,36,50\n162,35,62\n' > c.csv && fit kdec --data lin.csv --targets "$LIN_TARGETS" --method kde --candidates c.csv)
 for f in "$ROOT"/tests/data/bad/*.parquet "$H/fifo.csv" "$H/utf16.csv"; do
   b=$(basename "$f")
   printf 'data = "%s"\nmethod = "kde"\ncandidates = "%s"\n' "$DATA/linnerud.csv" "$f" > "$KC/run.toml"
