@@ -692,7 +692,8 @@ for f in "$ROOT"/tests/data/bad/*.parquet "$H/fifo.csv" "$H/utf16.csv"; do
   printf 'data = "%s"\nmethod = "kde"\ncandidates = "%s"\nlambda = [0.1, 1.0]\n' "$DATA/linnerud.csv" "$f" > "$KC/sweep.toml"
   run "kde candidates (every way in)" "sweep, $b" refuse -- "$OVK" sweep --config "$KC/sweep.toml" --sessions "$KC/sweep-store"
   if [ -n "$ks" ]; then
-    rm -f "$KC/c.csv"; cp "$f" "$KC/c.csv" 2>/dev/null || continue
+    rm -f "$KC/c.csv"
+    if [ -p "$f" ]; then mkfifo "$KC/c.csv"; else cp "$f" "$KC/c.csv" 2>/dev/null || continue; fi
     run "kde candidates (every way in)" "replay --verify, candidates now $b" refuse -- sh -c 'cd "$1" && shift && exec "$@"' _ "$KC" "$OVK" replay "$ks" --verify --sessions "$STORE"
   fi
 done
