@@ -56,10 +56,10 @@ judge() {
     why="exit $rc: $(head -c 200 "$err")"
   fi
   if [ -n "$why" ]; then
-    FAILED[$fam]=$((FAILED[$fam] + 1))
+    FAILED[$fam]=$((FAILED[$fam] + 1)); LAST_HELD=0
     printf '%s | %s | %s\n' "$fam" "$name" "$why" >> "$FAILS"
   else
-    HELD[$fam]=$((HELD[$fam] + 1))
+    HELD[$fam]=$((HELD[$fam] + 1)); LAST_HELD=1
   fi
 }
 
@@ -368,8 +368,11 @@ done
 sum_of() { cksum < "$1" 2>/dev/null; }
 leftovers() { find "$@" \( -name '.tmp-*' -o -name '.*.tmp-*' -o -name '*.tmp-*' \) 2>/dev/null | head -3; }
 # fail_last FAMILY NAME WHY: turn the case just judged held into failed (a side effect it missed).
+# A case already failed stays one failure; its further reason is listed too.
 fail_last() {
-  if [ "${HELD[$1]}" -gt 0 ]; then HELD[$1]=$((HELD[$1] - 1)); FAILED[$1]=$((FAILED[$1] + 1)); fi
+  if [ "$LAST_HELD" = 1 ]; then
+    HELD[$1]=$((HELD[$1] - 1)); FAILED[$1]=$((FAILED[$1] + 1)); LAST_HELD=0
+  fi
   printf '%s | %s | %s\n' "$1" "$2" "$3" >> "$FAILS"
 }
 # verdict FAMILY NAME WHY: held when WHY is empty, else failed for WHY.
