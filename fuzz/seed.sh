@@ -6,7 +6,7 @@
 set -e
 R=..
 C=corpus
-mkdir -p $C/load_csv $C/config $C/session $C/sizes
+mkdir -p $C/load_csv $C/config $C/session $C/sizes $C/candidates $C/session_model
 for s in 17e9 1GB 512MiB 4G abc -1 1..8 1..40:5 2,5,10 3,3,3 1..4000000000 1..18446744073709551615; do
   printf '%s' "$s" > "$C/sizes/$s"
 done
@@ -24,3 +24,16 @@ for d in $R/sessions/*/; do
   done
 done
 cat $R/sessions/20261121-080316-linnerud-okl/session.json $R/tests/data/bad/huge_shape.npy > $C/session/huge_shape
+# kde candidates: the corrupt tables, and output columns of real data sets.
+cp $R/tests/data/bad/*.csv $R/tests/data/bad/*.parquet $C/candidates/
+printf 'a,b\n1,2\n3,4\n' > $C/candidates/ab.csv
+printf 'a,b\n1,\n3,x\n' > $C/candidates/gaps.csv
+for f in linnerud slump; do cp $R/datasets/$f.csv $C/candidates/; done
+# Sessions with their models: session.json, then each model array in the order it lists them
+# (the target cuts the bytes at each .npy magic).
+for d in $R/sessions/*/; do
+  n=$(basename "$d")
+  arrays=$(sed -n 's/.*"arrays": *\[\([^]]*\)\].*/\1/p' "$d/session.json" | tr -d '" ' | tr ',' ' ')
+  [ -n "$arrays" ] || continue
+  { cat "$d/session.json"; for a in $arrays; do cat "$d/model_$a.npy"; done; } > "$C/session_model/$n"
+done

@@ -17,6 +17,17 @@ pub fn stdout(args: fmt::Arguments) -> Result<()> {
         .map_err(|e| OvkError::input(format!("writing to standard output: {e}")))
 }
 
+/// Write raw bytes (a line that need not be UTF-8) to standard output, then flush.
+pub fn stdout_bytes(bytes: &[u8]) -> Result<()> {
+    stdout_bytes_io(bytes).map_err(|e| OvkError::input(format!("writing to standard output: {e}")))
+}
+
+/// `stdout_bytes` with the I/O error itself, for a caller that treats a closed pipe apart.
+pub fn stdout_bytes_io(bytes: &[u8]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes).and_then(|_| out.flush())
+}
+
 /// Write `args` to standard error, ignoring failure.
 pub fn stderr(args: fmt::Arguments) {
     let _ = io::stderr().lock().write_fmt(args);

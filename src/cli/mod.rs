@@ -18,6 +18,7 @@ mod progress;
 mod replay;
 mod run;
 mod sessions;
+mod shell;
 mod signals;
 mod sweep;
 
@@ -126,6 +127,10 @@ struct PredictArgs {
     /// Replace --out if it exists (never the session store, the session or its data)
     #[arg(long)]
     force: bool,
+    /// Predict and write N rows at a time, so the whole result is never in memory (default:
+    /// all at once when that fits, else the most rows that fit, and a note says so)
+    #[arg(long, value_name = "N")]
+    batch_rows: Option<usize>,
     /// Print one JSON object (rows, the metrics when FILE holds the model's outputs, the file
     /// written) instead of the CSV; predictions are then written only with --out FILE
     #[arg(long)]
@@ -406,6 +411,7 @@ pub fn main() -> i32 {
             a.force,
             a.json,
             cli.sessions.as_deref(),
+            a.batch_rows,
         ),
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),

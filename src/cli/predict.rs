@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use ovk_core::kernels::format_bytes;
 use ovk_core::session::{self, output, OutputRules, Store};
-use ovk_core::train::{predict_file, write_predictions};
+use ovk_core::train::{write_predictions, Prediction};
 use ovk_core::Result;
 
 pub fn predict(
@@ -15,6 +16,7 @@ pub fn predict(
     force: bool,
     json: bool,
     sessions: Option<&Path>,
+    batch_rows: Option<usize>,
 ) -> Result<i32> {
     let dir = match Path::new(arg).is_dir() {
         true => Path::new(arg).to_path_buf(),
@@ -33,25 +35,53 @@ pub fn predict(
         true => None,
         false => Some(output::plan(out, &rules)?),
     };
-    let table = predict_file(&dir, data)?;
-    if let Some(planned) = &planned {
-        write_predictions(&table, planned)?;
+    let p = Prediction::prepare(&dir, data)?;
+    let batching = p.batching(batch_rows)?;
+    if let Some(whole) = batching.chosen_because {
+        errln!(
+            "note: the whole prediction ({} rows × {} outputs) needs about {}, more than the \
+             memory guard allows; predicting and writing {} rows at a time (--batch-rows N \
+             sets it)",
+            p.n_rows(),
+            p.output_names().len(),
+            format_bytes(whole),
+            batching.rows
+        );
     }
+    let (n_rows, n_outputs, filled_rows) = (p.n_rows(), p.output_names().len(), p.filled_rows());
+    let scored = if batching.rows >= n_rows {
+        let table = p.whole()?;
+        if let Some(planned) = &planned {
+            write_predictions(&table, planned)?;
+        }
+        table.scored
+    } else {
+        if p.holds_outputs() {
+            errln!(
+                "note: the file holds the outputs, but scoring needs the whole prediction in \
+                 memory: predicted in blocks, not scored"
+            );
+        }
+        if let Some(planned) = &planned {
+            p.write_blocks(batching.rows, planned)?;
+        }
+        None
+    };
     if json {
         let obj = serde_json::json!({
             "session": dir.display().to_string(),
             "data": data.display().to_string(),
-            "rows": table.n_rows(),
-            "outputs": table.output_names.len(),
-            "metrics": table.scored.as_ref().map(|s| &s.metrics),
-            "scored_rows": table.scored.as_ref().map(|s| s.rows.len()),
-            "filled_rows": table.filled_rows,
+            "rows": n_rows,
+            "outputs": n_outputs,
+            "metrics": scored.as_ref().map(|s| &s.metrics),
+            "scored_rows": scored.as_ref().map(|s| s.rows.len()),
+            "filled_rows": filled_rows,
             "out": planned.as_ref().filter(|p| p.is_file()).map(|_| out.display().to_string()),
         });
         outln!("{obj}")?;
         return Ok(0);
     }
-    if let Some(s) = &table.scored {
+    if let Some(s) = &scored {
         let cells: Vec<String> = s
             .metrics
             .iter()
@@ -60,23 +90,23 @@ pub fn predict(
         errln!(
             "metrics on the {} of {} rows that hold every output: {}",
             s.rows.len(),
-            table.n_rows(),
+            n_rows,
             cells.join("  ")
         );
     }
-    if table.filled_rows > 0 {
+    if filled_rows > 0 {
         errln!(
             "note: {} row(s) had missing feature cells filled in as in training (numeric: the \
              training mean; text: the most frequent value)",
-            table.filled_rows
+            filled_rows
         );
     }
     if planned.as_ref().is_some_and(|p| p.is_file()) {
         errln!(
             "wrote {} ({} rows, {} outputs)",
             out.display(),
-            table.n_rows(),
-            table.output_names.len()
+            n_rows,
+            n_outputs
         );
     }
     Ok(0)

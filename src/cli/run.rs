@@ -1,5 +1,6 @@
 //! `ovk run`: one fit, saved as a session.
 
+use std::fmt::Write;
 use std::path::Path;
 
 use serde_json::json;
@@ -59,6 +60,14 @@ pub fn run(
     }
     let r = &outcome.record;
 
+    // The report is written once, after the save: a reader that has gone (`ovk run --json |
+    // true`) is no failure of the fit, which is saved.
+    let mut text = String::new();
+    macro_rules! w {
+        ($($arg:tt)*) => {{
+            let _ = writeln!(text, $($arg)*);
+        }};
+    }
     if json {
         let obj = json!({
             "session": dir.display().to_string(),
@@ -78,27 +87,27 @@ pub fn run(
             "folds": r.split.folds.as_ref().map(|f| &f.id),
             "notes": r.notes,
         });
-        outln!("{obj}")?;
+        w!("{obj}");
     } else {
-        outln!("session   {}", dir.display())?;
-        outln!(
+        w!("session   {}", dir.display());
+        w!(
             "method    {} ({} iterations, {}converged, objective {})",
             r.method,
             r.iterations,
             if r.converged { "" } else { "NOT " },
             r.objective
                 .map_or_else(|| "not computed".to_string(), |q| format!("{q:.10e}"))
-        )?;
+        );
         if let Some(cv) = &r.cv {
             let k = cv.values().next().map_or(0, |s| s.folds.len());
             let cells: Vec<String> = cv
                 .iter()
                 .map(|(name, s)| format!("{name} {:.4} ± {:.4}", s.mean, s.sd))
                 .collect();
-            outln!(
+            w!(
                 "cv        {} ({k} folds of the training part, mean ± sd)",
                 cells.join("  ")
-            )?;
+            );
         }
         for (part, m) in [("train", &r.metrics.train), ("test", &r.metrics.test)] {
             let cells: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
@@ -107,22 +116,33 @@ pub fn run(
                 _ => "",
             };
             if cells.is_empty() {
-                outln!("{part:<9} (no {part} rows)")?;
+                w!("{part:<9} (no {part} rows)");
             } else {
-                outln!("{part:<9} {}{mark}", cells.join("  "))?;
+                w!("{part:<9} {}{mark}", cells.join("  "));
             }
         }
         if let Some(b) = &r.baseline {
             let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
-            outln!("baseline  {} (krr, test)", cells.join("  "))?;
+            w!("baseline  {} (krr, test)", cells.join("  "));
         }
         if let Some(f) = r.details.get("input_factor") {
-            outln!("input     {}", describe_factor(f))?;
+            w!("input     {}", describe_factor(f));
         }
-        outln!("fit       {:.3}s", r.timings.fit_s)?;
+        w!("fit       {:.3}s", r.timings.fit_s);
         for n in progress.unseen(&r.notes) {
-            outln!("note      {n}")?;
+            w!("note      {n}");
         }
+    }
+    if let Err(e) = super::console::stdout_bytes_io(text.as_bytes()) {
+        errln!(
+            "writing to standard output: {e}; the session was saved as {}",
+            dir.display()
+        );
+        return Ok(if e.kind() == std::io::ErrorKind::BrokenPipe {
+            0
+        } else {
+            2
+        });
     }
     Ok(0)
 }

@@ -153,8 +153,17 @@ pub fn read_grid(path: &Path) -> Result<Grid> {
         let p = std::path::PathBuf::from(&*d);
         if p.is_relative() && !p.exists() {
             if let Some(dir) = path.parent() {
-                if dir.join(&p).exists() {
-                    *d = dir.join(&p).display().to_string();
+                let beside = dir.join(&p);
+                if beside.exists() {
+                    *d = beside.to_str().map(String::from).ok_or_else(|| {
+                        at(format!(
+                            "'data' = {:?} is found beside the sweep file, in a folder whose \
+                             name is not UTF-8 ({}); give the data's path from the working \
+                             directory instead",
+                            p,
+                            beside.display()
+                        ))
+                    })?;
                 }
             }
         }
@@ -538,49 +547,68 @@ fn short_number(v: &str) -> String {
     }
 }
 
-/// One self-contained `ovk run` command per configuration and fold.
+/// One self-contained `ovk run` command per configuration and fold, each one line that a POSIX
+/// shell reads back as exactly these words (`shell::quote`); a value no line can carry is
+/// refused before anything is printed.
 fn print_plan(raws: &[RawOptions], folds: Option<usize>, store: &Store) -> Result<()> {
-    for (i, raw) in raws.iter().enumerate() {
+    let sessions = super::shell::quote_path(store.root()).ok_or_else(|| {
+        unprintable_value("--sessions", store.root().as_os_str().as_encoded_bytes())
+    })?;
+    // Every value is checked before the first line is printed.
+    let mut configs = Vec::with_capacity(raws.len());
+    for raw in raws {
+        let mut words = vec![b"ovk".to_vec(), b"run".to_vec()];
+        for (k, v) in raw {
+            if k == "name" {
+                continue;
+            }
+            let flag = format!("--{}", k.replace('_', "-"));
+            if v == "true" && k == "drop_missing" {
+                words.push(flag.into_bytes());
+                continue;
+            }
+            let value = super::shell::quote(v.as_bytes())
+                .ok_or_else(|| unprintable_value(&format!("'{k}'"), v.as_bytes()))?;
+            // `--targets=-x`: a value that starts with a dash is not taken for a flag.
+            if v.starts_with('-') {
+                words.push([flag.as_bytes(), b"=".as_slice(), value.as_slice()].concat());
+            } else {
+                words.extend([flag.into_bytes(), value]);
+            }
+        }
+        configs.push(words);
+    }
+    for (i, words) in configs.iter().enumerate() {
         for f in 0..folds.unwrap_or(1) {
-            let mut words = vec!["ovk".to_string(), "run".to_string()];
-            for (k, v) in raw {
-                if k == "name" {
-                    continue;
-                }
-                words.push(format!("--{}", k.replace('_', "-")));
-                if v != "true" || !matches!(k.as_str(), "drop_missing") {
-                    words.push(shell_quote(v));
-                }
-            }
+            let mut line = words.clone();
             if let Some(k) = folds {
-                words.extend([
-                    "--cv-folds".into(),
-                    k.to_string(),
-                    "--cv-fold".into(),
-                    f.to_string(),
-                ]);
+                for w in ["--cv-folds", &k.to_string(), "--cv-fold", &f.to_string()] {
+                    line.push(w.as_bytes().to_vec());
+                }
             }
-            words.extend([
-                "--name".into(),
-                format!("sweep-c{i}-f{f}"),
-                "--sessions".into(),
-                shell_quote(&store.root().display().to_string()),
+            line.extend([
+                b"--name".to_vec(),
+                format!("sweep-c{i}-f{f}").into_bytes(),
+                b"--sessions".to_vec(),
+                sessions.clone(),
             ]);
-            outln!("{}", words.join(" "))?;
+            let mut text = line.join(&b' ');
+            text.push(b'\n');
+            super::console::stdout_bytes(&text)?;
         }
     }
     Ok(())
 }
 
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./,=:+".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+/// A plan cannot print `value` (of `what`) as one word of a one-line command.
+fn unprintable_value(what: &str, value: &[u8]) -> OvkError {
+    let why = super::shell::unprintable(value).unwrap_or("a character no shell line carries");
+    OvkError::input(format!(
+        "sweep --plan: {what} holds {why} ({}); a plan prints each command as one line for a \
+         shell, which cannot carry it — rename it (a column, a file), or run the sweep here \
+         without --plan",
+        String::from_utf8_lossy(value).escape_debug()
+    ))
 }
 
 fn collect_dir(dir: &Path, store: &Store) -> Result<i32> {
@@ -591,18 +619,18 @@ fn collect_dir(dir: &Path, store: &Store) -> Result<i32> {
         )));
     }
     let from = Store::open(Some(dir))?;
-    let mut records = Vec::new();
+    let mut sessions = Vec::new();
     for l in from.list() {
         match l {
-            session::Listing::Ok(s) => records.push(session::load(&s.path)?.record),
+            session::Listing::Ok(s) => sessions.push(session::load(&s.path)?),
             session::Listing::Corrupt { path, reason } => {
                 errln!("skipping {}: {reason}", path.display())
             }
         }
     }
     // Grid order: the plan's names say which configuration and fold each session is.
-    records.sort_by(|a, b| a.name.cmp(&b.name));
-    let (configs, result) = collect(&records)?;
+    sessions.sort_by(|a, b| a.record.name.cmp(&b.record.name));
+    let (configs, result) = collect(&sessions)?;
     for r in &result.rows {
         outln!("{}", serde_json::to_string(r).unwrap_or_default())?;
     }

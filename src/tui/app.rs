@@ -49,10 +49,14 @@ pub fn run_app(start: Option<PathBuf>, sessions_dir: Option<PathBuf>) -> Result<
             (parent, select)
         }
         Some(p) => {
-            return Err(OvkError::input(format!(
-                "{}: no such file or folder",
-                p.display()
-            )))
+            let what = match std::fs::metadata(&p) {
+                Ok(m) => format!(
+                    "is {}; the workbench opens a data file or a folder",
+                    ovk_core::data::files::kind_of(&m)
+                ),
+                Err(_) => "no such file or folder".to_string(),
+            };
+            return Err(OvkError::input(format!("{}: {what}", p.display())));
         }
     };
     let mut state = State::new(dir.clone());

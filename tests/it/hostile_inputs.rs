@@ -506,6 +506,9 @@ fn parquet_chunks_outside_the_file_are_refused_before_polars_reads() {
             "row group 0, column 2 at bytes -832..-472",
         ),
         ("bad_pages", "row group 0, column 3 at bytes -758..-448"),
+        // Found by the `candidates` fuzzer (issue 33): a chunk running past the data pages,
+        // on which polars' column-chunk metadata panics (unwrap on None) when read unguarded.
+        ("chunk_past_pages", "row group 0, column 0 at bytes 4..354"),
     ] {
         let path = format!("{BAD}/{name}.parquet");
         let args = run_on(&path, "y");

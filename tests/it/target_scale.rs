@@ -212,12 +212,12 @@ fn a_torn_target_scaler_is_refused_on_load() {
         (
             "mean",
             serde_json::json!([1.0]),
-            "target scaler has 1 means",
+            "model.target_scaler: 1 means and 3 scales",
         ),
         (
             "std",
             serde_json::json!([1.0, 0.0, 1.0]),
-            "target scaler divides by zero",
+            "model.target_scaler: the scale of column 1 is 0",
         ),
     ] {
         let mut v: serde_json::Value =

@@ -71,6 +71,16 @@ pub struct NewRows {
 pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
     let raw = read_raw(path)?;
     let names = raw.names();
+    // The feature count is the session's: bounded before it sizes the matrix.
+    crate::kernels::check_fits_or(
+        crate::kernels::dense_bytes(raw.n_rows, trained.features.len()),
+        &format!(
+            "the {} rows × {} feature columns to predict",
+            raw.n_rows,
+            trained.features.len()
+        ),
+        "predict the rows of a smaller file (split it)",
+    )?;
     let mut x = Array2::zeros((raw.n_rows, trained.features.len()));
     let mut filled = vec![false; raw.n_rows];
     // The training fill of feature j, when there is one.

@@ -159,8 +159,8 @@ pub fn refuse_nul(path: &Path, offset: u64, chunk: &[u8], what: &str) -> Result<
         Some(i) => Err(input_at(
             path,
             format!(
-                "holds a NUL byte at offset {}: not a {what} text file (binary, or a sparse \
-                 file full of zeros)",
+                "holds a NUL byte at offset {}: {what} is text, and this file is not \
+                 (binary, or a sparse file full of zeros)",
                 offset + i as u64
             ),
         )),

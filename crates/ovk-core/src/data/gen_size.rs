@@ -24,9 +24,14 @@ pub fn check_table(rows_flag: &str, rows: usize, cols_flag: &str, cols: usize) -
     }
     // A few copies of the matrix, and its text at up to 24 bytes a number.
     let bytes = dense_bytes(rows, cols).saturating_mul(4 + 3);
+    // Only what the user typed can be made smaller (gp-mix's grid is fixed).
+    let flags: Vec<&str> = [rows_flag, cols_flag]
+        .into_iter()
+        .filter(|f| f.starts_with("--"))
+        .collect();
     check_fits_or(
         bytes,
         &format!("generating {rows} × {cols} numbers"),
-        &format!("give a smaller {rows_flag} or {cols_flag}"),
+        &format!("give a smaller {}", flags.join(" or ")),
     )
 }

@@ -34,13 +34,14 @@ pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns, TrainedOut
 pub use features::{looks_like_date, Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;
+pub(crate) use prepare::MAX_MAGNITUDE;
 pub use prepare::{sha256_file, sha256_hex};
 pub use scale::finite_moments;
 pub use select::resolve as select_columns;
 pub use sidecar::{parse_sidecar, sidecar_for, sidecar_path, Sidecar, ViewSpec};
 pub use table::{load_table, read_numeric_columns, read_numeric_table, ColumnSummary, Table};
 pub use views::view_columns;
-pub use write::{output_format, write_table, OutColumn};
+pub use write::{output_format, write_table, BlockWriter, OutColumn};
 
 use std::path::PathBuf;
 

@@ -198,7 +198,7 @@ const OUTER_SALT: u64 = 0x0de7_0f01;
 
 /// Values beyond this overflow double precision once squared (distances, variances, the
 /// objective): 1e154² is about the largest f64.
-const MAX_MAGNITUDE: f64 = 1e150;
+pub(crate) const MAX_MAGNITUDE: f64 = 1e150;
 
 /// Refuse a finite value so large that the fit would overflow to NaN and then blame λ.
 pub(super) fn check_magnitude(

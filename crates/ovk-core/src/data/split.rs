@@ -91,15 +91,7 @@ pub(crate) fn cv_fold(
         .filter(|i| labeled.binary_search(i).is_ok())
         .collect();
     let n = order.len();
-    if cv.folds < 2 || cv.fold >= cv.folds || cv.folds > n {
-        return Err(input_at(
-            path,
-            format!(
-                "cannot take fold {} of {} from {n} labeled training rows (need 2 ≤ folds ≤ rows)",
-                cv.fold, cv.folds
-            ),
-        ));
-    }
+    cv.check(n).map_err(|why| input_at(path, why))?;
     Rng::new(seed ^ 0xcf_f01d).shuffle(&mut order);
     let (lo, hi) = (cv.fold * n / cv.folds, (cv.fold + 1) * n / cv.folds);
     let mut test = order[lo..hi].to_vec();
@@ -131,6 +123,22 @@ pub(crate) fn subsample(path: &Path, parts: &Split, n: usize, seed: u64) -> Resu
         train: order,
         test: parts.test.clone(),
     })
+}
+
+impl super::CvFold {
+    /// Whether fold `fold` of `folds` can be taken from `rows` labeled training rows: the one
+    /// bound on a fold count, wherever it was read (a flag, a config, a saved session), checked
+    /// before anything is sized by it.
+    pub fn check(self, rows: usize) -> std::result::Result<(), String> {
+        if self.folds < 2 || self.fold >= self.folds || self.folds > rows {
+            return Err(format!(
+                "cannot take fold {} of {} from {rows} labeled training rows (need 2 ≤ folds ≤ \
+                 rows)",
+                self.fold, self.folds
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Which of the `n` candidate labels to keep: `labeled` ≥ 1 is a count, < 1 a fraction

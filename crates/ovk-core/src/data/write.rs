@@ -91,9 +91,27 @@ fn write_csv(
     rows: usize,
     separator: u8,
 ) -> std::io::Result<()> {
+    write_csv_header(out, columns, separator)?;
+    write_csv_rows(out, columns, rows, separator)
+}
+
+fn write_csv_header(
+    out: &mut dyn Write,
+    columns: &[(String, OutColumn)],
+    separator: u8,
+) -> std::io::Result<()> {
     let sep = separator as char;
     let header: Vec<String> = columns.iter().map(|(n, _)| field(n, sep)).collect();
-    writeln!(out, "{}", header.join(&sep.to_string()))?;
+    writeln!(out, "{}", header.join(&sep.to_string()))
+}
+
+fn write_csv_rows(
+    out: &mut dyn Write,
+    columns: &[(String, OutColumn)],
+    rows: usize,
+    separator: u8,
+) -> std::io::Result<()> {
+    let sep = separator as char;
     // Formatting numbers is the cost (10⁵ columns × 200 rows): a batch of rows is formatted
     // in parallel, then written in order.
     const BATCH: usize = 64;
@@ -124,6 +142,76 @@ fn write_csv(
         }
     }
     Ok(())
+}
+
+/// A table written a block of rows at a time, so the whole never needs to be in memory: CSV
+/// rows as they come (the header with the first block), Parquet one row group per block. Every
+/// block has the same columns, in the same order.
+pub struct BlockWriter<'a> {
+    out: Option<&'a mut dyn Write>,
+    format: Format,
+    header_written: bool,
+    parquet: Option<polars::io::parquet::write::BatchedWriter<&'a mut dyn Write>>,
+}
+
+impl<'a> BlockWriter<'a> {
+    pub fn new(out: &'a mut dyn Write, format: Format) -> Self {
+        BlockWriter {
+            out: Some(out),
+            format,
+            header_written: false,
+            parquet: None,
+        }
+    }
+
+    /// Append the rows of `columns`.
+    pub fn write(&mut self, columns: &[(String, OutColumn)]) -> std::io::Result<()> {
+        let rows = columns.first().map_or(0, |(_, c)| c.len());
+        if let Some((name, _)) = columns.iter().find(|(_, c)| c.len() != rows) {
+            return Err(std::io::Error::other(format!(
+                "write_table: column `{name}` differs in length"
+            )));
+        }
+        match self.format {
+            Format::Csv { separator } => {
+                let Some(out) = self.out.as_deref_mut() else {
+                    return Err(std::io::Error::other("BlockWriter: written after its end"));
+                };
+                if !self.header_written {
+                    write_csv_header(out, columns, separator)?;
+                    self.header_written = true;
+                }
+                write_csv_rows(out, columns, rows, separator)
+            }
+            Format::Parquet => {
+                let df = frame(columns).map_err(std::io::Error::other)?;
+                if self.parquet.is_none() {
+                    let out = self
+                        .out
+                        .take()
+                        .ok_or_else(|| std::io::Error::other("BlockWriter: no output"))?;
+                    let w = ParquetWriter::new(out)
+                        .with_statistics(StatisticsOptions::empty())
+                        .with_compression(ParquetCompression::Uncompressed)
+                        .batched(df.schema())
+                        .map_err(std::io::Error::other)?;
+                    self.parquet = Some(w);
+                }
+                match &mut self.parquet {
+                    Some(w) => w.write_batch(&df).map_err(std::io::Error::other),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Close the table (Parquet's footer).
+    pub fn finish(self) -> std::io::Result<()> {
+        match self.parquet {
+            Some(w) => w.finish().map(|_| ()).map_err(std::io::Error::other),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Shortest round-trip text of an f64 (Rust's `Display`), without a fresh String per cell.

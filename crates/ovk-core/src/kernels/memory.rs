@@ -202,6 +202,12 @@ fn cgroup_left() -> Option<(u64, String)> {
     best
 }
 
+/// The bytes a run may use (80% of `memory_budget`), where a budget can be read: what a
+/// computation done in blocks sizes its blocks by.
+pub fn usable_bytes() -> Result<Option<u64>> {
+    Ok(memory_budget()?.map(|b| (USABLE * b.bytes as f64) as u64))
+}
+
 /// Error if `bytes` exceed 80% of the available memory.
 pub fn check_fits(bytes: u64, what: &str) -> Result<()> {
     check_fits_or(

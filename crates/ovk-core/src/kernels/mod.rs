@@ -22,7 +22,7 @@ pub use knn::{knn_sparse, nearest_neighbours, SparseGraph, KNN_BLOCK};
 pub use lowrank::{input_factor, kernel_diagonal, FeatureMap, InputFactor, Landmarks};
 pub use memory::{
     available_memory_bytes, check_fits, check_fits_or, dense_bytes, fit_allocator_to_limits,
-    format_bytes, memory_budget, parse_size, peak_rss_bytes, MemoryBudget,
+    format_bytes, memory_budget, parse_size, peak_rss_bytes, usable_bytes, MemoryBudget,
 };
 pub use nystrom::{nystrom, NystromFactor};
 pub use options::KERNEL_OPTIONS;

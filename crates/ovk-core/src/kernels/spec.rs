@@ -217,14 +217,12 @@ impl KernelSpec {
             match self.sigma {
                 // σ² must be a normal positive number: 1e-300² underflows to 0 and the kernel
                 // becomes 0/0 on the diagonal, which no λ repairs.
-                Sigma::Value(v) if !(1e-150..=1e150).contains(&v) => {
-                    Err(OvkError::input(format!(
-                    "--sigma {v:e} is outside [1e-150, 1e150]: σ² {} in double precision; give \
-                     σ on the scale of the distances between the (scaled) rows, or --sigma median",
-                    if v < 1e-150 { "underflows to 0" } else { "overflows" }
-                )))
-                }
-                Sigma::Value(v) => Ok(v),
+                Sigma::Value(v) => sigma_in_range(v).map(|_| v).map_err(|why| {
+                    OvkError::input(format!(
+                        "--sigma {why}; give σ on the scale of the distances between the \
+                         (scaled) rows, or --sigma median"
+                    ))
+                }),
                 Sigma::Median => {
                     let m = median_distance(x_train);
                     if x_train.nrows() < 2 {
@@ -263,6 +261,24 @@ impl KernelSpec {
     }
 }
 
+/// σ as a fit takes it: σ² a normal positive number (1e-300² underflows to 0 and the kernel
+/// becomes 0/0 on the diagonal, which no λ repairs).
+fn sigma_in_range(v: f64) -> std::result::Result<(), String> {
+    if (1e-150..=1e150).contains(&v) {
+        return Ok(());
+    }
+    Err(format!(
+        "{v:e} is outside [1e-150, 1e150]: σ² {} in double precision",
+        if v.is_nan() {
+            "is not a number"
+        } else if v < 1e-150 {
+            "underflows to 0 (or σ is not positive)"
+        } else {
+            "overflows"
+        }
+    ))
+}
+
 /// A scalar kernel with every parameter fixed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "lowercase")]
@@ -278,6 +294,26 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// The bounds a fit puts on the parameters it resolves, for a kernel read back from a file
+    /// (a saved model): σ within [1e-150, 1e150], the polynomial's degree and a finite offset
+    /// in their declared ranges.
+    pub fn check(&self) -> Result<()> {
+        match *self {
+            Kernel::Linear => Ok(()),
+            Kernel::Gaussian { sigma } | Kernel::Laplacian { sigma } => {
+                sigma_in_range(sigma).map_err(|why| OvkError::input(format!("sigma {why}")))
+            }
+            Kernel::Polynomial { degree, coef0 } => {
+                DEGREE.check(&Value::Int(i64::from(degree)))?;
+                COEF0.check(&Value::Float(coef0))?;
+                if !coef0.is_finite() {
+                    return Err(OvkError::input(format!("coef0: {coef0} is not finite")));
+                }
+                Ok(())
+            }
+        }
+    }
+
     pub fn name(&self) -> KernelName {
         match self {
             Kernel::Linear => KernelName::Linear,

@@ -22,12 +22,10 @@ pub struct Located {
 /// Find the data file of a session saved in `dir`; `given` is the user's `--data FILE`.
 pub fn locate_data(dir: &Path, info: &DatasetInfo, given: Option<&Path>) -> Result<Located> {
     if let Some(p) = given {
-        if !p.is_file() {
-            return Err(OvkError::input(format!(
-                "{}: no such file (given by --data)",
-                p.display()
-            )));
-        }
+        // Says what is there when it is not a regular file (a FIFO, /dev/zero), without
+        // blocking on it.
+        crate::data::files::open_regular(p, "data")
+            .map_err(|e| OvkError::input(format!("{e} (given by --data)")))?;
         check_hash(p, info, "given by --data")?;
         return Ok(Located {
             path: p.to_path_buf(),

@@ -7,6 +7,7 @@ mod durable;
 mod load;
 mod locate;
 mod model;
+mod model_checks;
 mod naming;
 mod npy_claims;
 pub mod output;
@@ -20,7 +21,7 @@ pub use crate::metrics::MetricMap;
 pub use crate::util::text::{display_safe, text_safe};
 pub use load::{load, Loaded};
 pub use locate::{locate_data, Located};
-pub use model::load_model;
+pub use model::{load_model, load_model_sized};
 pub use naming::{new_id, now_rfc3339, safe_name, slug, MAX_NAME_CHARS};
 pub use output::{Output, OutputRules};
 pub use record::{

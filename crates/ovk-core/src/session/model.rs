@@ -1,14 +1,20 @@
 //! A session's saved model put back together: every part present (a missing file is named),
 //! finite, and consistent with the record, before `methods::load_model` sees it.
 
-use crate::data::Scaler;
 use crate::methods::{self, Model, ModelParts};
 use crate::{OvkError, Result};
 
-use super::{model_matrix_name, Loaded, ModelRecord};
+use super::{model_checks, model_matrix_name, Loaded, ModelRecord};
 
 /// The session's model and its record; a session saved without one is refused with the way out.
 pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
+    load_model_sized(s).map(|(rec, model, _)| (rec, model))
+}
+
+/// `load_model`, with the numbers a prediction holds per input row besides its result: the
+/// rows of every model array summed (each a reference set a new row is compared with, or
+/// coefficients a product passes through) — an upper bound for every model ovk saves.
+pub fn load_model_sized(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>, usize)> {
     let r = &s.record;
     let Some(rec) = r.model.clone() else {
         return Err(OvkError::bad_session(format!(
@@ -20,10 +26,7 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
     };
     let json = s.dir.join("session.json");
     let d = r.feature_names.len();
-    check_scaler(&json, "scaler", &rec.scaler, d, "feature columns")?;
-    if let Some(t) = &rec.target_scaler {
-        check_scaler(&json, "target scaler", t, r.output_names.len(), "outputs")?;
-    }
+    model_checks::check_record(&json, r, &rec)?;
     if !rec.feature_dtypes.is_empty() && rec.feature_dtypes.len() != d {
         return Err(OvkError::bad_session(format!(
             "{}: the model records {} feature dtypes for {d} feature columns",
@@ -69,6 +72,8 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
         }
         parts.arrays.push((name.clone(), a));
     }
+    model_checks::check_parts(&s.dir, r, &parts)?;
+    let work_per_row = parts.arrays.iter().map(|(_, a)| a.nrows()).sum();
     let model = methods::load_model(parts)
         .map_err(|e| OvkError::bad_session(format!("{}: {e}", s.dir.display())))?;
     if let Some(k) = model.n_features() {
@@ -85,37 +90,7 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
             json.display()
         )));
     }
+    model_checks::check_outputs(&s.dir, model.as_ref(), d, r.output_names.len())?;
     let model = methods::TargetScaled::wrap(model, rec.target_scaler.as_ref());
-    Ok((rec, model))
-}
-
-/// A saved scaling: one finite mean and one finite, nonzero scale per column.
-fn check_scaler(
-    json: &std::path::Path,
-    what: &str,
-    s: &Scaler,
-    count: usize,
-    of: &str,
-) -> Result<()> {
-    if s.mean.len() != count || s.std.len() != count {
-        return Err(OvkError::bad_session(format!(
-            "{}: the model's {what} has {} means and {} scales for {count} {of}",
-            json.display(),
-            s.mean.len(),
-            s.std.len()
-        )));
-    }
-    if let Some(bad) = s.mean.iter().chain(&s.std).find(|v| !v.is_finite()) {
-        return Err(OvkError::bad_session(format!(
-            "{}: the model's {what} holds {bad}",
-            json.display()
-        )));
-    }
-    if s.std.contains(&0.0) {
-        return Err(OvkError::bad_session(format!(
-            "{}: the model's {what} divides by zero",
-            json.display()
-        )));
-    }
-    Ok(())
+    Ok((rec, model, work_per_row))
 }

@@ -17,5 +17,5 @@ mod unused;
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome};
-pub use predict::{predict_file, write_predictions, PredictionTable, Scored};
+pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable, Scored};
 pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};

@@ -2,14 +2,17 @@
 //! with the training scaler, predict, and decode classes or labels — the engine behind
 //! `ovk predict` and the workbench's Sessions pane.
 
-use std::path::Path;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
-use ndarray::{Array2, Axis};
+use ndarray::{s, Array2, Axis};
 
 use crate::data::{self, OutColumn, Task, TrainedColumns};
+use crate::kernels::{check_fits_or, usable_bytes};
+use crate::methods::Model;
 use crate::metrics::coding_midpoint;
 use crate::session::{self, ModelRecord};
-use crate::Result;
+use crate::{OvkError, Result};
 
 /// Predictions for every row of a file, in file order.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,64 +59,271 @@ impl PredictionTable {
     }
 }
 
-/// Apply the model saved in `session_dir` to the rows of `data_path`.
+/// A session's model with the rows of one file read and scaled, ready to predict them whole
+/// or a block of rows at a time.
+pub struct Prediction {
+    session_dir: PathBuf,
+    data_path: PathBuf,
+    record: session::SessionRecord,
+    rec: ModelRecord,
+    model: Box<dyn Model>,
+    /// The feature columns of every row, scaled as in training.
+    x: Array2<f64>,
+    filled_rows: usize,
+    /// The outputs the file holds, when it holds them: the whole prediction is scored on them.
+    truth: Option<data::Truth>,
+    /// Numbers the model holds per predicted row besides the result (`load_model_sized`).
+    work_per_row: usize,
+}
+
+/// Copies of a block's scores on the way out: the scores, their columns, the writer's frame
+/// and its encoding.
+const RESULT_COPIES: u64 = 4;
+
+/// Bytes of one decoded label cell (a `String` and its text).
+const TEXT_CELL_BYTES: u64 = 32;
+
+/// How many rows to predict at a time, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batching {
+    pub rows: usize,
+    /// Set when the whole would not fit and the block size was chosen here: what the whole
+    /// would need, for the note that says so.
+    pub chosen_because: Option<u64>,
+}
+
+impl Prediction {
+    /// Load the model saved in `session_dir` and read the rows of `data_path` for it.
+    pub fn prepare(session_dir: &Path, data_path: &Path) -> Result<Prediction> {
+        let loaded = session::load(session_dir)?;
+        let (rec, model, work_per_row) = session::load_model_sized(&loaded)?;
+        let r = loaded.record;
+        let trained = TrainedColumns {
+            features: &r.feature_names,
+            feature_dtypes: &rec.feature_dtypes,
+            class: rec
+                .class
+                .as_ref()
+                .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
+            categories: r.config.data.categories.as_deref().unwrap_or(&[]),
+            fill: rec.fill.as_deref(),
+            outputs: data::TrainedOutputs {
+                task: r.task,
+                names: &r.output_names,
+                coding: rec.class_coding,
+            },
+        };
+        let data::NewRows {
+            mut x,
+            filled_rows,
+            truth,
+        } = data::read_new_rows(data_path, &trained)?;
+        rec.scaler.apply(&mut x);
+        Ok(Prediction {
+            session_dir: session_dir.to_path_buf(),
+            data_path: data_path.to_path_buf(),
+            record: r,
+            rec,
+            model,
+            x,
+            filled_rows,
+            truth,
+            work_per_row,
+        })
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.x.nrows()
+    }
+
+    pub fn output_names(&self) -> &[String] {
+        &self.record.output_names
+    }
+
+    /// Whether the file holds the model's outputs (a whole prediction is then scored).
+    pub fn holds_outputs(&self) -> bool {
+        self.truth.is_some()
+    }
+
+    /// Rows with a missing feature cell filled in as in training (`--missing impute`).
+    pub fn filled_rows(&self) -> usize {
+        self.filled_rows
+    }
+
+    /// Bytes a block of predicted rows needs per row: the model's work, the scores and their
+    /// copies on the way out, and the decoded labels.
+    pub fn bytes_per_row(&self) -> u64 {
+        let m = self.record.output_names.len() as u64;
+        let numbers = (self.work_per_row as u64)
+            .saturating_add(self.x.ncols() as u64)
+            .saturating_add(m.saturating_mul(RESULT_COPIES));
+        let text = match self.record.task {
+            Task::Multilabel => m.saturating_mul(TEXT_CELL_BYTES),
+            Task::Multiclass => TEXT_CELL_BYTES,
+            _ => 0,
+        };
+        numbers.saturating_mul(8).saturating_add(text)
+    }
+
+    fn bytes_for(&self, rows: usize) -> u64 {
+        (rows as u64).saturating_mul(self.bytes_per_row())
+    }
+
+    fn what(&self, rows: usize) -> String {
+        format!(
+            "predicting {rows} row{} × {} outputs",
+            if rows == 1 { "" } else { "s" },
+            self.record.output_names.len()
+        )
+    }
+
+    /// The block size: `asked` (`--batch-rows`), checked against the memory guard; else every
+    /// row at once when that fits, else the most rows that fit (and what the whole needs).
+    pub fn batching(&self, asked: Option<usize>) -> Result<Batching> {
+        let n = self.n_rows().max(1);
+        if let Some(b) = asked {
+            if b == 0 {
+                return Err(OvkError::input("--batch-rows must be at least 1"));
+            }
+            let rows = b.min(n);
+            let fitting = self.rows_that_fit()?;
+            check_fits_or(
+                self.bytes_for(rows),
+                &self.what(rows),
+                &match fitting {
+                    Some(0) | None => "even one row does not fit".to_string(),
+                    Some(k) => format!("give a smaller --batch-rows (at most {k} rows fit)"),
+                },
+            )?;
+            return Ok(Batching {
+                rows,
+                chosen_because: None,
+            });
+        }
+        let whole = self.bytes_for(n);
+        match self.rows_that_fit()? {
+            Some(k) if k < n => {
+                if k == 0 {
+                    check_fits_or(
+                        self.bytes_for(1),
+                        &self.what(1),
+                        "even one row of the result does not fit: predict on a machine with \
+                         more memory",
+                    )?;
+                }
+                Ok(Batching {
+                    rows: k.max(1),
+                    chosen_because: Some(whole),
+                })
+            }
+            _ => Ok(Batching {
+                rows: n,
+                chosen_because: None,
+            }),
+        }
+    }
+
+    /// The most rows whose prediction fits the memory guard (`None`: no budget is known).
+    fn rows_that_fit(&self) -> Result<Option<usize>> {
+        Ok(usable_bytes()?.map(|b| {
+            let k = b / self.bytes_per_row().max(1);
+            usize::try_from(k).unwrap_or(usize::MAX)
+        }))
+    }
+
+    /// Predictions for the rows `rows` (in file order), decoded.
+    pub fn block(&self, rows: Range<usize>) -> Result<PredictionTable> {
+        let scores = self.model.predict(self.x.slice(s![rows.clone(), ..]))?;
+        if scores.ncols() != self.record.output_names.len() {
+            return Err(crate::OvkError::input(format!(
+                "{}: the model predicts {} outputs but the session names {}",
+                self.session_dir.display(),
+                scores.ncols(),
+                self.record.output_names.len()
+            )));
+        }
+        if let Some(i) = scores
+            .rows()
+            .into_iter()
+            .position(|row| row.iter().any(|v| !v.is_finite()))
+        {
+            return Err(crate::error::input_at(
+                &self.data_path,
+                format!(
+                    "the model's prediction for {} is not a finite number: its features lie so \
+                     far outside the training data that the kernel overflows",
+                    data::row_label(rows.start + i)
+                ),
+            ));
+        }
+        let names = &self.record.output_names;
+        let decoded = decode(self.record.task, &self.rec, names, &scores);
+        Ok(PredictionTable {
+            output_names: names.clone(),
+            scores,
+            decoded,
+            filled_rows: self.filled_rows,
+            scored: None,
+        })
+    }
+
+    /// Predictions for every row, scored against the outputs the file holds, if it holds them.
+    pub fn whole(self) -> Result<PredictionTable> {
+        let mut table = self.block(0..self.n_rows())?;
+        table.scored = self
+            .truth
+            .map(|t| score_against(&self.record, &self.rec, &table.scores, t));
+        Ok(table)
+    }
+
+    /// Predict `batch` rows at a time and write each block as it is made, so only one block is
+    /// ever in memory: CSV rows as they come, Parquet a row group per block.
+    pub fn write_blocks(&self, batch: usize, out: &session::Output) -> Result<()> {
+        let format = data::output_format(out.path())?;
+        let n = self.n_rows();
+        if batch >= n {
+            return write_predictions(&self.block(0..n)?, out);
+        }
+        // A prediction that fails half-way stops the writing; its own error is the one reported.
+        let mut failed = None;
+        let written = out.write_with(|w| {
+            let mut blocks = data::BlockWriter::new(w, format);
+            for start in (0..n).step_by(batch.max(1)) {
+                let table = match self.block(start..(start + batch).min(n)) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        failed = Some(e);
+                        return Err(std::io::Error::other("the prediction failed"));
+                    }
+                };
+                blocks.write(&table.columns())?;
+            }
+            blocks.finish()
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => written,
+        }
+    }
+}
+
+/// Apply the model saved in `session_dir` to the rows of `data_path`, the whole result in
+/// memory (the workbench shows it): refused, with the figure, when it would not fit — `ovk
+/// predict` writes such a result in blocks.
 pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTable> {
-    let loaded = session::load(session_dir)?;
-    let (rec, model) = session::load_model(&loaded)?;
-    let r = &loaded.record;
-    let trained = TrainedColumns {
-        features: &r.feature_names,
-        feature_dtypes: &rec.feature_dtypes,
-        class: rec
-            .class
-            .as_ref()
-            .map(|c| (c.column.as_str(), c.dtype.as_str(), c.values.as_slice())),
-        categories: r.config.data.categories.as_deref().unwrap_or(&[]),
-        fill: rec.fill.as_deref(),
-        outputs: data::TrainedOutputs {
-            task: r.task,
-            names: &r.output_names,
-            coding: rec.class_coding,
-        },
-    };
-    let data::NewRows {
-        mut x,
-        filled_rows,
-        truth,
-    } = data::read_new_rows(data_path, &trained)?;
-    rec.scaler.apply(&mut x);
-    let scores = model.predict(x.view())?;
-    if scores.ncols() != r.output_names.len() {
-        return Err(crate::OvkError::input(format!(
-            "{}: the model predicts {} outputs but the session names {}",
+    let p = Prediction::prepare(session_dir, data_path)?;
+    let n = p.n_rows();
+    check_fits_or(
+        p.bytes_for(n),
+        &p.what(n),
+        &format!(
+            "predict in blocks of rows with `ovk predict {} --data {} --out FILE` (it writes a \
+             block at a time; --batch-rows N sets the block)",
             session_dir.display(),
-            scores.ncols(),
-            r.output_names.len()
-        )));
-    }
-    if let Some(i) = scores
-        .rows()
-        .into_iter()
-        .position(|row| row.iter().any(|v| !v.is_finite()))
-    {
-        return Err(crate::error::input_at(
-            data_path,
-            format!(
-                "the model's prediction for {} is not a finite number: its features lie so far \
-                 outside the training data that the kernel overflows",
-                data::row_label(i)
-            ),
-        ));
-    }
-    let decoded = decode(r.task, &rec, &r.output_names, &scores);
-    let scored = truth.map(|t| score_against(r, &rec, &scores, t));
-    Ok(PredictionTable {
-        output_names: r.output_names.clone(),
-        scores,
-        decoded,
-        filled_rows,
-        scored,
-    })
+            data_path.display()
+        ),
+    )?;
+    p.whole()
 }
 
 /// The run's own test metrics, computed on the file's rows that hold every output.

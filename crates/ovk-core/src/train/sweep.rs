@@ -357,7 +357,7 @@ pub fn grid_values(lo: f64, hi: f64, n: usize, log: bool) -> Vec<f64> {
 /// Refuse to rank sessions that answer different questions together: one table ranks one
 /// dataset (same file, same bytes, same columns and split), one task and one metric. A store of
 /// unrelated sessions would otherwise rank an accuracy under an "mse" column.
-fn check_one_problem(records: &[crate::session::SessionRecord]) -> Result<()> {
+fn check_one_problem(records: &[&crate::session::SessionRecord]) -> Result<()> {
     let mut problems: Vec<(String, String, usize)> = Vec::new();
     for r in records {
         let mut data = r.config.data.clone();
@@ -397,21 +397,44 @@ fn check_one_problem(records: &[crate::session::SessionRecord]) -> Result<()> {
     Ok(())
 }
 
+/// A session's fold, bounded as a fit bounds it (`CvFold::check`, against the training rows the
+/// session itself records) before a sweep's table is sized by it: a session edited to claim
+/// 10¹⁵ folds is refused, not allocated.
+fn checked_fold(s: &crate::session::Loaded) -> Result<Option<CvFold>> {
+    let Some(cv) = s.record.config.data.cv else {
+        return Ok(None);
+    };
+    let split = &s.record.split;
+    let rows = split.train.len().saturating_add(split.test.len());
+    cv.check(rows).map_err(|why| {
+        OvkError::input(format!(
+            "{}: config.data.cv: {why}; the session was edited or is corrupt",
+            s.dir.join("session.json").display()
+        ))
+    })?;
+    Ok(Some(cv))
+}
+
 /// Rebuild a sweep's table from sessions written by `ovk sweep --plan` commands: sessions of
 /// the same configuration (all but the fold) are one row.
-pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConfig>, SweepResult)> {
+pub fn collect(sessions: &[crate::session::Loaded]) -> Result<(Vec<RunConfig>, SweepResult)> {
     struct Group {
         config: RunConfig,
         scores: BTreeMap<usize, f64>,
         seconds: f64,
         folds: Option<usize>,
     }
-    check_one_problem(records)?;
+    let folds_of = sessions
+        .iter()
+        .map(checked_fold)
+        .collect::<Result<Vec<_>>>()?;
+    let records: Vec<&crate::session::SessionRecord> = sessions.iter().map(|s| &s.record).collect();
+    check_one_problem(&records)?;
     let mut groups: Vec<Group> = Vec::new();
     let mut metric: Option<(String, bool)> = None;
-    for r in records {
+    for (r, cv) in records.iter().zip(folds_of) {
         let mut base = r.config.clone();
-        let cv = base.data.cv.take();
+        base.data.cv = None;
         base.name = None;
         let (name, higher) = metrics::primary(r.task);
         metric = Some((name.to_string(), higher));
@@ -433,6 +456,8 @@ pub fn collect(records: &[crate::session::SessionRecord]) -> Result<(Vec<RunConf
     if groups.is_empty() {
         return Err(OvkError::input("no sessions to collect"));
     }
+    let most = groups.iter().filter_map(|g| g.folds).max();
+    check_size(groups.len(), most)?;
     let folds = groups[0].folds;
     let labels = varying(
         &groups
