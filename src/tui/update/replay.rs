@@ -4,12 +4,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ovk_core::methods;
 use ovk_core::train::RunOutcome;
 
 use super::super::action::Action;
 use super::super::effect::Effect;
-use super::super::state::{KernelState, Replay, State};
+use super::super::state::{Replay, State};
 use super::{delta, run};
 
 /// How often replay playback advances.
@@ -54,30 +53,7 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
 /// result every pane, and the cursor starts at the end of its trace — a session opened during
 /// a replay starts whole too, not at the position reached in the one before.
 pub fn show_replayed(s: &mut State, outcome: RunOutcome, dir: PathBuf) {
-    let cfg = &outcome.record.config;
-    if let Some(i) = methods::registry()
-        .iter()
-        .position(|m| m.name() == cfg.method)
-    {
-        s.method.chosen = i;
-        s.method.cursor = i;
-        s.kernel = KernelState::for_method(methods::registry()[i], None);
-    }
-    for f in s.kernel.fields.iter_mut() {
-        let text = match f.key() {
-            "kernel" => Some(cfg.kernel.name.as_str().to_string()),
-            "sigma" => Some(cfg.kernel.sigma.to_string()),
-            "degree" => Some(cfg.kernel.degree.to_string()),
-            "coef0" => Some(cfg.kernel.coef0.to_string()),
-            "input_rank" => Some(cfg.kernel.input_rank.to_string()),
-            "landmarks" => Some(cfg.kernel.landmarks.as_str().to_string()),
-            k => outcome.record.params.0.get(k).map(|v| v.to_string()),
-        };
-        if let Some(t) = text {
-            f.text = t;
-            f.validate();
-        }
-    }
+    super::settings::fill_form(s, &outcome.record);
     s.replay = Some(Replay {
         cursor: outcome.record.trace.len().saturating_sub(1),
         playing: false,
