@@ -246,7 +246,7 @@ fn every_pane_renders_empty() {
         (Pane::Charts, "no data yet"),
         (Pane::Matrices, "No matrices yet"),
         (Pane::Results, "No results yet"),
-        (Pane::Sessions, "No saved sessions yet"),
+        (Pane::Sessions, "No runs yet"),
     ];
     for (p, text) in expect {
         let out = screen(&on(state(), p), 120, 36);
@@ -425,8 +425,14 @@ fn help_wraps_long_explanations_at_80_columns() {
     // the role keys' line and the test fraction's are whole, over two lines each
     assert!(out.contains("f t c v x T"), "{out}");
     assert!(out.contains("test marker (nonzero = a test row)"), "{out}");
-    update(&mut s, Action::Down);
-    let out = screen(&s, 80, 24);
+    let mut out = screen(&s, 80, 24);
+    for _ in 0..12 {
+        update(&mut s, Action::Down);
+        out = screen(&s, 80, 24);
+        if out.contains("(mean / most frequent)") {
+            break;
+        }
+    }
     assert!(out.contains("(mean / most frequent)"), "{out}");
     assert!(out.contains("Keys 4–"), "{out}");
 }
@@ -1814,7 +1820,7 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
     at_both(&s, |out, size| {
         assert!(
             out.contains("Runs in /store")
-                && out.contains("test accuracy")
+                && (out.contains("test accuracy") || out.contains("acc 0.8000"))
                 && out.contains("run-00")
                 && out.contains("column 1/"),
             "{size:?}\n{out}"
@@ -1867,8 +1873,14 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
 #[test]
 fn runs_table_sorts_by_the_chosen_column_and_reverses() {
     let mut s = runs_state();
-    // Column 3 is the first metric (test accuracy): o sorts best first, again worst first.
-    update(&mut s, Action::Column(3));
+    // The first metric (test accuracy): o sorts best first, again worst first.
+    let at = s
+        .sessions
+        .columns()
+        .iter()
+        .position(|c| c.title() == "test accuracy")
+        .unwrap();
+    update(&mut s, Action::Column(at as i32));
     update(&mut s, Action::SortBy);
     let acc =
         |s: &State, i: usize| match &s.sessions.list[s.sessions.runs.rows(&s.sessions.list)[i]] {
@@ -2046,7 +2058,10 @@ fn runs_table_exports_as_shown_with_full_precision() {
     assert_eq!(name, "runs");
     let mut lines = text.lines();
     let head = lines.next().unwrap();
-    assert!(head.starts_with("name,method,dataset,test accuracy,") && head.ends_with(",path"));
+    assert!(
+        head.starts_with("name,") && head.contains(",test accuracy,") && head.ends_with(",path"),
+        "{head}"
+    );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 9, "{text}");
     assert!(
@@ -2269,7 +2284,11 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
         &mut s,
         Action::Run(RunMessage::Recorded {
             dir: "/store/best".into(),
-            ended: ovk_core::train::Ended::Finished(Box::new(outcome("toy-okl-best"))),
+            ended: ovk_core::train::Ended::Finished(Box::new({
+                let mut o = outcome("toy-okl-best");
+                o.record.kept = false; // as the worker records it
+                o
+            })),
         }),
     );
     assert!(s.result.is_some() && s.unsaved_work().is_none());

@@ -227,14 +227,15 @@ fn summary(
     };
     let file = file_name(&d.path);
     // What the fit estimates its figures on: a form's folds say how to change them.
+    // An opened session without folds says nothing: its box is short of lines already.
     let folds = match (c.cv, record) {
-        (Some(k), _) => {
-            format!("{k} folds of the training part: each metric's mean ± sd, then the final fit")
-        }
-        (None, Some(_)) => "none: one fit, scored on the test rows".into(),
-        (None, None) => "none: one fit, scored on the test rows (f: 3, 5 or 10 folds)".into(),
+        (Some(k), _) => Some(format!(
+            "{k} folds of the training part: each metric's mean ± sd, then the final fit"
+        )),
+        (None, Some(_)) => None,
+        (None, None) => Some("none: one fit, scored on the test rows (f: 3, 5 or 10 folds)".into()),
     };
-    vec![
+    let mut lines = vec![
         Line::from(vec![
             Span::styled("data    ", s.theme.dim),
             Span::raw(format!(
@@ -263,11 +264,14 @@ fn summary(
                 params.join(" ")
             }),
         ]),
-        Line::from(vec![
+    ];
+    if let Some(folds) = folds {
+        lines.push(Line::from(vec![
             Span::styled("cv      ", s.theme.dim),
             Span::raw(folds),
-        ]),
-    ]
+        ]));
+    }
+    lines
 }
 
 fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
