@@ -321,7 +321,7 @@ if [ -f "$DATA/iris.csv" ]; then
         for (i = 0; i < 4000; i++) { a = rand(); b = rand(); c = rand(); d = rand(); e = rand();
             printf "%.5f,%.5f,%.5f,%.5f,%.5f,%.5f,%.5f\n", a, b, c, d, e, sin(6*a) + b*c, d - e } }' \
         >"$WORK/big.csv"
-    printf 'task = "regression"\ntargets = ["y0", "y1"]\n' >"$WORK/big.toml"
+    printf 'source = "e2e_tui.sh"\ntask = "regression"\ntargets = ["y0", "y1"]\n' >"$WORK/big.toml"
     tm new-session -d -x 120 -y 36 -s big \
         "cd '$WORK' && TERM=xterm-256color '$BIN' --sessions '$RUNS' '$WORK/big.csv'; echo \"EXITED \$?\"; sleep 60"
     tm kill-session -t e2e >/dev/null 2>&1 || true

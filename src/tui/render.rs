@@ -196,7 +196,7 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         ),
         PromptKind::ConfirmPrune { count } => (
             "Delete runs not kept",
-            format!("Delete the {count} runs not kept (○ ✕) for good? Type y and Enter:"),
+            format!("Delete the {count} runs not kept (○ ✕) for good? y, Enter:"),
         ),
         PromptKind::Rename { .. } => ("Rename session", "New name:".to_string()),
         PromptKind::ConfirmDelete { name, .. } => (
