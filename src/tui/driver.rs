@@ -121,7 +121,7 @@ impl Driver {
                     self.spawn_median(generation, config);
                 }
             }
-            Effect::StartRun(cfg) => self.start(Work::Fit(cfg)),
+            Effect::StartRun(cfg) => self.start(Work::Fit(Box::new(cfg))),
             Effect::StartSweep { configs, folds } => {
                 // Fits run one at a time: the machine's cores go to each fit's own threads.
                 self.start(Work::Sweep {
@@ -290,7 +290,7 @@ impl Driver {
                      iteration, not inside a decomposition"
                 ))));
                 Runner::Thread(match work {
-                    Work::Fit(cfg) => train::spawn(cfg),
+                    Work::Fit(cfg) => train::spawn(*cfg),
                     Work::Sweep {
                         configs,
                         folds,

@@ -102,7 +102,7 @@ fn a_fit_in_the_worker_is_recorded_not_kept_and_read_back_whole() {
     let h = spawn_worker(
         &exe(),
         &store,
-        Work::Fit(config(&data, "okl", InputRank::Auto)),
+        Work::Fit(Box::new(config(&data, "okl", InputRank::Auto))),
     )
     .expect("starting the worker");
     let (before, last) = last_message(&h, Duration::from_secs(120));
@@ -147,7 +147,7 @@ fn cancel_inside_an_exact_decomposition_stops_the_cpu_within_a_second_and_record
     let h = spawn_worker(
         &exe(),
         &store,
-        Work::Fit(config(&data, "okl", InputRank::Exact)),
+        Work::Fit(Box::new(config(&data, "okl", InputRank::Exact))),
     )
     .expect("starting the worker");
     let pid = h.pid();
@@ -314,7 +314,7 @@ fn a_worker_that_dies_becomes_a_failure_that_says_how() {
     let h = spawn_worker(
         &fake,
         &dir.join("store"),
-        Work::Fit(config(&data, "krr", InputRank::Auto)),
+        Work::Fit(Box::new(config(&data, "krr", InputRank::Auto))),
     )
     .unwrap();
     let (_, last) = last_message(&h, Duration::from_secs(20));
@@ -331,7 +331,7 @@ fn a_worker_that_dies_becomes_a_failure_that_says_how() {
     let h = spawn_worker(
         &killed,
         &dir.join("store"),
-        Work::Fit(config(&data, "krr", InputRank::Auto)),
+        Work::Fit(Box::new(config(&data, "krr", InputRank::Auto))),
     )
     .unwrap();
     let (_, last) = last_message(&h, Duration::from_secs(20));

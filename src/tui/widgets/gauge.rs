@@ -74,7 +74,7 @@ impl PhaseGauge<'_> {
         }
         let e = self.estimate.filter(|e| e.is_finite() && *e > 0.0)?;
         let f = self.phase_elapsed / e;
-        Some((f.min(0.99), (f < 1.0).then(|| e - self.phase_elapsed)))
+        Some((f.min(0.99), (f < 1.0).then_some(e - self.phase_elapsed)))
     }
 
     /// Seconds left in the current phase at the pace so far.

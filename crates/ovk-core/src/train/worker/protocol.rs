@@ -23,7 +23,7 @@ pub struct Job {
 #[serde(rename_all = "snake_case")]
 pub enum Work {
     /// One run (its `--cv` folds first, when asked).
-    Fit(RunConfig),
+    Fit(Box<RunConfig>),
     /// Score every configuration (by `folds`-fold CV, or on the test part), then refit the
     /// best on the whole training part.
     Sweep {
@@ -38,7 +38,7 @@ impl Work {
     /// (named `<name>-sweep`).
     pub fn config(&self) -> Option<RunConfig> {
         match self {
-            Work::Fit(c) => Some(c.clone()),
+            Work::Fit(c) => Some((**c).clone()),
             Work::Sweep { configs, .. } => configs.first().map(|c| {
                 let mut c = c.clone();
                 c.name = Some(format!(
