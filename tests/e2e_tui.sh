@@ -2,12 +2,15 @@
 # End-to-end test of the workbench: drives the real binary in a private tmux server.
 # Opens the app on datasets/, opens digits.csv, makes `digit` the class, picks okl, runs,
 # checks a key is answered while the fit runs, presses q during the fit (a confirmation must
-# show; n keeps the fit), waits for "finished", saves the session under a name, quits, checks
+# show; n keeps the fit), waits for "finished", keeps the run under a name (s), quits, checks
 # the session directory and `ovk replay --print` on it, then opens the replay at 80×24: the Run
 # pane must count 64 features, its trace table must scroll to its first and last rows, and
 # Space must play the trace to its last record.
-# Last, at 80×24 on a store of 25 iris runs: the runs table scrolls to its last row, two marked
-# runs are drawn in Charts, a λ sweep started with w scores its values and its best is saved.
+# Then, at 80×24 on a store of 25 iris runs: the runs table scrolls to its last row, two marked
+# runs are drawn in Charts, a λ sweep started with w scores its values and its best is kept.
+# Then every fit is in the store: a fit, r again, a session opened, q — `ovk sessions --json`
+# lists both fits, not kept; and an exact fit of 4000 rows cancelled with Esc inside its
+# decomposition is recorded as cancelled, its process gone.
 #
 #   tests/e2e_tui.sh            (uses $OVK_BIN, else builds in release under $CARGO_TARGET_DIR)
 #
@@ -45,6 +48,8 @@ cleanup() { tm kill-server >/dev/null 2>&1 || true; rm -rf "$SESS"; }
 trap cleanup EXIT
 
 cap() { tm capture-pane -p -t e2e; }
+# runs STORE: how many runs `ovk sessions --json` lists
+runs() { "$BIN" sessions --sessions "$1" --json | grep -o '"status":' | wc -l; }
 send() { tm send-keys -t e2e "$@"; }
 fail() {
     echo "e2e_tui: FAIL — $*"
@@ -137,12 +142,12 @@ cap | grep -q "finished in" || fail "no 'finished' within 10 minutes"
 echo "e2e_tui: fit finished"
 
 send s
-wait_for "Save session" 10 || fail "save prompt did not open"
+wait_for "Keep run" 10 || fail "the keep prompt did not open"
 send C-u
 send -l "e2e-digits"
 send Enter
-wait_for "saved to" 30 || fail "session not saved"
-echo "e2e_tui: saved"
+wait_for "kept as" 30 || fail "the run was not kept"
+echo "e2e_tui: kept"
 
 # A fit long enough to be interrupted: mvml on mfeat (views from its sidecar). q asks, n keeps
 # it running, c cancels it; the saved digits result is then all there is, and q quits at once.
@@ -172,37 +177,24 @@ if [ -f "$DATA/mfeat.csv" ]; then
         echo "e2e_tui: q during an mvml fit asked; n kept it running"
         send c
         # the fit may still end between the check and c (about a second on mfeat)
-        wait_for "nothing from this fit is kept|finished in" 60 || fail "cancel was not reported"
-        if cap | grep -q "nothing from this fit is kept"; then
-            echo "e2e_tui: the mvml fit was cancelled"
+        wait_for "recorded as cancelled|finished in" 60 || fail "cancel was not reported"
+        if cap | grep -q "recorded as cancelled"; then
+            echo "e2e_tui: the mvml fit was cancelled and recorded as such"
         else
-            # It ended between the check and c (a loaded machine): its result is unsaved.
-            echo "e2e_tui: note — the mvml fit finished before c reached it"
-            send q
-            wait_for "Quit ovk\?" 10 || fail "q after an unsaved mvml fit quit without asking"
-            send y
-            wait_for "EXITED 0" 10 || fail "y at the quit question did not quit cleanly"
-            QUIT_DONE=1
+            echo "e2e_tui: note — the mvml fit finished before c reached it (it is recorded)"
         fi
     else
         cap | grep -Eq "finished" || fail "after n the mvml fit is neither running nor finished"
         echo "e2e_tui: note — the mvml fit ended before the check; the key was still answered"
-        # Its result is unsaved: q must ask again, and y quits without saving.
-        send q
-        wait_for "Quit ovk\?" 10 || fail "q after an unsaved mvml fit quit without asking"
-        send y
-        wait_for "EXITED 0" 10 || fail "y at the quit question did not quit cleanly"
-        QUIT_DONE=1
     fi
 fi
 
-if [ -z "${QUIT_DONE:-}" ]; then
-    send q
-    wait_for "EXITED 0" 10 || fail "did not quit cleanly (the only result was saved)"
-fi
+# Every finished fit is in the store already: q quits at once.
+send q
+wait_for "EXITED 0" 10 || fail "did not quit cleanly (nothing was running)"
 
-SESSION_JSON=$(find "$SESS" -mindepth 2 -maxdepth 2 -name session.json | head -n 1)
-[ -n "$SESSION_JSON" ] || fail "no session directory with session.json in $SESS"
+SESSION_JSON=$(grep -l '"e2e-digits"' "$SESS"/*/session.json | head -n 1)
+[ -n "$SESSION_JSON" ] || fail "no session named e2e-digits in $SESS"
 SESSION_DIR=$(dirname "$SESSION_JSON")
 grep -q '"e2e-digits"' "$SESSION_JSON" || fail "session.json lacks the name e2e-digits"
 "$BIN" replay --print "$SESSION_DIR" >"$SESS/replay.txt" || fail "ovk replay --print failed"
@@ -292,14 +284,67 @@ if [ -f "$DATA/iris.csv" ]; then
     send 5
     wait_for "Sweep: 3-fold CV accuracy per λ \(5/5" 10 || fail "Charts does not show the sweep's curve"
     send s
-    wait_for "Save session" 10 || fail "save prompt did not open after the sweep"
+    wait_for "Keep run" 10 || fail "keep prompt did not open after the sweep"
     send Enter
-    wait_for "saved to" 30 || fail "the sweep's best was not saved"
+    wait_for "kept as" 30 || fail "the sweep's best was not kept"
+    N_RUNS=$(runs "$RUNS")
+    [ "$N_RUNS" -eq 26 ] || fail "expected 26 runs after the sweep, found $N_RUNS"
+    grep -lq '"sweep"' "$RUNS"/*/session.json || fail "the kept sweep session has no sweep table"
+    echo "e2e_tui: the sweep's best recorded and kept as a session with its sweep table"
+
+    # Every fit is a run in the store the moment it finishes: a fit, r again, a session
+    # opened, then q — both fits are listed, not kept.
+    send 4
+    wait_for "Enter or r (starts|fits)" 10 || fail "the Run pane is not ready for another fit"
+    send r
+    for ((t = 0; t < 600 && $(runs "$RUNS") < 27; t++)); do sleep 0.1; done
+    [ "$(runs "$RUNS")" -eq 27 ] || fail "the first fit was not recorded when it finished"
+    send r
+    for ((t = 0; t < 600 && $(runs "$RUNS") < 28; t++)); do sleep 0.1; done
+    [ "$(runs "$RUNS")" -eq 28 ] || fail "r again: the second fit was not recorded"
+    send 8
+    wait_for "Runs in" 10 || fail "the runs table did not open"
+    wait_for "○" 10 || fail "the runs table does not mark runs not kept"
+    send g
+    send Enter
+    wait_for "opened session" 10 || fail "Enter did not open a session"
     send q
-    wait_for "EXITED 0" 10 || fail "did not quit cleanly after saving the sweep"
-    N_RUNS=$(find "$RUNS" -mindepth 2 -maxdepth 2 -name session.json | wc -l)
-    [ "$N_RUNS" -eq 26 ] || fail "expected 26 sessions after saving the sweep, found $N_RUNS"
-    grep -lq '"sweep"' "$RUNS"/*/session.json || fail "the saved sweep session has no sweep table"
-    echo "e2e_tui: the sweep's best saved as a session with its sweep table"
+    wait_for "EXITED 0" 10 || fail "q after a fit, r and an opened session did not quit at once"
+    [ "$(runs "$RUNS")" -eq 28 ] || fail "runs were lost on the way out"
+    UNKEPT=$("$BIN" sessions --sessions "$RUNS" --json | grep -o '"kept": *false' | wc -l)
+    [ "$UNKEPT" -ge 2 ] || fail "the two fits are not listed as not kept ($UNKEPT)"
+    echo "e2e_tui: a fit, r, an opened session, q: all 28 runs in the store, $UNKEPT not kept"
+
+    # Cancel means stop: an exact fit of 4000 rows (auto takes the exact route), Esc inside
+    # its decomposition; the run is recorded as cancelled and no ovk worker is left running.
+    awk 'BEGIN { srand(3); print "x0,x1,x2,x3,x4,y0,y1";
+        for (i = 0; i < 4000; i++) { a = rand(); b = rand(); c = rand(); d = rand(); e = rand();
+            printf "%.5f,%.5f,%.5f,%.5f,%.5f,%.5f,%.5f\n", a, b, c, d, e, sin(6*a) + b*c, d - e } }' \
+        >"$WORK/big.csv"
+    printf 'source = "e2e_tui.sh"\ntask = "regression"\ntargets = ["y0", "y1"]\n' >"$WORK/big.toml"
+    tm new-session -d -x 120 -y 36 -s big \
+        "cd '$WORK' && TERM=xterm-256color '$BIN' --sessions '$RUNS' '$WORK/big.csv'; echo \"EXITED \$?\"; sleep 60"
+    tm kill-session -t e2e >/dev/null 2>&1 || true
+    tm rename-session -t big e2e
+    wait_for "rows × " 30 || fail "big.csv did not load"
+    send 4
+    wait_for "Enter or r starts the fit" 30 || fail "the big fit's configuration was refused"
+    BEFORE=$(runs "$RUNS")
+    send r
+    wait_for "decomposition [~·]|decomposition ~" 120 || fail "the big fit never reached its decomposition"
+    WORKER=$(pgrep -f "ovk fit-worker|release/ovk fit-worker|fit-worker" | head -n 1 || true)
+    send Escape
+    wait_for "recorded as cancelled" 10 || fail "the cancelled fit was not recorded as cancelled"
+    if [ -n "$WORKER" ]; then
+        sleep 0.2
+        [ -e "/proc/$WORKER" ] && fail "the fit's worker process $WORKER still runs after the cancel"
+    fi
+    [ "$(runs "$RUNS")" -eq $((BEFORE + 1)) ] || fail "the cancelled fit is not in the store"
+    "$BIN" sessions --sessions "$RUNS" --json | grep -q '"status": *"cancelled"' \
+        || fail "ovk sessions does not list the run as cancelled"
+    echo "e2e_tui: an exact fit cancelled in its decomposition: recorded as cancelled, its process gone"
+    cap >"$SESS/cancelled-screen.txt"
+    send q
+    wait_for "EXITED 0" 10 || fail "did not quit cleanly after the cancel"
 fi
 echo "e2e_tui: PASS (session $SESSION_DIR)"

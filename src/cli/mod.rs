@@ -77,6 +77,10 @@ enum Cmd {
     /// Print generated documentation on standard output (`ovk docs config > docs/config.md` regenerates that file)
     #[command(hide = true)]
     Docs { topic: String },
+    /// The workbench's fit process: one job (JSON) on stdin, its messages as JSON lines on
+    /// stdout, the run recorded in the job's store; stdin closing cancels it
+    #[command(hide = true, name = ovk_core::train::worker::WORKER_COMMAND)]
+    FitWorker,
 }
 
 #[derive(clap::Args, Debug)]
@@ -451,6 +455,10 @@ pub fn main() -> i32 {
         Some(Cmd::Bench(b)) => bench::bench(b, cli.sessions.as_deref()),
         Some(Cmd::Paper(a)) => paper::paper(a, cli.sessions.as_deref()),
         Some(Cmd::Docs { topic }) => docs(topic),
+        Some(Cmd::FitWorker) => Ok(ovk_core::train::worker::serve(
+            std::io::BufReader::new(std::io::stdin()),
+            std::io::stdout(),
+        )),
         None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
     };
     match result {

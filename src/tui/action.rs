@@ -12,7 +12,7 @@ use super::state::{FileEntry, MarkedRun, Pane, Role};
 
 #[derive(Debug)]
 pub enum Action {
-    /// q or Ctrl-C: quits, or asks first when work would be lost.
+    /// q or Ctrl-C: quits, or asks first while a fit runs.
     Quit,
     /// SIGTERM, or y at the question: quit now (a running fit is cancelled).
     ForceQuit,
@@ -52,7 +52,12 @@ pub enum Action {
     // Run
     StartRun,
     CancelRun,
+    /// `s`: keep the shown run under a name.
     Save,
+    /// `f` in Run: the next fit's cross-validation folds, off → 3 → 5 → 10.
+    CycleFolds,
+    /// `u` in Run and Results: the shown session's settings into the form.
+    UseSettings,
     /// Run and Results: scroll the notes / details by lines.
     ScrollNotes(i32),
     /// Results: per-output diagnostics in place of the summary, and back.
@@ -87,6 +92,10 @@ pub enum Action {
     SortBy,
     /// `/`: filter the runs table.
     Filter,
+    /// `=`: group the runs table by the rows the runs were scored on.
+    GroupByRows,
+    /// `P`: delete the runs not kept (asks first).
+    PrunePrompt,
     // Replay
     Step(i64),
     // The world answering
@@ -109,6 +118,15 @@ pub enum Action {
         result: Result<f64, String>,
     },
     Saved(Result<PathBuf, String>),
+    /// A run the workbench recorded itself (finished or cancelled), or why it could not.
+    Recorded(Result<PathBuf, String>),
+    /// The run in this directory is kept under this name.
+    Kept(Result<(PathBuf, String), String>),
+    /// The running worker's resident memory and its peak, in bytes.
+    WorkerMemory {
+        rss: u64,
+        peak: u64,
+    },
     SessionsListed {
         root: Result<PathBuf, String>,
         list: Vec<Listing>,

@@ -8,7 +8,8 @@ use std::sync::mpsc::{channel, Receiver, SendError, Sender, TryRecvError};
 
 use ovk_core::data::{self, DataConfig, PrepareOptions};
 use ovk_core::kernels::median_distance;
-use ovk_core::session::{self, output, Store};
+use ovk_core::session::{self, output, SessionRecord, Store};
+use ovk_core::train::worker::{spawn_worker, Work, WorkerHandle};
 use ovk_core::train::{self, RunHandle, RunMessage, RunOutcome};
 use ovk_core::{OvkError, Result};
 
@@ -22,8 +23,36 @@ const HEAD_ROWS: usize = 12;
 /// A slow read, run off the UI thread; its answer is an action.
 type Read = Box<dyn FnOnce() -> Action + Send>;
 
+/// A fit in progress: in a worker process (what the workbench uses), or on a thread of this
+/// one when no worker could be started.
+enum Runner {
+    Worker(WorkerHandle),
+    Thread(RunHandle),
+}
+
+impl Runner {
+    fn rx(&self) -> &Receiver<RunMessage> {
+        match self {
+            Runner::Worker(h) => &h.rx,
+            Runner::Thread(h) => &h.rx,
+        }
+    }
+
+    fn cancel(&self) {
+        match self {
+            Runner::Worker(h) => h.cancel(),
+            Runner::Thread(h) => h.cancel(),
+        }
+    }
+}
+
+/// How often the worker's memory is read while it runs.
+const MEMORY_EVERY: std::time::Duration = std::time::Duration::from_millis(1000);
+
 pub struct Driver {
-    run: Option<RunHandle>,
+    run: Option<Runner>,
+    /// When the running worker's memory was last read.
+    memory_read: Option<std::time::Instant>,
     store: std::result::Result<Store, String>,
     median_rx: Option<Receiver<(u64, std::result::Result<f64, String>)>>,
     /// Only the latest median request waits while one is computing (older ones are stale).
@@ -52,6 +81,7 @@ impl Driver {
             reads: reader.ok().map(|_| reads),
             answers,
             run: None,
+            memory_read: None,
             store: Store::open(sessions_dir).map_err(|e| e.to_string()),
             median_rx: None,
             median_pending: None,
@@ -95,12 +125,14 @@ impl Driver {
                     self.spawn_median(generation, config);
                 }
             }
-            Effect::StartRun(cfg) => {
-                self.run = Some(train::spawn(cfg));
-            }
+            Effect::StartRun(cfg) => self.start(Work::Fit(Box::new(cfg))),
             Effect::StartSweep { configs, folds } => {
                 // Fits run one at a time: the machine's cores go to each fit's own threads.
-                self.run = Some(train::spawn_sweep(configs, folds, 1));
+                self.start(Work::Sweep {
+                    configs,
+                    folds,
+                    jobs: 1,
+                })
             }
             Effect::LoadMarked(path) => self.in_background(move || {
                 let r = session::load(&path)
@@ -117,10 +149,51 @@ impl Driver {
                 let r = self.store().and_then(|st| {
                     let mut record = outcome.record.clone();
                     record.name = name;
+                    record.kept = true;
                     st.save(&record, &outcome.matrices)
                         .map_err(|e| e.to_string())
                 });
                 self.queue.push(Action::Saved(r));
+            }
+            Effect::RecordRun(outcome) => {
+                let r = self.store().and_then(|st| {
+                    let mut record = outcome.record.clone();
+                    record.kept = false;
+                    st.save(&record, &outcome.matrices)
+                        .map_err(|e| e.to_string())
+                });
+                self.queue.push(Action::Recorded(r));
+            }
+            Effect::RecordStopped {
+                config,
+                trace,
+                notes,
+                seconds,
+            } => {
+                let record = SessionRecord::stopped(&config, trace, notes, seconds);
+                let r = self
+                    .store()
+                    .and_then(|st| st.save(&record, &[]).map_err(|e| e.to_string()));
+                self.queue.push(Action::Recorded(r));
+            }
+            Effect::KeepSession { dir, name } => {
+                let r = self.store().and_then(|st| {
+                    st.keep(&dir.to_string_lossy(), Some(&name))
+                        .map(|_| (dir, name))
+                        .map_err(|e| e.to_string())
+                });
+                self.queue.push(Action::Kept(r));
+            }
+            Effect::PruneUnkept => {
+                let r = self.store().and_then(|st| {
+                    st.prune_unkept(None)
+                        .map(|ids| match ids.len() {
+                            1 => "deleted 1 run not kept".to_string(),
+                            n => format!("deleted {n} runs not kept"),
+                        })
+                        .map_err(|e| e.to_string())
+                });
+                self.queue.push(Action::SessionChanged(r));
             }
             Effect::ListSessions => {
                 let (root, list) = match &self.store {
@@ -201,6 +274,37 @@ impl Driver {
         }
     }
 
+    /// Start `work` in a worker process that records its run in the store; without a store,
+    /// or when no process can be started, on a thread of this one (the note says what that
+    /// costs).
+    fn start(&mut self, work: Work) {
+        let worker = match (&self.store, std::env::current_exe()) {
+            (Ok(st), Ok(exe)) => {
+                spawn_worker(&exe, st.root(), work.clone()).map_err(|e| e.to_string())
+            }
+            (Err(e), _) => Err(format!("no session store: {e}")),
+            (_, Err(e)) => Err(format!("cannot find the ovk program: {e}")),
+        };
+        self.memory_read = None;
+        self.run = Some(match worker {
+            Ok(h) => Runner::Worker(h),
+            Err(why) => {
+                self.queue.push(Action::Run(RunMessage::Note(format!(
+                    "the fit runs inside the workbench ({why}): a cancel stops it at its next \
+                     iteration, not inside a decomposition"
+                ))));
+                Runner::Thread(match work {
+                    Work::Fit(cfg) => train::spawn(*cfg),
+                    Work::Sweep {
+                        configs,
+                        folds,
+                        jobs,
+                    } => train::spawn_sweep(configs, folds, jobs),
+                })
+            }
+        });
+    }
+
     fn store(&self) -> std::result::Result<&Store, String> {
         self.store
             .as_ref()
@@ -231,14 +335,24 @@ impl Driver {
     pub fn poll(&mut self) -> Vec<Action> {
         let mut out = std::mem::take(&mut self.queue);
         out.extend(self.answers.try_iter());
+        if let Some(Runner::Worker(h)) = &self.run {
+            let due = self.memory_read.is_none_or(|t| t.elapsed() >= MEMORY_EVERY);
+            if due {
+                self.memory_read = Some(std::time::Instant::now());
+                if let Some((rss, peak)) = h.memory() {
+                    out.push(Action::WorkerMemory { rss, peak });
+                }
+            }
+        }
         if let Some(h) = &self.run {
             let mut done = false;
             loop {
-                match h.rx.try_recv() {
+                match h.rx().try_recv() {
                     Ok(msg) => {
                         done |= matches!(
                             msg,
                             RunMessage::Finished(_)
+                                | RunMessage::Recorded { .. }
                                 | RunMessage::Failed { .. }
                                 | RunMessage::Cancelled
                         );
@@ -395,15 +509,8 @@ fn marked_run(r: session::SessionRecord) -> MarkedRun {
     }
 }
 
-/// A saved session with its matrices, as a run outcome (for Results, Charts, Matrices).
+/// A saved session with its matrices, as a run outcome (for Results, Charts, Matrices), the
+/// matrices in the order a live fit lists them.
 pub fn open_session(dir: &Path) -> Result<RunOutcome> {
-    let loaded = session::load(dir)?;
-    let mut matrices = Vec::new();
-    for name in loaded.record.matrices.keys() {
-        matrices.push((name.clone(), loaded.matrix(name)?));
-    }
-    Ok(RunOutcome {
-        record: loaded.record,
-        matrices,
-    })
+    train::read_run(dir)
 }

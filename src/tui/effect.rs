@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use ovk_core::data::DataConfig;
+use ovk_core::methods::TraceRecord;
 use ovk_core::train::{RunConfig, RunOutcome};
 
 #[derive(Debug)]
@@ -25,10 +26,27 @@ pub enum Effect {
         folds: Option<usize>,
     },
     CancelRun,
+    /// Save `outcome` as a new session, kept, named `name` (a result that was never recorded).
     SaveSession {
         name: String,
         outcome: Box<RunOutcome>,
     },
+    /// Record a finished fit nobody recorded (the thread runner's), not kept.
+    RecordRun(Box<RunOutcome>),
+    /// Record a cancelled fit nobody recorded, from what the workbench saw of it.
+    RecordStopped {
+        config: RunConfig,
+        trace: Vec<TraceRecord>,
+        notes: Vec<String>,
+        seconds: f64,
+    },
+    /// Keep the recorded run in `dir` under `name` (`s`).
+    KeepSession {
+        dir: PathBuf,
+        name: String,
+    },
+    /// Delete every run not kept (asked first).
+    PruneUnkept,
     ListSessions,
     OpenSession(PathBuf),
     LoadCompare(PathBuf, PathBuf),

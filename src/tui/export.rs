@@ -163,17 +163,28 @@ pub fn inputs(s: &State) -> Vec<PathBuf> {
     v
 }
 
-/// The runs table as shown (filter and sort applied), every column, and each run's folder.
+/// The runs table as shown (filter and sort applied), every column of every task, whether
+/// each run is kept, how it ended, why its test metrics are optimistic, and its folder.
 fn runs_csv(s: &State) -> String {
     let ss = &s.sessions;
-    let cols = columns(&ss.list);
+    let cols = columns(&ss.list, None);
     let mut head: Vec<String> = cols.iter().map(|c| c.title()).collect();
-    head.push("path".into());
+    head.extend(["kept", "status", "optimistic", "path"].map(String::from));
     let mut out = join(&head);
     for i in ss.runs.rows(&ss.list) {
         if let Listing::Ok(sum) = &ss.list[i] {
             // Full precision, not the screen's rounding; a missing value is an empty field.
             let mut row: Vec<String> = cols.iter().map(|c| c.raw(sum)).collect();
+            row.push(sum.kept.to_string());
+            row.push(
+                if sum.status.is_finished() {
+                    "finished"
+                } else {
+                    "cancelled"
+                }
+                .into(),
+            );
+            row.push(sum.optimistic.clone().unwrap_or_default());
             row.push(sum.path.display().to_string());
             out.push_str(&join(&row));
         }

@@ -29,10 +29,14 @@ pub const HELP: &[(&str, &str, &str)] = &[
     (
         "q  Ctrl-C",
         "everywhere",
-        "quit (asks first if a fit runs or is unsaved)",
+        "quit (asks first while a fit runs; finished fits are recorded already)",
     ),
     ("e", "panes 4–8", "export the matrix / table / trace as CSV"),
-    ("s", "after a fit", "save the session (asks a name)"),
+    (
+        "s",
+        "after a fit",
+        "keep the run under a name (every fit is recorded at once, not kept)",
+    ),
     ("r", "everywhere", "start a fit"),
     ("Enter", "Data: files", "open file or folder"),
     ("Backspace u", "Data", "parent folder / back to the files"),
@@ -73,7 +77,21 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("w", "Kernel", "sweep this number by CV over a range"),
     ("Ctrl-U", "editing", "clear the field"),
     ("Enter r", "Run", "start the fit"),
-    ("Esc c", "Run", "cancel the fit"),
+    (
+        "Esc c",
+        "Run",
+        "cancel the fit (stops it; recorded as cancelled)",
+    ),
+    (
+        "f",
+        "Run",
+        "cross-validation folds: off / 3 / 5 / 10 (mean ± sd per metric)",
+    ),
+    (
+        "u",
+        "Run, Results",
+        "copy the shown session's settings into the form",
+    ),
     (
         "j k g G PgUp PgDn",
         "Run, Results",
@@ -112,6 +130,16 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ("c", "Sessions", "compare the first two marked runs"),
     ("[ ] o", "Sessions", "choose a column / sort by it"),
     ("/", "Sessions", "filter: words, method:okl, dataset:iris"),
+    (
+        "=",
+        "Sessions",
+        "group runs scored on the same rows (data, split, folds)",
+    ),
+    (
+        "P",
+        "Sessions",
+        "delete the runs not kept (○) and cancelled (✕); asks first",
+    ),
     ("R", "Sessions", "refresh the list"),
     (
         "p",
@@ -130,7 +158,7 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
     if ctrl && matches!(key.code, KeyCode::Char('c')) {
         return Some(Action::Quit);
     }
-    // "Quit?" is answered by one key: y, n, s, or Esc.
+    // "Quit?" is answered by one key: y, n, or Esc.
     if let Some(Prompt {
         kind: PromptKind::ConfirmQuit { .. },
         ..
@@ -160,6 +188,8 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
             KeyCode::Char('q') => Action::Quit,
             KeyCode::Char('j') | KeyCode::Down | KeyCode::PageDown => Action::Down,
             KeyCode::Char('k') | KeyCode::Up | KeyCode::PageUp => Action::Up,
+            KeyCode::Char('g') | KeyCode::Home => Action::Top,
+            KeyCode::Char('G') | KeyCode::End => Action::Bottom,
             _ => Action::ToggleHelp,
         });
     }
@@ -215,6 +245,8 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Run | Pane::Results, 'J') => Action::ScrollNotes(3),
         (Pane::Run | Pane::Results, 'K') => Action::ScrollNotes(-3),
         (Pane::Run, 'c') => Action::CancelRun,
+        (Pane::Run, 'f') => Action::CycleFolds,
+        (Pane::Run | Pane::Results, 'u') => Action::UseSettings,
         (Pane::Results, 'd') => Action::ToggleDiagnostics,
         (Pane::Results, 'p') => Action::TogglePart,
         (Pane::Charts, 'o') => Action::ToggleOverlay,
@@ -226,6 +258,8 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Sessions | Pane::Results, ']') => Action::Column(1),
         (Pane::Sessions, 'o') => Action::SortBy,
         (Pane::Sessions, '/') => Action::Filter,
+        (Pane::Sessions, '=') => Action::GroupByRows,
+        (Pane::Sessions, 'P') => Action::PrunePrompt,
         (Pane::Matrices, 'n') => Action::NextMatrix,
         (Pane::Matrices, 'N') => Action::PrevMatrix,
         (Pane::Matrices, '+') | (Pane::Matrices, '=') => Action::Zoom(1),

@@ -172,21 +172,12 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         let body = Text::from(vec![
             Line::styled(why.clone(), s.theme.warn),
             Line::from("Quit anyway?"),
-            Line::from({
-                let mut keys = vec![
-                    Span::styled("y", s.theme.key),
-                    Span::raw(" quits · "),
-                    Span::styled("n", s.theme.key),
-                    Span::raw(" or Esc stays"),
-                ];
-                // A running fit has nothing to save yet (s would save an older result).
-                if !s.is_running() {
-                    keys.push(Span::raw(" · "));
-                    keys.push(Span::styled("s", s.theme.key));
-                    keys.push(Span::raw(" saves first"));
-                }
-                keys
-            }),
+            Line::from(vec![
+                Span::styled("y", s.theme.key),
+                Span::raw(" quits · "),
+                Span::styled("n", s.theme.key),
+                Span::raw(" or Esc stays"),
+            ]),
         ]);
         frame.render_widget(
             Paragraph::new(body).wrap(Wrap { trim: true }).block(
@@ -199,7 +190,14 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         return;
     }
     let (title, question) = match kind {
-        PromptKind::SaveName => ("Save session", "Name:".to_string()),
+        PromptKind::SaveName => (
+            "Keep run",
+            "Keep this run under the name (it stays in 8 Sessions):".to_string(),
+        ),
+        PromptKind::ConfirmPrune { count } => (
+            "Delete runs not kept",
+            format!("Delete the {count} runs not kept (○ ✕) for good? y, Enter:"),
+        ),
         PromptKind::Rename { .. } => ("Rename session", "New name:".to_string()),
         PromptKind::ConfirmDelete { name, .. } => (
             "Delete session",

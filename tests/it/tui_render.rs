@@ -246,7 +246,7 @@ fn every_pane_renders_empty() {
         (Pane::Charts, "no data yet"),
         (Pane::Matrices, "No matrices yet"),
         (Pane::Results, "No results yet"),
-        (Pane::Sessions, "No saved sessions yet"),
+        (Pane::Sessions, "No runs yet"),
     ];
     for (p, text) in expect {
         let out = screen(&on(state(), p), 120, 36);
@@ -354,7 +354,7 @@ fn kernel_pane_flags_a_bad_value_and_run_is_refused() {
 }
 
 /// The fit entered `phase` (of `total` steps, when known).
-fn start_phase(s: &mut State, phase: Phase, total: Option<usize>) {
+pub(crate) fn start_phase(s: &mut State, phase: Phase, total: Option<usize>) {
     update(s, Action::Run(RunMessage::Phase { phase, total }));
 }
 
@@ -425,10 +425,16 @@ fn help_wraps_long_explanations_at_80_columns() {
     // the role keys' line and the test fraction's are whole, over two lines each
     assert!(out.contains("f t c v x T"), "{out}");
     assert!(out.contains("test marker (nonzero = a test row)"), "{out}");
-    update(&mut s, Action::Down);
-    let out = screen(&s, 80, 24);
+    let mut out = screen(&s, 80, 24);
+    for _ in 0..12 {
+        update(&mut s, Action::Down);
+        out = screen(&s, 80, 24);
+        if out.contains("(mean / most frequent)") {
+            break;
+        }
+    }
     assert!(out.contains("(mean / most frequent)"), "{out}");
-    assert!(out.contains("Keys 4–"), "{out}");
+    assert!(out.contains("Keys ") && !out.contains("Keys 1–"), "{out}");
 }
 
 #[test]
@@ -590,7 +596,13 @@ fn summary(name: &str) -> Listing {
 }
 
 /// A listed session with a λ and a test accuracy, for the runs table.
-fn run_summary(name: &str, method: &str, dataset: &str, lambda: f64, acc: f64) -> Listing {
+pub(crate) fn run_summary(
+    name: &str,
+    method: &str,
+    dataset: &str,
+    lambda: f64,
+    acc: f64,
+) -> Listing {
     Listing::Ok(Box::new(Summary {
         id: format!("{name}-id"),
         name: name.into(),
@@ -696,32 +708,73 @@ fn sessions_list_compare_rename_and_delete() {
     assert!(matches!(effects.as_slice(), [Effect::DeleteSession { id }] if id == "beta-id"));
 }
 
+/// Every fit is recorded the moment it finishes (not kept); `s` keeps it under a name. A
+/// result the store never took is saved whole instead.
 #[test]
-fn save_prompts_for_a_name_and_emits_the_outcome() {
+fn a_finished_fit_is_recorded_at_once_and_s_keeps_it_under_a_name() {
     let mut s = state();
     update(&mut s, Action::Save);
-    assert!(s.prompt.is_none() && s.status.contains("nothing to save"));
-    let mut s = finished();
+    assert!(s.prompt.is_none() && s.status.contains("nothing to keep"));
+    let mut s = loaded();
+    update(&mut s, Action::StartRun);
+    // The thread runner's Finished: nobody recorded it, the workbench does.
+    let effects = update(
+        &mut s,
+        Action::Run(RunMessage::Finished(Box::new(outcome("first")))),
+    );
+    assert!(
+        matches!(effects.as_slice(), [Effect::RecordRun(o)] if o.record.id == "first-id"),
+        "{effects:?}"
+    );
+    let effects = update(&mut s, Action::Recorded(Ok("/store/first".into())));
+    assert!(matches!(effects.as_slice(), [Effect::ListSessions]));
+    let f = s.result.as_ref().unwrap();
+    assert!(f.unkept() && f.saved == Some(PathBuf::from("/store/first")));
+    let results = on(s.clone(), Pane::Results);
+    at_both(&results, |out, size| {
+        assert!(out.contains("recorded, not kept"), "{size:?}\n{out}");
+    });
+    assert!(screen(&on(s.clone(), Pane::Run), 120, 36).contains("not kept (s keeps it)"));
     update(&mut s, Action::Save);
     let out = screen(&s, 120, 36);
-    assert!(
-        out.contains("Save session") && out.contains("first▏"),
-        "{out}"
-    );
+    assert!(out.contains("Keep run") && out.contains("first▏"), "{out}");
     update(&mut s, Action::ClearText);
     for c in "digits okl".chars() {
         update(&mut s, Action::Char(c));
     }
     let effects = update(&mut s, Action::Enter);
     match effects.as_slice() {
-        [Effect::SaveSession { name, outcome }] => {
+        [Effect::KeepSession { dir, name }] => {
             assert_eq!(name, "digits okl");
-            assert_eq!(outcome.record.id, "first-id");
+            assert_eq!(dir, &PathBuf::from("/store/first"));
         }
         e => panic!("{e:?}"),
     }
-    let effects = update(&mut s, Action::Saved(Ok("/store/x".into())));
+    let effects = update(
+        &mut s,
+        Action::Kept(Ok(("/store/first".into(), "digits okl".into()))),
+    );
     assert!(matches!(effects.as_slice(), [Effect::ListSessions]));
+    let r = &s.result.as_ref().unwrap().outcome.record;
+    assert!(r.kept && r.name == "digits okl");
+    update(&mut s, Action::Save);
+    assert!(
+        s.prompt.is_none() && s.status.contains("kept already"),
+        "{}",
+        s.status
+    );
+
+    // The store refused the record: s saves the whole result, kept.
+    let mut s = finished();
+    update(&mut s, Action::Recorded(Err("disk full".into())));
+    assert!(s.status.contains("could not be recorded: disk full"));
+    update(&mut s, Action::Save);
+    let effects = update(&mut s, Action::Enter);
+    assert!(
+        matches!(effects.as_slice(), [Effect::SaveSession { name, .. }] if name == "first"),
+        "{effects:?}"
+    );
+    update(&mut s, Action::Saved(Ok("/store/x".into())));
     assert_eq!(
         s.result.as_ref().and_then(|f| f.saved.clone()),
         Some(PathBuf::from("/store/x"))
@@ -1183,7 +1236,7 @@ fn at_both(s: &State, check: impl Fn(&str, (u16, u16))) {
 }
 
 /// Choose a method in the Method pane (Enter moves on to Kernel).
-fn choose(s: &mut State, method: &str) {
+pub(crate) fn choose(s: &mut State, method: &str) {
     s.pane = Pane::Method;
     s.method.cursor = ovk_core::methods::registry()
         .iter()
@@ -1192,18 +1245,18 @@ fn choose(s: &mut State, method: &str) {
     update(s, Action::Enter);
 }
 
-fn field<'a>(s: &'a State, key: &str) -> &'a ovk::tui::state::Field {
+pub(crate) fn field<'a>(s: &'a State, key: &str) -> &'a ovk::tui::state::Field {
     s.kernel.fields.iter().find(|f| f.key() == key).unwrap()
 }
 
-fn set_field(s: &mut State, key: &str, text: &str) {
+pub(crate) fn set_field(s: &mut State, key: &str, text: &str) {
     let i = s.kernel.fields.iter().position(|f| f.key() == key).unwrap();
     s.kernel.fields[i].text = text.into();
     s.kernel.fields[i].validate();
 }
 
 #[test]
-fn p01_quit_asks_when_a_fit_runs_or_a_result_is_unsaved() {
+fn p01_quit_asks_only_while_a_fit_runs() {
     // Running: q asks; n keeps the fit running.
     let mut s = on(loaded(), Pane::Run);
     update(&mut s, Action::StartRun);
@@ -1218,23 +1271,14 @@ fn p01_quit_asks_when_a_fit_runs_or_a_result_is_unsaved() {
     let a = map_key(&s, key(KeyCode::Char('n'))).unwrap();
     assert!(update(&mut s, a).is_empty());
     assert!(!s.quit && s.prompt.is_none() && s.is_running());
-    // Finished but unsaved: asks too, and names the run; s at the question saves.
+    // Finished: the fit is in the store already, kept or not — q quits at once.
     let mut s = finished();
+    assert!(s
+        .result
+        .as_ref()
+        .is_some_and(|f| !f.outcome.record.kept || f.saved.is_none()));
     update(&mut s, Action::Quit);
-    at_both(&s, |out, size| {
-        assert!(out.contains("'first' is not saved"), "{size:?}\n{out}");
-    });
-    let a = map_key(&s, key(KeyCode::Char('s'))).unwrap();
-    update(&mut s, a);
-    assert!(matches!(
-        s.prompt.as_ref().map(|p| &p.kind),
-        Some(PromptKind::SaveName)
-    ));
-    // Saved: q quits at once.
-    let mut s = finished();
-    update(&mut s, Action::Saved(Ok("/store/first".into())));
-    update(&mut s, Action::Quit);
-    assert!(s.quit);
+    assert!(s.quit && s.prompt.is_none());
 }
 
 fn sidecar_session() -> RunOutcome {
@@ -1294,15 +1338,22 @@ fn p04_cancel_clears_the_old_notes_and_eta_and_s_explains() {
         update(&mut s, Action::Run(RunMessage::Record(r)));
     }
     update(&mut s, Action::CancelRun);
-    update(&mut s, Action::Run(RunMessage::Cancelled));
+    // The thread runner's Cancelled: nobody recorded it, the workbench does, from what it saw.
+    let effects = update(&mut s, Action::Run(RunMessage::Cancelled));
+    match effects.as_slice() {
+        [Effect::RecordStopped { config, trace, .. }] => {
+            assert_eq!(config.method.name(), "okl");
+            assert_eq!(trace.len(), 3);
+        }
+        e => panic!("{e:?}"),
+    }
+    update(&mut s, Action::Recorded(Ok("/store/stopped".into())));
+    assert_eq!(s.run.recorded, Some(PathBuf::from("/store/stopped")));
     at_both(&s, |out, size| {
         assert!(!out.contains("step halved twice"), "{size:?}\n{out}");
         assert!(!out.contains("ETA"), "{size:?}\n{out}");
         assert!(!out.contains("cancelled  cancelled"), "{size:?}\n{out}");
-        assert!(
-            out.contains("nothing from this fit is kept"),
-            "{size:?}\n{out}"
-        );
+        assert!(out.contains("recorded as cancelled"), "{size:?}\n{out}");
     });
     update(&mut s, Action::Save);
     assert!(s.prompt.is_some());
@@ -1770,7 +1821,7 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
     at_both(&s, |out, size| {
         assert!(
             out.contains("Runs in /store")
-                && out.contains("test accuracy")
+                && (out.contains("test accuracy") || out.contains("acc 0.8000"))
                 && out.contains("run-00")
                 && out.contains("column 1/"),
             "{size:?}\n{out}"
@@ -1792,7 +1843,7 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
         );
     });
     // Every hyperparameter is a column, those that differ between runs (λ) first.
-    let titles: Vec<String> = ovk::tui::state::columns(&s.sessions.list)
+    let titles: Vec<String> = ovk::tui::state::columns(&s.sessions.list, None)
         .iter()
         .map(|c| c.title())
         .collect();
@@ -1802,7 +1853,13 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
         "{titles:?}"
     );
     // Moving the column cursor right scrolls to λ.
-    for _ in 0..5 {
+    let lambda = s
+        .sessions
+        .columns()
+        .iter()
+        .position(|c| c.title() == "lambda")
+        .unwrap();
+    for _ in 0..lambda {
         update(&mut s, Action::Column(1));
     }
     at_both(&s, |out, size| {
@@ -1811,7 +1868,13 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
             "{size:?}\n{out}"
         );
     });
-    update(&mut s, Action::Column(1));
+    let sigma = s
+        .sessions
+        .columns()
+        .iter()
+        .position(|c| c.title() == "sigma")
+        .unwrap();
+    update(&mut s, Action::Column((sigma - lambda) as i32));
     at_both(&s, |out, size| {
         assert!(
             out.contains("sigma") && out.contains("1.5000"),
@@ -1823,8 +1886,14 @@ fn runs_table_lists_settings_and_metrics_and_scrolls_to_its_last_row() {
 #[test]
 fn runs_table_sorts_by_the_chosen_column_and_reverses() {
     let mut s = runs_state();
-    // Column 3 is the first metric (test accuracy): o sorts best first, again worst first.
-    update(&mut s, Action::Column(3));
+    // The first metric (test accuracy): o sorts best first, again worst first.
+    let at = s
+        .sessions
+        .columns()
+        .iter()
+        .position(|c| c.title() == "test accuracy")
+        .unwrap();
+    update(&mut s, Action::Column(at as i32));
     update(&mut s, Action::SortBy);
     let acc =
         |s: &State, i: usize| match &s.sessions.list[s.sessions.runs.rows(&s.sessions.list)[i]] {
@@ -2002,7 +2071,10 @@ fn runs_table_exports_as_shown_with_full_precision() {
     assert_eq!(name, "runs");
     let mut lines = text.lines();
     let head = lines.next().unwrap();
-    assert!(head.starts_with("name,method,dataset,test accuracy,") && head.ends_with(",path"));
+    assert!(
+        head.starts_with("name,") && head.contains(",test accuracy,") && head.ends_with(",path"),
+        "{head}"
+    );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 9, "{text}");
     assert!(
@@ -2010,12 +2082,15 @@ fn runs_table_exports_as_shown_with_full_precision() {
         "{text}"
     );
     // Metrics at full precision, not the screen's four digits; the full creation time.
-    assert!(rows[0].starts_with("run-00,krr,digits.csv,0.8,"), "{text}");
+    assert!(
+        rows[0].starts_with("run-00,accuracy 0.8,krr,digits.csv,0123456789ab,0.8,"),
+        "{text}"
+    );
     assert!(rows[0].contains(",2026-11-21T07:00:00Z,"), "{text}");
 }
 
 /// okl on the toy table, the Kernel cursor on `key`.
-fn kernel_at(key: &str) -> State {
+pub(crate) fn kernel_at(key: &str) -> State {
     let mut s = loaded();
     choose(&mut s, "okl");
     s.pane = Pane::Kernel;
@@ -2028,7 +2103,7 @@ fn kernel_at(key: &str) -> State {
     s
 }
 
-fn type_prompt(s: &mut State, text: &str) -> Vec<Effect> {
+pub(crate) fn type_prompt(s: &mut State, text: &str) -> Vec<Effect> {
     update(s, Action::ClearText);
     for c in text.chars() {
         update(s, Action::Char(c));
@@ -2036,7 +2111,7 @@ fn type_prompt(s: &mut State, text: &str) -> Vec<Effect> {
     update(s, Action::Enter)
 }
 
-fn sweep_row(index: usize, mean: f64) -> ovk_core::train::sweep::SweepRow {
+pub(crate) fn sweep_row(index: usize, mean: f64) -> ovk_core::train::sweep::SweepRow {
     ovk_core::train::sweep::SweepRow {
         index,
         values: BTreeMap::new(),
@@ -2222,12 +2297,19 @@ fn sweep_runs_in_the_background_fills_its_curve_and_keeps_the_best() {
         update(&mut s, Action::CancelRun).as_slice(),
         [Effect::CancelRun]
     ));
-    // The refit of the best ends the run like a fit: the result, unsaved, s saves it.
+    // The refit of the best ends the run like a fit: the result, recorded, s keeps it.
     update(
         &mut s,
-        Action::Run(RunMessage::Finished(Box::new(outcome("toy-okl-best")))),
+        Action::Run(RunMessage::Recorded {
+            dir: "/store/best".into(),
+            ended: ovk_core::train::Ended::Finished(Box::new({
+                let mut o = outcome("toy-okl-best");
+                o.record.kept = false; // as the worker records it
+                o
+            })),
+        }),
     );
-    assert!(s.result.is_some() && s.unsaved_work().is_some());
+    assert!(s.result.is_some() && s.unsaved_work().is_none());
     // the best λ is now the Kernel pane's, so the next fit is the one kept
     let lambda = field(&s, "lambda");
     assert_eq!((lambda.text.as_str(), &lambda.error), ("0.1", &None));
@@ -2275,8 +2357,9 @@ fn a_cancelled_sweep_keeps_its_scored_rows_and_says_no_best_was_kept() {
     assert!(s.result.is_none() && s.unsaved_work().is_none());
     at_both(&s, |out, size| {
         assert!(
-            out.contains("nothing from this sweep is kept")
-                && out.contains("Sweep of λ — 1/4 scored"),
+            out.contains("being recorded as cancelled")
+                && out.contains("Sweep of λ — 1/4 scored")
+                && !out.contains("stopped in —"),
             "{size:?}\n{out}"
         );
     });

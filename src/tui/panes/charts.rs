@@ -4,7 +4,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
 
-use super::super::state::{RunStatus, State};
+use super::super::state::{RunStatus, State, SweepState};
 
 mod marked;
 use super::super::widgets::log_chart::{LogChart, Series};
@@ -57,7 +57,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         return marked::draw(frame, area, s);
     }
     let trace = s.chart_trace();
-    let sweep = s.run.sweep.as_ref().filter(|_| s.replay.is_none());
+    // The live sweep's, else the shown session's (a replay, an opened sweep).
+    let saved;
+    let sweep = match s.run.sweep.as_ref().filter(|_| s.replay.is_none()) {
+        Some(sw) => Some(sw),
+        None => {
+            saved = s
+                .result
+                .as_ref()
+                .filter(|_| !s.is_running())
+                .and_then(|f| SweepState::from_record(&f.outcome.record, &s.kernel.fields));
+            saved.as_ref()
+        }
+    };
     let shares = if sweep.is_some() { [30, 25] } else { [40, 30] };
     let [obj, res, val] = Layout::vertical(heights(area.height, shares)).areas(area);
     if let Some(sw) = sweep {

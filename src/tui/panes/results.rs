@@ -65,62 +65,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         }
     };
 
-    let get = |m: &ovk_core::session::MetricMap, k: &str| m.get(k).copied();
-    let cell = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
-    let name_w = keys
-        .iter()
-        .map(|k| k.chars().count())
-        .max()
-        .unwrap_or(6)
-        .clamp(6, 18) as u16;
-    let rows = keys.iter().map(|k| {
-        let test = get(&r.metrics.test, k);
-        let base = r.baseline.as_ref().and_then(|b| get(&b.test, k));
-        let delta = match (test, base) {
-            (Some(a), Some(b)) => format!("{:+.4}", a - b),
-            _ => "—".into(),
-        };
-        Row::new(vec![
-            Span::styled((*k).clone(), s.theme.key),
-            Span::raw(cell(get(&r.metrics.train, k))),
-            Span::styled(cell(test), s.theme.title),
-            Span::raw(cell(base)),
-            Span::raw(delta),
-        ])
-    });
-    let file = file_name(&r.dataset.path);
-    let what = format!("Metrics — {} on {file}", r.method);
-    let lambda = if r.params.0.contains_key("lambda") {
-        "same λ"
-    } else {
-        "its default λ"
-    };
-    let labeled = if r.split.labeled.is_some() {
-        ", labeled rows"
-    } else {
-        ""
-    };
-    let titles = [
-        format!("{what} (baseline: krr, same kernel, {lambda}{labeled})"),
-        format!("{what} (baseline: krr)"),
-        what,
-        "Metrics".into(),
-    ];
-    frame.render_widget(
-        Table::new(
-            rows,
-            [
-                Constraint::Length(name_w),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(10),
-            ],
-        )
-        .header(Row::new(["metric", "train", "test", "baseline", "Δ test"]).style(s.theme.title))
-        .block(block(fit_title(metrics, &titles), &s.theme, true)),
-        metrics,
-    );
+    draw_metrics(frame, metrics, s, r);
 
     let kv = |k: &str, v: String| {
         Line::from(vec![
@@ -130,6 +75,11 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     };
     let params: Vec<String> = r.params.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let per_view = axes::view_sigmas(r);
+    let stored = match (&f.saved, r.kept) {
+        (None, _) => "not recorded yet (s saves it)".to_string(),
+        (Some(p), false) => format!("recorded, not kept — s keeps it ({})", p.display()),
+        (Some(p), true) => format!("kept ({})", p.display()),
+    };
     let kernel = if per_view.is_empty() {
         r.kernel.resolved.to_string()
     } else {
@@ -143,7 +93,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             v.join(" · ")
         )
     };
-    let lines = vec![
+    let mut lines = vec![
         kv("session", r.name.clone()),
         kv("task", r.task.name().into()),
         kv("kernel", kernel),
@@ -192,13 +142,32 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                     .unwrap_or_default()
             ),
         ),
-        kv(
-            "saved",
-            f.saved
-                .as_ref()
-                .map_or("not yet (s saves)".into(), |p| p.display().to_string()),
-        ),
+        kv("stored", stored),
     ];
+    if !r.status.is_finished() {
+        lines.insert(
+            1,
+            Line::styled(
+                format!(
+                    "cancelled after {} — no model, no metrics; its trace so far is in Run",
+                    fmt_secs(r.timings.total_s)
+                ),
+                s.theme.warn,
+            ),
+        );
+    }
+    if let Some(o) = &r.optimistic {
+        lines.insert(
+            1,
+            Line::from(vec![
+                Span::styled(format!("{:<11}", "optimistic"), s.theme.dim),
+                Span::styled(
+                    format!("† {} metrics: {}", o.parts.join(", "), o.reason),
+                    s.theme.warn,
+                ),
+            ]),
+        );
+    }
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
@@ -214,17 +183,17 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 "axes" | "view_sigmas" | "view_kernels" | "diagnostics" | "per_label_auc"
             )
     };
-    let mut lines: Vec<Line> = r
-        .details
-        .iter()
-        .filter(|(k, _)| !skip(k))
-        .map(|(k, v)| {
-            Line::from(vec![
-                Span::styled(format!("{k}: "), s.theme.key),
-                Span::raw(readable(v)),
-            ])
-        })
-        .collect();
+    let mut lines: Vec<Line> = cv_lines(s, r);
+    lines.extend(r.details.iter().filter(|(k, _)| !skip(k)).map(|(k, v)| {
+        let text = match k.as_str() {
+            "memory" => memory_text(v),
+            _ => readable(v),
+        };
+        Line::from(vec![
+            Span::styled(format!("{k}: "), s.theme.key),
+            Span::raw(text),
+        ])
+    }));
     lines.extend(
         r.notes
             .iter()
@@ -240,6 +209,194 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     draw_scrolled(frame, details, s, lines, s.scroll.details, title);
     if let (Some(t), Some(area)) = (records, records_area) {
         draw_records(frame, area, s, &t);
+    }
+}
+
+/// The metrics table: train, test (a dagger when optimistic), the krr baseline and the
+/// difference, and with `--cv K` each metric's mean ± sd over the folds. Columns that do not
+/// fit go from the right, the cross-validation last.
+fn draw_metrics(frame: &mut Frame, area: Rect, s: &State, r: &ovk_core::session::SessionRecord) {
+    let keys = r.metrics.names();
+    let get = |m: &ovk_core::session::MetricMap, k: &str| m.get(k).copied();
+    let cell = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
+    let name_w = keys
+        .iter()
+        .chain(
+            r.cv.iter()
+                .flat_map(|c| c.keys())
+                .collect::<Vec<_>>()
+                .iter(),
+        )
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 18) as u16;
+    let optimistic = r
+        .optimistic
+        .as_ref()
+        .is_some_and(|o| o.parts.iter().any(|p| p == "test"));
+    let dagger = if optimistic { "†" } else { "" };
+    let cv_k =
+        r.cv.as_ref()
+            .and_then(|c| c.values().next())
+            .map(|st| st.folds.len());
+    // (header, width, cell of metric k)
+    type Col<'a> = (String, u16, Box<dyn Fn(&str) -> Span<'static> + 'a>);
+    let mut cols: Vec<Col> = vec![
+        (
+            "train".into(),
+            10,
+            Box::new(|k| Span::raw(cell(get(&r.metrics.train, k)))),
+        ),
+        (
+            format!("test{dagger}"),
+            10,
+            Box::new(|k| {
+                let v = get(&r.metrics.test, k);
+                let text = match v {
+                    Some(x) => format!("{}{dagger}", fmt_num(x)),
+                    None => "—".into(),
+                };
+                Span::styled(
+                    text,
+                    if optimistic {
+                        s.theme.warn
+                    } else {
+                        s.theme.title
+                    },
+                )
+            }),
+        ),
+    ];
+    if let Some(k) = cv_k {
+        cols.push((
+            format!("cv {k} folds"),
+            19,
+            Box::new(|key| {
+                let st = r.cv.as_ref().and_then(|c| c.get(key));
+                Span::raw(st.map_or_else(
+                    || "—".into(),
+                    |st| format!("{} ± {}", fmt_num(st.mean), fmt_num(st.sd)),
+                ))
+            }),
+        ));
+    }
+    let base = |k: &str| r.baseline.as_ref().and_then(|b| get(&b.test, k));
+    cols.push((
+        "baseline".into(),
+        10,
+        Box::new(move |k| Span::raw(cell(base(k)))),
+    ));
+    cols.push((
+        "Δ test".into(),
+        10,
+        Box::new(move |k| {
+            Span::raw(match (get(&r.metrics.test, k), base(k)) {
+                (Some(a), Some(b)) => format!("{:+.4}", a - b),
+                _ => "—".into(),
+            })
+        }),
+    ));
+    // Δ, then the baseline, leave first when the box is narrow.
+    let room = area.width.saturating_sub(2 + name_w);
+    while cols.iter().map(|c| c.1 + 1).sum::<u16>() > room && cols.len() > 2 {
+        let drop = cols
+            .iter()
+            .rposition(|c| c.0 == "Δ test" || c.0 == "baseline")
+            .unwrap_or(cols.len() - 1);
+        let _ = cols.remove(drop);
+    }
+    let mut cv_keys: Vec<&String> = r.cv.iter().flat_map(|c| c.keys()).collect();
+    cv_keys.retain(|k| !keys.contains(k));
+    let all_keys: Vec<&String> = keys.iter().copied().chain(cv_keys).collect();
+    let rows = all_keys.iter().map(|k| {
+        let mut cells = vec![Span::styled((*k).clone(), s.theme.key)];
+        cells.extend(cols.iter().map(|c| (c.2)(k)));
+        Row::new(cells)
+    });
+    let file = file_name(&r.dataset.path);
+    let what = if r.status.is_finished() {
+        format!("Metrics — {} on {file}", r.method)
+    } else {
+        format!("Metrics — {} on {file}: cancelled, none", r.method)
+    };
+    let lambda = if r.params.0.contains_key("lambda") {
+        "same λ"
+    } else {
+        "its default λ"
+    };
+    let labeled = if r.split.labeled.is_some() {
+        ", labeled rows"
+    } else {
+        ""
+    };
+    let opt = if optimistic { " · † optimistic" } else { "" };
+    let titles = [
+        format!("{what} (baseline: krr, same kernel, {lambda}{labeled}){opt}"),
+        format!("{what} (baseline: krr){opt}"),
+        format!("{what}{opt}"),
+        what,
+        "Metrics".into(),
+    ];
+    let mut widths = vec![Constraint::Length(name_w)];
+    widths.extend(cols.iter().map(|c| Constraint::Length(c.1)));
+    let mut header = vec!["metric".to_string()];
+    header.extend(cols.iter().map(|c| c.0.clone()));
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(Row::new(header).style(s.theme.title))
+            .block(block(fit_title(area, &titles), &s.theme, true)),
+        area,
+    );
+}
+
+/// `--cv K`: each metric's value on every fold, with their mean ± sd.
+fn cv_lines(s: &State, r: &ovk_core::session::SessionRecord) -> Vec<Line<'static>> {
+    let Some(cv) = &r.cv else { return Vec::new() };
+    let k = cv.values().next().map_or(0, |st| st.folds.len());
+    let mut lines = vec![Line::styled(
+        format!(
+            "{k}-fold cross-validation on the training rows (mean ± sd over the folds; test \
+             metrics are the final fit's)"
+        ),
+        s.theme.dim,
+    )];
+    for (name, st) in cv {
+        let folds: Vec<String> = st.folds.iter().map(|v| fmt_num(*v)).collect();
+        lines.push(Line::from(vec![
+            Span::styled(format!("cv {name}: "), s.theme.key),
+            Span::raw(format!(
+                "{} ± {} · folds {}",
+                fmt_num(st.mean),
+                fmt_num(st.sd),
+                folds.join(" · ")
+            )),
+        ]));
+    }
+    lines
+}
+
+/// The memory detail: the admitted estimate beside the measured peak, saying whose peak it is
+/// (a worker process ran only this fit; older sessions measured the whole process).
+fn memory_text(v: &serde_json::Value) -> String {
+    let bytes = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
+    let fmt = ovk_core::kernels::format_bytes;
+    let mut parts = Vec::new();
+    if let Some(e) = bytes("estimated_peak_bytes") {
+        parts.push(format!("estimated peak {}", fmt(e)));
+    }
+    if let Some(p) = bytes("process_peak_rss_bytes") {
+        let whose = if v.get("process").and_then(|p| p.as_str()) == Some("worker") {
+            "the fit's own process"
+        } else {
+            "the whole process that ran it"
+        };
+        parts.push(format!("measured peak {} ({whose})", fmt(p)));
+    }
+    if parts.is_empty() {
+        readable(v)
+    } else {
+        parts.join(" · ")
     }
 }
 

@@ -7,6 +7,7 @@ use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 
 use ovk_core::data::TargetScale;
+use ovk_core::kernels::format_bytes;
 use ovk_core::methods::Phase;
 
 use super::super::axes;
@@ -225,7 +226,16 @@ fn summary(
         None => String::new(),
     };
     let file = file_name(&d.path);
-    vec![
+    // What the fit estimates its figures on: a form's folds say how to change them.
+    // An opened session without folds says nothing: its box is short of lines already.
+    let folds = match (c.cv, record) {
+        (Some(k), _) => Some(format!(
+            "{k} folds of the training part: each metric's mean ± sd, then the final fit"
+        )),
+        (None, Some(_)) => None,
+        (None, None) => Some("none: one fit, scored on the test rows (f: 3, 5 or 10 folds)".into()),
+    };
+    let mut lines = vec![
         Line::from(vec![
             Span::styled("data    ", s.theme.dim),
             Span::raw(format!(
@@ -254,7 +264,14 @@ fn summary(
                 params.join(" ")
             }),
         ]),
-    ]
+    ];
+    if let Some(folds) = folds {
+        lines.push(Line::from(vec![
+            Span::styled("cv      ", s.theme.dim),
+            Span::raw(folds),
+        ]));
+    }
+    lines
 }
 
 fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
@@ -300,8 +317,21 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
             }
             None => ("no fit yet".to_string(), s.theme.dim),
         },
-        RunStatus::Running if r.cancelling => ("cancelling…".into(), s.theme.warn),
-        RunStatus::Running => ("running".into(), s.theme.key),
+        RunStatus::Running if r.cancelling => (
+            "cancelling — the fit's process is stopped within a second".into(),
+            s.theme.warn,
+        ),
+        RunStatus::Running => (
+            match r.memory {
+                Some((rss, peak)) => format!(
+                    "running · memory {} (peak {})",
+                    format_bytes(rss),
+                    format_bytes(peak)
+                ),
+                None => "running".into(),
+            },
+            s.theme.key,
+        ),
         RunStatus::Finished => {
             // A multi-view fit used one width per view: say which, not the one typed.
             let per_view = s
@@ -318,6 +348,9 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
                     .collect();
                 format!("finished · σ per view: {}", v.join(" · "))
             };
+            if s.result.as_ref().is_some_and(|f| f.unkept()) {
+                msg.push_str(" · recorded, not kept (s keeps it)");
+            }
             match s
                 .result
                 .as_ref()
@@ -333,9 +366,13 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
         RunStatus::Failed(e) => (format!("failed: {e}"), s.theme.error),
         RunStatus::Cancelled => (
             format!(
-                "cancelled after {} — nothing from this {} is kept",
+                "cancelled after {} — {}",
                 fmt_secs(since(r.started)),
-                if r.sweep.is_some() { "sweep" } else { "fit" }
+                if r.recorded.is_some() {
+                    "recorded as cancelled, with its trace so far (8 Sessions)"
+                } else {
+                    "being recorded as cancelled…"
+                }
             ),
             s.theme.warn,
         ),
@@ -378,6 +415,7 @@ fn draw_progress(frame: &mut Frame, area: Rect, s: &State) {
             phase_elapsed: since(r.phase_started),
             finished: r.status == RunStatus::Finished,
             stopped: matches!(r.status, RunStatus::Cancelled | RunStatus::Failed(_)),
+            estimate: r.phase_estimate(),
             theme: &s.theme,
         },
         gauge,

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::super::state::{columns, Column, Predictions, State};
+use super::super::state::{mixed_tasks, Column, Predictions, State};
 use super::super::widgets::{clip, file_name, fmt_num};
 use super::{block, error_or_hint, fit_title};
 use ovk_core::session::{Listing, SessionRecord};
@@ -50,9 +50,17 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if !ss.runs.marked.is_empty() {
         tail.push_str(&format!(" · {} marked", ss.runs.marked.len()));
     }
+    if ss.runs.grouped {
+        tail.push_str(&format!(" · {} row groups", ss.runs.groups(&ss.list)));
+    }
+    if mixed_tasks(&ss.list) {
+        if let Some(f) = ss.selected().and_then(|s| s.key_metric.as_ref()) {
+            tail.push_str(&format!(" · {} runs' columns", f.0));
+        }
+    }
     let titles: Vec<String> = places.iter().map(|p| format!("{p}{tail}")).collect();
     if ss.list.is_empty() {
-        let hint = "No saved sessions yet — finish a fit and press s.";
+        let hint = "No runs yet — every fit is recorded here the moment it ends (s keeps it).";
         let msg = error_or_hint(s, ss.error.as_deref(), hint);
         frame.render_widget(
             Paragraph::new(msg).block(block(fit_title(list_area, &titles), &s.theme, true)),
@@ -63,9 +71,9 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let [table_area, keys_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
     let hint = if area.width >= 116 {
-        "Space mark (Charts) · c compare 2 · [ ] column · o sort · / filter · Enter open · p predict · n rename · d delete"
+        "○ not kept ✕ cancelled · Space mark · c compare 2 · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
     } else {
-        "Space mark · c cmp · o sort · / filter · Enter open · p predict · n ren · d del"
+        "○ not kept ✕ cancelled · Space mark · o sort · = group · Enter open · p predict · P prune"
     };
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(
@@ -74,6 +82,17 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 area.width as usize,
             ),
             s.theme.error,
+        ),
+        // Why its test metrics carry a dagger, when the cursor is on such a run.
+        Some(Listing::Ok(sum)) if sum.optimistic.is_some() => Line::styled(
+            clip(
+                &format!(
+                    "† optimistic test metrics: {}",
+                    sum.optimistic.as_deref().unwrap_or_default()
+                ),
+                area.width as usize,
+            ),
+            s.theme.warn,
         ),
         _ => Line::styled(clip(hint, area.width as usize), s.theme.dim),
     };
@@ -101,7 +120,12 @@ fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
     let width = 12u16;
     let fit = (usize::from(area.width.saturating_sub(8)) / usize::from(width + 1)).max(1);
     let shown = cols.len().min(fit);
-    let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    // borders, the header, and the metrics' line when the file held the outputs
+    let visible = usize::from(
+        area.height
+            .saturating_sub(3 + u16::from(t.scored.is_some())),
+    )
+    .max(1);
     let first = p.scroll.min(t.n_rows().saturating_sub(1));
     let header = Row::new(
         std::iter::once(Cell::from("row"))
@@ -145,12 +169,38 @@ fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
     );
     let widths =
         std::iter::once(Constraint::Length(6)).chain((0..shown).map(|_| Constraint::Length(width)));
-    frame.render_widget(
-        Table::new(rows, widths)
-            .header(header)
-            .block(block(&title, &s.theme, true)),
-        area,
-    );
+    let blk = block(&title, &s.theme, true);
+    let inner = blk.inner(area);
+    frame.render_widget(blk, area);
+    let table_area = match &t.scored {
+        Some(sc) => {
+            let [line, rest] =
+                Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
+            frame.render_widget(Paragraph::new(scored_line(s, sc, t.n_rows())), line);
+            rest
+        }
+        None => inner,
+    };
+    frame.render_widget(Table::new(rows, widths).header(header), table_area);
+}
+
+/// The metrics of predictions on a file that holds the model's outputs.
+fn scored_line(s: &State, sc: &ovk_core::train::Scored, n: usize) -> Line<'static> {
+    let cells: Vec<String> = sc
+        .metrics
+        .iter()
+        .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
+        .collect();
+    Line::from(vec![
+        Span::styled(
+            format!(
+                "scored on {} of {n} rows (they hold the outputs): ",
+                sc.rows.len()
+            ),
+            s.theme.dim,
+        ),
+        Span::styled(cells.join(" · "), s.theme.title),
+    ])
 }
 
 /// The runs table: the name pinned on the left, the other columns scrolled so the column
@@ -158,10 +208,10 @@ fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
 /// `titles` are the table's title choices before the column it is at.
 fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], titles: &[String]) {
     let ss = &s.sessions;
-    let cols = columns(&ss.list);
+    let cols = ss.columns();
     let sel = ss.runs.column.min(cols.len().saturating_sub(1));
-    // Borders, highlight symbol, mark, and the spacing after each column.
-    let room = area.width.saturating_sub(2 + 2 + 2) as i32;
+    // Borders, highlight symbol, marks, and the spacing after each column.
+    let room = area.width.saturating_sub(2 + 2 + 3) as i32;
     let name_w = cols[0].width().min((room / 3).max(8) as u16);
     let mut left = room - name_w as i32 - 1;
     let widths: Vec<i32> = cols.iter().map(|c| c.width() as i32 + 1).collect();
@@ -218,9 +268,22 @@ fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], titles: 
     let body = rows.iter().map(|&i| match &ss.list[i] {
         Listing::Ok(sum) => {
             let mark = if ss.runs.is_marked(sum) { "*" } else { " " };
-            let mut cells = vec![Cell::from(Span::styled(mark, s.theme.key))];
+            let (state, style) = match (sum.status.is_finished(), sum.kept) {
+                (false, _) => ("✕", s.theme.warn),
+                (true, false) => ("○", s.theme.dim),
+                (true, true) => (" ", s.theme.base),
+            };
+            let mut cells = vec![Cell::from(Line::from(vec![
+                Span::styled(mark, s.theme.key),
+                Span::styled(state, style),
+            ]))];
             cells.extend(shown.iter().map(|&c| Cell::from(cols[c].cell(sum))));
-            Row::new(cells)
+            let row = Row::new(cells);
+            if sum.status.is_finished() {
+                row
+            } else {
+                row.style(s.theme.dim)
+            }
         }
         // The reason is on the key line when the cursor is on it (a cell is too narrow).
         Listing::Corrupt { path, .. } => Row::new(vec![
@@ -235,7 +298,7 @@ fn draw_table(frame: &mut Frame, area: Rect, s: &State, rows: &[usize], titles: 
             Cell::from(Span::styled("unreadable", s.theme.error)),
         ]),
     });
-    let mut constraints = vec![Constraint::Length(1), Constraint::Length(name_w)];
+    let mut constraints = vec![Constraint::Length(2), Constraint::Length(name_w)];
     constraints.extend(
         shown
             .iter()

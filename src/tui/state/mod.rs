@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use ovk_core::methods::{self, Method, MethodName, TraceRecord};
-use ovk_core::session::{Listing, SessionRecord};
+use ovk_core::session::{Listing, SessionRecord, Summary};
 use ovk_core::train::{RunConfig, RunOutcome};
 use ovk_core::util::choice::Choice;
 
@@ -20,10 +20,13 @@ mod sweep;
 pub use data::{DataFocus, DataState, FileEntry, Median, Role, SplitChoice};
 pub use form::{Field, FieldKind, KernelState};
 pub use run::{RunState, RunStatus};
-pub use runs::{columns, Column, MarkedRun, RunsView};
+pub use runs::{columns, group_key, mixed_tasks, rows_id, Column, MarkedRun, RunsView};
 pub use sweep::{configs as sweep_configs, default_text as sweep_default_text};
 pub use sweep::{parse as parse_sweep, sweepable, MAX_VALUES as MAX_SWEEP_VALUES};
 pub use sweep::{SweepPlan, SweepState};
+
+/// The folds `f` in Run cycles through (`None`: no cross-validation).
+pub const CV_CHOICES: [Option<usize>; 4] = [None, Some(3), Some(5), Some(10)];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -85,8 +88,26 @@ pub struct MethodState {
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub outcome: RunOutcome,
-    /// Where it is saved, once saved (or where it was loaded from).
+    /// Where it is in the session store — recorded the moment it finished (kept or not, as
+    /// `outcome.record.kept` says), or where it was opened from. `None` only while a fit the
+    /// workbench records itself is being written, or when that failed.
     pub saved: Option<PathBuf>,
+}
+
+impl Finished {
+    /// Recorded but not kept by the user yet.
+    pub fn unkept(&self) -> bool {
+        self.saved.is_some() && !self.outcome.record.kept
+    }
+}
+
+/// A value a sweep put into the form: which field, the value, and the data it was best on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSet {
+    pub method: String,
+    pub key: String,
+    pub value: String,
+    pub data: PathBuf,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -152,6 +173,31 @@ pub struct SessionsState {
     pub error: Option<String>,
 }
 
+impl SessionsState {
+    /// The run under the cursor.
+    pub fn selected(&self) -> Option<&Summary> {
+        let i = *self.runs.rows(&self.list).get(self.cursor)?;
+        match self.list.get(i)? {
+            Listing::Ok(sum) => Some(sum),
+            Listing::Corrupt { .. } => None,
+        }
+    }
+
+    /// The runs table's columns: with mixed tasks, those of the selected run's task.
+    pub fn columns(&self) -> Vec<Column> {
+        let family = self.selected().and_then(runs::family);
+        let mut cols = columns(&self.list, family);
+        if self.runs.grouped {
+            // the rows a group shares, beside the name
+            if let Some(i) = cols.iter().position(|c| *c == Column::Rows) {
+                let c = cols.remove(i);
+                cols.insert(1, c);
+            }
+        }
+        cols
+    }
+}
+
 /// `ovk predict` from the workbench: which session, which file, the table, where it scrolls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Predictions {
@@ -182,9 +228,13 @@ pub enum PromptKind {
         session: PathBuf,
         name: String,
     },
-    /// `q` with a fit running or a result not saved: y quits, n or Esc stays.
+    /// `q` with a fit running: y quits (the fit is recorded as cancelled), n or Esc stays.
     ConfirmQuit {
         why: String,
+    },
+    /// Sessions: delete the `count` runs not kept? y deletes.
+    ConfirmPrune {
+        count: usize,
     },
 }
 
@@ -233,6 +283,10 @@ pub struct State {
     /// Each file's split settings as last left (a test fraction of 0 stays with its file).
     pub split_by_file: HashMap<PathBuf, SplitChoice>,
     pub run: RunState,
+    /// `--cv K` for the next fit (`f` in Run): K folds of the training part, or none.
+    pub cv: Option<usize>,
+    /// The value the last sweep put into the form, while it is there.
+    pub sweep_set: Option<SweepSet>,
     pub result: Option<Finished>,
     /// The previous finished run, for the overlay in Charts.
     pub previous: Option<PreviousRun>,
@@ -280,6 +334,8 @@ impl State {
             kernel_by_method: HashMap::new(),
             split_by_file: HashMap::new(),
             run: RunState::new(),
+            cv: None,
+            sweep_set: None,
             result: None,
             previous: None,
             overlay: false,
@@ -297,18 +353,14 @@ impl State {
         }
     }
 
-    /// A fit is running, or the shown result was never saved: quitting would lose work.
+    /// What quitting now would stop: a running fit (recorded as cancelled). A finished fit is
+    /// in the store already, so nothing else is lost.
     pub fn unsaved_work(&self) -> Option<String> {
-        if self.is_running() {
-            return Some("a fit is running — quitting cancels it".into());
-        }
-        match &self.result {
-            Some(f) if f.saved.is_none() && self.replay.is_none() => Some(format!(
-                "the result of '{}' is not saved (s saves it)",
-                f.outcome.record.name
-            )),
-            _ => None,
-        }
+        self.is_running().then(|| {
+            "a fit is running — quitting stops it (it is recorded as cancelled, with its trace \
+             so far)"
+                .to_string()
+        })
     }
 
     /// The curve to overlay in Charts — while a fit runs, the last result; after, the run it
@@ -392,7 +444,7 @@ impl State {
             kernel,
             params,
             name: None,
-            cv: None,
+            cv: self.cv,
             select_on: Default::default(),
         };
         cfg.validate().map_err(|e| e.to_string())?;

@@ -31,6 +31,24 @@ pub struct RunState {
     pub config: Option<RunConfig>,
     /// Set when this run is a sweep: its plan and the rows scored so far.
     pub sweep: Option<super::SweepState>,
+    /// The floor seconds of the long phases without steps, as the fit estimated them.
+    pub estimate: Vec<(Phase, f64)>,
+    /// The worker's resident memory and its peak so far (bytes): the fit's own.
+    pub memory: Option<(u64, u64)>,
+    /// Where the cancelled fit is recorded, once it is.
+    pub recorded: Option<std::path::PathBuf>,
+}
+
+impl RunState {
+    /// The estimated seconds of the current phase, when the fit gave one.
+    pub fn phase_estimate(&self) -> Option<f64> {
+        let now = self.phase?;
+        self.estimate
+            .iter()
+            .find(|(p, _)| *p == now)
+            .map(|(_, s)| *s)
+            .filter(|s| s.is_finite() && *s > 0.0)
+    }
 }
 
 impl RunState {
@@ -48,6 +66,9 @@ impl RunState {
             cancelling: false,
             config: None,
             sweep: None,
+            estimate: Vec::new(),
+            memory: None,
+            recorded: None,
         }
     }
 }

@@ -1,6 +1,8 @@
-//! The Sessions pane's runs table: every saved session as a row, its hyperparameters and test
-//! metrics as columns; sorted by a chosen column, filtered by text, and marked runs kept by path
-//! (so sorting, filtering and re-listing never change which runs are marked).
+//! The Sessions pane's runs table: every recorded run as a row — kept or not, finished or
+//! cancelled — its score, the rows it was scored on, its hyperparameters and test metrics as
+//! columns (those of the selected run's task, when the store mixes tasks); sorted by a chosen
+//! column, grouped by the rows scored on, filtered by text, and marked runs kept by path (so
+//! sorting, filtering and re-listing never change which runs are marked).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -14,6 +16,12 @@ use super::super::widgets::fmt_num;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Column {
     Name,
+    /// The run's own primary test metric, named (`accuracy 0.931`), whatever its task.
+    Score,
+    /// `--cv K`: the primary metric's mean ± sd over the folds.
+    Cv,
+    /// Which rows trained and scored it: the split's id, and the folds' for a CV run.
+    Rows,
     Method,
     Dataset,
     Created,
@@ -29,6 +37,9 @@ impl Column {
     pub fn title(&self) -> String {
         match self {
             Column::Name => "name".into(),
+            Column::Score => "score".into(),
+            Column::Cv => "cv mean ± sd".into(),
+            Column::Rows => "rows".into(),
             Column::Method => "method".into(),
             Column::Dataset => "dataset".into(),
             Column::Created => "created".into(),
@@ -43,6 +54,9 @@ impl Column {
     pub fn width(&self) -> u16 {
         match self {
             Column::Name => 18,
+            Column::Score => 16,
+            Column::Cv => 17,
+            Column::Rows => 11,
             Column::Dataset => 14,
             Column::Created => 16,
             Column::Method => 11,
@@ -57,13 +71,30 @@ impl Column {
     fn numeric(&self) -> bool {
         matches!(
             self,
-            Column::Setting(_) | Column::Metric(_) | Column::Iterations | Column::FitSeconds
+            Column::Setting(_)
+                | Column::Metric(_)
+                | Column::Score
+                | Column::Cv
+                | Column::Iterations
+                | Column::FitSeconds
         )
     }
 
     pub fn cell(&self, s: &Summary) -> String {
+        // A metric of rows that also chose something carries a dagger (the key line says why).
+        let dagger = if s.optimistic.is_some() { "†" } else { "" };
         match self {
             Column::Name => s.name.clone(),
+            Column::Score => match (&s.key_metric, s.status.is_finished()) {
+                (_, false) => "cancelled".into(),
+                (Some((m, v)), true) => format!("{} {}{dagger}", short_metric(m), fmt_num(*v)),
+                (None, true) => "—".into(),
+            },
+            Column::Cv => s.cv.map_or_else(
+                || "—".into(),
+                |(k, mean, sd)| format!("{k}× {}±{}", fmt_num(mean), fmt_num(sd)),
+            ),
+            Column::Rows => rows_id(s),
             Column::Method => s.method.clone(),
             Column::Dataset => s.dataset.clone(),
             Column::Created => s.created.replace('T', " ").chars().take(16).collect(),
@@ -73,7 +104,10 @@ impl Column {
                 Some(v) => v.clone(),
                 None => "—".into(),
             },
-            Column::Metric(k) => s.metrics.get(k).map_or_else(|| "—".into(), |v| fmt_num(*v)),
+            Column::Metric(k) => s
+                .metrics
+                .get(k)
+                .map_or_else(|| "—".into(), |v| format!("{}{dagger}", fmt_num(*v))),
             Column::Iterations => s.iterations.to_string(),
             Column::FitSeconds => format!("{:.2}", s.fit_s),
         }
@@ -85,6 +119,19 @@ impl Column {
             Column::Created => s.created.clone(),
             Column::Setting(k) => s.settings.get(k).cloned().unwrap_or_default(),
             Column::Metric(k) => s.metrics.get(k).map(|v| v.to_string()).unwrap_or_default(),
+            Column::Score => s
+                .key_metric
+                .as_ref()
+                .map(|(m, v)| format!("{m} {v}"))
+                .unwrap_or_default(),
+            Column::Cv => {
+                s.cv.map(|(k, mean, sd)| format!("{k} folds: {mean} ± {sd}"))
+                    .unwrap_or_default()
+            }
+            Column::Rows => match &s.folds_id {
+                Some(f) => format!("{} folds {f}", s.split_id),
+                None => s.split_id.clone(),
+            },
             Column::FitSeconds => s.fit_s.to_string(),
             c => c.cell(s),
         }
@@ -94,6 +141,8 @@ impl Column {
         match self {
             Column::Setting(k) => s.settings.get(k)?.parse().ok(),
             Column::Metric(k) => s.metrics.get(k).copied(),
+            Column::Score => s.key_metric.as_ref().map(|(_, v)| *v),
+            Column::Cv => s.cv.map(|(_, mean, _)| mean),
             Column::Iterations => Some(s.iterations as f64),
             Column::FitSeconds => Some(s.fit_s),
             _ => None,
@@ -125,18 +174,63 @@ pub struct RunsView {
     pub curves: HashMap<PathBuf, Result<MarkedRun, String>>,
     /// Charts shows the marked runs (m in Charts switches back to this run).
     pub chart_marked: bool,
+    /// Runs scored on the same rows (split, and folds for CV runs) are listed together.
+    pub grouped: bool,
+}
+
+/// The short form of a metric's name in the score column.
+fn short_metric(m: &str) -> &str {
+    match m {
+        "accuracy" => "acc",
+        "mean_auc" => "auc",
+        m => m,
+    }
+}
+
+/// The split's id, and the folds' after a slash for a CV run: 6 + 4 hex digits, enough to
+/// tell apart the row sets of one store.
+pub fn rows_id(s: &Summary) -> String {
+    let short = |id: &str, n: usize| id.chars().take(n).collect::<String>();
+    match &s.folds_id {
+        Some(f) => format!("{}/{}", short(&s.split_id, 6), short(f, 4)),
+        None => short(&s.split_id, 6),
+    }
+}
+
+/// What runs scored on the same rows share: the data file, the split, the folds.
+type GroupKey = (String, String, Option<String>);
+
+pub fn group_key(s: &Summary) -> GroupKey {
+    (s.dataset.clone(), s.split_id.clone(), s.folds_id.clone())
+}
+
+/// The task family of a run: its primary metric's name (cancelled runs have none).
+pub fn family(s: &Summary) -> Option<&str> {
+    s.key_metric.as_ref().map(|(m, _)| m.as_str())
 }
 
 /// The runs table's columns for this store: fixed ones, every metric, then every setting any
-/// session has (those that differ between runs first).
-pub fn columns(list: &[Listing]) -> Vec<Column> {
-    let runs: Vec<&Summary> = list
+/// session has (those that differ between runs first). With `family` (the selected run's
+/// primary metric) the metrics and settings are those of the runs of that task only: a store
+/// of regression and classification runs would otherwise show every task's metrics at once.
+pub fn columns(list: &[Listing], family: Option<&str>) -> Vec<Column> {
+    let all: Vec<&Summary> = list
         .iter()
         .filter_map(|l| match l {
             Listing::Ok(s) => Some(s.as_ref()),
             Listing::Corrupt { .. } => None,
         })
         .collect();
+    let of_family: Vec<&Summary> = all
+        .iter()
+        .copied()
+        .filter(|s| family.is_none_or(|f| self::family(s) == Some(f)))
+        .collect();
+    let runs = if of_family.is_empty() {
+        all.clone()
+    } else {
+        of_family
+    };
     let mut settings = BTreeSet::new();
     let mut metrics = BTreeSet::new();
     for s in &runs {
@@ -150,11 +244,31 @@ pub fn columns(list: &[Listing]) -> Vec<Column> {
     };
     let (mut settings, same): (Vec<String>, Vec<String>) = settings.into_iter().partition(varies);
     settings.extend(same);
-    let mut cols = vec![Column::Name, Column::Method, Column::Dataset];
+    let mut cols = vec![Column::Name, Column::Score];
+    if all.iter().any(|s| s.cv.is_some()) {
+        cols.push(Column::Cv);
+    }
+    cols.extend([Column::Method, Column::Dataset, Column::Rows]);
     cols.extend(metrics.into_iter().map(Column::Metric));
     cols.extend(settings.into_iter().map(Column::Setting));
     cols.extend([Column::Iterations, Column::FitSeconds, Column::Created]);
     cols
+}
+
+/// Whether the store holds runs of more than one task.
+pub fn mixed_tasks(list: &[Listing]) -> bool {
+    let mut seen: Option<&str> = None;
+    for l in list {
+        if let Listing::Ok(s) = l {
+            match (seen, family(s)) {
+                (_, None) => {}
+                (None, f) => seen = f,
+                (Some(a), Some(b)) if a != b => return true,
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 fn matches(s: &Summary, filter: &str) -> bool {
@@ -181,6 +295,22 @@ impl RunsView {
         let mut ok: Vec<usize> = (0..list.len())
             .filter(|&i| matches!(&list[i], Listing::Ok(s) if matches(s, &self.filter)))
             .collect();
+        self.sorted(list, &mut ok);
+        if self.grouped {
+            // Stable: within a group the order above (the sort, else newest first) holds.
+            ok.sort_by_key(|&i| match &list[i] {
+                Listing::Ok(s) => group_key(s),
+                Listing::Corrupt { .. } => Default::default(),
+            });
+        }
+        if self.filter.trim().is_empty() {
+            ok.extend((0..list.len()).filter(|&i| matches!(list[i], Listing::Corrupt { .. })));
+        }
+        ok
+    }
+
+    /// Sort `ok` (indices of readable entries) by the chosen column.
+    fn sorted(&self, list: &[Listing], ok: &mut [usize]) {
         if let Some((col, desc)) = &self.sort {
             let sum = |i: usize| match &list[i] {
                 Listing::Ok(s) => Some(s),
@@ -209,10 +339,19 @@ impl RunsView {
                 }
             });
         }
-        if self.filter.trim().is_empty() {
-            ok.extend((0..list.len()).filter(|&i| matches!(list[i], Listing::Corrupt { .. })));
-        }
-        ok
+    }
+
+    /// How many groups of runs scored on the same rows the shown rows make.
+    pub fn groups(&self, list: &[Listing]) -> usize {
+        let keys: BTreeSet<GroupKey> = self
+            .rows(list)
+            .into_iter()
+            .filter_map(|i| match &list[i] {
+                Listing::Ok(s) => Some(group_key(s)),
+                Listing::Corrupt { .. } => None,
+            })
+            .collect();
+        keys.len()
     }
 
     pub fn is_marked(&self, s: &Summary) -> bool {

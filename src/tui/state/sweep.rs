@@ -4,7 +4,8 @@
 
 use ovk_core::kernels::{InputRank, Sigma};
 use ovk_core::methods::{ParamKind, Value};
-use ovk_core::train::sweep::{grid_values, SweepRow};
+use ovk_core::session::SessionRecord;
+use ovk_core::train::sweep::{grid_values, SweepResult, SweepRow};
 use ovk_core::train::RunConfig;
 
 use super::form::{Field, FieldKind};
@@ -28,6 +29,44 @@ pub struct SweepState {
 }
 
 impl SweepState {
+    /// A saved sweep (the table in a session's details) as the live sweep showed it, for its
+    /// curve in a replay or an opened session: the swept setting is the one its rows vary.
+    /// `fields` (the form of its method) name the setting as the prompt did (λ, σ).
+    pub fn from_record(r: &SessionRecord, fields: &[Field]) -> Option<SweepState> {
+        let table: SweepResult = serde_json::from_value(r.details.get("sweep")?.clone()).ok()?;
+        let key = table.rows.iter().find_map(|row| {
+            let mut keys = row.values.keys();
+            let k = keys.next()?;
+            keys.next().is_none().then(|| k.clone())
+        })?;
+        let n = table.rows.iter().map(|row| row.index + 1).max()?;
+        let mut values = vec![f64::NAN; n];
+        for row in &table.rows {
+            values[row.index] = row.values.get(&key)?.parse().ok()?;
+        }
+        let label = fields
+            .iter()
+            .find(|f| f.key() == key)
+            .map_or_else(|| key.clone(), label_of);
+        let known: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        let (lo, hi) = known
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            });
+        Some(SweepState {
+            plan: SweepPlan {
+                key,
+                label,
+                values,
+                // a grid over a decade or more was a log one
+                log: lo > 0.0 && hi >= 10.0 * lo,
+                folds: table.folds,
+            },
+            rows: table.rows,
+        })
+    }
+
     /// (value, mean score) of the scored rows, in the order of the values: the validation curve.
     pub fn curve(&self) -> Vec<(f64, f64)> {
         let mut pts: Vec<(f64, f64)> = self
@@ -35,6 +74,7 @@ impl SweepState {
             .iter()
             .filter(|r| r.error.is_none() && r.mean.is_finite())
             .filter_map(|r| Some((*self.plan.values.get(r.index)?, r.mean)))
+            .filter(|(x, _)| x.is_finite())
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         pts
@@ -195,18 +235,21 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
     for v in &values {
         check(f, *v, integer)?;
     }
-    let label = match f.unit() {
-        "" => f.key().to_string(),
-        u if u.chars().count() <= 2 => u.to_string(),
-        _ => f.key().to_string(),
-    };
     Ok(SweepPlan {
         key: f.key().to_string(),
-        label,
+        label: label_of(f),
         values,
         log,
         folds,
     })
+}
+
+/// The field's symbol (`λ`, `σ`) when it has a short one, else its key: axes and titles.
+fn label_of(f: &Field) -> String {
+    match f.unit() {
+        u if !u.is_empty() && u.chars().count() <= 2 => u.to_string(),
+        _ => f.key().to_string(),
+    }
 }
 
 /// Refuse a value the field would refuse, with the field's own message.

@@ -263,6 +263,9 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     }
                     s.data.focus = super::super::state::DataFocus::Columns;
                     s.data.col_cursor = 0;
+                    if let Some(said) = super::sweep::forget_best_on_other_data(s) {
+                        s.status = format!("{} · {said}", s.status);
+                    }
                     data_changed(s)
                 }
                 Err(e) => {

@@ -12,6 +12,7 @@ mod replay;
 mod results;
 mod run;
 mod sessions;
+mod settings;
 mod sweep;
 
 use super::action::Action;
@@ -41,13 +42,15 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
             s.scroll.help = 0;
             vec![]
         }
-        Action::Down | Action::Up if s.help => {
-            let d: i64 = if matches!(action, Action::Down) {
-                3
-            } else {
-                -3
+        Action::Down | Action::Up | Action::Top | Action::Bottom if s.help => {
+            // The overlay clamps the far end to its last page.
+            let d: i64 = match action {
+                Action::Down => 3,
+                Action::Up => -3,
+                Action::Top => i64::MIN / 2,
+                _ => i64::MAX / 2,
             };
-            s.scroll.help = (s.scroll.help as i64 + d).max(0) as usize;
+            s.scroll.help = (s.scroll.help as i64).saturating_add(d).max(0) as usize;
             vec![]
         }
         Action::Click { col, row } => {
@@ -75,6 +78,15 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         Action::StartRun => run::start(s),
         Action::CancelRun => run::cancel(s),
         Action::Run(msg) => run::message(s, msg),
+        Action::Recorded(r) => run::recorded(s, r),
+        Action::WorkerMemory { rss, peak } => {
+            if s.is_running() {
+                s.run.memory = Some((rss, peak));
+            }
+            vec![]
+        }
+        Action::CycleFolds => settings::cycle_folds(s),
+        Action::UseSettings => settings::use_settings(s),
         Action::Save => sessions::save(s),
         Action::Export => results::export(s),
         Action::Step(d) => {
@@ -89,6 +101,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         | Action::TableLoaded { .. }
         | Action::MedianComputed { .. }) => data::answer(s, a),
         a @ (Action::Saved(_)
+        | Action::Kept(_)
         | Action::SessionsListed { .. }
         | Action::SessionOpened(_)
         | Action::CompareLoaded(_)
@@ -168,7 +181,8 @@ fn back(s: &mut State) -> Vec<Effect> {
         s.status = match p.kind {
             PromptKind::ConfirmDelete { .. } => "not deleted".into(),
             PromptKind::ConfirmQuit { .. } => "still here".into(),
-            PromptKind::SaveName => "not saved".into(),
+            PromptKind::ConfirmPrune { .. } => "nothing deleted".into(),
+            PromptKind::SaveName => "not kept (the run stays recorded; s keeps it)".into(),
             PromptKind::Rename { .. } => "not renamed".into(),
             PromptKind::Sweep { .. } => "no sweep".into(),
             PromptKind::Predict { .. } => "no prediction".into(),

@@ -15,10 +15,6 @@ pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
         // A question, not a text box: one key answers it.
         return match a {
             Action::Char('y' | 'Y') => force_quit(s),
-            Action::Char('s') if !s.is_running() => {
-                s.prompt = None;
-                sessions::save(s)
-            }
             Action::Char('n' | 'N') => {
                 s.prompt = None;
                 s.status = "still here".into();
@@ -60,11 +56,28 @@ pub(super) fn submit(s: &mut State, p: Prompt) -> Vec<Effect> {
                 s.prompt = Some(Prompt::new(PromptKind::SaveName, ""));
                 return vec![];
             }
-            s.status = format!("saving '{name}'…");
-            vec![Effect::SaveSession {
-                name,
-                outcome: Box::new(f.outcome.clone()),
-            }]
+            s.status = format!("keeping '{name}'…");
+            match &f.saved {
+                Some(dir) => vec![Effect::KeepSession {
+                    dir: dir.clone(),
+                    name,
+                }],
+                // never recorded (the store refused it): saved whole now
+                None => vec![Effect::SaveSession {
+                    name,
+                    outcome: Box::new(f.outcome.clone()),
+                }],
+            }
+        }
+        PromptKind::ConfirmPrune { count } => {
+            if p.text.trim().eq_ignore_ascii_case("y") || p.text.trim().eq_ignore_ascii_case("yes")
+            {
+                s.status = format!("deleting {count} runs not kept…");
+                vec![Effect::PruneUnkept]
+            } else {
+                s.status = "nothing deleted (type y to confirm)".into();
+                vec![]
+            }
         }
         PromptKind::Rename { id } => {
             let name = p.text.trim().to_string();

@@ -4,13 +4,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ovk_core::methods::{self, MethodName};
 use ovk_core::train::RunOutcome;
-use ovk_core::util::choice::Choice;
 
 use super::super::action::Action;
 use super::super::effect::Effect;
-use super::super::state::{FieldKind, KernelState, Replay, State};
+use super::super::state::{Replay, State};
 use super::{delta, run};
 
 /// How often replay playback advances.
@@ -55,27 +53,7 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
 /// result every pane, and the cursor starts at the end of its trace — a session opened during
 /// a replay starts whole too, not at the position reached in the one before.
 pub fn show_replayed(s: &mut State, outcome: RunOutcome, dir: PathBuf) {
-    let cfg = &outcome.record.config;
-    if let Some(i) = MethodName::ALL.iter().position(|&n| n == cfg.method) {
-        s.method.chosen = i;
-        s.method.cursor = i;
-        s.kernel = KernelState::for_method(methods::find(cfg.method), None);
-    }
-    for f in s.kernel.fields.iter_mut() {
-        let text = match f.kind {
-            FieldKind::KernelName => Some(cfg.kernel.name.to_string()),
-            FieldKind::Sigma => Some(cfg.kernel.sigma.to_string()),
-            FieldKind::Degree => Some(cfg.kernel.degree.to_string()),
-            FieldKind::Coef0 => Some(cfg.kernel.coef0.to_string()),
-            FieldKind::InputRank { .. } => Some(cfg.kernel.input_rank.to_string()),
-            FieldKind::Landmarks => Some(cfg.kernel.landmarks.to_string()),
-            FieldKind::Param(spec) => outcome.record.params.0.get(spec.key).map(|v| v.to_string()),
-        };
-        if let Some(t) = text {
-            f.text = t;
-            f.validate();
-        }
-    }
+    super::settings::fill_form(s, &outcome.record);
     s.replay = Some(Replay {
         cursor: outcome.record.trace.len().saturating_sub(1),
         playing: false,

@@ -8,7 +8,7 @@ use ovk_core::train::RunOutcome;
 
 use super::super::action::Action;
 use super::super::effect::Effect;
-use super::super::state::{columns, Column, Pane, Prompt, PromptKind, RunState, State};
+use super::super::state::{Column, Pane, Prompt, PromptKind, RunState, State};
 use super::{delta, moved, replay, run};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
@@ -46,7 +46,7 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Space => mark(s),
         Action::Compare => compare(s),
         Action::Column(d) => {
-            let n = columns(&s.sessions.list).len();
+            let n = s.sessions.columns().len();
             s.sessions.runs.column = moved(s.sessions.runs.column, d as i64, n);
             vec![]
         }
@@ -75,6 +75,34 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Refresh => vec![Effect::ListSessions],
+        Action::GroupByRows => {
+            let runs = &mut s.sessions.runs;
+            runs.grouped = !runs.grouped;
+            s.status = if runs.grouped {
+                format!(
+                    "grouped by the rows each run was scored on: {} groups (same data, split and \
+                     folds; = again ungroups)",
+                    runs.groups(&s.sessions.list)
+                )
+            } else {
+                "not grouped".into()
+            };
+            vec![]
+        }
+        Action::PrunePrompt => {
+            let count = s
+                .sessions
+                .list
+                .iter()
+                .filter(|l| matches!(l, Listing::Ok(sum) if !sum.kept))
+                .count();
+            if count == 0 {
+                s.status = "every run is kept: nothing to delete".into();
+            } else {
+                s.prompt = Some(Prompt::new(PromptKind::ConfirmPrune { count }, ""));
+            }
+            vec![]
+        }
         Action::PredictPrompt => {
             let asked = ask_selected(s, |sum| {
                 let (session, name) = (sum.path.clone(), sum.name.clone());
@@ -111,7 +139,7 @@ pub(super) fn predict(
 
 /// `o`: sort by the column under the header cursor; again reverses; a third time, newest first.
 fn sort_by_column(s: &mut State) {
-    let cols = columns(&s.sessions.list);
+    let cols = s.sessions.columns();
     let Some(col) = cols.get(s.sessions.runs.column).cloned() else {
         return;
     };
@@ -209,38 +237,41 @@ fn show_opened(s: &mut State, outcome: RunOutcome, path: PathBuf) {
 }
 
 fn selected(s: &State) -> Option<&Summary> {
-    let i = *s
-        .sessions
-        .runs
-        .rows(&s.sessions.list)
-        .get(s.sessions.cursor)?;
-    match s.sessions.list.get(i)? {
-        Listing::Ok(sum) => Some(sum),
-        Listing::Corrupt { .. } => None,
-    }
+    s.sessions.selected()
 }
 
-/// `s`: ask a name for the shown result. Says why when there is nothing (new) to save.
+/// `s`: ask a name to keep the shown run under. Says why when there is nothing to keep.
 pub(super) fn save(s: &mut State) -> Vec<Effect> {
     let cancelled = s.run.status == super::super::state::RunStatus::Cancelled;
     match &s.result {
         None if cancelled => {
-            s.status =
-                "the fit was cancelled: there is no result to save — r starts a new fit".into()
+            s.status = "the fit was cancelled: it is recorded as cancelled (8 Sessions lists it), \
+                        with no result to keep — r starts a new fit"
+                .into()
         }
         None if s.is_running() => {
-            s.status = "the fit is still running — s saves it once it has finished".into()
+            s.status = "the fit is still running — it is recorded when it finishes; s then keeps \
+                        it under a name"
+                .into()
         }
-        None => s.status = "nothing to save yet — run a fit first (r)".into(),
+        None => s.status = "nothing to keep yet — run a fit first (r)".into(),
         Some(_) if s.replay.is_some() => {
             s.status = "replay is read-only: this session is already saved".into()
         }
+        Some(f) if f.saved.is_some() && f.outcome.record.kept => {
+            s.status = format!(
+                "'{}' is kept already ({}) — n in 8 Sessions renames it",
+                f.outcome.record.name,
+                f.saved
+                    .as_ref()
+                    .map_or_else(String::new, |p| p.display().to_string())
+            )
+        }
         Some(f) => {
-            if let Some(p) = &f.saved {
-                s.status = format!("already saved ({}); saving again makes a copy", p.display());
-            } else if cancelled {
+            if cancelled {
                 s.status = format!(
-                    "the last fit was cancelled: this saves the earlier result '{}'",
+                    "the last fit was cancelled (it is recorded as such): this keeps the earlier \
+                     result '{}'",
                     f.outcome.record.name
                 );
             }
@@ -258,11 +289,26 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                 s.status = format!("saved to {}", path.display());
                 if let Some(f) = &mut s.result {
                     f.saved = Some(path);
+                    f.outcome.record.kept = true;
                 }
                 vec![Effect::ListSessions]
             }
             Err(e) => {
                 s.status = format!("save failed: {e}");
+                vec![]
+            }
+        },
+        Action::Kept(r) => match r {
+            Ok((dir, name)) => {
+                s.status = format!("kept as '{name}' ({})", dir.display());
+                if let Some(f) = s.result.as_mut().filter(|f| f.saved.as_ref() == Some(&dir)) {
+                    f.outcome.record.kept = true;
+                    f.outcome.record.name = name;
+                }
+                vec![Effect::ListSessions]
+            }
+            Err(e) => {
+                s.status = format!("could not keep the run: {e}");
                 vec![]
             }
         },
@@ -284,10 +330,20 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     Listing::Corrupt { .. } => None,
                 })
                 .collect();
+            // The shown result's session deleted (pruned, or from outside): s saves it anew.
+            let root = s.sessions.root.clone();
+            if let Some(f) = s.result.as_mut().filter(|_| s.replay.is_none()) {
+                let gone = f.saved.as_deref().is_some_and(|p| {
+                    root.as_deref().is_some_and(|r| p.starts_with(r)) && !listed.contains(&p)
+                });
+                if gone {
+                    f.saved = None;
+                }
+            }
             let runs = &mut s.sessions.runs;
             runs.marked.retain(|p| listed.contains(&p.as_path()));
             runs.curves.retain(|p, _| listed.contains(&p.as_path()));
-            let n = columns(&s.sessions.list).len();
+            let n = s.sessions.columns().len();
             s.sessions.runs.column = s.sessions.runs.column.min(n.saturating_sub(1));
             let rows = s.sessions.runs.rows(&s.sessions.list).len();
             s.sessions.cursor = s.sessions.cursor.min(rows.saturating_sub(1));
@@ -329,10 +385,16 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Predicted(r) => {
             match r {
                 Ok(p) => {
-                    let filled = match p.table.filled_rows {
+                    let mut filled = match p.table.filled_rows {
                         0 => String::new(),
                         n => format!(", {n} with missing cells filled as in training"),
                     };
+                    if let Some(sc) = &p.table.scored {
+                        filled.push_str(&format!(
+                            ", {} scored against the outputs the file holds",
+                            sc.rows.len()
+                        ));
+                    }
                     s.status = format!(
                         "{} predictions of '{}' on {}{filled} (j k scroll · e saves the table · \
                          Esc closes)",

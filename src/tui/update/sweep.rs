@@ -8,8 +8,9 @@ use ovk_core::train::sweep::SweepRow;
 use super::super::effect::Effect;
 use super::super::state::{
     parse_sweep, sweep_configs, sweep_default_text, sweepable, Pane, Prompt, PromptKind, RunState,
-    RunStatus, State, SweepState,
+    RunStatus, State, SweepSet, SweepState,
 };
+use ovk_core::train::RunConfig;
 
 /// `w` in the Kernel pane: ask the range for the field under the cursor.
 pub(super) fn prompt(s: &mut State) -> Vec<Effect> {
@@ -68,7 +69,8 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     let base = s.run_config();
     s.kernel = form;
     let base = match base {
-        Ok(c) => c,
+        // Each configuration is scored on the sweep's own folds: no --cv inside them.
+        Ok(c) => RunConfig { cv: None, ..c },
         Err(why) => {
             s.status = format!("cannot sweep: {why}");
             return vec![];
@@ -113,13 +115,22 @@ pub(super) fn keep_best(s: &mut State) -> Option<String> {
         None => ovk_core::methods::Value::Float(*sw.plan.values.get(best.index)?).to_string(),
     };
     let label = sw.plan.label.clone();
-    let field = s
-        .kernel
-        .fields
-        .iter_mut()
-        .find(|f| f.key() == sw.plan.key)?;
+    let key = sw.plan.key.clone();
+    let data = s.run.config.as_ref().map(|c| c.data.path.clone());
+    let method = s.method().map(|m| m.name().to_string());
+    let field = s.kernel.fields.iter_mut().find(|f| f.key() == key)?;
     field.text = value.clone();
     field.validate();
+    s.sweep_set = match (data, method) {
+        (Some(data), Some(method)) => Some(SweepSet {
+            method,
+            key,
+            value: value.clone(),
+            data,
+        }),
+        _ => None,
+    };
+    let sw = s.run.sweep.as_ref()?;
     // the note said "refitting…" while it ran; now it is done
     let words = best_words(sw);
     if let Some(n) = s.run.notes.iter_mut().find(|n| **n == refitting(&words)) {
@@ -146,6 +157,45 @@ fn best_words(sw: &SweepState) -> String {
 
 fn refitting(words: &str) -> String {
     format!("refitting the best, {words}, on the whole training part…")
+}
+
+/// Another data file was opened: a value the last sweep chose on other data goes back to its
+/// default instead of silently carrying over. What happened, for the status line.
+pub(super) fn forget_best_on_other_data(s: &mut State) -> Option<String> {
+    let set = s.sweep_set.clone()?;
+    let now = s.data.table.as_ref().map(|t| t.path.clone())?;
+    if now == set.data {
+        return None;
+    }
+    s.sweep_set = None;
+    let reset = |k: &mut super::super::state::KernelState| -> Option<String> {
+        let f = k
+            .fields
+            .iter_mut()
+            .find(|f| f.key() == set.key && f.text == set.value)?;
+        f.text = f.default_text();
+        f.validate();
+        Some(f.text.clone())
+    };
+    let current = s.method().is_some_and(|m| m.name() == set.method);
+    let back = if current {
+        reset(&mut s.kernel)
+    } else {
+        s.kernel_by_method.get_mut(&set.method).and_then(reset)
+    }?;
+    let file = set.data.file_name().map_or_else(
+        || set.data.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    let back = if back.is_empty() {
+        "its default".into()
+    } else {
+        format!("its default {back}")
+    };
+    Some(format!(
+        "{} = {} was the sweep's best on {file}: back to {back} for these data",
+        set.key, set.value
+    ))
 }
 
 /// A scored configuration of the running sweep.

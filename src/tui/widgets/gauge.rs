@@ -47,19 +47,34 @@ pub struct PhaseGauge<'a> {
     pub pace: Option<f64>,
     /// What the steps are before any phase began (a sweep's configurations), else "waiting".
     pub idle_label: &'static str,
+    /// The floor seconds the fit estimated for the current phase, when it reports no steps
+    /// (a Gram matrix, an eigendecomposition): the gauge then moves against that estimate.
+    pub estimate: Option<f64>,
     pub theme: &'a Theme,
 }
 
 impl PhaseGauge<'_> {
-    /// Fraction of the current phase done, when its length is known.
+    /// Fraction of the current phase done, when its length is known (by its steps, or by
+    /// its estimate).
     pub fn ratio(&self) -> Option<f64> {
         if self.finished {
             return Some(1.0);
         }
         match self.total {
             Some(t) if t > 0 => Some((self.done as f64 / t as f64).clamp(0.0, 1.0)),
-            _ => None,
+            _ => self.against_estimate().map(|(f, _)| f),
         }
+    }
+
+    /// A phase without steps against its estimate: the fraction of the estimate elapsed (held
+    /// below 1: the estimate is a floor) and the seconds left, `None` once past it.
+    pub fn against_estimate(&self) -> Option<(f64, Option<f64>)> {
+        if self.finished || self.stopped || self.total.is_some_and(|t| t > 0) {
+            return None;
+        }
+        let e = self.estimate.filter(|e| e.is_finite() && *e > 0.0)?;
+        let f = self.phase_elapsed / e;
+        Some((f.min(0.99), (f < 1.0).then_some(e - self.phase_elapsed)))
     }
 
     /// Seconds left in the current phase at the pace so far.
@@ -108,35 +123,7 @@ impl Widget for PhaseGauge<'_> {
         if area.height < 2 {
             return;
         }
-        // Step counts mean something only in the iterating phase.
-        let steps = match (self.total, self.done) {
-            (_, 0) => String::new(),
-            (Some(t), d) => format!(" {}/{}", d.min(t), t),
-            (None, d) => format!(" {d}"),
-        };
-        let eta = self
-            .eta()
-            .map(|e| format!(" · ETA {}", fmt_secs(e)))
-            .unwrap_or_default();
-        let phase = if self.finished {
-            "done"
-        } else if self.stopped {
-            "stopped in"
-        } else {
-            self.phase.map_or(self.idle_label, |p| p.label())
-        };
-        let label = if self.phase.is_none() && self.done == 0 && !self.finished && !self.stopped {
-            // nothing has run: no clock to show
-            self.idle_label.to_string()
-        } else if self.stopped {
-            format!(
-                "{phase} {}{steps} · after {}",
-                self.phase.map_or("—", |p| p.label()),
-                fmt_secs(self.elapsed)
-            )
-        } else {
-            format!("{phase}{steps} · elapsed {}{eta}", fmt_secs(self.elapsed))
-        };
+        let label = self.label_for(area.width);
         // The text beside the bar, not over it: over it, it ran into the filled cells
         // ("█████iterations 41554/100000") and was unreadable without colour.
         let row = Rect {
@@ -168,6 +155,82 @@ impl Widget for PhaseGauge<'_> {
             row.right().saturating_sub(text_x) as usize,
             self.theme.base,
         );
+    }
+}
+
+impl PhaseGauge<'_> {
+    /// The text beside the bar, the longest of its forms that leaves the bar room in `width`
+    /// (at 80 columns a sweep keeps its count and ETA, losing words first).
+    fn label_for(&self, width: u16) -> String {
+        let forms = self.labels();
+        let fits = |l: &String| l.chars().count() as u16 + 1 + MIN_BAR <= width;
+        forms
+            .iter()
+            .find(|l| fits(l))
+            .or(forms.last())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The label's forms, longest first.
+    fn labels(&self) -> Vec<String> {
+        let steps = match (self.total, self.done) {
+            (_, 0) => String::new(),
+            (Some(t), d) => format!(" {}/{}", d.min(t), t),
+            (None, d) => format!(" {d}"),
+        };
+        let eta = self
+            .eta()
+            .map(|e| format!(" · ETA {}", fmt_secs(e)))
+            .unwrap_or_default();
+        let elapsed = fmt_secs(self.elapsed);
+        if self.phase.is_none() && self.done == 0 && !self.finished && !self.stopped {
+            // nothing has run: no clock to show
+            return vec![self.idle_label.to_string()];
+        }
+        if self.stopped {
+            return match self.phase {
+                Some(p) => vec![
+                    format!("stopped in {}{steps} · after {elapsed}", p.label()),
+                    format!("stopped{steps} · {elapsed}"),
+                ],
+                // a sweep stopped between its fits: what it had scored
+                None if self.done > 0 => vec![
+                    format!("stopped after {elapsed} · {}{steps}", self.idle_label),
+                    format!("stopped{steps} · {elapsed}"),
+                ],
+                None => vec![format!("stopped after {elapsed}")],
+            };
+        }
+        if self.finished {
+            return vec![
+                format!("done{steps} · elapsed {elapsed}"),
+                format!("done · {elapsed}"),
+            ];
+        }
+        let phase = self.phase.map_or(self.idle_label, |p| p.label());
+        let short = self.phase.map_or_else(
+            || self.idle_label.split(':').next().unwrap_or("").to_string(),
+            |p| p.label().to_string(),
+        );
+        if let (Some((f, left)), Some(e)) = (self.against_estimate(), self.estimate) {
+            let est = match left {
+                Some(l) => format!("about {} left (estimate)", fmt_secs(l)),
+                None => format!("past its {} estimate", fmt_secs(e)),
+            };
+            let pct = (f * 100.0).floor();
+            return vec![
+                format!("{phase} ~{pct:.0}% · {est} · elapsed {elapsed}"),
+                format!("{phase} · {est} · {elapsed}"),
+                format!("{phase} · {est}"),
+            ];
+        }
+        vec![
+            format!("{phase}{steps} · elapsed {elapsed}{eta}"),
+            format!("{phase}{steps} · {elapsed}{eta}"),
+            format!("{short}{steps}{eta}"),
+            format!("{}{eta}", steps.trim_start()),
+        ]
     }
 }
 

@@ -77,6 +77,10 @@ pub trait Observer {
     fn step(&mut self, _done: usize, _total: usize) {}
     /// A remark for the user (a halved step, an escaped saddle, a fallback taken).
     fn note(&mut self, _msg: &str) {}
+    /// Before the fit: the floor seconds this machine needs for the long phases that report
+    /// no steps (the Gram matrix, the eigendecompositions), so a face can show how far along
+    /// they are.
+    fn estimate(&mut self, _phases: &[(Phase, f64)]) {}
     fn is_cancelled(&self) -> bool {
         false
     }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use ndarray::Array2;
 
 use crate::linalg::{eigh, matmul};
-use crate::methods::{ProblemShape, Route};
+use crate::methods::{Phase, ProblemShape, Route};
 use crate::util::rng::Rng;
 
 /// Seconds per unit of work, measured here.
@@ -49,14 +49,37 @@ pub fn rates() -> Rates {
 /// (the method's own multiple) plus the Gram matrix; on a factor the landmark columns, the
 /// factor's products (about 2·n·r² multiply-adds) and the r×r eigenproblem.
 pub fn fit_seconds(route: Route, n: usize, shape: &ProblemShape, eighs: f64) -> f64 {
+    phase_seconds(route, n, shape, eighs)
+        .iter()
+        .map(|(_, s)| s)
+        .sum()
+}
+
+/// `fit_seconds` phase by phase, in the order the fit runs them: building the Gram matrix (or
+/// the factor) and the eigendecompositions — the long phases that report no steps, whose
+/// progress a face can only show against this floor.
+pub fn phase_seconds(
+    route: Route,
+    n: usize,
+    shape: &ProblemShape,
+    eighs: f64,
+) -> Vec<(Phase, f64)> {
     let r8 = rates();
     let (n_f, d) = (n as f64, shape.d.max(1) as f64);
     match route.factor_columns(shape.d) {
-        None => eighs * r8.eigh * n_f.powi(3) + r8.gemm * n_f * n_f * d,
+        None => vec![
+            (Phase::Gram, r8.gemm * n_f * n_f * d),
+            (Phase::Decomposition, eighs * r8.eigh * n_f.powi(3)),
+        ],
         Some(r) => {
             let r = r as f64;
-            r8.gemm * (2.0 * n_f * r * r + n_f * r * d + n_f * r * shape.m as f64)
-                + eighs * r8.eigh * r.powi(3)
+            vec![
+                (
+                    Phase::Factor,
+                    r8.gemm * (2.0 * n_f * r * r + n_f * r * d + n_f * r * shape.m as f64),
+                ),
+                (Phase::Decomposition, eighs * r8.eigh * r.powi(3)),
+            ]
         }
     }
 }

@@ -1,10 +1,12 @@
 //! What the background runner tells its face (TUI or CLI), in order: phases, records and notes
 //! while fitting (a sweep: its rows, then the refit of the best), then exactly one of
-//! finished / failed / cancelled.
+//! finished / recorded / failed / cancelled.
+
+use std::path::PathBuf;
 
 use crate::methods::{Phase, TraceRecord};
 
-use super::RunOutcome;
+use super::{Ended, RunOutcome};
 
 #[derive(Debug)]
 pub enum RunMessage {
@@ -20,12 +22,23 @@ pub enum RunMessage {
         total: usize,
     },
     Note(String),
+    /// Before the fit: the floor seconds of its long phases without steps.
+    Estimate(Vec<(Phase, f64)>),
     /// A sweep scored one configuration (its rows arrive before the best one is refitted).
     SweepRow(Box<super::sweep::SweepRow>),
+    /// The run finished; nothing has recorded it yet (the thread runner).
     Finished(Box<RunOutcome>),
+    /// The run ended and is recorded in the session store at `dir`, not yet kept: finished
+    /// (read back, matrices and all) or cancelled (its record: configuration, trace so far).
+    /// The worker process ends this way.
+    Recorded {
+        dir: PathBuf,
+        ended: Ended,
+    },
     Failed {
         message: String,
         exit_code: i32,
     },
+    /// The run stopped and nothing has recorded it (the thread runner).
     Cancelled,
 }

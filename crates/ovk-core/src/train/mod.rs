@@ -1,6 +1,7 @@
 //! From a run configuration to a finished fit: the pipeline (load → split → scale → kernel →
-//! fit → predict → metrics), the background runner the workbench uses (a fit on its own
-//! thread, talking over a channel), and sweeps. The papers' experiments and the benchmarks live in `ovk-lab`.
+//! fit → predict → metrics), the worker process the workbench runs each fit in (killed on
+//! cancel), the thread runner (a fit on its own thread, talking over a channel), and sweeps.
+//! The papers' experiments and the benchmarks live in `ovk-lab`.
 
 mod coverage;
 pub mod estimate;
@@ -9,13 +10,16 @@ mod messages;
 mod offset;
 mod pipeline;
 pub mod predict;
+mod reopen;
 mod runner;
 pub mod search;
 pub mod sweep;
 mod unused;
+pub mod worker;
 
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome};
 pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable, Scored};
+pub use reopen::read_run;
 pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};

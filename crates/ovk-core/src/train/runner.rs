@@ -1,6 +1,8 @@
 //! A fit on its own thread, talking through a channel. Cancellation is a shared flag the
 //! method polls once per iteration; dropping the handle cancels too, so an abandoned fit
-//! frees its memory instead of running on.
+//! frees its memory instead of running on — once the method polls again: a decomposition in
+//! progress runs to its end. The workbench runs its fits in a worker process instead
+//! (`train::worker`), which a cancel can kill; this runner serves tests and embedders.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -105,7 +107,7 @@ fn spawn_job(
     }
 }
 
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
@@ -136,6 +138,9 @@ impl Observer for ChannelObserver {
     }
     fn note(&mut self, msg: &str) {
         let _ = self.tx.send(RunMessage::Note(msg.to_string()));
+    }
+    fn estimate(&mut self, phases: &[(Phase, f64)]) {
+        let _ = self.tx.send(RunMessage::Estimate(phases.to_vec()));
     }
     fn is_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)

@@ -77,6 +77,28 @@ pub struct SweepResult {
 }
 
 impl SweepResult {
+    /// The rows scored so far (any order) as an interrupted sweep's table.
+    pub fn interrupted(folds: Option<usize>, mut rows: Vec<SweepRow>) -> SweepResult {
+        rows.sort_by_key(|r| r.index);
+        let mut result = SweepResult {
+            folds,
+            rows,
+            best: None,
+            interrupted: true,
+        };
+        result.pick_best();
+        result
+    }
+
+    /// Set `best` to the best row that scored, if any.
+    fn pick_best(&mut self) {
+        self.best = self
+            .ranked()
+            .first()
+            .filter(|r| r.error.is_none() && r.mean.is_finite())
+            .map(|r| r.index);
+    }
+
     /// Rows sorted best first (failed rows last).
     pub fn ranked(&self) -> Vec<&SweepRow> {
         let mut v: Vec<&SweepRow> = self.rows.iter().collect();
@@ -253,11 +275,7 @@ pub fn run_sweep(
         best: None,
         interrupted,
     };
-    result.best = result
-        .ranked()
-        .first()
-        .filter(|r| r.error.is_none() && r.mean.is_finite())
-        .map(|r| r.index);
+    result.pick_best();
     Ok(result)
 }
 
@@ -305,6 +323,18 @@ pub fn refit_best(
     result: &SweepResult,
     obs: &mut dyn Observer,
 ) -> Result<super::RunOutcome> {
+    match refit_best_to_end(configs, result, obs)? {
+        super::Ended::Finished(o) => Ok(*o),
+        super::Ended::Cancelled(_) => Err(OvkError::Cancelled),
+    }
+}
+
+/// `refit_best`, keeping a cancelled refit's record (with the sweep's table in its details).
+pub fn refit_best_to_end(
+    configs: &[RunConfig],
+    result: &SweepResult,
+    obs: &mut dyn Observer,
+) -> Result<super::Ended> {
     let best = result
         .best
         .ok_or_else(|| OvkError::input("no configuration of the sweep could be scored"))?;
@@ -317,7 +347,14 @@ pub fn refit_best(
         "{}-best",
         cfg.name.clone().unwrap_or_else(|| cfg.default_name())
     ));
-    let mut outcome = pipeline::run(&cfg, obs)?;
+    let table = serde_json::to_value(result).map_err(|e| OvkError::internal(e.to_string()))?;
+    let mut outcome = match pipeline::run_to_end(&cfg, obs)? {
+        super::Ended::Finished(o) => o,
+        super::Ended::Cancelled(mut record) => {
+            record.details.insert("sweep".into(), table);
+            return Ok(super::Ended::Cancelled(record));
+        }
+    };
     if result.folds.is_none() {
         outcome.record.optimistic = Some(crate::session::Optimistic {
             parts: vec!["test".into()],
@@ -326,11 +363,8 @@ pub fn refit_best(
                 .into(),
         });
     }
-    outcome.record.details.insert(
-        "sweep".into(),
-        serde_json::to_value(result).map_err(|e| OvkError::internal(e.to_string()))?,
-    );
-    Ok(outcome)
+    outcome.record.details.insert("sweep".into(), table);
+    Ok(super::Ended::Finished(outcome))
 }
 
 /// `n` values from `lo` to `hi`, ends included and exactly the user's numbers, evenly spaced
@@ -486,10 +520,6 @@ pub fn collect(sessions: &[crate::session::Loaded]) -> Result<(Vec<RunConfig>, S
         best: None,
         interrupted: false,
     };
-    result.best = result
-        .ranked()
-        .first()
-        .filter(|r| r.error.is_none() && r.mean.is_finite())
-        .map(|r| r.index);
+    result.pick_best();
     Ok((groups.into_iter().map(|g| g.config).collect(), result))
 }

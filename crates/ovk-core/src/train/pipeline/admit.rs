@@ -81,6 +81,8 @@ pub(super) struct Guidance {
     n: usize,
     route: Route,
     seconds: f64,
+    /// `seconds` phase by phase.
+    pub phases: Vec<(crate::methods::Phase, f64)>,
     /// (rank, seconds, bytes) of the low-rank route, when the method has one and the exact
     /// route was taken.
     alternative: Option<(usize, f64, u64)>,
@@ -102,7 +104,8 @@ impl Guidance {
             shape.n_labeled
         };
         let costed = method.costed_route(shape, params)?;
-        let seconds = estimate::fit_seconds(costed, n, shape, method.exact_eighs());
+        let phases = estimate::phase_seconds(costed, n, shape, method.exact_eighs());
+        let seconds = phases.iter().map(|(_, s)| s).sum();
         let mut alternative = None;
         if costed == Route::Exact && n > 1 {
             let rank = AUTO_RANK.min(n / 2).max(1);
@@ -120,6 +123,7 @@ impl Guidance {
             n,
             route,
             seconds,
+            phases,
             alternative,
         })
     }

@@ -116,6 +116,9 @@ impl Observer for FoldObserver<'_> {
     fn step(&mut self, done: usize, total: usize) {
         self.0.step(done, total);
     }
+    fn estimate(&mut self, phases: &[(Phase, f64)]) {
+        self.0.estimate(phases);
+    }
     fn is_cancelled(&self) -> bool {
         self.0.is_cancelled()
     }

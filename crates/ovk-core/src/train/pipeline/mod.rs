@@ -76,6 +76,7 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     for note in &admitted.notes {
         obs.note(note);
     }
+    obs.estimate(&admitted.guidance.phases);
     let kernel = config.kernel.resolve(prepared.x_train.view())?;
     let target_notes = target_notes(&prepared, config);
     let load_s = t_start.elapsed().as_secs_f64();

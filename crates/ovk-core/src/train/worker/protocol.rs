@@ -1,0 +1,116 @@
+//! The worker's wire format: the job in (one JSON line), events out (one JSON object a line).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::methods::{Phase, TraceRecord};
+use crate::train::sweep::SweepRow;
+use crate::train::RunConfig;
+
+/// What a worker runs, and where it records the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    /// The session store.
+    pub store: PathBuf,
+    /// The id the run is recorded under, chosen by the face: after a worker died without a
+    /// word, the face looks there before recording the run itself.
+    pub id: String,
+    pub work: Work,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Work {
+    /// One run (its `--cv` folds first, when asked).
+    Fit(Box<RunConfig>),
+    /// Score every configuration (by `folds`-fold CV, or on the test part), then refit the
+    /// best on the whole training part.
+    Sweep {
+        configs: Vec<RunConfig>,
+        folds: Option<usize>,
+        jobs: usize,
+    },
+}
+
+impl Work {
+    /// The configuration the record of a stopped run names: the fit's, or a sweep's first
+    /// (named `<name>-sweep`).
+    pub fn config(&self) -> Option<RunConfig> {
+        match self {
+            Work::Fit(c) => Some((**c).clone()),
+            Work::Sweep { configs, .. } => configs.first().map(|c| {
+                let mut c = c.clone();
+                c.name = Some(format!(
+                    "{}-sweep",
+                    c.name.clone().unwrap_or_else(|| c.default_name())
+                ));
+                c
+            }),
+        }
+    }
+
+    /// The name the finished run will carry (a sweep's refitted best: `<name>-best`).
+    pub fn run_name(&self) -> String {
+        match self {
+            Work::Fit(c) => c.name.clone().unwrap_or_else(|| c.default_name()),
+            Work::Sweep { configs, .. } => configs.first().map_or_else(
+                || "sweep-best".into(),
+                |c| {
+                    format!(
+                        "{}-best",
+                        c.name.clone().unwrap_or_else(|| c.default_name())
+                    )
+                },
+            ),
+        }
+    }
+}
+
+/// One line of the worker's stdout.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Phase {
+        phase: Phase,
+        total: Option<usize>,
+    },
+    Record {
+        record: TraceRecord,
+    },
+    Step {
+        done: usize,
+        total: usize,
+    },
+    Note {
+        text: String,
+    },
+    Estimate {
+        phases: Vec<(Phase, f64)>,
+    },
+    SweepRow {
+        row: SweepRow,
+    },
+    /// The run is in the store at `dir`, finished or cancelled (its record's status says).
+    Recorded {
+        dir: PathBuf,
+    },
+    Failed {
+        message: String,
+        exit_code: i32,
+    },
+}
+
+impl Event {
+    /// The event as one line of JSON (no newline inside: serde_json escapes them).
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(
+                "{{\"event\":\"failed\",\"message\":\"unserializable event: {}\",\"exit_code\":1}}",
+                e.to_string().replace(['"', '\\'], "'")
+            )
+        });
+        s.push('\n');
+        s
+    }
+}
