@@ -183,3 +183,66 @@ fn sigkill_during_save_leaves_the_store_intact() {
     assert_eq!(snapshot(&previous), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGINT or SIGTERM while `ovk run` saves: never exit 0 after a signal. Either the save
+/// finishes and the run exits 130 saying it was kept, or nothing half-written is left.
+#[test]
+fn a_signal_during_save_never_exits_zero() {
+    let dir = binary::temp_dir("kill", "signal", true);
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let m = 300;
+    let data = write_table(&dir, 1200, m);
+    let a = args(&data, m, &store);
+    let mut during = 0;
+    for (k, delay_us) in [0u64, 500, 2000, 8000, 30_000, 120_000]
+        .into_iter()
+        .enumerate()
+    {
+        let signal = if k % 2 == 0 {
+            libc::SIGINT
+        } else {
+            libc::SIGTERM
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ovk"))
+            .args(&a)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let t0 = Instant::now();
+        let mut started = false;
+        while t0.elapsed() < Duration::from_secs(30) {
+            if has_work_dir(&store, pid) {
+                started = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        std::thread::sleep(Duration::from_micros(delay_us));
+        if child.try_wait().unwrap().is_some() {
+            continue; // the run ended before the signal: its 0 is its own
+        }
+        unsafe { libc::kill(pid as i32, signal) };
+        let out = child.wait_with_output().unwrap();
+        if started {
+            during += 1;
+        }
+        let code = out.status.code();
+        let text = binary::stderr(&out);
+        assert_ne!(
+            code,
+            Some(0),
+            "delay {delay_us} µs: exit 0 after a signal\n{text}"
+        );
+        assert_eq!(code, Some(130), "delay {delay_us} µs\n{text}");
+        // every listed entry is a whole session
+        let (sessions, _) = entries(&store);
+        assert_eq!(listed(&store).len(), sessions.len());
+        for s in &sessions {
+            ovk_core::session::load(s).unwrap_or_else(|e| panic!("delay {delay_us} µs: {e}"));
+        }
+    }
+    assert!(during > 0, "no signal landed during a save");
+}
