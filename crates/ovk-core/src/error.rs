@@ -163,7 +163,11 @@ impl OvkError {
         match self {
             OvkError::Input { .. } | OvkError::Numerical(_) | OvkError::Resources(_) => 2,
             OvkError::Io { source, .. } => match source.kind() {
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => 2,
+                // where the user pointed ovk, not a failure of ovk: exit 2 like a bad path
+                std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::ReadOnlyFilesystem
+                | std::io::ErrorKind::StorageFull => 2,
                 _ => 1,
             },
             OvkError::Cancelled => 130,
@@ -175,4 +179,23 @@ impl OvkError {
 /// Shorthand for the common "path: message" input error.
 pub fn input_at(path: &std::path::Path, msg: impl std::fmt::Display) -> OvkError {
     OvkError::input(format!("{}: {msg}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_only_or_full_file_system_is_the_users_to_fix_exit_2() {
+        for kind in [
+            std::io::ErrorKind::ReadOnlyFilesystem,
+            std::io::ErrorKind::StorageFull,
+            std::io::ErrorKind::PermissionDenied,
+        ] {
+            let e = OvkError::io("creating x", std::io::Error::from(kind));
+            assert_eq!(e.exit_code(), 2, "{kind:?}");
+        }
+        let e = OvkError::io("reading x", std::io::Error::other("device fault"));
+        assert_eq!(e.exit_code(), 1);
+    }
 }
