@@ -230,3 +230,33 @@ pub(crate) fn wide_table(dir: &Path, rows: usize, outputs: usize) -> PathBuf {
     fs::write(&data, s).unwrap();
     data
 }
+
+/// Six runs saving under the same name at once: six sessions, and no work folder left behind
+/// by the writers that lost a race for an id and took the next.
+#[test]
+fn concurrent_saves_under_one_name_leave_no_temporaries() {
+    let dir = crate::common::binary::temp_dir("stale", "concurrent", true);
+    let store = dir.join("store");
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_ovk"))
+                .args(["run", "--data", "datasets/linnerud.csv", "--method", "krr"])
+                .args(["--name", "same", "--sessions", store.to_str().unwrap()])
+                .current_dir(crate::common::binary::root())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let names: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let leftovers: Vec<&String> = names.iter().filter(|n| n.starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
+}

@@ -190,7 +190,12 @@ impl WorkDir {
     pub fn publish(mut self, dest: &Path) -> io::Result<()> {
         let flight = self.flight.take().expect("a work folder is published once");
         let dir = self.dir.clone();
-        flight.publish(Some(dest), || fs::rename(&dir, dest))
+        let published = flight.publish(Some(dest), || fs::rename(&dir, dest));
+        if published.is_err() {
+            // another writer took `dest` first: this folder is nobody's now
+            let _ = fs::remove_dir_all(&dir);
+        }
+        published
     }
 }
 
