@@ -86,6 +86,22 @@ fn has_work_dir(store: &Path, pid: u32) -> bool {
         .any(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains(&tag))
 }
 
+/// Wait for `child`'s save to begin (the fit takes a moment): true once its work directory
+/// is there, false if the process ended first.
+fn save_begins(store: &Path, child: &mut std::process::Child) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        if has_work_dir(store, child.id()) {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    false
+}
+
 /// `ovk sessions`: the listed lines; none may be an unreadable entry.
 fn listed(store: &Path) -> Vec<String> {
     let out = binary::ovk(&["sessions"], store);
@@ -131,19 +147,7 @@ fn sigkill_during_save_leaves_the_store_intact() {
             .spawn()
             .unwrap();
         let pid = child.id();
-        let t0 = Instant::now();
-        // Wait for the save to begin (the fit takes a moment), or the process to end.
-        let mut started = false;
-        while t0.elapsed() < Duration::from_secs(30) {
-            if has_work_dir(&store, pid) {
-                started = true;
-                break;
-            }
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        let started = save_begins(&store, &mut child);
         std::thread::sleep(Duration::from_micros(delay_us));
         let _ = child.kill(); // SIGKILL
         child.wait().unwrap();
@@ -211,15 +215,7 @@ fn a_signal_during_save_never_exits_zero() {
             .spawn()
             .unwrap();
         let pid = child.id();
-        let t0 = Instant::now();
-        let mut started = false;
-        while t0.elapsed() < Duration::from_secs(30) {
-            if has_work_dir(&store, pid) {
-                started = true;
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        let started = save_begins(&store, &mut child);
         std::thread::sleep(Duration::from_micros(delay_us));
         if child.try_wait().unwrap().is_some() {
             continue; // the run ended before the signal: its 0 is its own
