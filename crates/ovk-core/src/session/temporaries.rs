@@ -167,7 +167,12 @@ impl WorkDir {
                     // Who holds it, for a person reading the folder; a cleaner that finds an
                     // unlocked, non-empty lock file knows its writer is gone.
                     let host = fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-                    writeln!(lock, "{} pid {}", host.trim(), std::process::id())?;
+                    if let Err(e) = writeln!(lock, "{} pid {}", host.trim(), std::process::id()) {
+                        // a full disk: the lock file was made but cannot say whose it is
+                        drop(lock);
+                        let _ = fs::remove_file(&lock_path);
+                        return Err(e);
+                    }
                     let flight = InFlight::new(vec![dir.clone(), lock_path.clone()]);
                     return Ok(WorkDir {
                         dir,
