@@ -196,7 +196,10 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         ),
         PromptKind::ConfirmPrune { count } => (
             "Delete runs not kept",
-            format!("Delete the {count} runs not kept (○ ✕) for good? y, Enter:"),
+            match count {
+                1 => "Delete the 1 run not kept (○ ✕) for good? y, Enter:".to_string(),
+                n => format!("Delete the {n} runs not kept (○ ✕) for good? y, Enter:"),
+            },
         ),
         PromptKind::Rename { .. } => ("Rename session", "New name:".to_string()),
         PromptKind::ConfirmDelete { name, .. } => (
