@@ -462,6 +462,12 @@ pub fn main() -> i32 {
         None => crate::tui::run_app(cli.path.clone(), cli.sessions.clone()).map(|_| 0),
     };
     match result {
+        // a signal that came as the command finished: its work is whole, but the caller
+        // asked it to stop, so the status says so
+        Ok(0) if signals::signalled() => {
+            errln!("ovk: interrupted as it finished; what it wrote is complete and kept");
+            130
+        }
         Ok(code) => code,
         Err(e) => {
             errln!("ovk: {e}");

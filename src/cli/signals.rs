@@ -12,9 +12,15 @@ use std::time::Duration;
 /// How often a watcher looks at the flag: well within the second a signal may take to act.
 const POLL: Duration = Duration::from_millis(50);
 
+static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Whether SIGINT or SIGTERM has come since the handler was installed.
+pub fn signalled() -> bool {
+    FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
 /// The flag SIGINT and SIGTERM set, the handler installed on first use.
 pub fn flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let f = Arc::new(AtomicBool::new(false));
         // A failure to install the handler only loses the clean exit, not the command.
