@@ -659,7 +659,9 @@ fn markdown(
             .map_or("", |(_, d)| *d);
         o.push_str(&format!("**{method}** ({about})\n\n| n |"));
         for m in outputs {
-            o.push_str(&format!(" m = {m}: fit | ÷ eigh | peak | iters |"));
+            o.push_str(&format!(
+                " m = {m}: fit | ÷ eigh | peak (estimate ÷ peak) | iters |"
+            ));
         }
         o.push_str("\n|---:|");
         for _ in outputs {
@@ -688,7 +690,7 @@ fn markdown(
                         " {} | {} | {} | {}{} |",
                         secs(r.fit_s.unwrap_or(f64::NAN)),
                         r.ratio.map_or("—".into(), ratio),
-                        r.peak_rss_bytes.map_or("—".into(), mem),
+                        peak_and_estimate(r),
                         r.iterations,
                         if r.converged { "" } else { " (not converged)" }
                     )),
@@ -701,6 +703,15 @@ fn markdown(
         o.push('\n');
     }
     o
+}
+
+/// "61 MiB (0.97)": the measured peak and the guard's estimate as a share of it.
+fn peak_and_estimate(r: &engine::BenchResult) -> String {
+    match (r.peak_rss_bytes, r.estimate_bytes) {
+        (Some(p), Some(e)) if p > 0 => format!("{} ({:.2})", mem(p), e as f64 / p as f64),
+        (Some(p), _) => mem(p),
+        _ => "—".into(),
+    }
 }
 
 fn cell_failure(row: &Row, s: &Settings) -> String {

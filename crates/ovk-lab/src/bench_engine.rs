@@ -95,6 +95,10 @@ pub struct BenchResult {
     pub ratio: Option<f64>,
     /// VmHWM of the process after the fit (after the floor for `eigh`), data included.
     pub peak_rss_bytes: Option<u64>,
+    /// The peak the run's memory guard expects: the process before the problem (VmRSS), the
+    /// problem's x and y, and the method's own `peak_bytes`.
+    #[serde(default)]
+    pub estimate_bytes: Option<u64>,
     pub iterations: usize,
     pub converged: bool,
     /// The method's objective at the returned solution (absent when it reports none).
@@ -241,6 +245,7 @@ pub fn run_one(
             "--n must be at least 2 and --outputs at least 1",
         ));
     }
+    let before = status_kib("/proc/self/status", "VmRSS:").map(|k| k * 1024);
     let (method, problem, params) = setup(variant, n, outputs, seed)?;
     let mut out = BenchResult {
         method: variant.to_string(),
@@ -251,12 +256,19 @@ pub fn run_one(
         eigh_s: None,
         ratio: None,
         peak_rss_bytes: None,
+        estimate_bytes: None,
         iterations: 0,
         converged: true,
         objective: None,
     };
     if method != "eigh" {
         let m = methods::find_named(method)?;
+        let shape = methods::ProblemShape::of(&problem);
+        out.estimate_bytes = m
+            .peak_bytes(&shape, &params)
+            .ok()
+            .zip(before)
+            .map(|(b, rss)| rss + b + methods::mats(1, n, problem.x.ncols() + problem.y.ncols()));
         let start = Instant::now();
         let fit = m.fit(&problem, &params, &mut Silent)?;
         let fit_s = start.elapsed().as_secs_f64();

@@ -36,28 +36,25 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
     }
     let body: Vec<&str> = lines.collect();
     let width = header.len();
-    // Row-major parse in parallel: one Vec per row, then columns.
-    #[allow(clippy::type_complexity)]
-    let rows: Option<Vec<Vec<Option<(f64, bool)>>>> = body
-        .par_iter()
-        .map(|line| {
-            let mut row = Vec::with_capacity(width);
-            for cell in line.split(separator as char) {
-                row.push(number(cell)?);
-            }
-            (row.len() == width).then_some(row)
-        })
+    // Blocks of rows in parallel, each parsed straight into its own columns (no per-row
+    // allocation), then the blocks' columns joined once.
+    let blocks: Option<Vec<Block>> = body
+        .par_chunks(ROWS_PER_BLOCK)
+        .map(|lines| Block::parse(lines, width, separator))
         .collect();
-    let rows = rows?;
+    let blocks = blocks?;
     let columns: Option<Vec<RawColumn>> = header
         .into_par_iter()
         .enumerate()
         .map(|(j, name)| {
-            let cells: Vec<Option<f64>> = rows.iter().map(|r| r[j].map(|(v, _)| v)).collect();
-            if cells.iter().all(Option::is_none) {
+            if blocks.iter().all(|b| b.empty[j]) {
                 return None;
             }
-            let integral = rows.iter().all(|r| r[j].is_none_or(|(_, int)| int));
+            let mut cells: Vec<Option<f64>> = Vec::with_capacity(body.len());
+            for b in &blocks {
+                cells.extend_from_slice(&b.columns[j]);
+            }
+            let integral = blocks.iter().all(|b| b.integral[j]);
             Some(RawColumn {
                 name,
                 dtype: if integral { "i64" } else { "f64" }.to_string(),
@@ -66,6 +63,45 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
         })
         .collect();
     Some((body.len(), columns?))
+}
+
+/// Rows parsed per parallel task.
+const ROWS_PER_BLOCK: usize = 4096;
+
+/// A block of rows as columns: each column's cells, whether every value in it is an integer,
+/// and whether it has no value at all.
+struct Block {
+    columns: Vec<Vec<Option<f64>>>,
+    integral: Vec<bool>,
+    empty: Vec<bool>,
+}
+
+impl Block {
+    /// The rows `lines`, or None when one has another width or a cell that is not a number.
+    fn parse(lines: &[&str], width: usize, separator: u8) -> Option<Block> {
+        let mut b = Block {
+            columns: (0..width)
+                .map(|_| Vec::with_capacity(lines.len()))
+                .collect(),
+            integral: vec![true; width],
+            empty: vec![true; width],
+        };
+        for line in lines {
+            let mut cells = line.split(separator as char);
+            for j in 0..width {
+                let cell = number(cells.next()?)?;
+                if let Some((_, int)) = cell {
+                    b.integral[j] &= int;
+                    b.empty[j] = false;
+                }
+                b.columns[j].push(cell.map(|(v, _)| v));
+            }
+            if cells.next().is_some() {
+                return None;
+            }
+        }
+        Some(b)
+    }
 }
 
 /// A cell: `Some(None)` when empty, `Some(Some((value, is_integer)))` for a plain number,
@@ -77,15 +113,20 @@ fn number(cell: &str) -> Option<Option<(f64, bool)>> {
     if t.is_empty() {
         return Some(None);
     }
-    let plain = t
-        .bytes()
-        .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
-    if !plain || !t.bytes().any(|b| b.is_ascii_digit()) {
+    let (mut digit, mut fraction) = (false, false);
+    for b in t.bytes() {
+        match b {
+            b'0'..=b'9' => digit = true,
+            b'.' | b'e' | b'E' => fraction = true,
+            b'+' | b'-' => {}
+            _ => return None,
+        }
+    }
+    if !digit {
         return None;
     }
     let v: f64 = t.parse().ok()?;
-    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
-    let integer = digits.bytes().all(|b| b.is_ascii_digit()) && t.parse::<i64>().is_ok();
+    let integer = !fraction && t.parse::<i64>().is_ok();
     Some(Some((v, integer)))
 }
 

@@ -208,6 +208,9 @@ pub fn usable_bytes() -> Result<Option<u64>> {
     Ok(memory_budget()?.map(|b| (USABLE * b.bytes as f64) as u64))
 }
 
+/// Re-reads of MemAvailable, 250 ms apart, before a run is refused on it.
+const MEMAVAILABLE_REREADS: usize = 4;
+
 /// Error if `bytes` exceed 80% of the available memory.
 pub fn check_fits(bytes: u64, what: &str) -> Result<()> {
     check_fits_or(
@@ -220,9 +223,22 @@ pub fn check_fits(bytes: u64, what: &str) -> Result<()> {
 
 /// Error if `bytes` exceed 80% of the available memory; the message ends with `advice`.
 pub fn check_fits_or(bytes: u64, what: &str, advice: &str) -> Result<()> {
-    let Some(budget) = memory_budget()? else {
+    let Some(mut budget) = memory_budget()? else {
         return Ok(());
     };
+    // MemAvailable moves with every other process: another one's brief peak is not this run's
+    // limit, so a refusal on it is re-read a few times before it stands.
+    for _ in 0..MEMAVAILABLE_REREADS {
+        if bytes <= (USABLE * budget.bytes as f64) as u64 || !budget.source.contains("MemAvailable")
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        match memory_budget()? {
+            Some(b) => budget = b,
+            None => return Ok(()),
+        }
+    }
     let usable = (USABLE * budget.bytes as f64) as u64;
     if bytes > usable {
         return Err(OvkError::Resources(format!(

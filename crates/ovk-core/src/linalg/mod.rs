@@ -28,14 +28,32 @@ pub use sylvester::{
     divide_by_spectrum, lyapunov_sym, sylvester_sym, sylvester_sym_eig, symmetrize,
 };
 
-/// Choose faer's thread count. Measured on the 2-core machines this runs on (see
-/// docs/performance.md): sequential kernels win for the matrix sizes ovk meets, so that is the
-/// default; `OVK_THREADS=n` overrides it.
+/// Choose faer's thread count: every core by default — on 2 cores a 2-thread eigh, GEMM and
+/// ZᵀZ beat one from n ≈ 500 on (`cargo bench --bench threads`, docs/performance.md), and
+/// faer keeps small products sequential itself. `OVK_THREADS=n` pins it (1: sequential).
 pub fn configure_parallelism() {
-    let threads = std::env::var("OVK_THREADS")
+    set_threads(threads_wanted(0));
+}
+
+/// As `configure_parallelism`, leaving one core to the terminal for the workbench's fit
+/// worker (unless `OVK_THREADS` says otherwise).
+pub fn configure_parallelism_leaving_a_core() {
+    set_threads(threads_wanted(1));
+}
+
+/// `OVK_THREADS`, or the cores available less `spare` (at least one).
+fn threads_wanted(spare: usize) -> usize {
+    std::env::var("OVK_THREADS")
         .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(1);
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            cores.saturating_sub(spare).max(1)
+        })
+}
+
+fn set_threads(threads: usize) {
     let par = match std::num::NonZeroUsize::new(threads) {
         Some(n) if threads > 1 => faer::Par::Rayon(n),
         _ => faer::Par::Seq,

@@ -1,7 +1,9 @@
 //! The models most methods return: `f(x) = Σᵢ k(x, xᵢ) cᵢ`, i.e. `Ŷ = K(X_new, X) · Coef`, and
 //! its low-rank counterpart `Ŷ = Z(X_new) · β` through a factor's feature map.
 
-use ndarray::{s, Array2, ArrayView2, Axis};
+use std::sync::Arc;
+
+use ndarray::{s, Array2, ArrayView2, Axis, Zip};
 use rayon::prelude::*;
 
 use super::{Model, ModelParts};
@@ -145,6 +147,34 @@ pub struct FeatureExpansion {
     pub map: FeatureMap,
     /// r×m coefficients in the factor's coordinates.
     pub coef: Coef,
+    /// The factor's own rows and Z, while the fit that built them lives (never saved).
+    pub training: Option<Arc<TrainingFeatures>>,
+}
+
+/// The training rows a factor was built on and their features Z (n×r): predictions on exactly
+/// those rows are `Z β`, not a second n×r pass of kernel evaluations and triangular solves.
+#[derive(Debug)]
+pub struct TrainingFeatures {
+    /// The rows, as the fit saw them.
+    pub x: Array2<f64>,
+    /// Their features, `Z` of `K ≈ ZZᵀ`.
+    pub z: Array2<f64>,
+}
+
+impl TrainingFeatures {
+    /// Shared, for a model and the spectrum cached for the krr baseline.
+    pub fn kept(x: Array2<f64>, z: Array2<f64>) -> Arc<Self> {
+        Arc::new(TrainingFeatures { x, z })
+    }
+
+    /// Z when `x` is the training rows bit for bit, else None.
+    pub fn of(&self, x: ArrayView2<f64>) -> Option<ArrayView2<'_, f64>> {
+        let same = x.dim() == self.x.dim()
+            && Zip::from(&x)
+                .and(&self.x)
+                .all(|a, b| a.to_bits() == b.to_bits());
+        same.then(|| self.z.view())
+    }
 }
 
 impl FeatureExpansion {
@@ -162,7 +192,11 @@ impl FeatureExpansion {
                 )));
             }
         }
-        Ok(FeatureExpansion { map, coef })
+        Ok(FeatureExpansion {
+            map,
+            coef,
+            training: None,
+        })
     }
 }
 
@@ -222,6 +256,16 @@ const PREDICT_ROWS: usize = 4096;
 impl Model for FeatureExpansion {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         let mut out = Array2::<f64>::zeros((x.nrows(), self.coef.ncols()));
+        if let Some(z) = self.training.as_ref().and_then(|t| t.of(x)) {
+            let pairs: Vec<_> = out
+                .axis_chunks_iter_mut(Axis(0), PREDICT_ROWS)
+                .zip(z.axis_chunks_iter(Axis(0), PREDICT_ROWS))
+                .collect();
+            pairs
+                .into_par_iter()
+                .for_each(|(mut block, z)| block.assign(&self.coef.apply(z)));
+            return Ok(out);
+        }
         let blocks: Vec<_> = out
             .axis_chunks_iter_mut(Axis(0), PREDICT_ROWS)
             .enumerate()
@@ -308,5 +352,44 @@ mod tests {
         torn.arrays.retain(|(n, _)| n != "coef_b");
         let e = load_model(torn).err().unwrap().to_string();
         assert!(e.contains("coef_b"), "{e}");
+    }
+
+    #[test]
+    fn the_training_rows_are_predicted_from_the_fits_z_and_only_they() {
+        use crate::kernels::{input_factor, Landmarks};
+        let x = random(700, 3, 5);
+        let kernel = Kernel::Gaussian { sigma: 1.2 };
+        let f = input_factor(&kernel, x.view(), 60, Landmarks::Rpcholesky, 1, &mut |_| {
+            Ok(())
+        })
+        .unwrap();
+        let beta = random(f.rank(), 4, 6);
+        let through_map = FeatureExpansion {
+            map: f.map.clone(),
+            coef: beta.clone().into(),
+            training: None,
+        };
+        let kept = FeatureExpansion {
+            map: f.map.clone(),
+            coef: beta.into(),
+            training: Some(TrainingFeatures::kept(x.clone(), f.z.clone())),
+        };
+        // Z β on the training rows: the feature map's values to rounding.
+        let want = through_map.predict(x.view()).unwrap();
+        let got = kept.predict(x.view()).unwrap();
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = (&got - &want).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff <= 1e-10 * scale, "{diff} of {scale}");
+        // Other rows, even one value apart, go through the map.
+        let mut moved = x.clone();
+        moved[[699, 2]] += 1e-9;
+        assert!(kept.training.as_ref().unwrap().of(moved.view()).is_none());
+        assert_eq!(
+            kept.predict(moved.view()).unwrap(),
+            through_map.predict(moved.view()).unwrap()
+        );
+        // Never saved: the parts are the map's and the coefficients'.
+        let names: Vec<String> = kept.parts().arrays.into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["landmarks", "l_s", "coef"], "{names:?}");
     }
 }

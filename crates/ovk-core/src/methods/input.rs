@@ -16,7 +16,7 @@
 use ndarray::{s, Array1, Array2, ArrayView2, Zip};
 
 use super::details::FactorRecord;
-use super::expansion::{Coef, FeatureExpansion, KernelExpansion};
+use super::expansion::{Coef, FeatureExpansion, KernelExpansion, TrainingFeatures};
 use super::{check_cancel, mats, Model, Observer, Phase};
 use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
@@ -132,6 +132,8 @@ pub struct FactorBasis {
     pub v_inv_sqrt: Array2<f64>,
     pub map: FeatureMap,
     pub summary: FactorSummary,
+    /// Z and its rows, kept for the fit's own training-row predictions (low-rank route only).
+    pub training: Option<std::sync::Arc<TrainingFeatures>>,
 }
 
 impl Basis {
@@ -163,6 +165,7 @@ impl Basis {
             Basis::Factor(f) => Box::new(FeatureExpansion {
                 map: f.map.clone(),
                 coef,
+                training: f.training.clone(),
             }),
         }
     }
@@ -288,11 +291,14 @@ impl InputSpectrum {
                 if let Some(sp) = cached(key) {
                     return Ok(sp);
                 }
+                // The last run's Z goes before this one's is built: never two in memory.
+                forget_cached_spectrum();
                 let clock = std::time::Instant::now();
                 let f = factor_observed(kernel, x, rank, landmarks, seed, obs)?;
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
-                let sp = Self::of_factor(f, y, "low_rank", clock.elapsed().as_secs_f64())?;
+                let seconds = clock.elapsed().as_secs_f64();
+                let sp = Self::from_factor(f, y, "low_rank", seconds, Some(x))?;
                 check_cancel(obs)?;
                 remember(key, &sp);
                 Ok(sp)
@@ -340,6 +346,17 @@ impl InputSpectrum {
         route: &'static str,
         seconds: f64,
     ) -> Result<Self> {
+        Self::from_factor(f, y, route, seconds, None)
+    }
+
+    /// `of_factor`, keeping Z beside its rows `x` when given (see `TrainingFeatures`).
+    fn from_factor(
+        f: InputFactor,
+        y: ArrayView2<f64>,
+        route: &'static str,
+        seconds: f64,
+        x: Option<ArrayView2<f64>>,
+    ) -> Result<Self> {
         check_rows(f.z.nrows(), y)?;
         let n = f.z.nrows();
         let ztz = gram_tn(f.z.view());
@@ -381,6 +398,7 @@ impl InputSpectrum {
                 v_inv_sqrt,
                 map: f.map,
                 summary,
+                training: x.map(|x| TrainingFeatures::kept(x.to_owned(), f.z)),
             })),
             n,
         })
@@ -423,6 +441,14 @@ fn cache_key(
         v.to_bits().hash(&mut h);
     }
     h.finish()
+}
+
+/// Drop the spectrum kept for the krr baseline (and the n×r Z it holds): the pipeline calls it
+/// once the baseline is done.
+pub fn forget_cached_spectrum() {
+    if let Ok(mut guard) = LAST_SPECTRUM.lock() {
+        *guard = None;
+    }
 }
 
 fn cached(key: u64) -> Option<InputSpectrum> {

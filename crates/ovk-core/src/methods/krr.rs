@@ -6,7 +6,7 @@
 //! the features z(x) — from one r×r Cholesky factorisation, or diagonally (`C̃ = Ỹ ⊘ (s + λ)`)
 //! in the spectrum `K̃ = U diag(s) Uᵀ` when the method it is the baseline of left one behind.
 
-use super::expansion::{FeatureExpansion, KernelExpansion};
+use super::expansion::{FeatureExpansion, KernelExpansion, TrainingFeatures};
 use super::input::{factor_observed, factor_peak_bytes, FactorSummary, InputSpectrum, Route};
 use super::params::{common, MethodConfig, ParamSpec};
 use super::{
@@ -157,9 +157,12 @@ fn fit_on_factor(
     let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
     record_solved(obs, objective, None, clock)?;
     let summary = FactorSummary::of(route_name, &f, seconds);
+    // Z stays for the training-row predictions (the primal route's z(x) = x costs nothing).
+    let training = matches!(route, Route::LowRank { .. }).then(|| TrainingFeatures::kept(x, f.z));
     let mut fit = Fit::new(Box::new(FeatureExpansion {
         map: f.map,
         coef: beta.clone().into(),
+        training,
     }));
     fit.iterations = 1;
     fit.objective = Some(objective);

@@ -21,7 +21,7 @@ pub mod vvmr;
 
 use ndarray::{Array2, ArrayView2};
 
-pub use expansion::{Coef, FeatureExpansion, KernelExpansion};
+pub use expansion::{Coef, FeatureExpansion, KernelExpansion, TrainingFeatures};
 pub use input::{InputSpectrum, Route};
 pub use observer::{
     check_cancel, record_solved, Clock, Collect, Observer, Phase, Silent, TraceRecord,

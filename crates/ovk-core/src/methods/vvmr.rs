@@ -461,6 +461,7 @@ fn fit_on_factor(
     let mut fit = Fit::new(Box::new(FeatureExpansion {
         map: f.map,
         coef: sol.beta.clone().into(),
+        training: None,
     }));
     fit.iterations = 1;
     fit.objective = Some(objective);

@@ -46,6 +46,14 @@ pub(super) fn admit(
     };
     let estimate = peak_estimate(method, shape, &config.params)?.saturating_add(kept_targets);
     let guidance = Guidance::for_run(method, shape, route, &config.params)?;
+    let advice = match smaller_rank(method, shape, route, &config.params, estimate)? {
+        Some((rank, bytes)) => format!(
+            "--input-rank {rank} fits (about {}); or {}",
+            format_bytes(bytes),
+            guidance.memory_advice(method)
+        ),
+        None => guidance.memory_advice(method),
+    };
     check_fits_or(
         estimate,
         &format!(
@@ -55,7 +63,7 @@ pub(super) fn admit(
             shape.n_labeled,
             shape.m
         ),
-        &guidance.memory_advice(method),
+        &advice,
     )?;
     let mut notes = guidance.notes();
     notes.extend(crate::train::unused::unused_settings(config, method));
@@ -64,6 +72,39 @@ pub(super) fn admit(
         guidance,
         notes,
     })
+}
+
+/// When a low-rank run would not fit: the largest of its rank halved (down to 50) whose peak
+/// would, with that peak — Z (n×r) is what grows with the rows.
+fn smaller_rank(
+    method: &dyn Method,
+    shape: &ProblemShape,
+    route: Route,
+    params: &Params,
+    estimate: u64,
+) -> Result<Option<(usize, u64)>> {
+    let Route::LowRank { rank, .. } = route else {
+        return Ok(None);
+    };
+    let Some(usable) = crate::kernels::usable_bytes()? else {
+        return Ok(None);
+    };
+    if estimate <= usable {
+        return Ok(None);
+    }
+    let mut r = rank / 2;
+    while r >= 50 {
+        let smaller = ProblemShape {
+            input_rank: InputRank::Rank(r),
+            ..*shape
+        };
+        let bytes = peak_estimate(method, &smaller, params)?;
+        if bytes <= usable {
+            return Ok(Some((r, bytes)));
+        }
+        r /= 2;
+    }
+    Ok(None)
 }
 
 /// The method's own peak plus the pipeline's copies of the data (prepared rows, the problem,

@@ -104,6 +104,7 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     obs.phase(Phase::Predicting, None);
     let scored = score::score(&fitted, &prepared, config.data.class_coding)?;
     let baseline = baseline::baseline(method, &mut fitted, shape.n_labeled, obs, config)?;
+    crate::methods::input::forget_cached_spectrum();
     if obs.is_cancelled() {
         let (trace, notes) = (fitted.trace, fitted.notes);
         return stopped(trace, notes, &prepared);

@@ -23,6 +23,8 @@ const CANCELLED: i32 = 130;
 /// Serve the job on the first line of `input`, writing events to `output`; the process's exit
 /// status. Any later line of `input`, or its end, cancels the run.
 pub fn serve(mut input: impl BufRead + Send + 'static, output: impl Write + Send + 'static) -> i32 {
+    // The workbench's terminal runs beside this process: one core stays its own.
+    crate::linalg::configure_parallelism_leaving_a_core();
     let wire = Wire(Arc::new(Mutex::new(Box::new(output))));
     let mut first = String::new();
     let job: Job = match input
