@@ -25,7 +25,7 @@ fn spd(n: usize) -> Array2<f64> {
 }
 
 /// Seconds of `f` with faer and rayon both on `threads` threads.
-fn timed(threads: usize, f: &dyn Fn()) -> f64 {
+fn timed(threads: usize, f: &(dyn Fn() + Sync)) -> f64 {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -74,7 +74,7 @@ fn main() {
         let a = random(n, n, 2);
         let x = random(n * 25, 10, 3);
         let z = random(n * 25, n.min(1000), 4);
-        let ops: Vec<(&str, String, Box<dyn Fn() + '_>)> = vec![
+        let ops: Vec<(&str, String, Box<dyn Fn() + Sync + '_>)> = vec![
             (
                 "eigh",
                 format!("{n}×{n}"),
