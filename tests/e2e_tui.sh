@@ -153,7 +153,7 @@ echo "e2e_tui: kept"
 # it running, c cancels it; the saved digits result is then all there is, and q quits at once.
 if [ -f "$DATA/mfeat.csv" ]; then
     send 1
-    send BSpace
+    send Escape
     sleep 0.2
     press_until k "> \.\./" 60 || fail "file list not reachable"
     press_until j "> mfeat\.csv" 40 || fail "mfeat.csv not found in the file list"

@@ -63,5 +63,7 @@ mod travel_sessions;
 mod tui_diag;
 mod tui_render;
 mod tui_study;
+mod tui_views;
+mod view_baseline;
 mod vvmr_solve;
 mod worker_fit;

@@ -2437,6 +2437,7 @@ fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
             data: "new.csv".into(),
             table,
             scroll: 0,
+            ignored: vec![],
         }))),
     );
     for (w, h) in [(120, 36), (80, 24)] {
@@ -2457,7 +2458,7 @@ fn sessions_predict_on_a_file_shows_scrolls_and_exports_the_table() {
         panic!("{effects:?}")
     };
     assert_eq!(name, "predictions-alpha");
-    assert_eq!(text.lines().next(), Some("c0,c1,digit"));
+    assert_eq!(text.lines().next(), Some("digit,c0_score,c1_score"));
     assert_eq!(text.lines().count(), n + 1);
     update(&mut s, Action::Back);
     assert!(s.sessions.predictions.is_none());

@@ -328,6 +328,7 @@ fn the_predict_view_shows_the_metrics_when_the_file_holds_the_outputs() {
         scored: Some(ovk_core::train::Scored {
             metrics: BTreeMap::from([("accuracy".to_string(), 0.8333)]),
             rows: (0..n).collect(),
+            truth: vec![],
         }),
     };
     update(
@@ -337,6 +338,7 @@ fn the_predict_view_shows_the_metrics_when_the_file_holds_the_outputs() {
             data: "labelled.csv".into(),
             table,
             scroll: 0,
+            ignored: vec![],
         }))),
     );
     assert!(s.status.contains("6 scored"), "{}", s.status);

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::super::state::{mixed_tasks, Column, Predictions, State};
+use super::super::state::{mixed_tasks, Column, State};
 use super::super::widgets::{clip, file_name, fmt_num};
 use super::{block, error_or_hint, fit_title};
 use ovk_core::session::{Listing, SessionRecord};
@@ -102,105 +102,8 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
     if let (Some(area), Some(p)) = (cmp_area, &ss.predictions) {
-        draw_predictions(frame, area, s, p);
+        super::predictions::draw(frame, area, s, p);
     }
-}
-
-/// A saved model's predictions on a file: one row per file row, the decoded class or labels
-/// first (classification), then the scores; as many columns as fit, rows scrolled by j k.
-fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
-    let t = &p.table;
-    let mut cols: Vec<(String, Vec<String>)> = t.decoded.clone();
-    for (k, name) in t.output_names.iter().enumerate() {
-        cols.push((
-            name.clone(),
-            t.scores.column(k).iter().map(|v| fmt_num(*v)).collect(),
-        ));
-    }
-    let width = 12u16;
-    let fit = (usize::from(area.width.saturating_sub(8)) / usize::from(width + 1)).max(1);
-    let shown = cols.len().min(fit);
-    // borders, the header, and the metrics' line when the file held the outputs
-    let visible = usize::from(
-        area.height
-            .saturating_sub(3 + u16::from(t.scored.is_some())),
-    )
-    .max(1);
-    let first = p.scroll.min(t.n_rows().saturating_sub(1));
-    let header = Row::new(
-        std::iter::once(Cell::from("row"))
-            .chain(
-                cols[..shown]
-                    .iter()
-                    .map(|(n, _)| Cell::from(clip(n, width as usize))),
-            )
-            .collect::<Vec<_>>(),
-    )
-    .style(s.theme.title);
-    let rows: Vec<Row> = (first..t.n_rows().min(first + visible))
-        .map(|i| {
-            Row::new(
-                std::iter::once(Cell::from((i + 1).to_string()))
-                    .chain(cols[..shown].iter().map(|(_, v)| Cell::from(v[i].clone())))
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let more = if cols.len() > shown {
-        format!(" · {} more columns (e saves all)", cols.len() - shown)
-    } else {
-        String::new()
-    };
-    let what = format!("Predictions of {} on {}", p.session, file_name(&p.data));
-    let rows_shown = format!(
-        "rows {}–{} of {}",
-        first + 1,
-        t.n_rows().min(first + visible),
-        t.n_rows()
-    );
-    let title = fit_title(
-        area,
-        &[
-            format!("{what} — {rows_shown}{more} · Esc closes"),
-            format!("{what} — {rows_shown} · Esc closes"),
-            format!("Predictions — {rows_shown} · Esc closes"),
-            format!("Predictions — {rows_shown}"),
-        ],
-    );
-    let widths =
-        std::iter::once(Constraint::Length(6)).chain((0..shown).map(|_| Constraint::Length(width)));
-    let blk = block(&title, &s.theme, true);
-    let inner = blk.inner(area);
-    frame.render_widget(blk, area);
-    let table_area = match &t.scored {
-        Some(sc) => {
-            let [line, rest] =
-                Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
-            frame.render_widget(Paragraph::new(scored_line(s, sc, t.n_rows())), line);
-            rest
-        }
-        None => inner,
-    };
-    frame.render_widget(Table::new(rows, widths).header(header), table_area);
-}
-
-/// The metrics of predictions on a file that holds the model's outputs.
-fn scored_line(s: &State, sc: &ovk_core::train::Scored, n: usize) -> Line<'static> {
-    let cells: Vec<String> = sc
-        .metrics
-        .iter()
-        .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
-        .collect();
-    Line::from(vec![
-        Span::styled(
-            format!(
-                "scored on {} of {n} rows (they hold the outputs): ",
-                sc.rows.len()
-            ),
-            s.theme.dim,
-        ),
-        Span::styled(cells.join(" · "), s.theme.title),
-    ])
 }
 
 /// The runs table: the name pinned on the left, the other columns scrolled so the column

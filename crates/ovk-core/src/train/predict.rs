@@ -21,8 +21,8 @@ pub struct PredictionTable {
     pub output_names: Vec<String>,
     /// rows × outputs: regression values, or class/label scores.
     pub scores: Array2<f64>,
-    /// Classification: the decoded prediction beside the scores — one column named after the
-    /// class column (multi-class), or `<label>_predicted` 0/1 columns (multi-label).
+    /// Classification: the decoded prediction — one column named after the class column
+    /// (multi-class), or one 0/1 column per label named after the label (multi-label).
     pub decoded: Vec<(String, Vec<String>)>,
     /// Rows with a missing feature cell filled in as in training (`--missing impute`).
     pub filled_rows: usize,
@@ -37,6 +37,9 @@ pub struct Scored {
     pub metrics: crate::metrics::MetricMap,
     /// The file rows (0-based) that were scored: those with every output present.
     pub rows: Vec<usize>,
+    /// The true values on those rows, named and decoded like the predictions (`<output>`: a
+    /// regression value, a label's 0/1, the class), for showing them side by side.
+    pub truth: Vec<(String, Vec<String>)>,
 }
 
 impl PredictionTable {
@@ -44,17 +47,32 @@ impl PredictionTable {
         self.scores.nrows()
     }
 
-    /// Every column, scores first, as a table writer takes them.
+    /// Every column, as a table writer takes them and the workbench shows them: one naming,
+    /// `<output>` for the predicted value and `<output>_score` for a classifier's score —
+    /// regression `y0`; multi-label `label_a`, `label_a_score`, … (each label beside its
+    /// score); multi-class the class column, then `species=setosa_score`, ….
     pub fn columns(&self) -> Vec<(String, OutColumn)> {
-        let mut cols: Vec<(String, OutColumn)> = self
-            .output_names
-            .iter()
-            .zip(self.scores.axis_iter(Axis(1)))
-            .map(|(n, c)| (n.clone(), OutColumn::Numbers(c.to_vec())))
-            .collect();
-        for (n, v) in &self.decoded {
-            cols.push((n.clone(), OutColumn::Text(v.clone())));
+        let score =
+            |k: usize, name: String| (name, OutColumn::Numbers(self.scores.column(k).to_vec()));
+        let text = |(n, v): &(String, Vec<String>)| (n.clone(), OutColumn::Text(v.clone()));
+        let names = &self.output_names;
+        if self.decoded.is_empty() {
+            return (0..names.len())
+                .map(|k| score(k, names[k].clone()))
+                .collect();
         }
+        if self.decoded.len() == names.len() {
+            return (0..names.len())
+                .flat_map(|k| {
+                    [
+                        text(&self.decoded[k]),
+                        score(k, format!("{}_score", names[k])),
+                    ]
+                })
+                .collect();
+        }
+        let mut cols: Vec<(String, OutColumn)> = self.decoded.iter().map(text).collect();
+        cols.extend((0..names.len()).map(|k| score(k, format!("{}_score", names[k]))));
         cols
     }
 }
@@ -72,6 +90,8 @@ pub struct Prediction {
     filled_rows: usize,
     /// The outputs the file holds, when it holds them: the whole prediction is scored on them.
     truth: Option<data::Truth>,
+    /// The file's columns the model does not read.
+    ignored: Vec<String>,
     /// Numbers the model holds per predicted row besides the result (`load_model_sized`).
     work_per_row: usize,
 }
@@ -117,6 +137,7 @@ impl Prediction {
             mut x,
             filled_rows,
             truth,
+            ignored,
         } = data::read_new_rows(data_path, &trained)?;
         rec.scaler.apply(&mut x);
         Ok(Prediction {
@@ -128,8 +149,15 @@ impl Prediction {
             x,
             filled_rows,
             truth,
+            ignored,
             work_per_row,
         })
+    }
+
+    /// The file's columns the model does not read (neither a feature nor an output): a model
+    /// applied to another data set's table may share a few of its columns and ignore the rest.
+    pub fn ignored_columns(&self) -> &[String] {
+        &self.ignored
     }
 
     pub fn n_rows(&self) -> usize {
@@ -311,6 +339,14 @@ impl Prediction {
 /// memory (the workbench shows it): refused, with the figure, when it would not fit — `ovk
 /// predict` writes such a result in blocks.
 pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTable> {
+    predict_file_noting(session_dir, data_path).map(|(table, _)| table)
+}
+
+/// `predict_file`, and the file's columns the model ignores (`Prediction::ignored_columns`).
+pub fn predict_file_noting(
+    session_dir: &Path,
+    data_path: &Path,
+) -> Result<(PredictionTable, Vec<String>)> {
     let p = Prediction::prepare(session_dir, data_path)?;
     let n = p.n_rows();
     check_fits_or(
@@ -323,7 +359,8 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             data_path.display()
         ),
     )?;
-    p.whole()
+    let ignored = p.ignored.clone();
+    p.whole().map(|t| (t, ignored))
 }
 
 /// The run's own test metrics, computed on the file's rows that hold every output.
@@ -355,9 +392,20 @@ fn score_against(
             crate::metrics::rbf_loss(y.view(), p.view(), sigma),
         );
     }
+    let decoded = decode(r.task, rec, &r.output_names, &truth.y);
+    let shown = if decoded.is_empty() {
+        r.output_names
+            .iter()
+            .zip(truth.y.axis_iter(Axis(1)))
+            .map(|(n, c)| (n.clone(), c.iter().map(|v| v.to_string()).collect()))
+            .collect()
+    } else {
+        decoded
+    };
     Scored {
         metrics,
         rows: truth.rows,
+        truth: shown,
     }
 }
 
@@ -397,7 +445,7 @@ fn decode(
                     let v = c
                         .iter()
                         .map(|&s| if s > mid { "1" } else { "0" }.to_string());
-                    (format!("{n}_predicted"), v.collect())
+                    (n.clone(), v.collect())
                 })
                 .collect()
         }
