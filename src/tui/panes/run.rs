@@ -613,7 +613,14 @@ fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
     };
     let lines: Vec<Line> = notes_src
         .iter()
-        .map(|n| Line::raw(format!("• {}", in_workbench_terms(n))))
+        .map(|n| match n.strip_prefix(ovk_core::train::WARNING) {
+            // a width far from the data's distances (train::width): before the fit, tinted
+            Some(w) => Line::styled(
+                format!("• warning: {}", in_workbench_terms(w)),
+                s.theme.warn,
+            ),
+            None => Line::raw(format!("• {}", in_workbench_terms(n))),
+        })
         .collect();
     let title = |shown: Option<(usize, usize, usize)>| match shown {
         Some((first, last, total)) => format!("Notes {first}–{last} of {total} lines — J K"),

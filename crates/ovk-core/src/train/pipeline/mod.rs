@@ -24,6 +24,9 @@ use crate::methods::{Method, Observer, Phase, TraceRecord};
 use crate::session::{RunStatus, SessionRecord};
 use crate::{OvkError, Result};
 
+/// The start of a note that is a warning (the CLI prints it as one, the workbench tints it).
+pub const WARNING: &str = "warning: ";
+
 /// A finished run: the session record and the matrices to save beside it.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
@@ -72,7 +75,15 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     obs.phase(Phase::Loading, None);
     let mut prepared = prepare(method, config)?;
     let shape = admit::shape_of(&prepared, config);
-    let admitted = admit::admit(method, &shape, config)?;
+    let mut admitted = admit::admit(method, &shape, config)?;
+    if let Some(w) = super::width_warning(
+        &config.kernel,
+        prepared.x_train.view(),
+        &prepared.views,
+        config.data.scale,
+    ) {
+        admitted.notes.insert(0, format!("{WARNING}{w}"));
+    }
     for note in &admitted.notes {
         obs.note(note);
     }
