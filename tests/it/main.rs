@@ -49,6 +49,7 @@ mod plain_messages;
 mod plan_shell;
 mod predict_blocks;
 mod predict_sessions;
+mod research_formats;
 mod resource_limits;
 mod session_inputs;
 mod session_store;
