@@ -17,6 +17,7 @@ mod cli_run;
 mod cli_sweep;
 mod collect_bounds;
 mod compare_runs;
+mod completions;
 mod data_encode;
 mod data_errors;
 mod data_prepare;
