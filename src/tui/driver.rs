@@ -111,7 +111,8 @@ impl Driver {
                 let sidecar = data::sidecar_path(&path)
                     .filter(|p| p.exists())
                     .and_then(|p| data::files::read_text_file(&p, 1 << 20, "a sidecar").ok())
-                    .and_then(|b| String::from_utf8(b).ok());
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .or_else(|| data::implied_roles_toml(&path));
                 Action::TableLoaded {
                     path,
                     table,
@@ -468,7 +469,9 @@ pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
                 .extension()
                 .map(|e| e.to_string_lossy().to_ascii_lowercase())
                 .unwrap_or_default();
-            if matches!(ext.as_str(), "csv" | "parquet" | "pq") {
+            if matches!(ext.as_str(), "csv" | "parquet" | "pq")
+                || data::RESEARCH_EXTENSIONS.contains(&ext.as_str())
+            {
                 files.push(FileEntry {
                     name,
                     path,

@@ -41,11 +41,11 @@ pub(crate) fn format_of(path: &Path) -> Result<Format> {
         Some("parquet") | Some("pq") => Ok(Format::Parquet),
         Some(other) => Err(input_at(
             path,
-            format!("unknown file type `.{other}`; ovk reads .csv, .tsv, .parquet and .pq files"),
+            format!("unknown file type `.{other}`; ovk reads .csv, .tsv, .parquet, .pq, .arff, .svm and .libsvm files"),
         )),
         None => Err(input_at(
             path,
-            "no file extension; ovk reads .csv, .tsv, .parquet and .pq files",
+            "no file extension; ovk reads .csv, .tsv, .parquet, .pq, .arff, .svm and .libsvm files",
         )),
     }
 }
@@ -97,6 +97,9 @@ fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
 
 /// Read every column of a CSV/TSV/Parquet file, and hash the very bytes parsed.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
+    if let Some(research) = super::research_formats::research_format_of(path) {
+        return super::research_formats::read_research(path, research);
+    }
     let format = check_file(path)?;
     let bytes = read_bytes(path, format)?;
     let size = bytes.len() as u64;

@@ -1,7 +1,9 @@
-//! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
+//! Tables in (CSV, Parquet via polars; ARFF and LIBSVM by ovk's own readers), matrices out: column roles, class encoding, seeded
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
 mod apply;
+mod arff;
+mod cells_fit;
 mod csv_shape;
 mod encode;
 mod features;
@@ -9,7 +11,10 @@ pub mod files;
 pub mod gen_size;
 pub mod gpmix;
 mod guard;
+mod implied_roles;
+pub use implied_roles::implied_roles_toml;
 mod impute;
+mod libsvm;
 mod load;
 mod numeric_csv;
 pub mod options;
@@ -17,7 +22,9 @@ mod parquet_footer;
 mod parquet_write;
 mod prepare;
 mod raw;
+mod research_formats;
 pub(crate) use raw::row_label;
+pub use research_formats::RESEARCH_EXTENSIONS;
 mod roles;
 mod rows;
 mod scale;
