@@ -22,4 +22,4 @@ pub use messages::RunMessage;
 pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome};
 pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable, Scored};
 pub use reopen::read_run;
-pub use runner::{spawn, spawn_sweep, ChannelObserver, RunHandle};
+pub use runner::{spawn, spawn_search, spawn_sweep, ChannelObserver, RunHandle};
