@@ -78,8 +78,8 @@ pub fn run(
             "metrics": r.metrics,
             "baseline": r.baseline,
             "fit_seconds": r.timings.fit_s,
-            "memory": r.details.get("memory"),
-            "input_factor": r.details.get("input_factor"),
+            "memory": r.read_details().memory_json(),
+            "input_factor": r.read_details().input_factor_json(),
             "cv": r.cv,
             "cv_baseline": r.cv_baseline,
             "optimistic": r.optimistic,
@@ -125,8 +125,8 @@ pub fn run(
             let cells: Vec<String> = b.test.iter().map(|(k, v)| format!("{k} {v:.4}")).collect();
             w!("baseline  {} (krr, test)", cells.join("  "));
         }
-        if let Some(f) = r.details.get("input_factor") {
-            w!("input     {}", describe_factor(f));
+        if let Some(f) = r.read_details().input_factor() {
+            w!("input     {}", f.describe());
         }
         w!("fit       {:.3}s", r.timings.fit_s);
         for n in progress.unseen(&r.notes) {
@@ -145,18 +145,4 @@ pub fn run(
         });
     }
     Ok(0)
-}
-
-/// "rank-2000 Nyström factor (rpcholesky landmarks), trace error 9.4e-2" or "linear kernel in
-/// the primal (exact)".
-fn describe_factor(f: &serde_json::Value) -> String {
-    if f["route"] == "primal" {
-        return "linear kernel solved in the primal (Z = X, exact)".into();
-    }
-    format!(
-        "rank-{} Nyström factor of the input kernel ({} landmarks), trace error {:.2e}",
-        f["rank"],
-        f["landmarks"].as_str().unwrap_or("?"),
-        f["trace_error"].as_f64().unwrap_or(f64::NAN)
-    )
 }

@@ -4,8 +4,7 @@
 //! output names (m), the view names (`details.views`) or the feature names are matched by size,
 //! and indices are the last resort.
 
-use serde_json::Value as Json;
-
+use ovk_core::session::details::DeclaredAxis;
 use ovk_core::session::SessionRecord;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,41 +69,23 @@ impl Axis {
 
 pub fn of(record: &SessionRecord, name: &str, shape: (usize, usize)) -> Axes {
     let (nr, nc) = shape;
-    let declared = record.details.get("axes").and_then(|a| a.get(name));
-    let side = |key: &str, n: usize| -> Axis {
-        declared
-            .and_then(|d| d.get(key))
-            .and_then(|a| axis(a, n))
+    let declared = record.read_details().axes(name).unwrap_or_default();
+    let side = |d: Option<DeclaredAxis>, n: usize| -> Axis {
+        d.and_then(|d| axis(d, n))
             .unwrap_or_else(|| Axis::plain(guess(record, name, n)))
     };
-    let rows = side("rows", nr);
-    let cols = side("cols", nc);
+    let rows = side(declared.rows, nr);
+    let cols = side(declared.cols, nc);
     let same = nr == nc && rows.labels == cols.labels;
     Axes { rows, cols, same }
 }
 
 /// One declared axis with `n` entries, or `None` when it does not have `n` of them.
-fn axis(a: &Json, n: usize) -> Option<Axis> {
-    if let Some(labels) = a.get("labels").and_then(Json::as_array) {
-        let v: Vec<String> = labels
-            .iter()
-            .map(|l| match l {
-                Json::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        return (v.len() == n).then(|| Axis::plain(v));
+fn axis(a: DeclaredAxis, n: usize) -> Option<Axis> {
+    if let Some(labels) = a.labels {
+        return (labels.len() == n).then(|| Axis::plain(labels));
     }
-    let blocks: Vec<(String, usize)> = a
-        .get("blocks")?
-        .as_array()?
-        .iter()
-        .map(|b| {
-            let name = b.get("name").and_then(Json::as_str).unwrap_or("?");
-            let size = b.get("size").and_then(Json::as_u64).unwrap_or(0) as usize;
-            (name.to_string(), size)
-        })
-        .collect();
+    let blocks: Vec<(String, usize)> = a.blocks?.into_iter().map(|b| (b.name, b.size)).collect();
     let mut labels = Vec::with_capacity(n);
     for (name, size) in &blocks {
         if *size == 1 {
@@ -118,16 +99,7 @@ fn axis(a: &Json, n: usize) -> Option<Axis> {
 
 /// Labels for an undeclared axis of length `n`, by what else has that many entries.
 fn guess(record: &SessionRecord, name: &str, n: usize) -> Vec<String> {
-    let views: Vec<String> = record
-        .details
-        .get("views")
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let views = record.read_details().views();
     let outputs = &record.output_names;
     // View matrices name views even when m happens to equal the number of views.
     let viewish = name.starts_with("block_norms") || name.starts_with("view");
@@ -146,34 +118,9 @@ fn guess(record: &SessionRecord, name: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| i.to_string()).collect()
 }
 
-/// Each view's kernel width, for multi-view fits: `details.view_sigmas` ({view: σ}), else
-/// `details.views` paired with `details.view_kernels` (σ read from `gaussian(σ=9.1234)`).
+/// Each view's kernel width, for multi-view fits.
 pub fn view_sigmas(record: &SessionRecord) -> Vec<(String, f64)> {
-    let d = &record.details;
-    if let Some(Json::Object(m)) = d.get("view_sigmas") {
-        return m
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-            .collect();
-    }
-    let names = d.get("views").and_then(Json::as_array);
-    let kernels = d.get("view_kernels").and_then(Json::as_array);
-    match (names, kernels) {
-        (Some(n), Some(k)) if n.len() == k.len() => n
-            .iter()
-            .zip(k)
-            .filter_map(|(n, k)| {
-                let text = k.as_str()?;
-                let at = text.find("σ=")? + "σ=".len();
-                let num: String = text[at..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_digit() || ".-+eE".contains(*c))
-                    .collect();
-                Some((n.as_str()?.to_string(), num.parse().ok()?))
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    record.read_details().view_sigmas()
 }
 
 #[cfg(test)]
@@ -184,7 +131,7 @@ mod tests {
         let blocks = serde_json::json!({"blocks": [
             {"name": "fou", "size": 3}, {"name": "fac", "size": 2}, {"name": "mor", "size": 1}
         ]});
-        axis(&blocks, 6).expect("six entries")
+        axis(serde_json::from_value(blocks).unwrap(), 6).expect("six entries")
     }
 
     #[test]

@@ -3,17 +3,19 @@
 //! its saved predictions and targets.
 
 use ovk_core::metrics::{self, PartDiagnostics};
+use ovk_core::session::SavedDiagnostics;
 use ovk_core::train::RunOutcome;
 
 /// The diagnostics of `part` ("train" or "test"), or why there are none.
 pub fn of(outcome: &RunOutcome, part: &str) -> Result<PartDiagnostics, String> {
     let r = &outcome.record;
-    if let Some(v) = r.details.get("diagnostics").and_then(|d| d.get(part)) {
-        return serde_json::from_value(v.clone())
-            .map_err(|e| format!("the saved {part} diagnostics do not read: {e}"));
-    }
-    if r.details.contains_key("diagnostics") {
-        return Err(format!("the {part} part has no labeled rows"));
+    match r.read_details().diagnostics(part) {
+        SavedDiagnostics::Saved(d) => return Ok(*d),
+        SavedDiagnostics::Unreadable(e) => {
+            return Err(format!("the saved {part} diagnostics do not read: {e}"))
+        }
+        SavedDiagnostics::PartAbsent => return Err(format!("the {part} part has no labeled rows")),
+        SavedDiagnostics::NotSaved => {}
     }
     if part == "test" {
         if let (Some(p), Some(y)) = (

@@ -34,7 +34,7 @@ pub fn last_objective_differs(r: &SessionRecord) -> Option<String> {
     if (last - kept).abs() <= 1e-9 * kept.abs().max(last.abs()) {
         return None;
     }
-    let solver = r.details.get("solver").and_then(|v| v.as_str());
+    let solver = r.read_details().solver();
     let why = match (r.config.method, solver) {
         (MethodName::Okl, Some("bcd")) => "precedes C re-solved for the final L",
         (MethodName::LowRankOkl, _) => "is at the path's last λ, this at the λ kept",

@@ -2,7 +2,7 @@
 //! replay: its headline metric, its iterations, and — never left to the Results pane alone —
 //! that it stopped before converging.
 
-use ovk_core::methods::Value;
+use ovk_core::methods::params::common;
 use ovk_core::session::SessionRecord;
 use ovk_core::train::RunOutcome;
 
@@ -29,8 +29,8 @@ pub fn not_converged(r: &SessionRecord) -> Option<String> {
     if r.converged {
         return None;
     }
-    Some(match r.params.0.get("max_iter") {
-        Some(Value::Int(cap)) if r.iterations as i64 == *cap => {
+    Some(match r.params.opt_usize(&common::MAX_ITER) {
+        Ok(Some(cap)) if r.iterations == cap => {
             format!("not converged (hit max_iter {cap})")
         }
         _ => "not converged (Notes say why)".into(),

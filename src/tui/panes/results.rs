@@ -2,6 +2,7 @@
 //! the method's details (certificate …) and notes, and its per-step records (a λ path, a
 //! sweep) as a table.
 
+use ovk_core::session::details::{key, Memory};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap};
@@ -178,15 +179,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     // Details a reader can use; what other panes show (records, axes, σ per view) is skipped.
     let skip = |k: &str| {
         records.as_ref().is_some_and(|t| t.key == k)
-            || matches!(
-                k,
-                "axes" | "view_sigmas" | "view_kernels" | "diagnostics" | "per_label_auc"
-            )
+            || [
+                key::AXES,
+                key::VIEW_SIGMAS,
+                key::VIEW_KERNELS,
+                key::DIAGNOSTICS,
+                "per_label_auc",
+            ]
+            .contains(&k)
     };
     let mut lines: Vec<Line> = cv_lines(s, r);
     lines.extend(r.details.iter().filter(|(k, _)| !skip(k)).map(|(k, v)| {
-        let text = match k.as_str() {
-            "memory" => memory_text(v),
+        let text = match r.read_details().memory() {
+            Some(m) if k == key::MEMORY => memory_text(&m).unwrap_or_else(|| readable(v)),
             _ => readable(v),
         };
         Line::from(vec![
@@ -378,26 +383,21 @@ fn cv_lines(s: &State, r: &ovk_core::session::SessionRecord) -> Vec<Line<'static
 
 /// The memory detail: the admitted estimate beside the measured peak, saying whose peak it is
 /// (a worker process ran only this fit; older sessions measured the whole process).
-fn memory_text(v: &serde_json::Value) -> String {
-    let bytes = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
+fn memory_text(m: &Memory) -> Option<String> {
     let fmt = ovk_core::kernels::format_bytes;
     let mut parts = Vec::new();
-    if let Some(e) = bytes("estimated_peak_bytes") {
+    if let Some(e) = m.estimated_peak_bytes {
         parts.push(format!("estimated peak {}", fmt(e)));
     }
-    if let Some(p) = bytes("process_peak_rss_bytes") {
-        let whose = if v.get("process").and_then(|p| p.as_str()) == Some("worker") {
+    if let Some(p) = m.process_peak_rss_bytes {
+        let whose = if m.measured_in_worker() {
             "the fit's own process"
         } else {
             "the whole process that ran it"
         };
         parts.push(format!("measured peak {} ({whose})", fmt(p)));
     }
-    if parts.is_empty() {
-        readable(v)
-    } else {
-        parts.join(" · ")
-    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 /// A details value as text a person reads: numbers short, short lists inline, objects as

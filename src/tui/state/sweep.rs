@@ -79,7 +79,7 @@ impl SweepState {
     /// curve in a replay or an opened session: the swept setting is the one its rows vary.
     /// `fields` (the form of its method) name the setting as the prompt did (λ, σ).
     pub fn from_record(r: &SessionRecord, fields: &[Field]) -> Option<SweepState> {
-        let table: SweepResult = serde_json::from_value(r.details.get("sweep")?.clone()).ok()?;
+        let table: SweepResult = r.read_details().sweep()?;
         let keys: Vec<String> = table
             .rows
             .iter()

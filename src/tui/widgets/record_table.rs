@@ -1,7 +1,9 @@
 //! A method's per-step records (a low-rank OKL λ path, a sweep's configurations) as rows of a
-//! table, built from the session's `details` JSON so that a saved session shows them as a live
+//! table, built from the session's typed `details` so that a saved session shows them as a live
 //! fit does.
 
+use ovk_core::session::details::{key, Details};
+use ovk_core::session::sweep_table::SweepResult;
 use serde_json::{Map, Value as Json};
 
 use super::fmt_num;
@@ -37,90 +39,62 @@ const LEADING: [&str; 12] = [
 /// The records of a sweep (`details.sweep.rows`, ranked best first) or of a path
 /// (`details.path`, in path order), if the session has either.
 pub fn from_details(details: &Map<String, Json>) -> Option<RecordTable> {
-    if let Some(t) = details.get("sweep").and_then(sweep_table) {
+    let d = Details::of(details);
+    if let Some(t) = d.sweep().and_then(|s| sweep_table(&s)) {
         return Some(t);
     }
-    let rows = details.get("path")?.as_array()?;
-    let chosen = rows.iter().position(|r| {
-        same_number(r.get("lambda"), details.get("lambda"))
-            && (r.get("rank").is_none() || same_number(r.get("rank"), details.get("rank")))
-    });
-    let flat: Vec<Vec<(String, String)>> = rows.iter().map(flatten).collect();
+    let path = d.path()?;
+    let flat: Vec<Vec<(String, String)>> = path.rows.iter().map(flatten).collect();
     let (headers, cells) = columns(&flat);
     Some(RecordTable {
-        key: "path".into(),
-        title: format!("λ path — {} fits, ★ kept", rows.len()),
+        key: key::PATH.into(),
+        title: format!("λ path — {} fits, ★ kept", path.rows.len()),
         headers,
         rows: cells,
-        chosen,
+        chosen: path.kept,
     })
 }
 
-fn sweep_table(sweep: &Json) -> Option<RecordTable> {
-    let rows = sweep.get("rows")?.as_array()?;
-    let best = sweep.get("best").and_then(Json::as_u64);
-    let higher = rows
-        .first()
-        .and_then(|r| r.get("higher_is_better"))
-        .and_then(Json::as_bool)
-        .unwrap_or(false);
-    let metric = rows
-        .first()
-        .and_then(|r| r.get("metric"))
-        .and_then(Json::as_str)
-        .unwrap_or("score")
-        .to_string();
-    let mean = |r: &Json| r.get("mean").and_then(Json::as_f64).unwrap_or(f64::NAN);
-    let mut order: Vec<&Json> = rows.iter().collect();
-    // Best first; failed configurations (NaN) last.
-    order.sort_by(|a, b| {
-        let (x, y) = (mean(a), mean(b));
-        match (x.is_nan(), y.is_nan()) {
-            (true, true) => std::cmp::Ordering::Equal,
-            (true, false) => std::cmp::Ordering::Greater,
-            (false, true) => std::cmp::Ordering::Less,
-            _ if higher => y.total_cmp(&x),
-            _ => x.total_cmp(&y),
-        }
-    });
-    let chosen = best.and_then(|b| {
-        order
-            .iter()
-            .position(|r| r.get("index").and_then(Json::as_u64) == Some(b))
-    });
+fn sweep_table(sweep: &SweepResult) -> Option<RecordTable> {
+    let first = sweep.rows.first()?;
+    let (higher, metric) = (first.higher_is_better, first.metric.clone());
+    // Best first (a halving's later rungs first); failed configurations last.
+    let order = sweep.ranked();
+    let chosen = sweep
+        .best
+        .and_then(|b| order.iter().position(|r| r.index == b));
+    let number = |x: f64| if x.is_nan() { "—".into() } else { fmt_num(x) };
     let flat: Vec<Vec<(String, String)>> = order
         .iter()
         .map(|r| {
-            let mut cells: Vec<(String, String)> = Vec::new();
-            if let Some(values) = r.get("values").and_then(Json::as_object) {
-                cells.extend(values.iter().map(|(k, v)| (k.clone(), scalar(v))));
-            }
-            for key in ["mean", "sd", "seconds"] {
-                if let Some(v) = r.get(key) {
-                    cells.push((key.into(), scalar(v)));
-                }
-            }
-            if let Some(e) = r.get("error").and_then(Json::as_str) {
-                cells.push(("error".into(), e.to_string()));
+            let mut cells: Vec<(String, String)> = r
+                .values
+                .iter()
+                .map(|(k, v)| (k.clone(), scalar(&Json::String(v.clone()))))
+                .collect();
+            cells.push(("mean".into(), number(r.mean)));
+            cells.push(("sd".into(), number(r.sd)));
+            cells.push(("seconds".into(), number(r.seconds)));
+            if let Some(e) = &r.error {
+                cells.push(("error".into(), e.clone()));
             }
             cells
         })
         .collect();
     let (headers, cells) = columns(&flat);
     let folds = sweep
-        .get("folds")
-        .and_then(Json::as_u64)
+        .folds
         .map_or(String::new(), |k| format!(", {k}-fold CV"));
-    let interrupted = if sweep.get("interrupted").and_then(Json::as_bool) == Some(true) {
+    let interrupted = if sweep.interrupted {
         " (interrupted)"
     } else {
         ""
     };
     Some(RecordTable {
-        key: "sweep".into(),
+        key: key::SWEEP.into(),
         title: format!(
             "Sweep — {} configurations by {metric} ({}){folds}{interrupted}, ★ kept",
-            rows.len(),
+            sweep.rows.len(),
             if higher {
                 "higher is better"
             } else {
@@ -135,11 +109,8 @@ fn sweep_table(sweep: &Json) -> Option<RecordTable> {
 
 /// A record's scalar fields, one level of nesting flattened (a certificate's `certified`
 /// becomes a column); arrays are left out.
-fn flatten(record: &Json) -> Vec<(String, String)> {
+fn flatten(obj: &Map<String, Json>) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let Some(obj) = record.as_object() else {
-        return out;
-    };
     for (k, v) in obj {
         match v {
             Json::Object(inner) => {
@@ -203,13 +174,6 @@ fn scalar(v: &Json) -> String {
         },
         Json::Null => "—".into(),
         other => other.to_string(),
-    }
-}
-
-fn same_number(a: Option<&Json>, b: Option<&Json>) -> bool {
-    match (a.and_then(Json::as_f64), b.and_then(Json::as_f64)) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
     }
 }
 

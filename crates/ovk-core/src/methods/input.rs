@@ -14,8 +14,8 @@
 //! `ZᵀC = V diag(√s) C̃` (r×m): the model predicts `z(x)ᵀ ZᵀC`.
 
 use ndarray::{s, Array1, Array2, ArrayView2, Zip};
-use serde_json::json;
 
+use super::details::FactorRecord;
 use super::expansion::{Coef, FeatureExpansion, KernelExpansion};
 use super::{check_cancel, mats, Model, Observer, Phase};
 use crate::kernels::{
@@ -213,15 +213,21 @@ impl FactorSummary {
         }
     }
 
+    /// The summary as `details.input_factor` holds it.
+    pub fn record(&self) -> FactorRecord {
+        FactorRecord {
+            route: self.route.to_string(),
+            requested_rank: Some(self.requested),
+            rank: Some(self.rank),
+            landmarks: self.landmarks.map(|l| l.name().to_string()),
+            trace_error: Some(self.trace_error),
+            seconds: Some(self.seconds),
+        }
+    }
+
+    /// The summary as JSON, for `details`.
     pub fn to_json(&self) -> serde_json::Value {
-        json!({
-            "route": self.route,
-            "requested_rank": self.requested,
-            "rank": self.rank,
-            "landmarks": self.landmarks.map(|l| l.name()),
-            "trace_error": self.trace_error,
-            "seconds": self.seconds,
-        })
+        serde_json::to_value(self.record()).unwrap_or(serde_json::Value::Null)
     }
 }
 

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::kernels::{gram, InputFactor};
 use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn};
+use crate::methods::details::key;
 use crate::{OvkError, Result};
 use ndarray::{Array2, ArrayView2, Zip};
 use std::sync::Arc;
@@ -163,7 +164,8 @@ fn fit_on_factor(
     fit.iterations = 1;
     fit.objective = Some(objective);
     fit.matrices.push(("feature_coefficients".into(), beta));
-    fit.details.insert("input_factor".into(), summary.to_json());
+    fit.details
+        .insert(key::INPUT_FACTOR.into(), summary.to_json());
     Ok(fit)
 }
 
@@ -204,7 +206,7 @@ fn fit_spectral(
     fit.objective = Some(objective);
     fit.matrices.push(("feature_coefficients".into(), beta));
     if let Some(f) = sp.basis.factor_summary() {
-        fit.details.insert("input_factor".into(), f.to_json());
+        fit.details.insert(key::INPUT_FACTOR.into(), f.to_json());
     }
     Ok(fit)
 }

@@ -3,6 +3,7 @@
 //! may cancel), and return a model that predicts. The mathematics of each is in
 //! docs/methods.md.
 
+pub mod details;
 mod expansion;
 pub mod input;
 mod observer;

@@ -23,6 +23,7 @@ use crate::kernels::{
     GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
 use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, symmetrize};
+use crate::methods::details::key;
 use crate::util::choice::Choice;
 use crate::{ErrorKind, OvkError, Result};
 
@@ -454,7 +455,7 @@ fn fit_on_factor(
         w_out.view(),
         q.view(),
     );
-    details.insert("input_factor".into(), summary.to_json());
+    details.insert(key::INPUT_FACTOR.into(), summary.to_json());
     details.insert("graph_edges".into(), json!(lap.graph().edges() / 2));
     let predictions_unlabeled = sol.f.select(Axis(0), &unlabeled);
     let mut fit = Fit::new(Box::new(FeatureExpansion {

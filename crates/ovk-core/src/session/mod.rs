@@ -3,6 +3,7 @@
 //! `ovk replay --print` (re-running a session for `--verify` is `cli::replay`, through `train`).
 
 pub mod compare;
+pub mod details;
 mod durable;
 mod load;
 mod locate;
@@ -14,11 +15,13 @@ pub mod output;
 mod record;
 mod store;
 mod summary;
+pub mod sweep_table;
 mod temporaries;
 mod upgrade;
 
 pub use crate::metrics::MetricMap;
 pub use crate::util::text::{display_safe, text_safe};
+pub use details::{Details, SavedDiagnostics};
 pub use load::{load, Loaded};
 pub use locate::{locate_data, Located};
 pub use model::{load_model, load_model_sized};

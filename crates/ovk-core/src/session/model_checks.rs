@@ -216,14 +216,15 @@ pub(crate) fn check_parts(dir: &Path, r: &SessionRecord, parts: &ModelParts) -> 
 /// How view `l`'s kernel differs from the one the fit reported for it (`details.view_kernels`
 /// and `details.view_sigmas` by `details.views`, where the session has them).
 fn view_kernel_differs(r: &SessionRecord, l: usize, k: &Kernel) -> Option<String> {
-    let shown = r.details.get("view_kernels")?.get(l)?.as_str()?;
+    let d = super::Details::of(&r.details);
+    let shown = d.view_kernels().get(l)?.clone();
     if !shown.starts_with(k.name().name()) {
         return Some(format!(
             "{k} differs from the kernel the fit used ({shown})"
         ));
     }
-    let view = r.details.get("views")?.get(l)?.as_str()?;
-    let sigma = r.details.get("view_sigmas")?.get(view)?.as_f64()?;
+    let view = d.views().get(l)?.clone();
+    let sigma = d.view_sigma(&view)?;
     match *k {
         Kernel::Gaussian { sigma: s } | Kernel::Laplacian { sigma: s } if s != sigma => Some(
             format!("σ = {s} differs from the σ the fit used for view `{view}` ({sigma})"),

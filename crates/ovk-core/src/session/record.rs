@@ -253,6 +253,11 @@ pub struct ClassRecord {
 }
 
 impl SessionRecord {
+    /// The run's `details`, read through types.
+    pub fn read_details(&self) -> super::Details<'_> {
+        super::Details::of(&self.details)
+    }
+
     /// The record of a run stopped before it returned — killed by its face, or ended by a
     /// watchdog while a decomposition that cannot be interrupted ran: the configuration, the
     /// trace and notes the face received, the seconds it ran. Of the data only the file's name

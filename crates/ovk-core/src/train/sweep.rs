@@ -8,13 +8,12 @@ use std::sync::mpsc::channel;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use super::pipeline::{self, mean_sd};
 use super::RunConfig;
 use crate::data::CvFold;
 use crate::methods::Observer;
 use crate::metrics;
+use crate::session::details::key;
 use crate::{OvkError, Result};
 
 /// More configurations than this is a slip in a range (`n = 100000` on several keys), not a
@@ -36,91 +35,7 @@ pub fn check_size(configurations: usize, folds: Option<usize>) -> Result<()> {
     }
 }
 
-/// One configuration's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepRow {
-    /// Position in the grid (stable across runs and job counts).
-    pub index: usize,
-    /// The swept settings, by key (only keys that vary across the grid).
-    pub values: BTreeMap<String, String>,
-    /// Name of the validation metric and whether higher is better.
-    pub metric: String,
-    pub higher_is_better: bool,
-    /// Mean and standard deviation of the metric over folds (NaN when a fold failed; JSON
-    /// writes NaN as null, so a saved sweep reads null back as NaN).
-    #[serde(deserialize_with = "crate::util::nan::f64")]
-    pub mean: f64,
-    #[serde(deserialize_with = "crate::util::nan::f64")]
-    pub sd: f64,
-    #[serde(deserialize_with = "crate::util::nan::vec")]
-    pub fold_scores: Vec<f64>,
-    #[serde(deserialize_with = "crate::util::nan::f64")]
-    pub seconds: f64,
-    /// Why the configuration could not be scored, if it could not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Successive halving: the last rung it reached (0 first) and the training rows it had.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rung: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train_rows: Option<usize>,
-}
-
-/// A whole sweep: its rows in grid order and the best row's index.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepResult {
-    pub folds: Option<usize>,
-    pub rows: Vec<SweepRow>,
-    pub best: Option<usize>,
-    /// True when the sweep was interrupted; the rows hold the configurations that finished.
-    pub interrupted: bool,
-}
-
-impl SweepResult {
-    /// The rows scored so far (any order) as an interrupted sweep's table.
-    pub fn interrupted(folds: Option<usize>, mut rows: Vec<SweepRow>) -> SweepResult {
-        rows.sort_by_key(|r| r.index);
-        let mut result = SweepResult {
-            folds,
-            rows,
-            best: None,
-            interrupted: true,
-        };
-        result.pick_best();
-        result
-    }
-
-    /// Set `best` to the best row that scored, if any.
-    fn pick_best(&mut self) {
-        self.best = self
-            .ranked()
-            .first()
-            .filter(|r| r.error.is_none() && r.mean.is_finite())
-            .map(|r| r.index);
-    }
-
-    /// Rows sorted best first (failed rows last).
-    pub fn ranked(&self) -> Vec<&SweepRow> {
-        let mut v: Vec<&SweepRow> = self.rows.iter().collect();
-        v.sort_by(|a, b| compare(a, b).then(a.index.cmp(&b.index)));
-        v
-    }
-}
-
-/// Later rungs of a halving first, then the better score.
-fn compare(a: &SweepRow, b: &SweepRow) -> std::cmp::Ordering {
-    let rung = |r: &SweepRow| std::cmp::Reverse(r.rung.unwrap_or(0));
-    let key = |r: &SweepRow| {
-        if r.error.is_some() || !r.mean.is_finite() {
-            f64::INFINITY
-        } else if r.higher_is_better {
-            -r.mean
-        } else {
-            r.mean
-        }
-    };
-    rung(a).cmp(&rung(b)).then(key(a).total_cmp(&key(b)))
-}
+pub use crate::session::sweep_table::{SweepResult, SweepRow};
 
 /// The settings of a configuration that a sweep can vary, flattened to text by key.
 pub fn settings(c: &RunConfig) -> BTreeMap<String, String> {
@@ -351,7 +266,7 @@ pub fn refit_best_to_end(
     let mut outcome = match pipeline::run_to_end(&cfg, obs)? {
         super::Ended::Finished(o) => o,
         super::Ended::Cancelled(mut record) => {
-            record.details.insert("sweep".into(), table);
+            record.details.insert(key::SWEEP.into(), table);
             return Ok(super::Ended::Cancelled(record));
         }
     };
@@ -363,7 +278,7 @@ pub fn refit_best_to_end(
                 .into(),
         });
     }
-    outcome.record.details.insert("sweep".into(), table);
+    outcome.record.details.insert(key::SWEEP.into(), table);
     Ok(super::Ended::Finished(outcome))
 }
 

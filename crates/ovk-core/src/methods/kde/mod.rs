@@ -7,6 +7,7 @@
 pub mod candidates;
 pub mod lowrank;
 pub mod preimage;
+mod routes;
 pub mod score;
 pub mod solve;
 
@@ -15,22 +16,14 @@ use std::path::Path;
 use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::json;
 
-use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
+use super::input::{factor_peak_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
-use super::{
-    check_cancel, ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape, TraceRecord,
-};
+use super::{mats, Clock, Fit, Method, Observer, Params, Problem, ProblemShape};
 use crate::data::Task;
-use crate::kernels::{
-    check_fits, dense_bytes, gram, input_factor, median_distance, InputFactor, InputRank, Kernel,
-    Landmarks, Sigma,
-};
-use crate::linalg::interruptible;
+use crate::kernels::{input_factor, median_distance, InputRank, Kernel, Landmarks, Sigma};
 use crate::util::choice::{choice_enum, Choice};
 use crate::{ErrorKind, OvkError, Result};
 use preimage::{KdeModel, Outputs, Preimage};
-use score::ScoreOperator;
 use solve::{Ovk, OvkKind};
 
 pub use preimage::{model_from_parts, KIND};
@@ -291,7 +284,6 @@ impl Method for Kde {
         }
         let x = p.x.select(Axis(0), &rows);
         let y = p.y.select(Axis(0), &rows);
-        let n = x.nrows();
         let sigma_l = resolve_output_sigma(cfg.output_sigma, y.view())?;
         let out_kernel = match cfg.output_kernel {
             OutputKernel::Linear => Kernel::Linear,
@@ -310,122 +302,32 @@ impl Method for Kde {
             )));
         }
 
-        let mut fit_matrices = Vec::new();
-        let mut notes = Vec::new();
         let plan = factor_plan(
             self.input_route(&ProblemShape::of(p))?,
             cfg.low_rank,
             &ProblemShape::of(p),
             true,
         )?;
-        let mut features = None;
-        let (op, objective, solver) = match plan {
-            None => {
-                let count = exact_matrices(ovk);
-                check_fits(
-                    dense_bytes(n, n).saturating_mul(count),
-                    &format!(
-                        "the exact KDE solve on {n} training rows (about {count} n×n matrices); \
-                         use --low-rank M1,M2"
-                    ),
-                )?;
-                obs.phase(Phase::Gram, None);
-                let k = gram(&p.kernel, x.view())?;
-                let lg = gram(&out_kernel, y.view())?;
-                check_cancel(obs)?;
-                obs.phase(Phase::Decomposition, None);
-                // One-shot O(n³) work: on its own thread, so a cancel returns at once.
-                let lambda = cfg.lambda;
-                let sol = interruptible(&|| obs.is_cancelled(), move || {
-                    let ke = solve::input_eigen(k.view())?;
-                    drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
-                    solve::solve_exact(ovk, &ke, lg.view(), lambda)
-                })?;
-                ensure_finite("objective", sol.objective)?;
-                obs.record(&TraceRecord {
-                    iter: 1,
-                    objective: sol.objective,
-                    residual: Some(sol.residual),
-                    lambda: Some(cfg.lambda),
-                    elapsed_ms: clock.ms(),
-                    ..Default::default()
-                });
-                fit_matrices.push(("coefficients".to_string(), sol.alpha));
-                let route = match sol.route {
-                    solve::Route::Symmetric => "symmetric",
-                    solve::Route::Schur => "schur",
-                };
-                (
-                    ScoreOperator {
-                        c0: 0.0,
-                        left: sol.w,
-                        right: None,
-                    },
-                    Some(sol.objective),
-                    json!({
-                        "solver": "exact-sylvester",
-                        "route": route,
-                        "backward_error": sol.backward_error,
-                    }),
-                )
-            }
-            Some(plan) => {
-                let started = std::time::Instant::now();
-                let a = match plan.input {
-                    Route::Primal => InputFactor::linear(x.view()),
-                    Route::LowRank {
-                        rank, landmarks, ..
-                    } => factor_observed(&p.kernel, x.view(), rank, landmarks, p.seed, obs)?,
-                    Route::Exact => {
-                        return Err(OvkError::internal("kde: a factor plan on the exact route"))
-                    }
-                };
-                let landmarks = a.how.unwrap_or_default();
-                // The identity kernel's operator needs no output factor.
-                let b = if ovk == Ovk::Identity {
-                    None
-                } else {
-                    Some(factor_observed(
-                        &out_kernel,
-                        y.view(),
-                        plan.m2,
-                        landmarks,
-                        p.seed ^ OUTPUT_SEED,
-                        obs,
-                    )?)
-                };
-                let b_z = b.map_or_else(|| Array2::zeros((n, 0)), |f| f.z);
-                let route = if plan.input == Route::Primal {
-                    "primal"
-                } else {
-                    "low_rank"
-                };
-                let summary = FactorSummary::of(route, &a, started.elapsed().as_secs_f64());
-                check_cancel(obs)?;
-                obs.phase(Phase::Decomposition, None);
-                let op = lowrank::solve_low_rank(ovk, a.z.view(), b_z.view(), cfg.lambda)?;
-                check_cancel(obs)?;
-                // No trace record: its objective would be a made-up number.
-                notes.push(
-                    "low-rank solve: the objective is not evaluated (it would need n×n matrices)"
-                        .to_string(),
-                );
-                fit_matrices.push(("score_left".to_string(), op.left.clone()));
-                if let Some(r) = &op.right {
-                    fit_matrices.push(("score_right".to_string(), r.clone()));
-                }
-                let solver = json!({
-                    "solver": "incomplete-cholesky",
-                    "rank_input": a.rank(),
-                    "rank_output": (ovk != Ovk::Identity).then_some(b_z.ncols()),
-                    "rank_input_requested": a.requested,
-                    "rank_output_requested": (ovk != Ovk::Identity).then_some(plan.m2),
-                    "input_factor": summary.to_json(),
-                });
-                features = Some((a.map, a.z));
-                (op, None, solver)
-            }
+        let on = routes::Inputs {
+            problem: p,
+            x: x.view(),
+            y: y.view(),
+            out_kernel,
+            ovk,
+            cfg: &cfg,
         };
+        let solved = match plan {
+            None => routes::exact(&on, obs, &clock)?,
+            Some(plan) => routes::factored(&on, plan, obs)?,
+        };
+        let routes::Solved {
+            op,
+            objective,
+            solver,
+            matrices: fit_matrices,
+            notes,
+            features,
+        } = solved;
 
         let outputs = Outputs {
             y_train: y,

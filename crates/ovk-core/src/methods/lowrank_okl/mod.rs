@@ -8,6 +8,7 @@ mod path;
 mod qn;
 mod reduced;
 mod select;
+mod steps;
 
 pub use algorithm::{solve, Fitted, Progress, Settings, Solver};
 pub use certificate::{certify, Certificate};
@@ -15,19 +16,15 @@ pub use path::{lambda_grid, parse_ranks, run_path, PathPoint, PathRun, Validatio
 pub use qn::value_and_gradient;
 pub use reduced::{AStep, Factor, Reduced, Solution};
 
-use ndarray::{s, Axis};
-use serde_json::{json, Value as Json};
-
-use super::input::{factor_peak_bytes, Basis, Route};
+use super::input::{factor_peak_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
-use super::{Coef, Fit, Method, Observer, Params, Problem};
+use super::{Fit, Method, Observer, Params, Problem};
 use crate::kernels::{check_fits, dense_bytes};
-use crate::linalg::matmul;
 use crate::methods::{mats, ProblemShape};
 use crate::util::choice::Choice;
-use crate::{OvkError, Result};
+use crate::Result;
+use select::Plan;
 pub use select::TrainSplit;
-use select::{reduce, route_for_rows, select, Plan, Selection};
 
 pub struct LowRankOkl;
 
@@ -176,7 +173,7 @@ fn ranks_as_list<S: serde::Serializer>(
 }
 
 /// `output_kernel` (m×m) is saved only up to this many outputs.
-const MAX_SAVED_OUTPUT_KERNEL: usize = 2000;
+pub(crate) const MAX_SAVED_OUTPUT_KERNEL: usize = 2000;
 
 impl Method for LowRankOkl {
     fn name(&self) -> &'static str {
@@ -225,34 +222,10 @@ impl Method for LowRankOkl {
     }
 
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
-        let LowRankConfig {
-            solver,
-            lambda: fixed_lambda,
-            lambda_path: n_lambda,
-            val_fraction,
-            rank,
-            tol,
-            max_iter,
-            warm_start: warm,
-            rank_sweep: sweep,
-        } = LowRankConfig::from_params(params)?;
-        let max_iter = max_iter.max(1);
-
-        let rows = problem.labeled_rows();
-        if rows.is_empty() {
-            return Err(OvkError::input("lowrank-okl: no labeled training rows"));
-        }
-        let x = problem.x.select(Axis(0), &rows);
-        let y = problem.y.select(Axis(0), &rows);
-        if y.iter().any(|v| !v.is_finite()) {
-            return Err(OvkError::input(
-                "lowrank-okl: the training targets contain NaN or infinite values",
-            ));
-        }
+        let cfg = LowRankConfig::from_params(params)?;
+        let max_iter = cfg.max_iter.max(1);
+        let (x, y) = steps::training_rows(problem)?;
         let (ell, m) = y.dim();
-        if m == 0 {
-            return Err(OvkError::input("lowrank-okl: there are no outputs"));
-        }
         let route = self.input_route(&ProblemShape::of(problem))?;
         let side = route.factor_columns(x.ncols()).unwrap_or(ell);
         check_fits(
@@ -260,215 +233,46 @@ impl Method for LowRankOkl {
             "lowrank-okl (the input kernel or its factor, eigenvectors and the ℓ×m factors)",
         )?;
         let settings = Settings {
-            solver,
-            ..Settings::new(tol, max_iter)
+            solver: cfg.solver,
+            ..Settings::new(cfg.tol, max_iter)
         };
-        let choosing =
-            sweep.as_ref().is_some_and(|s| s.len() > 1) || (fixed_lambda.is_none() && n_lambda > 1);
+        let choosing = cfg.rank_sweep.as_ref().is_some_and(|s| s.len() > 1)
+            || (cfg.lambda.is_none() && cfg.lambda_path > 1);
         // Where λ and p are chosen: a validation part of the training rows, or the held-out
         // rows the user named (--select-on test; the paper's protocol).
         let split = match (&problem.holdout, choosing) {
-            (None, true) => Some(TrainSplit::draw(ell, val_fraction, problem.seed)?),
+            (None, true) => Some(TrainSplit::draw(ell, cfg.val_fraction, problem.seed)?),
             _ => None,
         };
 
         let mut notes = Vec::new();
-        let mut chose_on_test = None;
         let mut prog = Progress::new(obs);
         let plan = Plan {
-            sweep: sweep.as_deref(),
-            rank,
-            fixed_lambda,
-            n_lambda,
-            warm,
+            sweep: cfg.rank_sweep.as_deref(),
+            rank: cfg.rank,
+            fixed_lambda: cfg.lambda,
+            n_lambda: cfg.lambda_path,
+            warm: cfg.warm_start,
             settings,
         };
-        // With a split the path runs on the fit part; its K is decomposed first and dropped
-        // before the whole training set's, so the peak stays one decomposition.
-        let (red, factor, selection, refit) = match &split {
-            None => {
-                let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
-                let validation = match &problem.holdout {
-                    Some(h) => Some(Validation::new(
-                        &red,
-                        &problem.kernel,
-                        x.view(),
-                        h.x.view(),
-                        h.y.view(),
-                    )?),
-                    None => None,
-                };
-                let selection = select(&red, &plan, validation.as_ref(), &mut notes, &mut prog)?;
-                if validation.is_some() && selection.chose {
-                    chose_on_test = Some(format!("{} chosen", selection.describe()));
-                    notes.push(format!(
-                        "{} chosen by MSE on the test rows (--select-on test, the paper's \
-                         protocol), so the test metrics are optimistic",
-                        selection.describe()
-                    ));
-                }
-                (red, factor, selection, None)
-            }
-            Some(split) => {
-                let (fit_rows, val_rows) = (split.fit.len(), split.val.len());
-                let x_fit = x.select(Axis(0), &split.fit);
-                let y_fit = y.select(Axis(0), &split.fit);
-                let fit_route = route_for_rows(route, fit_rows, x.ncols());
-                let (red_fit, _) =
-                    reduce(fit_route, problem, x_fit.view(), y_fit.view(), &mut prog)?;
-                let validation = Validation::new(
-                    &red_fit,
-                    &problem.kernel,
-                    x_fit.view(),
-                    x.select(Axis(0), &split.val).view(),
-                    y.select(Axis(0), &split.val).view(),
-                )?;
-                let selection = select(&red_fit, &plan, Some(&validation), &mut notes, &mut prog)?;
-                let b = red_fit.factor_b(&selection.run.best_fit.solution);
-                drop((red_fit, validation, x_fit, y_fit));
-
-                // The refit on every training row, from the chosen B (projected onto this
-                // row space, which never raises g: docs/methods.md §2).
-                let (red, factor) = reduce(route, problem, x.view(), y.view(), &mut prog)?;
-                // K of all rows has at least the fit part's numerical rank, so p ≤ the bound
-                // here too; the clamp only guards a numerically degenerate case.
-                let p = selection.p.min(red.rank_k.min(m)).max(1);
-                let lambda = selection.run.points[selection.run.best].lambda;
-                prog.start_fit();
-                let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
-                let fitted = solve(&red, Factor::Reduced(bhat), p, lambda, &settings, &mut prog)?;
-                prog.finish_lambda(None, fitted.certificate.certified);
-                notes.push(format!(
-                    "{} chosen by MSE on a validation part of {val_rows} of the {ell} training \
-                     rows (--val-fraction {val_fraction}), the path fitted on the other \
-                     {fit_rows}; the model is then refitted on all {ell} rows at that choice, \
-                     so the test metrics are unbiased",
-                    selection.describe()
-                ));
-                (red, factor, selection, Some((p, fitted)))
-            }
+        let on = steps::Rows {
+            problem,
+            route,
+            x: x.view(),
+            y: y.view(),
         };
-        notes.push(match solver {
-            Solver::Bcd => format!(
-                "stopping rule: ‖B − B_p‖_F < δ with δ = tol·max(1, ‖B‖_F) = \
-                 {tol:e}·max(1, ‖B‖_F) (the paper prints \"≥\", a typo)"
-            ),
-            Solver::Qn => format!(
-                "solver qn: L-BFGS on g(B) = min_A Q(A, B); stopping rule ‖∇g(B)‖_F = \
-                 ‖(CᵀKC)B − B‖_F < {tol:e}·max(1, ‖B‖_F)"
-            ),
-        });
-        let alpha = red.alpha;
-        let Selection {
-            p,
-            run,
-            sweep_rows,
-            iterations: path_iterations,
-            ..
-        } = selection;
-        let p = refit.as_ref().map_or(p, |&(p_refit, _)| p_refit);
-        let refit = refit.map(|(_, f)| f);
-        let mut chosen = run.points[run.best].clone();
-        let fitted = match &refit {
-            Some(f) => {
-                // The path's row keeps its validation MSE; the model's figures are the refit's.
-                chosen.objective = f.objective;
-                chosen.train_mse = f.fit_sq / (ell * m) as f64;
-                chosen.converged = f.converged;
-                chosen.certificate = f.certificate.clone();
-                f
-            }
-            None => &run.best_fit,
+        let chosen = match &split {
+            None => steps::choose_on_training_rows(&on, &plan, &mut notes, &mut prog)?,
+            Some(split) => steps::choose_on_validation(
+                &on,
+                split,
+                &plan,
+                cfg.val_fraction,
+                &mut notes,
+                &mut prog,
+            )?,
         };
-        let total_iterations = path_iterations + refit.as_ref().map_or(0, |f| f.iterations);
-
-        let escapes: usize = run.points.iter().map(|pt| pt.certificate.escapes).sum();
-        if escapes > 0 {
-            notes.push(format!(
-                "{escapes} saddle escape(s) on the path at p = {p}: a warm start stopped at a \
-                 stationary point with ‖CᵀKC‖₂ > 1 and B rank-deficient; B ← B + τ u vᵀ moved \
-                 it off (docs/methods.md §2)"
-            ));
-        }
-        let unconverged = run.points.iter().filter(|pt| !pt.converged).count()
-            + usize::from(refit.as_ref().is_some_and(|f| !f.converged));
-        if unconverged > 0 {
-            notes.push(format!(
-                "{unconverged} λ value(s) reached max_iter = {max_iter} before the tolerance"
-            ));
-        }
-        let cert = &chosen.certificate;
-        if !cert.certified {
-            let why = if cert.rank_constraint_active(settings.certificate_tol) {
-                format!(
-                    "the rank constraint is active (‖CᵀKC‖₂ = {:.4} > 1 with B of full rank \
-                     {p}): the global optimum of the trace-penalised problem has rank > {p}",
-                    cert.top_eigenvalue
-                )
-            } else {
-                format!(
-                    "residual ‖(CᵀKC)B − B‖/‖B‖ = {:.2e}, ‖CᵀKC‖₂ = {:.6}",
-                    cert.residual, cert.top_eigenvalue
-                )
-            };
-            notes.push(format!(
-                "the chosen λ = {:.4e} is not certified globally optimal (Lemma 8): {why}",
-                chosen.lambda
-            ));
-        }
-
-        let sol = &fitted.solution;
-        let a = red.coefficients(sol);
-        let b = red.factor_b(sol);
-        let embedding = if p == 2 || p == 3 {
-            Some(red.embedding(sol, x.view())?)
-        } else {
-            None
-        };
-        let coef_name = match red.basis {
-            Basis::Eigen(_) => "coefficients",
-            Basis::Factor(_) => "feature_coefficients",
-        };
-        // `A Bᵀ` stays factored where smaller (m = 10⁵ outputs: ℓ×p and m×p, not ℓ×m).
-        let coef = Coef::product(a.clone(), b.clone());
-        let mut fit = Fit::new(red.basis.model(problem.kernel, x, coef));
-        if m <= MAX_SAVED_OUTPUT_KERNEL {
-            fit.matrices
-                .push(("output_kernel".into(), matmul(b.view(), b.t())));
-        }
-        if let Some(e) = embedding {
-            fit.matrices.push(("embedding".into(), e));
-        }
-        fit.matrices.push(("factor_b".into(), b));
-        fit.matrices.push((coef_name.into(), a));
-        fit.iterations = total_iterations;
-        fit.converged = chosen.converged;
-        fit.objective = Some(chosen.objective);
-
-        let d = &mut fit.details;
-        d.insert("lambda".into(), json!(chosen.lambda));
-        d.insert("rank".into(), json!(p));
-        d.insert("alpha".into(), json!(alpha));
-        d.insert("rank_k".into(), json!(red.rank_k));
-        d.insert("row_space_dim".into(), json!(red.r()));
-        d.insert(
-            "certificate".into(),
-            serde_json::to_value(cert).unwrap_or(Json::Null),
-        );
-        d.insert(
-            "path".into(),
-            serde_json::to_value(&run.points).unwrap_or(Json::Null),
-        );
-        if sweep_rows.len() > 1 {
-            d.insert("rank_sweep".into(), Json::Array(sweep_rows));
-        }
-        if let Some(f) = factor {
-            d.insert("input_factor".into(), f);
-        }
-        d.insert("validation_mse".into(), json!(chosen.validation_mse));
-        d.insert("train_mse".into(), json!(chosen.train_mse));
-        fit.notes = notes;
-        fit.chose_on_test = chose_on_test;
-        Ok(fit)
+        notes.push(steps::stopping_rule(cfg.solver, cfg.tol));
+        steps::assemble(problem, x, chosen, &settings, max_iter, notes)
     }
 }

@@ -6,8 +6,11 @@
 use ndarray::{s, Array2};
 use serde_json::{json, Map, Value as Json};
 
+use std::collections::BTreeMap;
+
 use super::{NystromChoice, Run, Setup, Views, MAX_SAVED_SIDE};
 use crate::kernels::Kernel;
+use crate::methods::details::{axes_json, key, AxisBlock, DeclaredAxis, MatrixAxes};
 use crate::methods::{Fit, Problem};
 
 /// The paper's `Ã_lm = N_lᵀ A_lm N_m = (X_l Σ_l) Â_lm (X_m Σ_m)ᵀ` from Â in eigen-coordinates.
@@ -73,11 +76,21 @@ pub(crate) fn save(
                 .unwrap_or_else(|| format!("output {k}"))
         })
         .collect();
-    let view_labels = json!({ "labels": names });
-    let blocks = json!({
-        "blocks": names.iter().map(|n| json!({"name": n, "size": r})).collect::<Vec<_>>()
-    });
-    let mut axes = Map::new();
+    let view_labels = DeclaredAxis::labels(names.clone());
+    let blocks = DeclaredAxis::blocks(
+        names
+            .iter()
+            .map(|n| AxisBlock {
+                name: n.clone(),
+                size: r,
+            })
+            .collect(),
+    );
+    let square = |a: &DeclaredAxis| MatrixAxes {
+        rows: Some(a.clone()),
+        cols: Some(a.clone()),
+    };
+    let mut axes = BTreeMap::new();
 
     let mut saved = 0;
     // moved, not copied: ten outputs' vp×vp metrics at n = 3200, 25 % are 200 MB
@@ -92,7 +105,7 @@ pub(crate) fn save(
         } else {
             format!("metric_{k}")
         };
-        axes.insert(name.clone(), json!({"rows": blocks, "cols": blocks}));
+        axes.insert(name.clone(), square(&blocks));
         fit.matrices.push((name, a));
         saved += 1;
     }
@@ -111,14 +124,14 @@ pub(crate) fn save(
     fit.matrices.push(("view_weights".into(), weights));
     axes.insert(
         "view_weights".into(),
-        json!({"rows": view_labels, "cols": {"labels": out_names}}),
+        MatrixAxes {
+            rows: Some(view_labels.clone()),
+            cols: Some(DeclaredAxis::labels(out_names)),
+        },
     );
     fit.matrices
         .push(("block_norms".into(), mean_norms.clone()));
-    axes.insert(
-        "block_norms".into(),
-        json!({"rows": view_labels, "cols": view_labels}),
-    );
+    axes.insert("block_norms".into(), square(&view_labels));
     if n_out > 1 {
         // Which matrix is whose — 'metric' only where one was saved (the note above says why
         // none may be).
@@ -134,19 +147,19 @@ pub(crate) fn save(
     }
 
     let d = &mut fit.details;
-    d.insert("views".into(), json!(names));
+    d.insert(key::VIEWS.into(), json!(names));
     d.insert("view_names".into(), json!(names));
     let sigmas: Map<String, Json> = names
         .iter()
         .zip(&views.kernels)
         .map(|(n, k)| (n.clone(), sigma_of(k)))
         .collect();
-    d.insert("view_sigmas".into(), Json::Object(sigmas));
+    d.insert(key::VIEW_SIGMAS.into(), Json::Object(sigmas));
     d.insert(
-        "view_kernels".into(),
+        key::VIEW_KERNELS.into(),
         Json::Array(views.kernels.iter().map(|k| json!(k.to_string())).collect()),
     );
-    d.insert("axes".into(), Json::Object(axes));
+    d.insert(key::AXES.into(), axes_json(&axes));
     d.insert("block_norms".into(), nested(&mean_norms));
     d.insert(
         "block_norms_per_output".into(),

@@ -20,6 +20,7 @@ use super::{
     ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem, ProblemShape,
 };
 use crate::linalg::{eigh, frobenius, matmul, symmetrize};
+use crate::methods::details::key;
 use crate::util::choice::Choice;
 use crate::{ErrorKind, OvkError, Result};
 
@@ -240,9 +241,9 @@ fn assemble(
     let c = sp.coefficients(&ct);
     let coef = matmul(c.view(), l.view());
     if let Some(f) = sp.basis.factor_summary() {
-        details.insert("input_factor".into(), f.to_json());
+        details.insert(key::INPUT_FACTOR.into(), f.to_json());
     }
-    details.insert("solver".into(), solver.name().into());
+    details.insert(key::SOLVER.into(), solver.name().into());
     details.insert("l_update".into(), update.name().into());
     details.insert(
         "fixed_point_residual".into(),

@@ -12,6 +12,7 @@ use super::score::Scored;
 use crate::data::Prepared;
 use crate::kernels::{format_bytes, peak_rss_bytes, Kernel};
 use crate::methods::{Method, Params};
+use crate::session::details::{key, Memory};
 use crate::session::{
     self, ClassRecord, KernelRecord, ModelRecord, Optimistic, RunStatus, SessionRecord, Split,
     Timings,
@@ -66,14 +67,13 @@ pub(super) fn record(
     details.extend(scored.details);
     // Measured at the end of the run: the process's peak so far, beside the estimate the run
     // was admitted on.
-    details.insert(
-        "memory".into(),
-        serde_json::json!({
-            "estimated_peak_bytes": admitted.estimate,
-            "estimated_peak": format_bytes(admitted.estimate),
-            "process_peak_rss_bytes": peak_rss_bytes(),
-        }),
-    );
+    let memory = Memory {
+        estimated_peak_bytes: Some(admitted.estimate),
+        estimated_peak: Some(format_bytes(admitted.estimate)),
+        process_peak_rss_bytes: peak_rss_bytes(),
+        process: None,
+    };
+    details.insert(key::MEMORY.into(), memory.to_json());
     details.insert("estimate".into(), admitted.guidance.to_json());
 
     // What `ovk predict` needs: the model's parts, saved as `model_<name>` matrices, and the

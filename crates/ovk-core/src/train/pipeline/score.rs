@@ -8,6 +8,7 @@ use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 use super::fit::{predict_rows, Fitted};
 use crate::data::{ClassCoding, Prepared, Task};
 use crate::metrics;
+use crate::session::details::key;
 use crate::session::{MetricMap, Metrics};
 use crate::Result;
 
@@ -97,7 +98,7 @@ pub(super) fn score(f: &Fitted, prepared: &Prepared, coding: ClassCoding) -> Res
             }
         }
     }
-    details.insert("diagnostics".into(), serde_json::Value::Object(diag));
+    details.insert(key::DIAGNOSTICS.into(), serde_json::Value::Object(diag));
     Ok(Scored {
         metrics: scores,
         pred_test,

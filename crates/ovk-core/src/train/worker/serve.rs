@@ -11,6 +11,7 @@ use std::time::Instant;
 use super::stopped::{record_stopped, Seen};
 use super::{Event, Job, Work, GRACE};
 use crate::methods::{Observer, Phase, TraceRecord};
+use crate::session::details::{key, Details, Memory};
 use crate::session::Store;
 use crate::train::runner::panic_text;
 use crate::train::{pipeline, sweep, Ended};
@@ -113,8 +114,9 @@ fn finish(job: &Job, ended: Result<Ended>, shared: &Shared) -> (Event, i32) {
             record.id = job.id.clone();
             record.kept = false;
             // Measured in this process, which ran nothing but this run.
-            if let Some(serde_json::Value::Object(m)) = record.details.get_mut("memory") {
-                m.insert("process".into(), "worker".into());
+            if let Some(mut m) = Details::of(&record.details).memory() {
+                m.process = Some(Memory::WORKER.into());
+                record.details.insert(key::MEMORY.into(), m.to_json());
             }
             recorded(store().and_then(|s| s.save(&record, &outcome.matrices)), 0)
         }

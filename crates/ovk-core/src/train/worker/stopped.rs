@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::{Job, Work};
 use crate::methods::TraceRecord;
+use crate::session::details::key;
 use crate::session::{SessionRecord, Store};
 use crate::train::sweep::{SweepResult, SweepRow};
 use crate::{OvkError, Result};
@@ -36,7 +37,7 @@ pub(super) fn stopped_record(job: &Job, seen: &Seen, seconds: f64) -> Result<Ses
             let table = SweepResult::interrupted(*folds, seen.rows.clone());
             let value =
                 serde_json::to_value(table).map_err(|e| OvkError::internal(e.to_string()))?;
-            r.details.insert("sweep".into(), value);
+            r.details.insert(key::SWEEP.into(), value);
         }
     }
     Ok(r)
