@@ -9,7 +9,7 @@
 mod console;
 mod bench;
 mod bench_lowrank;
-mod compare;
+pub(crate) mod compare;
 mod completions;
 mod export;
 mod options;

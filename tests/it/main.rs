@@ -64,6 +64,7 @@ mod target_scale;
 mod travel_sessions;
 mod tui_diag;
 mod tui_render;
+mod tui_search;
 mod tui_study;
 mod vvmr_solve;
 mod worker_fit;

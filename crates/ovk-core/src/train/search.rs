@@ -304,6 +304,33 @@ pub fn run_halving(
     Ok(result)
 }
 
+/// Score `configs` as one search: successive halving keeping 1/`factor` per rung when
+/// `halving` says so (by `folds`-fold CV, three when none is given), else each configuration once.
+pub fn run_search(
+    configs: &[RunConfig],
+    folds: Option<usize>,
+    halving: Option<usize>,
+    jobs: usize,
+    cancel: Arc<AtomicBool>,
+    on_row: impl FnMut(&SweepRow),
+) -> Result<SweepResult> {
+    match halving {
+        Some(factor) => {
+            let search = Search {
+                axes: Vec::new(),
+                strategy: Strategy::Halving,
+                trials: None,
+                seed: 0,
+                factor,
+                min_rows: None,
+            };
+            let folds = folds.unwrap_or(super::sweep::DEFAULT_FOLDS);
+            run_halving(configs, &search, folds, jobs, cancel, on_row)
+        }
+        None => run_sweep(configs, folds, jobs, cancel, on_row),
+    }
+}
+
 /// A Nyström factor whose rank reaches the rows it is fitted on is the exact kernel: at a rung
 /// whose folds train on no more rows than `input_rank`, the exact route stands in rather than
 /// refusing a configuration only because the rung is small.

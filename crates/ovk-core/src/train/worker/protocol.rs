@@ -30,6 +30,9 @@ pub enum Work {
         configs: Vec<RunConfig>,
         folds: Option<usize>,
         jobs: usize,
+        /// Successive halving keeping 1/factor of the configurations per rung, when set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        halving: Option<usize>,
     },
 }
 
