@@ -214,9 +214,12 @@ const MAX_CELLS: usize = 12;
 /// Bins of a binned axis.
 const BINS: usize = 8;
 
+/// Which cell of an axis a value falls in.
+type CellOf = Box<dyn Fn(f64) -> usize>;
+
 /// An axis's cells: its distinct values, or `BINS` bins of them on its scale; and the cell of
 /// a value.
-fn axis_cells(values: &[f64], log: bool) -> (Vec<f64>, Box<dyn Fn(f64) -> usize>, bool) {
+fn axis_cells(values: &[f64], log: bool) -> (Vec<f64>, CellOf, bool) {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     v.dedup();
