@@ -16,7 +16,9 @@ use crate::Result;
 /// The file formats ovk reads, chosen by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Delimited text with this field separator (`,` for .csv, tab for .tsv).
     Csv { separator: u8 },
+    /// Apache Parquet.
     Parquet,
 }
 

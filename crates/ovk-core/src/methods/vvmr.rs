@@ -27,6 +27,7 @@ use crate::methods::details::key;
 use crate::util::choice::{choice_enum, Choice};
 use crate::{ErrorKind, OvkError, Result};
 
+/// Vector-valued manifold regularisation (Minh & Sindhwani): semi-supervised, outputs coupled by Q.
 pub struct Vvmr;
 
 /// Eigenvalues of L_out below this fraction of the largest are its null space.
@@ -316,16 +317,23 @@ impl Method for Vvmr {
 /// vvmr's hyperparameters, read once for either route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct VvmrConfig {
+    /// Weight γ_A of the RKHS norm ‖f‖²_K in problem (12).
     pub gamma_a: f64,
+    /// Weight γ_I of the input-graph smoothness ⟨f, (L ⊗ I) f⟩.
     pub gamma_i: f64,
     /// How γ_I maps to eq. (12)'s (`on_rows`).
     pub gamma_i_scale: GammaIScale,
     /// 0 ≤ γ_O < 1 (`check_gamma_o`).
     pub gamma_o: f64,
+    /// k of the k-nearest-neighbour graph over the training inputs.
     pub knn: usize,
+    /// Edge weights of both graphs (binary or heat kernel).
     pub graph_weights: GraphWeights,
+    /// Which Laplacian of the input graph (normalized or unnormalized).
     pub laplacian: LaplacianKind,
+    /// Power p of the iterated Laplacian Lᵖ in the penalty.
     pub laplacian_power: usize,
+    /// k of the k-NN graph over the outputs that builds L_out.
     pub output_knn: usize,
 }
 
@@ -777,12 +785,19 @@ pub fn output_kernel(
 /// five same-typed views cannot be passed in the wrong order.
 #[derive(Debug, Clone, Copy)]
 pub struct Terms<'a> {
+    /// Input Gram matrix G (N×N, labeled and unlabeled rows).
     pub g: ArrayView2<'a, f64>,
+    /// Graph Laplacian power L (N×N).
     pub l: ArrayView2<'a, f64>,
+    /// Which rows are labeled (the selection J).
     pub labeled: &'a [bool],
+    /// Output kernel Q (m×m).
     pub q: ArrayView2<'a, f64>,
+    /// Targets Y (N×m; unlabeled rows 0).
     pub y: ArrayView2<'a, f64>,
+    /// Weight γ_A of the RKHS norm.
     pub gamma_a: f64,
+    /// Weight γ_I of the graph smoothness (scaled by ℓ in eq. 17).
     pub gamma_i: f64,
 }
 

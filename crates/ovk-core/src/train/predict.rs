@@ -34,12 +34,14 @@ pub struct PredictionTable {
 /// Predictions scored against the outputs the file holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
+    /// The scores, by metric name.
     pub metrics: crate::metrics::MetricMap,
     /// The file rows (0-based) that were scored: those with every output present.
     pub rows: Vec<usize>,
 }
 
 impl PredictionTable {
+    /// Number of predicted rows.
     pub fn n_rows(&self) -> usize {
         self.scores.nrows()
     }
@@ -86,6 +88,7 @@ const TEXT_CELL_BYTES: u64 = 32;
 /// How many rows to predict at a time, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batching {
+    /// Rows predicted per block.
     pub rows: usize,
     /// Set when the whole would not fit and the block size was chosen here: what the whole
     /// would need, for the note that says so.
@@ -132,10 +135,12 @@ impl Prediction {
         })
     }
 
+    /// Number of rows read from the file.
     pub fn n_rows(&self) -> usize {
         self.x.nrows()
     }
 
+    /// The model's output names, in prediction column order.
     pub fn output_names(&self) -> &[String] {
         &self.record.output_names
     }

@@ -14,7 +14,9 @@ use super::{pipeline, sweep, RunConfig, RunOutcome};
 use crate::methods::{Observer, Phase, TraceRecord};
 use crate::OvkError;
 
+/// A fit running on a thread: its messages, and the way to cancel it.
 pub struct RunHandle {
+    /// The run's messages, ending with one that says how it ended.
     pub rx: Receiver<RunMessage>,
     cancel: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,

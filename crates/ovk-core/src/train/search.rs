@@ -52,8 +52,10 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, in the order help text lists them.
     pub const ALL: [Strategy; 3] = [Strategy::Grid, Strategy::Random, Strategy::Halving];
 
+    /// The strategy's word (`grid`, `random`, `halving`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Strategy::Grid => "grid",
@@ -66,7 +68,9 @@ impl Strategy {
 /// A search: the axes, the strategy and its settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Search {
+    /// The swept settings: each key with the values it takes.
     pub axes: Vec<(String, Axis)>,
+    /// How configurations are drawn from the axes.
     pub strategy: Strategy,
     /// Random draws (random search; halving over random draws).
     pub trials: Option<usize>,
@@ -381,8 +385,10 @@ pub struct NestedFold {
 /// Nested cross-validation of a whole search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Nested {
+    /// Number of outer folds K.
     pub k: usize,
     pub inner_folds: usize,
+    /// One result per outer fold, in fold order.
     pub folds: Vec<NestedFold>,
     /// Per metric, over the outer folds: an estimate of the tuned procedure (search + refit),
     /// not of any one configuration.

@@ -30,12 +30,14 @@ pub const WARNING: &str = "warning: ";
 /// A finished run: the session record and the matrices to save beside it.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
+    /// The run's record, as `session.json` will hold it.
     pub record: SessionRecord,
     /// (name, matrix): saved as `<name>.npy`; `record.matrices` maps the same names to files.
     pub matrices: Vec<(String, Array2<f64>)>,
 }
 
 impl RunOutcome {
+    /// The matrix saved under `name`, if the run produced one.
     pub fn matrix(&self, name: &str) -> Option<&Array2<f64>> {
         self.matrices
             .iter()
@@ -48,7 +50,9 @@ impl RunOutcome {
 /// trace so far and its notes, as a record whose status says so.
 #[derive(Debug, Clone)]
 pub enum Ended {
+    /// The run finished: its record and matrices.
     Finished(Box<RunOutcome>),
+    /// The run was cancelled: the record of what it had.
     Cancelled(Box<SessionRecord>),
 }
 
