@@ -79,6 +79,11 @@ pub enum Action {
     ToggleOverlay,
     /// `m`: the marked runs' curves / this run's charts.
     ToggleMarked,
+    /// Matrices: a square output kernel as correlations L_ij / √(L_ii L_jj), or raw.
+    ToggleCorrelation,
+    /// Matrices: a square output kernel's outputs clustered (related ones together), or in
+    /// file order.
+    ToggleOrder,
     // Matrices
     NextMatrix,
     PrevMatrix,
@@ -149,4 +154,12 @@ pub enum Action {
     SessionChanged(Result<String, String>),
     /// An export finished (message for the status bar).
     Exported(Result<String, String>),
+    /// The marked runs compared (`ovk_core::session::compare`).
+    ComparisonLoaded(Result<Box<ovk_core::session::compare::Comparison>, String>),
+    /// A figure's file exists: ask before overwriting it.
+    FigureExists {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+        path: PathBuf,
+    },
 }

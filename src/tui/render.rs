@@ -273,8 +273,20 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         ),
         PromptKind::ConfirmQuit { .. } => ("Quit", String::new()),
         PromptKind::Sweep { key } => (
-            "Sweep",
-            format!("{key} over LOW HIGH N [log|lin] [cv=K]; the best is kept:"),
+            "Mark for search",
+            format!("{key} over LOW HIGH N [log|lin] (empty: unmark):"),
+        ),
+        PromptKind::Figure { .. } => (
+            "Export figure",
+            "File (.svg or .png; .csv for the data):".to_string(),
+        ),
+        PromptKind::ConfirmOverwrite { path, .. } => (
+            "File exists",
+            format!("{} exists: overwrite it? y, Enter:", path.display()),
+        ),
+        PromptKind::Search => (
+            "Search the marked fields",
+            "grid · random trials=N seed=S · halving factor=F; cv=K".to_string(),
         ),
         PromptKind::Predict { name, .. } => (
             "Predict",

@@ -52,6 +52,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         return;
     };
     let ax = axes::of(&f.outcome.record, name, m.dim());
+    let (view, ax, how) = reading(s, sel, m, ax);
+    let m = &view;
+    let titled;
+    let name = if how.is_empty() {
+        name
+    } else {
+        titled = format!("{name} · {how}");
+        titled.as_str()
+    };
     let label = |i: usize, n: usize| -> String {
         // `n` tells rows (nrows) from columns; square matrices with one axis use it for both.
         if n == m.nrows() && i < ax.rows.labels.len() && (n != m.ncols() || ax.same) {
@@ -68,6 +77,45 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         return;
     }
     draw_heatmap(frame, right, s, name, m, &ax);
+}
+
+/// An outputs × outputs matrix as the user asked to read it (`c` correlations, `o` clustered
+/// order, by the engine's `inspect`): the matrix, its axes in that order, and words for the
+/// title ("" when raw in file order).
+fn reading(
+    s: &State,
+    sel: usize,
+    m: &Array2<f64>,
+    mut ax: axes::Axes,
+) -> (Array2<f64>, axes::Axes, String) {
+    let square = ax.same && m.nrows() == m.ncols();
+    let mut words = Vec::new();
+    let mut shown = if square && s.matrices.correlation {
+        words.push("correlation");
+        ovk_core::inspect::correlation(m.view())
+    } else {
+        m.clone()
+    };
+    let order = s
+        .matrices
+        .order
+        .as_ref()
+        .filter(|(i, o)| *i == sel && o.len() == m.nrows())
+        .map(|(_, o)| o);
+    if let Some(order) = order.filter(|_| square && s.matrices.clustered) {
+        words.push("clustered");
+        shown = ovk_core::inspect::permuted(shown.view(), order);
+        let permute = |a: &mut axes::Axis| {
+            if a.labels.len() == order.len() {
+                a.labels = order.iter().map(|&i| a.labels[i].clone()).collect();
+            }
+            // blocks of consecutive outputs mean nothing once they are reordered
+            a.blocks.clear();
+        };
+        permute(&mut ax.rows);
+        permute(&mut ax.cols);
+    }
+    (shown, ax, words.join(", "))
 }
 
 /// For a similarity (rows and columns index the same things): the strongest off-diagonal

@@ -14,7 +14,8 @@ use ovk_core::session::{Listing, SessionRecord};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let ss = &s.sessions;
-    let (list_area, cmp_area) = if ss.compare.is_some() || ss.predictions.is_some() {
+    let comparing = ss.compare.is_some() || ss.comparison.is_some();
+    let (list_area, cmp_area) = if comparing || ss.predictions.is_some() {
         let [a, b] =
             Layout::vertical([Constraint::Percentage(40), Constraint::Fill(1)]).areas(area);
         (a, Some(b))
@@ -71,9 +72,9 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let [table_area, keys_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
     let hint = if area.width >= 116 {
-        "○ not kept ✕ cancelled · Space mark · c compare 2 · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
+        "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
     } else {
-        "○ not kept ✕ cancelled · Space mark · o sort · = group · Enter open · p predict · P prune"
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict"
     };
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(
@@ -98,7 +99,9 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     };
     frame.render_widget(Paragraph::new(key_line), keys_area);
     draw_table(frame, table_area, s, &rows, &titles);
-    if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
+    if let (Some(area), Some(c)) = (cmp_area, &ss.comparison) {
+        draw_comparison(frame, area, s, c);
+    } else if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
     if let (Some(area), Some(p)) = (cmp_area, &ss.predictions) {
@@ -334,5 +337,83 @@ fn draw_compare(frame: &mut Frame, area: Rect, s: &State, a: &SessionRecord, b: 
         .column_spacing(2)
         .block(block(title, &s.theme, false)),
         area,
+    );
+}
+
+/// The marked runs side by side as `ovk compare` prints them (every metric with the best
+/// starred, per-output metrics, paired tests over shared folds), scrolled by PgUp PgDn; beside
+/// it, for two runs of the same outputs, the difference of their output kernels as a heatmap.
+fn draw_comparison(
+    frame: &mut Frame,
+    area: Rect,
+    s: &State,
+    c: &ovk_core::session::compare::Comparison,
+) {
+    let text = crate::cli::compare::render(c);
+    let lines: Vec<&str> = text.lines().collect();
+    let area = match &c.kernel_difference {
+        Some(d) if area.width >= 100 => {
+            let [table, heat] =
+                Layout::horizontal([Constraint::Fill(1), Constraint::Length(36)]).areas(area);
+            draw_difference(frame, heat, s, d);
+            table
+        }
+        _ => area,
+    };
+    let visible = area.height.saturating_sub(2) as usize;
+    let first = s.scroll.compare.min(lines.len().saturating_sub(visible));
+    let mut title = format!("Compare {} runs (* best · Esc closes)", c.runs.len());
+    if lines.len() > visible {
+        title.push_str(&format!(
+            " · lines {}–{} of {} · PgUp PgDn",
+            first + 1,
+            (first + visible).min(lines.len()),
+            lines.len()
+        ));
+    }
+    let title = fit_title(area, &[title, format!("Compare {} runs", c.runs.len())]);
+    let body: Vec<Line> = lines
+        .iter()
+        .skip(first)
+        .map(|l| {
+            if l.contains('*') {
+                Line::raw(l.to_string())
+            } else {
+                Line::styled(l.to_string(), s.theme.dim)
+            }
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(body).block(block(title, &s.theme, false)),
+        area,
+    );
+}
+
+/// Run 1's output kernel minus run 2's, fitted to the area (blue: run 2 larger, red: run 1).
+fn draw_difference(frame: &mut Frame, area: Rect, s: &State, d: &ndarray::Array2<f64>) {
+    use super::super::widgets::heatmap::{cell_size, fit_zoom, overview, Heatmap};
+    let max = d.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let b = block(
+        format!("L₁ − L₂ · max |Δ| {}", fmt_num(max)),
+        &s.theme,
+        false,
+    );
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    let (level, blocks) = fit_zoom(inner, d.nrows(), d.ncols());
+    let shown = if blocks == (1, 1) {
+        d.clone()
+    } else {
+        overview(d, blocks)
+    };
+    frame.render_widget(
+        Heatmap {
+            matrix: &shown,
+            cell: cell_size(level),
+            cursor: None,
+            origin: (0, 0),
+            theme: &s.theme,
+        },
+        inner,
     );
 }

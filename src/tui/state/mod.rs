@@ -16,15 +16,19 @@ mod form;
 pub mod readiness;
 mod run;
 mod runs;
+mod search;
 mod sweep;
 
 pub use data::{DataFocus, DataState, FileEntry, Median, Role, SplitChoice};
 pub use form::{Field, FieldKind, KernelState};
 pub use run::{RunState, RunStatus};
 pub use runs::{columns, group_key, mixed_tasks, rows_id, Column, MarkedRun, RunsView};
-pub use sweep::{configs as sweep_configs, default_text as sweep_default_text};
+pub use search::{parse_how, plan_search, How, Mark, SearchMarks, HOW_USAGE};
+pub use sweep::default_text as sweep_default_text;
+pub use sweep::{
+    integer as integer_field, search_configs, PlanAxis, ScoreGrid, SweepPlan, SweepState,
+};
 pub use sweep::{parse as parse_sweep, sweepable, MAX_VALUES as MAX_SWEEP_VALUES};
-pub use sweep::{SweepPlan, SweepState};
 
 /// The folds `f` in Run cycles through (`None`: no cross-validation).
 pub const CV_CHOICES: [Option<usize>; 4] = [None, Some(3), Some(5), Some(10)];
@@ -119,6 +123,12 @@ pub struct MatrixState {
     /// fit. Counted from the fit because the fit depends on the screen. Each matrix starts at 0.
     pub zoom: u16,
     pub cursor: (usize, usize),
+    /// A square outputs × outputs matrix shown as correlations (`c`).
+    pub correlation: bool,
+    /// Its outputs in the clustered order (`o`), with that order once computed: (matrix
+    /// index, order).
+    pub clustered: bool,
+    pub order: Option<(usize, Vec<usize>)>,
 }
 
 /// Scroll positions of the long lists (trace, records, notes): `None` follows the end.
@@ -171,6 +181,8 @@ pub struct SessionsState {
     /// Sort, filter, marks and the marked runs' curves.
     pub runs: RunsView,
     pub compare: Option<Box<(SessionRecord, SessionRecord)>>,
+    /// The marked runs compared, all of them (shown in place of the two-run settings).
+    pub comparison: Option<Box<ovk_core::session::compare::Comparison>>,
     /// A saved model's predictions on a file (`p`), shown until Esc.
     pub predictions: Option<Box<Predictions>>,
     pub error: Option<String>,
@@ -226,6 +238,20 @@ pub enum PromptKind {
     /// Sweep the Kernel field `key`: the prompt takes `LOW HIGH N [log|lin] [cv=K]`.
     Sweep {
         key: String,
+    },
+    /// Run: how to search the marked fields (`grid|random|halving …`), then start.
+    Search,
+    /// `e` on a chart or heatmap: the file to draw `figure` of the session in `session` to
+    /// (.svg or .png; .csv writes the data instead).
+    Figure {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+    },
+    /// The figure's file exists: y overwrites it.
+    ConfirmOverwrite {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+        path: PathBuf,
     },
     /// Sessions: the runs table's filter, applied as it is typed.
     Filter,
@@ -303,6 +329,8 @@ pub struct State {
     pub cv: Option<usize>,
     /// The value the last sweep put into the form, while it is there.
     pub sweep_set: Option<SweepSet>,
+    /// Kernel fields marked for a search (`w`), with their ranges.
+    pub search: SearchMarks,
     pub result: Option<Finished>,
     /// The previous finished run, for the overlay in Charts.
     pub previous: Option<PreviousRun>,
@@ -354,6 +382,7 @@ impl State {
             run: RunState::new(),
             cv: None,
             sweep_set: None,
+            search: SearchMarks::default(),
             result: None,
             previous: None,
             overlay: false,

@@ -3,7 +3,7 @@
 use super::super::action::Action;
 use super::super::effect::Effect;
 use super::super::state::{Pane, Prompt, PromptKind, State};
-use super::{data, force_quit, sessions, sweep};
+use super::{data, figure, force_quit, sessions, sweep};
 
 /// A typed character, Backspace or Ctrl-U: into the prompt, else into the field being edited.
 pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
@@ -101,6 +101,13 @@ pub(super) fn submit(s: &mut State, p: Prompt) -> Vec<Effect> {
             }
         }
         PromptKind::Sweep { key } => sweep::submit(s, &key, &p.text),
+        PromptKind::Search => sweep::search_submit(s, &p.text),
+        PromptKind::Figure { session, figure } => figure::submit(s, session, figure, &p.text),
+        PromptKind::ConfirmOverwrite {
+            session,
+            figure,
+            path,
+        } => figure::overwrite(s, session, figure, path, &p.text),
         PromptKind::Filter => {
             sessions::filter_typed(s, &p.text);
             let shown = s.sessions.runs.rows(&s.sessions.list).len();

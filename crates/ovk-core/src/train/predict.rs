@@ -34,6 +34,7 @@ pub struct PredictionTable {
 /// Predictions scored against the outputs the file holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
+    /// The scores, by metric name.
     pub metrics: crate::metrics::MetricMap,
     /// The file rows (0-based) that were scored: those with every output present.
     pub rows: Vec<usize>,
@@ -43,6 +44,7 @@ pub struct Scored {
 }
 
 impl PredictionTable {
+    /// Number of predicted rows.
     pub fn n_rows(&self) -> usize {
         self.scores.nrows()
     }
@@ -106,6 +108,7 @@ const TEXT_CELL_BYTES: u64 = 32;
 /// How many rows to predict at a time, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batching {
+    /// Rows predicted per block.
     pub rows: usize,
     /// Set when the whole would not fit and the block size was chosen here: what the whole
     /// would need, for the note that says so.
@@ -160,10 +163,12 @@ impl Prediction {
         &self.ignored
     }
 
+    /// Number of rows read from the file.
     pub fn n_rows(&self) -> usize {
         self.x.nrows()
     }
 
+    /// The model's output names, in prediction column order.
     pub fn output_names(&self) -> &[String] {
         &self.record.output_names
     }
