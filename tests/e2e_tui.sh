@@ -343,7 +343,7 @@ if [ -f "$DATA/iris.csv" ]; then
         wait_for "exists: overwrite it" 10 || fail "an existing figure was not asked about"
         send n
         send Enter
-        wait_for "kept as it was" 10 || fail "n did not keep the existing figure"
+        wait_for "nothing written" 10 || fail "n did not keep the existing figure"
         [ "$(wc -c <"$FIG")" -eq "$BYTES" ] || fail "the existing figure changed after n"
         echo "e2e_tui: e in Charts drew the search as $(basename "$FIG"); a second e asked before overwriting"
     fi

@@ -192,7 +192,7 @@ fn the_method_list_says_which_methods_fit_the_task_before_r() {
     update(&mut s, Action::SetRole(Role::Class));
     let why = s.data.config().unwrap_err();
     assert!(
-        why.contains("`Xloc` is the class and 2 columns are targets"),
+        why.contains("`Xloc` is the class and 2 columns are the targets"),
         "{why}"
     );
     assert!(screen(&s, 120, 36).contains("not ready: `Xloc` is the class"));

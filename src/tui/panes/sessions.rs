@@ -67,6 +67,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             Paragraph::new(msg).block(block(fit_title(list_area, &titles), &s.theme, true)),
             list_area,
         );
+        draw_below(frame, cmp_area, s);
         return;
     }
     let [table_area, keys_area] =
@@ -99,12 +100,20 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     };
     frame.render_widget(Paragraph::new(key_line), keys_area);
     draw_table(frame, table_area, s, &rows, &titles);
-    if let (Some(area), Some(c)) = (cmp_area, &ss.comparison) {
+    draw_below(frame, cmp_area, s);
+}
+
+/// What the lower part shows, when open: a comparison of runs or a model's predictions.
+fn draw_below(frame: &mut Frame, area: Option<Rect>, s: &State) {
+    let (Some(area), ss) = (area, &s.sessions) else {
+        return;
+    };
+    if let Some(c) = &ss.comparison {
         draw_comparison(frame, area, s, c);
-    } else if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
+    } else if let Some(pair) = &ss.compare {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
-    if let (Some(area), Some(p)) = (cmp_area, &ss.predictions) {
+    if let Some(p) = &ss.predictions {
         super::predictions::draw(frame, area, s, p);
     }
 }

@@ -208,7 +208,7 @@ fn back(s: &mut State) -> Vec<Effect> {
             PromptKind::Search => "no search".into(),
             PromptKind::Figure { .. } => "no figure".into(),
             PromptKind::ConfirmOverwrite { path, .. } => {
-                format!("{} kept as it was; nothing written", path.display())
+                format!("nothing written: {} kept as it was", path.display())
             }
             PromptKind::Predict { .. } => "no prediction".into(),
             PromptKind::AssignView { .. } => "no view made".into(),

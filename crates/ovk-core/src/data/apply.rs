@@ -164,7 +164,7 @@ pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
     };
     let ignored = names
         .iter()
-        .filter(|n| !read(**n))
+        .filter(|n| !read(n))
         .map(|n| n.to_string())
         .collect();
     Ok(NewRows {
