@@ -333,6 +333,7 @@ fn the_predict_view_shows_the_metrics_when_the_file_holds_the_outputs() {
         scored: Some(ovk_core::train::Scored {
             metrics: BTreeMap::from([("accuracy".to_string(), 0.8333)]),
             rows: (0..n).collect(),
+            trained_left_out: 0,
             truth: vec![],
         }),
     };

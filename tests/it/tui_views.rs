@@ -234,6 +234,7 @@ fn many_labels(n: usize) -> PredictionTable {
         scored: Some(Scored {
             metrics: [("hamming_loss".to_string(), 0.25)].into(),
             rows: (0..n).collect(),
+            trained_left_out: 0,
             truth,
         }),
     }
@@ -387,4 +388,44 @@ fn files_say_what_they_cannot_open_find_by_typing_and_u_is_the_parent() {
         matches!(effects.as_slice(), [Effect::ListDir { .. }]),
         "{effects:?}"
     );
+}
+
+/// Predictions on the table the model was fitted on: the score leaves its training rows out
+/// and says so, and a label's true value reads as its predicted one ("1", not "1.0000").
+#[test]
+fn predictions_on_the_training_table_leave_its_training_rows_out_of_the_score() {
+    let mut s = state();
+    s.pane = Pane::Sessions;
+    let n = 12;
+    let mut table = many_labels(n);
+    if let Some(sc) = table.scored.as_mut() {
+        sc.trained_left_out = 9;
+        sc.truth = sc
+            .truth
+            .iter()
+            .map(|(nm, v)| (nm.clone(), v.iter().map(|x| format!("{x}.0")).collect()))
+            .collect();
+    }
+    update(
+        &mut s,
+        Action::Predicted(Ok(Box::new(ovk::tui::state::Predictions {
+            session: "emotions-okl".into(),
+            data: "emotions.csv".into(),
+            table,
+            scroll: 0,
+            ignored: vec![],
+        }))),
+    );
+    assert!(
+        s.status
+            .contains("3 scored against the outputs the file holds (its 9 training rows left out)"),
+        "{}",
+        s.status
+    );
+    let out = screen(&s, 120, 36);
+    assert!(
+        out.contains("scored on the 3 of 12 rows that did not train the model"),
+        "{out}"
+    );
+    assert!(!out.contains("1.0000"), "{out}");
 }

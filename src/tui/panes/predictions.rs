@@ -26,11 +26,16 @@ fn shown_columns(t: &PredictionTable) -> Vec<Shown> {
     let n = t.n_rows();
     let mut out = Vec::new();
     for (name, col) in t.columns() {
-        let cells = match col {
-            OutColumn::Numbers(v) => v.iter().map(|x| fmt_num(*x)).collect(),
-            OutColumn::Text(v) => v,
+        // A true value reads as its predicted column does: a number formatted, a class or a
+        // label's 0/1 as the file's text.
+        let (cells, numeric) = match col {
+            OutColumn::Numbers(v) => (v.iter().map(|x| fmt_num(*x)).collect(), true),
+            OutColumn::Text(v) => (v, false),
         };
-        let truth = t.scored.as_ref().and_then(|sc| truth_cells(sc, &name, n));
+        let truth = t
+            .scored
+            .as_ref()
+            .and_then(|sc| truth_cells(sc, &name, n, numeric));
         out.push(Shown {
             name: name.clone(),
             cells,
@@ -48,12 +53,17 @@ fn shown_columns(t: &PredictionTable) -> Vec<Shown> {
 }
 
 /// The true values of the output `name`, one cell per file row (blank where the row lacks it).
-fn truth_cells(sc: &Scored, name: &str, n: usize) -> Option<Vec<String>> {
+fn truth_cells(sc: &Scored, name: &str, n: usize, numeric: bool) -> Option<Vec<String>> {
     let (_, values) = sc.truth.iter().find(|(t, _)| t == name)?;
     let mut cells = vec![String::new(); n];
     for (k, &row) in sc.rows.iter().enumerate() {
         if let (Some(c), Some(v)) = (cells.get_mut(row), values.get(k)) {
-            *c = v.parse::<f64>().map_or_else(|_| v.clone(), fmt_num);
+            *c = match v.parse::<f64>() {
+                Ok(x) if numeric => fmt_num(x),
+                // 1.0 from the outputs' matrix reads as the predicted label's "1"
+                Ok(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
+                _ => v.clone(),
+            };
         }
     }
     Some(cells)
@@ -153,14 +163,18 @@ fn scored_line(s: &State, sc: &Scored, n: usize) -> Line<'static> {
         .iter()
         .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
         .collect();
+    let scored = sc.rows.len() - sc.trained_left_out;
+    let said = if sc.trained_left_out > 0 {
+        format!(
+            "scored on the {scored} of {n} rows that did not train the model (its {} training \
+             rows left out): ",
+            sc.trained_left_out
+        )
+    } else {
+        format!("scored on {scored} of {n} rows (they hold the outputs): ")
+    };
     Line::from(vec![
-        Span::styled(
-            format!(
-                "scored on {} of {n} rows (they hold the outputs): ",
-                sc.rows.len()
-            ),
-            s.theme.dim,
-        ),
+        Span::styled(said, s.theme.dim),
         Span::styled(cells.join(" · "), s.theme.title),
     ])
 }

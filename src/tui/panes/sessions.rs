@@ -72,11 +72,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     }
     let [table_area, keys_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
-    let hint = if area.width >= 116 {
-        "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
-    } else {
-        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict"
-    };
+    // The longest that fits whole; ? lists the rest.
+    let hint = [
+        "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune",
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · / filter · Enter open · p predict · n rename · P prune · ? more",
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict",
+    ]
+    .into_iter()
+    .find(|h| h.chars().count() <= area.width as usize)
+    .unwrap_or("○ unkept ✕ cancelled · Space mark · c compare · Enter open · p predict");
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(
             clip(

@@ -419,8 +419,14 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     if let Some(sc) = &p.table.scored {
                         filled.push_str(&format!(
                             ", {} scored against the outputs the file holds",
-                            sc.rows.len()
+                            sc.rows.len() - sc.trained_left_out
                         ));
+                        if sc.trained_left_out > 0 {
+                            filled.push_str(&format!(
+                                " (its {} training rows left out)",
+                                sc.trained_left_out
+                            ));
+                        }
                     }
                     s.status = format!(
                         "{} predictions of '{}' on {}{filled} (j k scroll · e saves the table · \

@@ -36,8 +36,12 @@ pub struct PredictionTable {
 pub struct Scored {
     /// The scores, by metric name.
     pub metrics: crate::metrics::MetricMap,
-    /// The file rows (0-based) that were scored: those with every output present.
+    /// The file rows (0-based) that hold every output: their true values are shown.
     pub rows: Vec<usize>,
+    /// Of those, the rows that trained the model — the file is the very one it was fitted on
+    /// (same SHA-256) — left out of `metrics`, which come from the other rows only, so a score
+    /// on the training table is the held-out score and never an optimistic one.
+    pub trained_left_out: usize,
     /// The true values on those rows, named and decoded like the predictions (`<output>`: a
     /// regression value, a label's 0/1, the class), for showing them side by side.
     pub truth: Vec<(String, Vec<String>)>,
@@ -92,6 +96,9 @@ pub struct Prediction {
     filled_rows: usize,
     /// The outputs the file holds, when it holds them: the whole prediction is scored on them.
     truth: Option<data::Truth>,
+    /// When the file is the one the model was fitted on: its training rows (sorted), which
+    /// the score leaves out.
+    trained_rows: Option<Vec<usize>>,
     /// The file's columns the model does not read.
     ignored: Vec<String>,
     /// Numbers the model holds per predicted row besides the result (`load_model_sized`).
@@ -143,6 +150,15 @@ impl Prediction {
             ignored,
         } = data::read_new_rows(data_path, &trained)?;
         rec.scaler.apply(&mut x);
+        // Hashing is only worth it when there is something to score.
+        let trained_rows = match &truth {
+            Some(_) if data::sha256_file(data_path)? == r.dataset.sha256 => {
+                let mut rows = r.split.train.clone();
+                rows.sort_unstable();
+                Some(rows)
+            }
+            _ => None,
+        };
         Ok(Prediction {
             session_dir: session_dir.to_path_buf(),
             data_path: data_path.to_path_buf(),
@@ -152,6 +168,7 @@ impl Prediction {
             x,
             filled_rows,
             truth,
+            trained_rows,
             ignored,
             work_per_row,
         })
@@ -303,9 +320,10 @@ impl Prediction {
     /// Predictions for every row, scored against the outputs the file holds, if it holds them.
     pub fn whole(self) -> Result<PredictionTable> {
         let mut table = self.block(0..self.n_rows())?;
+        let trained = self.trained_rows.as_deref().unwrap_or(&[]);
         table.scored = self
             .truth
-            .map(|t| score_against(&self.record, &self.rec, &table.scores, t));
+            .map(|t| score_against(&self.record, &self.rec, &table.scores, t, trained));
         Ok(table)
     }
 
@@ -368,26 +386,34 @@ pub fn predict_file_noting(
     p.whole().map(|t| (t, ignored))
 }
 
-/// The run's own test metrics, computed on the file's rows that hold every output.
+/// The run's own test metrics, computed on the file's rows that hold every output, except the
+/// `trained` rows (sorted; the model's training rows when the file is its training table).
 fn score_against(
     r: &session::SessionRecord,
     rec: &ModelRecord,
     scores: &Array2<f64>,
     truth: data::Truth,
+    trained: &[usize],
 ) -> Scored {
-    let yhat = scores.select(Axis(0), &truth.rows);
-    let mut metrics = if truth.rows.is_empty() {
+    // Positions in `truth` of the rows that did not train the model.
+    let held: Vec<usize> = (0..truth.rows.len())
+        .filter(|&k| trained.binary_search(&truth.rows[k]).is_err())
+        .collect();
+    let file_rows: Vec<usize> = held.iter().map(|&k| truth.rows[k]).collect();
+    let yhat = scores.select(Axis(0), &file_rows);
+    let y = truth.y.select(Axis(0), &held);
+    let mut metrics = if held.is_empty() {
         crate::metrics::MetricMap::new()
     } else {
-        crate::metrics::scores(r.task, rec.class_coding, truth.y.view(), yhat.view())
+        crate::metrics::scores(r.task, rec.class_coding, y.view(), yhat.view())
     };
     // Structured outputs (kde) are also scored by their output kernel's RBF loss, in the units
     // the fit saw them (scaled under --target-scale), as the run scored them.
     if let (Some(sigma), false) = (
         r.details.get("output_sigma").and_then(|v| v.as_f64()),
-        truth.rows.is_empty(),
+        held.is_empty(),
     ) {
-        let (mut y, mut p) = (truth.y.clone(), yhat.clone());
+        let (mut y, mut p) = (y, yhat);
         if let Some(t) = &rec.target_scaler {
             t.apply(&mut y);
             t.apply(&mut p);
@@ -409,6 +435,7 @@ fn score_against(
     };
     Scored {
         metrics,
+        trained_left_out: truth.rows.len() - held.len(),
         rows: truth.rows,
         truth: shown,
     }
