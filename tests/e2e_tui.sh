@@ -7,7 +7,8 @@
 # pane must count 64 features, its trace table must scroll to its first and last rows, and
 # Space must play the trace to its last record.
 # Then, at 80×24 on a store of 25 iris runs: the runs table scrolls to its last row, two marked
-# runs are drawn in Charts, a λ sweep started with w scores its values and its best is kept.
+# runs are drawn in Charts, a λ sweep started with w scores its values and its best is kept;
+# σ, λ and input_rank marked with w are searched from Run by random draws and by halving.
 # Then every fit is in the store: a fit, r again, a session opened, q — `ovk sessions --json`
 # lists both fits, not kept; and an exact fit of 4000 rows cancelled with Esc inside its
 # decomposition is recorded as cancelled, its process gone.
@@ -153,7 +154,7 @@ echo "e2e_tui: kept"
 # it running, c cancels it; the saved digits result is then all there is, and q quits at once.
 if [ -f "$DATA/mfeat.csv" ]; then
     send 1
-    send BSpace
+    send Escape
     sleep 0.2
     press_until k "> \.\./" 60 || fail "file list not reachable"
     press_until j "> mfeat\.csv" 40 || fail "mfeat.csv not found in the file list"
@@ -278,6 +279,11 @@ if [ -f "$DATA/iris.csv" ]; then
     send C-u
     send -l "1e-3 10 5 log cv=3"
     send Enter
+    wait_for "marked: λ .λ: 5 values" 10 || fail "Enter at the range did not mark lambda"
+    send 4
+    send w
+    wait_for "Search the marked" 10 || fail "w in Run did not ask how to search"
+    send Enter
     wait_for "Sweep of λ — 5/5 scored" 120 || fail "the sweep did not score its 5 values"
     wait_for "finished in" 120 || fail "the best of the sweep was not refitted"
     echo "e2e_tui: a 5-value λ sweep scored by 3-fold CV and its best refitted"
@@ -292,16 +298,76 @@ if [ -f "$DATA/iris.csv" ]; then
     grep -lq '"sweep"' "$RUNS"/*/session.json || fail "the kept sweep session has no sweep table"
     echo "e2e_tui: the sweep's best recorded and kept as a session with its sweep table"
 
+    # σ × λ × input_rank searched from the workbench (issue 31): w marks σ and input_rank
+    # beside λ, then w in Run draws 6 random configurations (seeded), then halves 9 draws
+    # over the training rows (9 → 3 → 1: 13 evaluations); each ends with its best refitted.
+    send 3
+    press_until k "> sigma " 20 || fail "no sigma field"
+    send w
+    wait_for "LOW HIGH N" 10 || fail "w did not ask for sigma's range"
+    send C-u
+    send -l "0.1 10 3 log"
+    send Enter
+    wait_for "marked: λ, σ" 10 || fail "sigma was not marked beside lambda"
+    press_until j "> input_rank " 20 || fail "no input_rank field"
+    send w
+    wait_for "LOW HIGH N" 10 || fail "w did not ask for input_rank's range"
+    send C-u
+    send -l "5 40 3 log"
+    send Enter
+    wait_for "marked: λ, σ, (r|input_rank)" 10 || fail "input_rank was not marked"
+    send 4
+    wait_for "marked  λ" 10 || fail "Run does not list the marked fields"
+    send w
+    wait_for "Search the marked" 10 || fail "w in Run did not ask how to search"
+    send C-u
+    send -l "random trials=6 seed=3 cv=3"
+    send Enter
+    wait_for "6/6 scored" 180 || fail "the random search did not score its 6 draws"
+    wait_for "finished in" 120 || fail "the random search's best was not refitted"
+    echo "e2e_tui: a random search over σ × λ × input_rank scored 6 draws and refitted the best"
+    send 5
+    wait_for "ranked, best first" 10 || fail "Charts does not rank the search's configurations"
+    # e on the chart draws the search as a figure, to a file asked for, never over one unasked.
+    send e
+    wait_for "Export figure" 10 || fail "e in Charts did not ask for the figure's file"
+    send Enter
+    wait_for "figure written to|TrueType font" 60 || fail "the figure was not drawn"
+    if cap | grep -q "figure written to"; then
+        FIG=$(ls "$WORK"/ovk-*-sweep.svg | head -n 1)
+        grep -q "<svg" "$FIG" || fail "the figure $FIG is not an SVG"
+        BYTES=$(wc -c <"$FIG")
+        send e
+        wait_for "Export figure" 10 || fail "e did not ask again"
+        send Enter
+        wait_for "exists: overwrite it" 10 || fail "an existing figure was not asked about"
+        send n
+        send Enter
+        wait_for "nothing written" 10 || fail "n did not keep the existing figure"
+        [ "$(wc -c <"$FIG")" -eq "$BYTES" ] || fail "the existing figure changed after n"
+        echo "e2e_tui: e in Charts drew the search as $(basename "$FIG"); a second e asked before overwriting"
+    fi
+    send 4
+    send w
+    wait_for "Search the marked" 10 || fail "w in Run did not ask how to search again"
+    send C-u
+    send -l "halving trials=9 factor=3 cv=3"
+    send Enter
+    wait_for "13/13" 240 || fail "the halving did not make its 13 evaluations"
+    wait_for "finished in" 120 || fail "the halving's best was not refitted"
+    echo "e2e_tui: successive halving over σ × λ × input_rank made 9 → 3 → 1 evaluations and refitted the best"
+
     # Every fit is a run in the store the moment it finishes: a fit, r again, a session
     # opened, then q — both fits are listed, not kept.
+    N0=$(runs "$RUNS")
     send 4
     wait_for "Enter or r (starts|fits)" 10 || fail "the Run pane is not ready for another fit"
     send r
-    for ((t = 0; t < 600 && $(runs "$RUNS") < 27; t++)); do sleep 0.1; done
-    [ "$(runs "$RUNS")" -eq 27 ] || fail "the first fit was not recorded when it finished"
+    for ((t = 0; t < 600 && $(runs "$RUNS") < N0 + 1; t++)); do sleep 0.1; done
+    [ "$(runs "$RUNS")" -eq $((N0 + 1)) ] || fail "the first fit was not recorded when it finished"
     send r
-    for ((t = 0; t < 600 && $(runs "$RUNS") < 28; t++)); do sleep 0.1; done
-    [ "$(runs "$RUNS")" -eq 28 ] || fail "r again: the second fit was not recorded"
+    for ((t = 0; t < 600 && $(runs "$RUNS") < N0 + 2; t++)); do sleep 0.1; done
+    [ "$(runs "$RUNS")" -eq $((N0 + 2)) ] || fail "r again: the second fit was not recorded"
     send 8
     wait_for "Runs in" 10 || fail "the runs table did not open"
     wait_for "○" 10 || fail "the runs table does not mark runs not kept"
@@ -310,10 +376,10 @@ if [ -f "$DATA/iris.csv" ]; then
     wait_for "opened session" 10 || fail "Enter did not open a session"
     send q
     wait_for "EXITED 0" 10 || fail "q after a fit, r and an opened session did not quit at once"
-    [ "$(runs "$RUNS")" -eq 28 ] || fail "runs were lost on the way out"
+    [ "$(runs "$RUNS")" -eq $((N0 + 2)) ] || fail "runs were lost on the way out"
     UNKEPT=$("$BIN" sessions --sessions "$RUNS" --json | grep -o '"kept": *false' | wc -l)
     [ "$UNKEPT" -ge 2 ] || fail "the two fits are not listed as not kept ($UNKEPT)"
-    echo "e2e_tui: a fit, r, an opened session, q: all 28 runs in the store, $UNKEPT not kept"
+    echo "e2e_tui: a fit, r, an opened session, q: all $((N0 + 2)) runs in the store, $UNKEPT not kept"
 
     # Cancel means stop: an exact fit of 4000 rows (auto takes the exact route), Esc inside
     # its decomposition; the run is recorded as cancelled and no ovk worker is left running.

@@ -9,7 +9,8 @@
 mod console;
 mod bench;
 mod bench_lowrank;
-mod compare;
+pub(crate) mod compare;
+mod completions;
 mod export;
 mod options;
 mod paper;
@@ -74,6 +75,13 @@ enum Cmd {
     Bench(bench::BenchCmd),
     /// Reproduce a paper's experiment: `ovk paper NAME` (`--list` names them, `--quick` for tests)
     Paper(paper::PaperArgs),
+    /// Print a shell completion script: `ovk completions bash > ~/.local/share/bash-completion/completions/ovk`
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `ovk man > ~/.local/share/man/man1/ovk.1`
+    Man,
     /// Print generated documentation on standard output (`ovk docs config > docs/config.md` regenerates that file)
     #[command(hide = true)]
     Docs { topic: String },
@@ -455,6 +463,8 @@ pub fn main() -> i32 {
         Some(Cmd::Bench(b)) => bench::bench(b, cli.sessions.as_deref()),
         Some(Cmd::Paper(a)) => paper::paper(a, cli.sessions.as_deref()),
         Some(Cmd::Docs { topic }) => docs(topic),
+        Some(Cmd::Completions { shell }) => completions::completions(*shell),
+        Some(Cmd::Man) => completions::man_page(),
         Some(Cmd::FitWorker) => Ok(ovk_core::train::worker::serve(
             std::io::BufReader::new(std::io::stdin()),
             std::io::stdout(),

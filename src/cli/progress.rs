@@ -201,7 +201,10 @@ impl Observer for CliProgress {
             s.1.push(msg.to_string());
         }
         self.finish();
-        errln!("  note: {msg}");
+        match msg.strip_prefix(ovk_core::train::WARNING) {
+            Some(w) => errln!("  warning: {w}"),
+            None => errln!("  note: {msg}"),
+        }
         self.noted.push(msg.to_string());
     }
 

@@ -395,6 +395,9 @@ pub fn sweep(a: SweepArgs) -> Result<i32> {
         Strategy::Halving => "evaluations (configuration × rung)",
         _ => "configurations",
     };
+    for w in ovk_core::train::width::sweep_width_warnings(&configs) {
+        errln!("  warning: {w}");
+    }
     let mut done = 0;
     let start = std::time::Instant::now();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -20,6 +20,8 @@ pub enum Action {
     PrevPane,
     Goto(Pane),
     ToggleHelp,
+    /// `i`: the status line and the name under the cursor in full (they are cut to fit).
+    ShowFull,
     /// Esc: close an overlay, leave a field, go back, or cancel a run (Run pane).
     Back,
     Up,
@@ -49,6 +51,10 @@ pub enum Action {
     /// Labeled fraction of the training rows ± 0.05 (semi-supervised methods).
     Labeled(i32),
     ParentDir,
+    /// `V`: put columns (a range, glob, regex, or the marked ones) into a named view.
+    ViewPrompt,
+    /// `n` in Data: rename the cursor column's view (onto another view's name: merge).
+    RenameView,
     // Run
     StartRun,
     CancelRun,
@@ -73,6 +79,11 @@ pub enum Action {
     ToggleOverlay,
     /// `m`: the marked runs' curves / this run's charts.
     ToggleMarked,
+    /// Matrices: a square output kernel as correlations L_ij / √(L_ii L_jj), or raw.
+    ToggleCorrelation,
+    /// Matrices: a square output kernel's outputs clustered (related ones together), or in
+    /// file order.
+    ToggleOrder,
     // Matrices
     NextMatrix,
     PrevMatrix,
@@ -143,4 +154,12 @@ pub enum Action {
     SessionChanged(Result<String, String>),
     /// An export finished (message for the status bar).
     Exported(Result<String, String>),
+    /// The marked runs compared (`ovk_core::session::compare`).
+    ComparisonLoaded(Result<Box<ovk_core::session::compare::Comparison>, String>),
+    /// A figure's file exists: ask before overwriting it.
+    FigureExists {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+        path: PathBuf,
+    },
 }

@@ -111,7 +111,8 @@ impl Driver {
                 let sidecar = data::sidecar_path(&path)
                     .filter(|p| p.exists())
                     .and_then(|p| data::files::read_text_file(&p, 1 << 20, "a sidecar").ok())
-                    .and_then(|b| String::from_utf8(b).ok());
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .or_else(|| data::implied_roles_toml(&path));
                 Action::TableLoaded {
                     path,
                     table,
@@ -132,8 +133,19 @@ impl Driver {
                     configs,
                     folds,
                     jobs: 1,
+                    halving: None,
                 })
             }
+            Effect::StartHalving {
+                configs,
+                folds,
+                factor,
+            } => self.start(Work::Sweep {
+                configs,
+                folds,
+                jobs: 1,
+                halving: Some(factor),
+            }),
             Effect::LoadMarked(path) => self.in_background(move || {
                 let r = session::load(&path)
                     .map(|l| marked_run(l.record))
@@ -213,13 +225,14 @@ impl Driver {
                 name,
                 data,
             } => self.in_background(move || {
-                let r = ovk_core::train::predict_file(&session, &data)
-                    .map(|table| {
+                let r = ovk_core::train::predict_file_noting(&session, &data)
+                    .map(|(table, ignored)| {
                         Box::new(super::state::Predictions {
                             session: name,
                             data,
                             table,
                             scroll: 0,
+                            ignored,
                         })
                     })
                     .map_err(|e| e.to_string());
@@ -230,6 +243,16 @@ impl Driver {
                     .and_then(|la| session::load(&b).map(|lb| Box::new((la.record, lb.record))))
                     .map_err(|e| e.to_string());
                 Action::CompareLoaded(r)
+            }),
+            Effect::LoadComparison(dirs) => self.in_background(move || {
+                let r = dirs
+                    .iter()
+                    .map(|d| session::load(d))
+                    .collect::<Result<Vec<_>>>()
+                    .and_then(|runs| session::compare::compare(&runs))
+                    .map(Box::new)
+                    .map_err(|e| e.to_string());
+                Action::ComparisonLoaded(r)
             }),
             Effect::RenameSession { id, name } => {
                 let r = self.store().and_then(|st| {
@@ -249,6 +272,28 @@ impl Driver {
                 }
                 self.queue
                     .push(Action::Exported(export_file(&name, &text, &rules)));
+            }
+            Effect::ExportFigure {
+                session,
+                figure,
+                path,
+                overwrite,
+            } => {
+                if !overwrite && std::fs::symlink_metadata(&path).is_ok() {
+                    self.queue.push(Action::FigureExists {
+                        session,
+                        figure,
+                        path,
+                    });
+                    return;
+                }
+                let mut rules = output::OutputRules::new(overwrite);
+                if let Ok(st) = &self.store {
+                    rules = rules.protect_dir(st.root(), "the session store");
+                }
+                self.in_background(move || {
+                    Action::Exported(draw_figure(&session, &figure, &path, &rules))
+                });
             }
             Effect::DeleteSession { id } => {
                 let r = self.store().and_then(|st| {
@@ -299,7 +344,8 @@ impl Driver {
                         configs,
                         folds,
                         jobs,
-                    } => train::spawn_sweep(configs, folds, jobs),
+                        halving,
+                    } => train::spawn_search(configs, folds, halving, jobs),
                 })
             }
         });
@@ -401,6 +447,25 @@ impl Driver {
 /// Write an export to `ovk-NAME.csv` in the current folder, or `ovk-NAME-2.csv` … when that
 /// exists, through the engine's output rules: an export never replaces a file, never writes
 /// into the session store, and never over an input of the shown fit.
+/// Draw `figure` of the session in `dir` and write it to `path` whole (the CLI's
+/// `ovk export --figure`); what happened, for the status line.
+fn draw_figure(
+    dir: &std::path::Path,
+    figure: &crate::figure::Figure,
+    path: &std::path::Path,
+    rules: &output::OutputRules,
+) -> std::result::Result<String, String> {
+    let run = || -> ovk_core::Result<()> {
+        let format = crate::figure::Format::of(path)?;
+        let out = output::plan(path, rules)?;
+        let loaded = session::load(dir)?;
+        let bytes = crate::figure::render(&loaded, figure, format)?;
+        out.write_with(|w| std::io::Write::write_all(w, &bytes))
+    };
+    run().map_err(|e| e.to_string())?;
+    Ok(format!("figure written to {}", path.display()))
+}
+
 fn export_file(
     name: &str,
     text: &str,
@@ -446,7 +511,7 @@ fn export_file(
     ))
 }
 
-/// Folders and tables (csv, parquet) in `dir`, folders first, `..` on top.
+/// Folders and tables (csv, tsv, parquet) in `dir`, folders first, `..` on top.
 pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
     let rd = std::fs::read_dir(dir).map_err(|e| OvkError::io_path(dir, e))?;
     let mut dirs = Vec::new();
@@ -468,7 +533,9 @@ pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
                 .extension()
                 .map(|e| e.to_string_lossy().to_ascii_lowercase())
                 .unwrap_or_default();
-            if matches!(ext.as_str(), "csv" | "parquet" | "pq") {
+            if matches!(ext.as_str(), "csv" | "tsv" | "parquet" | "pq")
+                || data::RESEARCH_EXTENSIONS.contains(&ext.as_str())
+            {
                 files.push(FileEntry {
                     name,
                     path,

@@ -25,6 +25,21 @@ pub enum Effect {
         configs: Vec<RunConfig>,
         folds: Option<usize>,
     },
+    /// Successive halving over training rows (each rung by `folds`-fold CV, keeping
+    /// 1/`factor`), then refit the best.
+    StartHalving {
+        configs: Vec<RunConfig>,
+        folds: Option<usize>,
+        factor: usize,
+    },
+    /// Draw `figure` of the session in `session` into `path` (`ovk export --figure`); a file
+    /// already there is replaced only when `overwrite` (the user said y).
+    ExportFigure {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+        path: PathBuf,
+        overwrite: bool,
+    },
     CancelRun,
     /// Save `outcome` as a new session, kept, named `name` (a result that was never recorded).
     SaveSession {
@@ -50,6 +65,8 @@ pub enum Effect {
     ListSessions,
     OpenSession(PathBuf),
     LoadCompare(PathBuf, PathBuf),
+    /// Compare these runs side by side (`ovk compare`): metrics, per output, paired tests.
+    LoadComparison(Vec<PathBuf>),
     /// Apply the model saved in `session` to the rows of `data` (`ovk predict`).
     Predict {
         session: PathBuf,

@@ -235,36 +235,50 @@ fn sweep_csv(s: &State) -> Result<(String, String), String> {
         .map(|r| r.fold_scores.len())
         .max()
         .unwrap_or(0);
-    let mut head = vec![
-        sw.plan.key.clone(),
+    let halving = sw.rows.iter().any(|r| r.rung.is_some());
+    let mut head: Vec<String> = sw.plan.axes.iter().map(|a| a.key.clone()).collect();
+    if halving {
+        head.extend(["rung".into(), "train_rows".into()]);
+    }
+    head.extend([
         format!("mean_{metric}"),
         "sd".into(),
         "seconds".into(),
         "error".into(),
-    ];
+    ]);
     head.extend((0..folds).map(|k| format!("fold_{k}")));
     let mut out = join(&head);
     let mut rows: Vec<_> = sw.rows.iter().collect();
     rows.sort_by_key(|r| r.index);
+    rows.sort_by_key(|r| r.rung);
     for r in rows {
-        let mut row = vec![
-            sw.plan
-                .values
-                .get(r.index)
-                .map(|v| v.to_string())
-                .unwrap_or_default(),
+        let point = sw.plan.points.get(r.index);
+        let mut row: Vec<String> = (0..sw.plan.axes.len())
+            .map(|a| {
+                point
+                    .and_then(|p| p.get(a))
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
+            .collect();
+        if halving {
+            let num = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
+            row.extend([num(r.rung), num(r.train_rows)]);
+        }
+        row.extend([
             r.mean.to_string(),
             r.sd.to_string(),
             r.seconds.to_string(),
             r.error.clone().unwrap_or_default(),
-        ];
+        ]);
         row.extend(r.fold_scores.iter().map(|v| v.to_string()));
         out.push_str(&join(&row));
     }
-    Ok((format!("sweep-{}", sw.plan.key), out))
+    let keys: Vec<&str> = sw.plan.axes.iter().map(|a| a.key.as_str()).collect();
+    Ok((format!("sweep-{}", keys.join("-")), out))
 }
 
-/// The predictions table as `ovk predict --out` writes it: scores, then decoded columns.
+/// The predictions table as `ovk predict --out` writes it (`<output>`, `<output>_score`).
 fn predictions_csv(t: &ovk_core::train::PredictionTable) -> String {
     let cols = t.columns();
     let mut out = cols

@@ -27,11 +27,16 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ),
     ("?", "everywhere", "this help"),
     (
+        "i",
+        "everywhere",
+        "in full: the status line and the name under the cursor (cut names keep their ends)",
+    ),
+    (
         "q  Ctrl-C",
         "everywhere",
         "quit (asks first while a fit runs; finished fits are recorded already)",
     ),
-    ("e", "panes 4–8", "export the matrix / table / trace as CSV"),
+    ("e", "panes 4–8", "CSV; in Charts and Matrices a figure too"),
     (
         "s",
         "after a fit",
@@ -39,11 +44,32 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ),
     ("r", "everywhere", "start a fit"),
     ("Enter", "Data: files", "open file or folder"),
-    ("Backspace u", "Data", "parent folder / back to the files"),
+    ("Backspace u", "Data", "parent folder"),
+    ("Esc", "Data: columns", "back to the file list"),
+    (
+        "/",
+        "Data",
+        "find a file or folder by name as you type; Enter opens it",
+    ),
     (
         "f t c v x T",
         "Data: columns",
         "role: feature, target, class, view, ignore, test marker (nonzero = a test row)",
+    ),
+    (
+        "Space",
+        "Data: columns",
+        "mark the column (V puts the marked columns into a view)",
+    ),
+    (
+        "V",
+        "Data: columns",
+        "view: NAME = columns (a..b, glob*, /regex/, a,b), or NAME for the marked ones",
+    ),
+    (
+        "n",
+        "Data: columns",
+        "rename the column's view (another view's name merges the two)",
     ),
     (
         "[ ]",
@@ -74,9 +100,14 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "Kernel",
         "next choice (kernel, choices, true/false)",
     ),
-    ("w", "Kernel", "sweep this number by CV over a range"),
+    ("w", "Kernel", "mark this number for search, with its range"),
     ("Ctrl-U", "editing", "clear the field"),
     ("Enter r", "Run", "start the fit"),
+    (
+        "w",
+        "Run",
+        "search the marked fields: grid, random or halving",
+    ),
     (
         "Esc c",
         "Run",
@@ -123,11 +154,20 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "zoom in / out / back to fitted (each matrix starts fitted)",
     ),
     ("j k H L", "Matrices", "move the cell cursor"),
+    (
+        "c o",
+        "Matrices",
+        "output kernel as correlations / outputs in clustered order",
+    ),
     ("Enter", "Sessions", "open the session"),
     ("n", "Sessions", "rename"),
     ("d", "Sessions", "delete (asks to confirm)"),
     ("Space", "Sessions", "mark runs (Charts overlays them)"),
-    ("c", "Sessions", "compare the first two marked runs"),
+    (
+        "c",
+        "Sessions",
+        "compare the marked runs: metrics, per output, paired p-values",
+    ),
     ("[ ] o", "Sessions", "choose a column / sort by it"),
     ("/", "Sessions", "filter: words, method:okl, dataset:iris"),
     (
@@ -145,6 +185,11 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "p",
         "Sessions",
         "predict on a file with the session's model (e saves the table)",
+    ),
+    (
+        "[ ]",
+        "Sessions: predictions",
+        "scroll the predictions' columns sideways (<output>, <output>_score, true value)",
     ),
     ("Space", "replay", "play / pause the trace"),
 ];
@@ -183,6 +228,9 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
             _ => None,
         };
     }
+    if state.full_text {
+        return Some(Action::ShowFull);
+    }
     if state.help {
         return Some(match key.code {
             KeyCode::Char('q') => Action::Quit,
@@ -200,6 +248,7 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
         KeyCode::BackTab => Action::PrevPane,
         KeyCode::Char(c @ '1'..='8') => Action::Goto(Pane::ALL[(c as u8 - b'1') as usize]),
         KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Char('i') => Action::ShowFull,
         KeyCode::Char('q') => Action::Quit,
         KeyCode::Right if replay => Action::Step(1),
         KeyCode::Left if replay => Action::Step(-1),
@@ -240,6 +289,9 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Data, 'y') => Action::CycleTargetScale,
         (Pane::Data, 'u') => Action::ParentDir,
         (Pane::Data, 'm') => Action::ToggleDropMissing,
+        (Pane::Data, 'V') => Action::ViewPrompt,
+        (Pane::Data, 'n') => Action::RenameView,
+        (Pane::Data, '/') => Action::Filter,
         (Pane::Data, '<') => Action::Labeled(-1),
         (Pane::Data, '>') => Action::Labeled(1),
         (Pane::Run | Pane::Results, 'J') => Action::ScrollNotes(3),
@@ -251,7 +303,7 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Results, 'p') => Action::TogglePart,
         (Pane::Charts, 'o') => Action::ToggleOverlay,
         (Pane::Charts, 'm') => Action::ToggleMarked,
-        (Pane::Kernel, 'w') => Action::SweepPrompt,
+        (Pane::Kernel | Pane::Run, 'w') => Action::SweepPrompt,
         (Pane::Sessions, 'c') => Action::Compare,
         (Pane::Sessions, 'p') => Action::PredictPrompt,
         (Pane::Sessions | Pane::Results, '[') => Action::Column(-1),
@@ -261,6 +313,8 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Sessions, '=') => Action::GroupByRows,
         (Pane::Sessions, 'P') => Action::PrunePrompt,
         (Pane::Matrices, 'n') => Action::NextMatrix,
+        (Pane::Matrices, 'c') => Action::ToggleCorrelation,
+        (Pane::Matrices, 'o') => Action::ToggleOrder,
         (Pane::Matrices, 'N') => Action::PrevMatrix,
         (Pane::Matrices, '+') | (Pane::Matrices, '=') => Action::Zoom(1),
         (Pane::Matrices, '-') => Action::Zoom(-1),

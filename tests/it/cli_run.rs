@@ -311,3 +311,47 @@ fn a_method_behind_its_baseline_is_told_to_tune() {
     binary::assert_ok(&o, "vvmr γ_I = 1e-3: ");
     assert!(!stdout(&o).contains(marker), "{}", stdout(&o));
 }
+
+/// A σ chosen on raw features and run on standardised ones (issue 34's trap): `ovk run` says so
+/// on stderr before the fit, with the median distance beside it, and still fits (status 0); the
+/// median itself, or a σ near it, is quiet.
+#[test]
+fn a_width_far_from_the_median_distance_is_warned_before_the_fit() {
+    let store = temp_store("width");
+    let args = |sigma: &'static str| {
+        vec![
+            "run",
+            "--data",
+            "datasets/iris.csv",
+            "--class",
+            "species",
+            "--method",
+            "krr",
+            "--kernel",
+            "gaussian",
+            "--sigma",
+            sigma,
+            "--json",
+        ]
+    };
+    let out = ovk(&args("0.05"), &store);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("warning: σ = 0.05"))
+        .unwrap_or_else(|| panic!("no width warning:\n{err}"));
+    assert!(line.contains("narrower than the median distance"), "{line}");
+    assert!(line.contains("standard scaling"), "{line}");
+    // the median beside it is the one the kernel would take (σ = median, same split)
+    let median = json(&ovk(&args("median"), &store));
+    let dir = PathBuf::from(median["session"].as_str().unwrap());
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("session.json")).unwrap()).unwrap();
+    let m = record["kernel"]["resolved"]["sigma"].as_f64().unwrap();
+    assert!(line.contains(&format!("{m:.3}")), "{line} (median {m})");
+    assert!(!stderr(&ovk(&args("median"), &store)).contains("warning: σ"));
+    let near = format!("{}", m * 1.5);
+    let near: &'static str = Box::leak(near.into_boxed_str());
+    assert!(!stderr(&ovk(&args(near), &store)).contains("warning: σ"));
+}

@@ -156,6 +156,7 @@ fn vvmr() {
         &params(&[
             ("gamma_a", Value::Float(0.5)),
             ("gamma_i", Value::Float(0.25)),
+            ("gamma_i_scale", text("belkin")),
             ("gamma_o", Value::Float(0.75)),
             ("knn", Value::Int(4)),
             ("graph_weights", text("binary")),

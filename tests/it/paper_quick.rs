@@ -9,14 +9,18 @@ use ovk_core::methods::Silent;
 use ovk_core::session::Store;
 use ovk_lab::papers::{self, EXPERIMENTS};
 
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 11] = [
     "okl-sim",
     "okl-usps",
+    "okl-usps-tuned",
     "lowrank-exp1",
     "lowrank-exp2",
     "kde-usps",
+    "kde-ocr",
     "vvmr-multilabel",
+    "vvmr-scene",
     "mvml-views",
+    "mvml-uwave",
 ];
 
 fn store_dir(name: &str) -> PathBuf {
@@ -97,6 +101,11 @@ fn okl_usps_quick() {
 }
 
 #[test]
+fn okl_usps_tuned_quick() {
+    check("okl-usps-tuned", 1);
+}
+
+#[test]
 fn lowrank_exp1_quick() {
     check("lowrank-exp1", 4);
 }
@@ -121,6 +130,27 @@ fn vvmr_multilabel_quick() {
 #[test]
 fn mvml_views_quick() {
     check("mvml-views", 4);
+}
+
+// The papers' own data sets (../shared/datasets, not shipped): opt-in, `cargo test --release
+// -p ovk --test it paper_own_data -- --ignored`.
+
+#[test]
+#[ignore = "reads the shared scene.csv"]
+fn paper_own_data_vvmr_scene_quick() {
+    check("vvmr-scene", 20);
+}
+
+#[test]
+#[ignore = "reads the shared ocr_letters.csv"]
+fn paper_own_data_kde_ocr_quick() {
+    check("kde-ocr", 3);
+}
+
+#[test]
+#[ignore = "reads the shared uwave_train.csv"]
+fn paper_own_data_mvml_uwave_quick() {
+    check("mvml-uwave", 8);
 }
 
 #[test]

@@ -421,3 +421,25 @@ fn no_labeled_rows_is_an_input_error() {
         Some(ovk_core::ErrorKind::Input)
     );
 }
+
+/// Belkin et al.'s γ_I/(u + ℓ)² is eq. (12)'s γ_I divided by N²: the two scales give the same
+/// fit when the Belkin γ_I is N² times the paper's, and a different one at the same number.
+#[test]
+fn belkin_gamma_i_scale_divides_by_n_squared() {
+    let p = problem(30, 22);
+    let fit = |gamma_i: f64, scale: &str| {
+        let params = Params::new()
+            .with("output_knn", Value::Int(1))
+            .with("gamma_i", Value::Float(gamma_i))
+            .with("gamma_i_scale", Value::Text(scale.into()));
+        let f = Vvmr.fit(&p, &params, &mut Collect::default()).unwrap();
+        (matrix(&f, "coefficients").clone(), f.details)
+    };
+    let (paper, _) = fit(0.2, "paper");
+    let (belkin, details) = fit(0.2 * 900.0, "belkin");
+    assert!(rel_err(&paper, &belkin) < 1e-10);
+    assert_eq!(details["gamma_i_scale"], "belkin");
+    assert!((details["gamma_i_eq12"].as_f64().unwrap() - 0.2).abs() < 1e-12);
+    let (same_number, _) = fit(0.2, "belkin");
+    assert!(rel_err(&paper, &same_number) > 1e-3);
+}

@@ -250,6 +250,7 @@ fn a_cancelled_sweep_is_recorded_with_the_rows_it_scored() {
             configs,
             folds: Some(3),
             jobs: 1,
+            halving: None,
         },
     )
     .unwrap();

@@ -12,14 +12,18 @@ use crate::methods::{self, Method, MethodName, Params, Value};
 use crate::util::choice::choice_enum;
 use crate::Result;
 
+/// A run fully specified: the data, the method, the kernel and the hyperparameters (`--config` files, sessions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
+    /// The data file, column roles, split and scaling.
     pub data: DataConfig,
     /// Saved as its name (`"lowrank-okl"`).
     pub method: MethodName,
+    /// The input kernel as chosen.
     #[serde(default)]
     pub kernel: KernelSpec,
+    /// The method's hyperparameters as given (defaults fill the rest).
     #[serde(default)]
     pub params: Params,
     /// Session name; default: `<dataset>-<method>`.
@@ -54,6 +58,7 @@ impl SelectOn {
         *self == SelectOn::Train
     }
 
+    /// True when hyperparameters are chosen on the test part (the papers' protocol).
     pub fn is_test(&self) -> bool {
         *self == SelectOn::Test
     }
@@ -119,6 +124,7 @@ impl RunConfig {
         m
     }
 
+    /// The session name when none is given: `<file stem>-<method>`.
     pub fn default_name(&self) -> String {
         let stem = self
             .data

@@ -26,9 +26,11 @@ pub enum ErrorKind {
     Numerical,
     /// The request would not fit in memory (or a file is beyond its size cap).
     TooBig,
+    /// The fit was cancelled by its observer.
     Cancelled,
     /// An operating-system error on a file ovk wrote or read on its own account.
     Io,
+    /// A bug or an unexpected state of the machine.
     Internal,
 }
 
@@ -48,6 +50,7 @@ impl ErrorKind {
     }
 }
 
+/// Every failure ovk-core reports; the variant decides how a face shows it and its exit status.
 #[derive(Debug, thiserror::Error)]
 pub enum OvkError {
     /// Something the user gave (file, column, hyperparameter, session) is wrong. Exit 2.
@@ -62,6 +65,7 @@ pub enum OvkError {
     /// The fit was cancelled by its observer (Esc in the TUI, Ctrl-C headless).
     #[error("cancelled")]
     Cancelled,
+    /// An operating-system error on a file, with what ovk was doing.
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -73,9 +77,11 @@ pub enum OvkError {
     Internal(String),
 }
 
+/// The result type of every fallible ovk-core function.
 pub type Result<T> = std::result::Result<T, OvkError>;
 
 impl OvkError {
+    /// An input error (exit 2) with this message.
     pub fn input(msg: impl Into<String>) -> Self {
         OvkError::input_as(ErrorKind::Input, msg)
     }
@@ -126,14 +132,17 @@ impl OvkError {
         }
     }
 
+    /// A numerical failure the user can act on (exit 2); the message names cause and fix.
     pub fn numerical(msg: impl Into<String>) -> Self {
         OvkError::Numerical(msg.into())
     }
 
+    /// A bug or unexpected state (exit 1).
     pub fn internal(msg: impl Into<String>) -> Self {
         OvkError::Internal(msg.into())
     }
 
+    /// An I/O error, `context` saying what ovk was doing (`writing <file>`).
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         OvkError::Io {
             context: context.into(),

@@ -7,6 +7,7 @@ use ratatui::Frame;
 use super::super::state::{RunStatus, State, SweepState};
 
 mod marked;
+mod search;
 use super::super::widgets::log_chart::{LogChart, Series};
 use ovk_core::methods::TraceRecord;
 
@@ -70,6 +71,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             saved.as_ref()
         }
     };
+    if let Some(sw) = sweep.filter(|sw| sw.plan.varying().len() >= 2) {
+        // the scores over the searched fields need the room: the refit's trace is in Run
+        return search::draw(frame, area, s, sw);
+    }
     let shares = if sweep.is_some() { [30, 25] } else { [40, 30] };
     let [obj, res, val] = Layout::vertical(heights(area.height, shares)).areas(area);
     if let Some(sw) = sweep {

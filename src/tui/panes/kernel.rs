@@ -49,6 +49,10 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 (Median::Failed(_), _) => "  (unavailable)".into(),
             });
         }
+        if let Some(m) = s.search.get(f.key()).filter(|_| !editing) {
+            // searched over this range by `w` in Run; a fit with r still takes the value
+            value = format!("{value} ≈ {}", m.text);
+        }
         let value_style = if error.is_some() {
             s.theme.error
         } else if editing {
@@ -94,8 +98,8 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         fit_title(
             table_area,
             &[
-                format!("{what} — Enter edits · Space cycles · w sweeps"),
-                format!("{method} — Enter edits · Space cycles · w sweeps"),
+                format!("{what} — Enter edits · Space cycles · w marks"),
+                format!("{method} — Enter edits · Space cycles · w marks"),
                 what,
             ],
         )
@@ -141,9 +145,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     if let Some(i) = k.current() {
         let f = &k.fields[i];
         if sweepable(f) && k.field_error(i).is_none() && s.replay.is_none() {
+            let marked = if s.search.marks.is_empty() {
+                String::new()
+            } else {
+                format!(" (marked: {})", s.search.labels())
+            };
             lines.push(Line::styled(
                 format!(
-                    "w sweeps {} over a range by cross-validation and keeps the best",
+                    "w marks {} for search over a range{marked}; w in Run searches by CV and \
+                     keeps the best",
                     f.key()
                 ),
                 s.theme.dim,

@@ -14,7 +14,7 @@ use ratatui::Frame;
 use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::heatmap::{self, Heatmap, Legend};
-use super::super::widgets::{clip, fmt_num};
+use super::super::widgets::{clip, clip_middle, fmt_num};
 use super::{block, draw_note, fit_title};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -52,6 +52,15 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         return;
     };
     let ax = axes::of(&f.outcome.record, name, m.dim());
+    let (view, ax, how) = reading(s, sel, m, ax);
+    let m = &view;
+    let titled;
+    let name = if how.is_empty() {
+        name
+    } else {
+        titled = format!("{name} · {how}");
+        titled.as_str()
+    };
     let label = |i: usize, n: usize| -> String {
         // `n` tells rows (nrows) from columns; square matrices with one axis use it for both.
         if n == m.nrows() && i < ax.rows.labels.len() && (n != m.ncols() || ax.same) {
@@ -68,6 +77,45 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         return;
     }
     draw_heatmap(frame, right, s, name, m, &ax);
+}
+
+/// An outputs × outputs matrix as the user asked to read it (`c` correlations, `o` clustered
+/// order, by the engine's `inspect`): the matrix, its axes in that order, and words for the
+/// title ("" when raw in file order).
+fn reading(
+    s: &State,
+    sel: usize,
+    m: &Array2<f64>,
+    mut ax: axes::Axes,
+) -> (Array2<f64>, axes::Axes, String) {
+    let square = ax.same && m.nrows() == m.ncols();
+    let mut words = Vec::new();
+    let mut shown = if square && s.matrices.correlation {
+        words.push("correlation");
+        ovk_core::inspect::correlation(m.view())
+    } else {
+        m.clone()
+    };
+    let order = s
+        .matrices
+        .order
+        .as_ref()
+        .filter(|(i, o)| *i == sel && o.len() == m.nrows())
+        .map(|(_, o)| o);
+    if let Some(order) = order.filter(|_| square && s.matrices.clustered) {
+        words.push("clustered");
+        shown = ovk_core::inspect::permuted(shown.view(), order);
+        let permute = |a: &mut axes::Axis| {
+            if a.labels.len() == order.len() {
+                a.labels = order.iter().map(|&i| a.labels[i].clone()).collect();
+            }
+            // blocks of consecutive outputs mean nothing once they are reordered
+            a.blocks.clear();
+        };
+        permute(&mut ax.rows);
+        permute(&mut ax.cols);
+    }
+    (shown, ax, words.join(", "))
 }
 
 /// For a similarity (rows and columns index the same things): the strongest off-diagonal
@@ -102,10 +150,13 @@ fn draw_strongest(frame: &mut Frame, area: Rect, s: &State, m: &Array2<f64>, ax:
             lines.push(Line::raw(format!("  {pair}")));
         } else {
             lines.push(Line::styled(format!("{:>9}", fmt_num(v)), style));
-            lines.push(Line::raw(format!("  {}", clip(a, w.saturating_sub(2)))));
+            lines.push(Line::raw(format!(
+                "  {}",
+                clip_middle(a, w.saturating_sub(2))
+            )));
             lines.push(Line::raw(format!(
                 "  {sep} {}",
-                clip(b, w.saturating_sub(4))
+                clip_middle(b, w.saturating_sub(4))
             )));
         }
         if lines.len() >= k {
@@ -288,7 +339,7 @@ fn draw_heatmap(
                 (ax.rows.labels[r].clone(), r == cur.0)
             };
             let style = if on_cursor { s.theme.key } else { s.theme.dim };
-            Line::styled(clip(&text, label_w as usize - 1), style)
+            Line::styled(clip_middle(&text, label_w as usize - 1), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);
@@ -321,7 +372,11 @@ fn cell_line(at: &str, (row, col): (&str, &str), axes: &axes::Axes, width: usize
         room / 2
     };
     let col_w = room.saturating_sub(row_w);
-    format!("{at}   row {} · col {}", clip(row, row_w), clip(col, col_w))
+    format!(
+        "{at}   row {} · col {}",
+        clip_middle(row, row_w),
+        clip_middle(col, col_w)
+    )
 }
 
 /// `name` without the prefix all of `labels` share (it is one of them), when some is left.

@@ -68,6 +68,9 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
                     "Enter or r starts the fit · Esc or c cancels it",
                     s.theme.ok,
                 ));
+                if let Some(line) = marked_line(s) {
+                    l.push(line);
+                }
                 l
             }
             Err(why) => vec![
@@ -77,6 +80,22 @@ fn config_lines(s: &State) -> Vec<Line<'static>> {
         };
     };
     let mut l = summary(s, ran, None);
+    if let Some(sw) = s.run.sweep.as_ref().filter(|sw| sw.plan.axes.len() > 1) {
+        l.push(Line::styled(
+            format!(
+                "search  {}: {} configurations by {} · {} · best refitted",
+                sw.plan.label,
+                sw.plan.points.len(),
+                sw.plan.strategy.as_str(),
+                sw.plan.folds.map_or_else(
+                    || "scored on the test part".into(),
+                    |k| format!("{k}-fold CV")
+                )
+            ),
+            s.theme.key,
+        ));
+        return l;
+    }
     if let Some(sw) = &s.run.sweep {
         let v = &sw.plan.values;
         let ends = |x: Option<&f64>| x.map_or_else(String::new, |x| plan_value(&sw.plan, *x));
@@ -525,78 +544,120 @@ fn draw_records(frame: &mut Frame, area: Rect, s: &State) {
     );
 }
 
-/// A value of a sweep's grid: whole numbers (ranks, iteration counts) without a decimal point.
-fn plan_value(plan: &SweepPlan, v: f64) -> String {
-    if plan
-        .values
+/// The fields marked for search with their ranges, and the key that searches them.
+fn marked_line(s: &State) -> Option<Line<'static>> {
+    let marks: Vec<String> = s
+        .search
+        .marks
         .iter()
-        .all(|x| x.fract() == 0.0 && x.abs() < 1e15)
-    {
+        .filter(|m| s.kernel.fields.iter().any(|f| f.key() == m.plan.key))
+        .map(|m| format!("{} {}", m.plan.label, m.text))
+        .collect();
+    (!marks.is_empty()).then(|| {
+        Line::styled(
+            format!(
+                "marked  {} · w searches them (grid, random, halving)",
+                marks.join(" · ")
+            ),
+            s.theme.key,
+        )
+    })
+}
+
+/// A value of a sweep's grid: whole numbers (ranks, iteration counts) without a decimal point.
+fn plan_value(_plan: &SweepPlan, v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
         fmt_num(v)
     }
 }
 
-/// A sweep's configurations in grid order: value, mean ± sd of the score, time; the best is
-/// starred; a failed one says so, and why in the notes.
+/// A sweep's configurations in grid order: each searched value, mean ± sd of the score, time
+/// (a halving's: the rows of its last rung too); the best is starred; a failed one says so,
+/// and why in the notes.
 fn draw_sweep(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
     let best = sw.best().map(|b| b.index);
-    let mut rows: Vec<&ovk_core::train::sweep::SweepRow> = sw.rows.iter().collect();
-    rows.sort_by_key(|r| r.index);
+    let rows = sw.latest();
     let metric = rows.first().map_or("score", |r| r.metric.as_str());
-    let body = sw.plan.values.iter().enumerate().map(|(i, v)| {
-        let value = plan_value(&sw.plan, *v);
-        match rows.iter().find(|r| r.index == i) {
-            None => Row::new(vec![" ".into(), value, "…".into()]).style(s.theme.dim),
+    let halving = sw.plan.strategy == ovk_core::train::search::Strategy::Halving;
+    let n_axes = sw.plan.axes.len();
+    let body = sw.plan.points.iter().enumerate().map(|(i, p)| {
+        let mut cells: Vec<String> = vec![if best == Some(i) { "*" } else { " " }.to_string()];
+        cells.extend(p.iter().map(|v| plan_value(&sw.plan, *v)));
+        let row = rows.iter().find(|r| r.index == i);
+        if halving {
+            cells.push(
+                row.and_then(|r| r.train_rows)
+                    .map_or_else(String::new, |n| n.to_string()),
+            );
+        }
+        match row {
+            None => {
+                cells.push("…".into());
+                Row::new(cells).style(s.theme.dim)
+            }
             Some(r) => match &r.error {
-                Some(_) => Row::new(vec![" ".into(), value, "failed".into(), "see Notes".into()])
-                    .style(s.theme.error),
-                None => Row::new(vec![
-                    if best == Some(i) { "*" } else { " " }.to_string(),
-                    value,
-                    fmt_num(r.mean),
-                    fmt_num(r.sd),
-                    format!("{:.1}", r.seconds),
-                ]),
+                Some(_) => {
+                    cells.extend(["failed".into(), "see Notes".into()]);
+                    Row::new(cells).style(s.theme.error)
+                }
+                None => {
+                    cells.extend([fmt_num(r.mean), fmt_num(r.sd), format!("{:.1}", r.seconds)]);
+                    Row::new(cells)
+                }
             },
         }
     });
-    let n = sw.plan.values.len();
+    let n = sw.plan.points.len();
     let selected = match s.scroll.trace {
         Some(i) => Some(i.min(n.saturating_sub(1))),
         None => best.or(Some(0)),
     };
-    let title = format!(
-        "Sweep of {} — {}/{n} scored{} — j k scroll",
-        sw.plan.label,
-        sw.rows.len(),
-        if best.is_some() { ", * best" } else { "" }
+    let scored = if halving {
+        format!("{}/{} evaluations", sw.rows.len(), sw.total())
+    } else {
+        format!("{}/{n} scored", sw.rows.len())
+    };
+    let what = match (n_axes, sw.plan.strategy.as_str()) {
+        (1, "grid") => "Sweep".to_string(),
+        (_, "halving") => "Halving".to_string(),
+        _ => "Search".to_string(),
+    };
+    let starred = if best.is_some() { ", * best" } else { "" };
+    let title = fit_title(
+        area,
+        &[
+            format!(
+                "{what} of {} — {scored}{starred} — j k scroll",
+                sw.plan.label
+            ),
+            format!("{what} of {} — {scored}{starred}", sw.plan.label),
+            format!("{what} {} {scored}", sw.plan.label),
+            scored.clone(),
+        ],
     );
+    let value_w = if n_axes == 1 { 10 } else { 8 };
+    let mut widths = vec![Constraint::Length(1)];
+    widths.extend((0..n_axes).map(|_| Constraint::Length(value_w)));
+    let mut header = vec![String::new()];
+    header.extend(sw.plan.axes.iter().map(|a| a.label.clone()));
+    if halving {
+        widths.push(Constraint::Length(5));
+        header.push("rows".into());
+    }
+    widths.extend([
+        Constraint::Length(10),
+        Constraint::Length(9),
+        Constraint::Length(6),
+    ]);
+    header.extend([metric.to_string(), "sd".into(), "s".into()]);
     let mut st = TableState::default().with_selected(selected);
     frame.render_stateful_widget(
-        Table::new(
-            body,
-            [
-                Constraint::Length(1),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(9),
-                Constraint::Length(6),
-            ],
-        )
-        .header(
-            Row::new(vec![
-                String::new(),
-                sw.plan.label.clone(),
-                metric.to_string(),
-                "sd".into(),
-                "s".into(),
-            ])
-            .style(s.theme.title),
-        )
-        .row_highlight_style(s.theme.selected)
-        .block(block(title, &s.theme, false)),
+        Table::new(body, widths)
+            .header(Row::new(header).style(s.theme.title))
+            .row_highlight_style(s.theme.selected)
+            .block(block(title, &s.theme, false)),
         area,
         &mut st,
     );
@@ -613,7 +674,14 @@ fn draw_notes(frame: &mut Frame, notes: Rect, s: &State) {
     };
     let lines: Vec<Line> = notes_src
         .iter()
-        .map(|n| Line::raw(format!("• {}", in_workbench_terms(n))))
+        .map(|n| match n.strip_prefix(ovk_core::train::WARNING) {
+            // a width far from the data's distances (train::width): before the fit, tinted
+            Some(w) => Line::styled(
+                format!("• warning: {}", in_workbench_terms(w)),
+                s.theme.warn,
+            ),
+            None => Line::raw(format!("• {}", in_workbench_terms(n))),
+        })
         .collect();
     let title = |shown: Option<(usize, usize, usize)>| match shown {
         Some((first, last, total)) => format!("Notes {first}–{last} of {total} lines — J K"),

@@ -7,14 +7,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::super::state::{mixed_tasks, Column, Predictions, State};
+use super::super::state::{mixed_tasks, Column, State};
 use super::super::widgets::{clip, file_name, fmt_num};
 use super::{block, error_or_hint, fit_title};
 use ovk_core::session::{Listing, SessionRecord};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let ss = &s.sessions;
-    let (list_area, cmp_area) = if ss.compare.is_some() || ss.predictions.is_some() {
+    let comparing = ss.compare.is_some() || ss.comparison.is_some();
+    let (list_area, cmp_area) = if comparing || ss.predictions.is_some() {
         let [a, b] =
             Layout::vertical([Constraint::Percentage(40), Constraint::Fill(1)]).areas(area);
         (a, Some(b))
@@ -66,15 +67,20 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             Paragraph::new(msg).block(block(fit_title(list_area, &titles), &s.theme, true)),
             list_area,
         );
+        draw_below(frame, cmp_area, s);
         return;
     }
     let [table_area, keys_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
-    let hint = if area.width >= 116 {
-        "○ not kept ✕ cancelled · Space mark · c compare 2 · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
-    } else {
-        "○ not kept ✕ cancelled · Space mark · o sort · = group · Enter open · p predict · P prune"
-    };
+    // The longest that fits whole; ? lists the rest.
+    let hint = [
+        "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune",
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · / filter · Enter open · p predict · n rename · P prune · ? more",
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict",
+    ]
+    .into_iter()
+    .find(|h| h.chars().count() <= area.width as usize)
+    .unwrap_or("○ unkept ✕ cancelled · Space mark · c compare · Enter open · p predict");
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(
             clip(
@@ -98,109 +104,22 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     };
     frame.render_widget(Paragraph::new(key_line), keys_area);
     draw_table(frame, table_area, s, &rows, &titles);
-    if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
+    draw_below(frame, cmp_area, s);
+}
+
+/// What the lower part shows, when open: a comparison of runs or a model's predictions.
+fn draw_below(frame: &mut Frame, area: Option<Rect>, s: &State) {
+    let (Some(area), ss) = (area, &s.sessions) else {
+        return;
+    };
+    if let Some(c) = &ss.comparison {
+        draw_comparison(frame, area, s, c);
+    } else if let Some(pair) = &ss.compare {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
-    if let (Some(area), Some(p)) = (cmp_area, &ss.predictions) {
-        draw_predictions(frame, area, s, p);
+    if let Some(p) = &ss.predictions {
+        super::predictions::draw(frame, area, s, p);
     }
-}
-
-/// A saved model's predictions on a file: one row per file row, the decoded class or labels
-/// first (classification), then the scores; as many columns as fit, rows scrolled by j k.
-fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
-    let t = &p.table;
-    let mut cols: Vec<(String, Vec<String>)> = t.decoded.clone();
-    for (k, name) in t.output_names.iter().enumerate() {
-        cols.push((
-            name.clone(),
-            t.scores.column(k).iter().map(|v| fmt_num(*v)).collect(),
-        ));
-    }
-    let width = 12u16;
-    let fit = (usize::from(area.width.saturating_sub(8)) / usize::from(width + 1)).max(1);
-    let shown = cols.len().min(fit);
-    // borders, the header, and the metrics' line when the file held the outputs
-    let visible = usize::from(
-        area.height
-            .saturating_sub(3 + u16::from(t.scored.is_some())),
-    )
-    .max(1);
-    let first = p.scroll.min(t.n_rows().saturating_sub(1));
-    let header = Row::new(
-        std::iter::once(Cell::from("row"))
-            .chain(
-                cols[..shown]
-                    .iter()
-                    .map(|(n, _)| Cell::from(clip(n, width as usize))),
-            )
-            .collect::<Vec<_>>(),
-    )
-    .style(s.theme.title);
-    let rows: Vec<Row> = (first..t.n_rows().min(first + visible))
-        .map(|i| {
-            Row::new(
-                std::iter::once(Cell::from((i + 1).to_string()))
-                    .chain(cols[..shown].iter().map(|(_, v)| Cell::from(v[i].clone())))
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let more = if cols.len() > shown {
-        format!(" · {} more columns (e saves all)", cols.len() - shown)
-    } else {
-        String::new()
-    };
-    let what = format!("Predictions of {} on {}", p.session, file_name(&p.data));
-    let rows_shown = format!(
-        "rows {}–{} of {}",
-        first + 1,
-        t.n_rows().min(first + visible),
-        t.n_rows()
-    );
-    let title = fit_title(
-        area,
-        &[
-            format!("{what} — {rows_shown}{more} · Esc closes"),
-            format!("{what} — {rows_shown} · Esc closes"),
-            format!("Predictions — {rows_shown} · Esc closes"),
-            format!("Predictions — {rows_shown}"),
-        ],
-    );
-    let widths =
-        std::iter::once(Constraint::Length(6)).chain((0..shown).map(|_| Constraint::Length(width)));
-    let blk = block(&title, &s.theme, true);
-    let inner = blk.inner(area);
-    frame.render_widget(blk, area);
-    let table_area = match &t.scored {
-        Some(sc) => {
-            let [line, rest] =
-                Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
-            frame.render_widget(Paragraph::new(scored_line(s, sc, t.n_rows())), line);
-            rest
-        }
-        None => inner,
-    };
-    frame.render_widget(Table::new(rows, widths).header(header), table_area);
-}
-
-/// The metrics of predictions on a file that holds the model's outputs.
-fn scored_line(s: &State, sc: &ovk_core::train::Scored, n: usize) -> Line<'static> {
-    let cells: Vec<String> = sc
-        .metrics
-        .iter()
-        .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
-        .collect();
-    Line::from(vec![
-        Span::styled(
-            format!(
-                "scored on {} of {n} rows (they hold the outputs): ",
-                sc.rows.len()
-            ),
-            s.theme.dim,
-        ),
-        Span::styled(cells.join(" · "), s.theme.title),
-    ])
 }
 
 /// The runs table: the name pinned on the left, the other columns scrolled so the column
@@ -431,5 +350,83 @@ fn draw_compare(frame: &mut Frame, area: Rect, s: &State, a: &SessionRecord, b: 
         .column_spacing(2)
         .block(block(title, &s.theme, false)),
         area,
+    );
+}
+
+/// The marked runs side by side as `ovk compare` prints them (every metric with the best
+/// starred, per-output metrics, paired tests over shared folds), scrolled by PgUp PgDn; beside
+/// it, for two runs of the same outputs, the difference of their output kernels as a heatmap.
+fn draw_comparison(
+    frame: &mut Frame,
+    area: Rect,
+    s: &State,
+    c: &ovk_core::session::compare::Comparison,
+) {
+    let text = crate::cli::compare::render(c);
+    let lines: Vec<&str> = text.lines().collect();
+    let area = match &c.kernel_difference {
+        Some(d) if area.width >= 100 => {
+            let [table, heat] =
+                Layout::horizontal([Constraint::Fill(1), Constraint::Length(36)]).areas(area);
+            draw_difference(frame, heat, s, d);
+            table
+        }
+        _ => area,
+    };
+    let visible = area.height.saturating_sub(2) as usize;
+    let first = s.scroll.compare.min(lines.len().saturating_sub(visible));
+    let mut title = format!("Compare {} runs (* best · Esc closes)", c.runs.len());
+    if lines.len() > visible {
+        title.push_str(&format!(
+            " · lines {}–{} of {} · PgUp PgDn",
+            first + 1,
+            (first + visible).min(lines.len()),
+            lines.len()
+        ));
+    }
+    let title = fit_title(area, &[title, format!("Compare {} runs", c.runs.len())]);
+    let body: Vec<Line> = lines
+        .iter()
+        .skip(first)
+        .map(|l| {
+            if l.contains('*') {
+                Line::raw(l.to_string())
+            } else {
+                Line::styled(l.to_string(), s.theme.dim)
+            }
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(body).block(block(title, &s.theme, false)),
+        area,
+    );
+}
+
+/// Run 1's output kernel minus run 2's, fitted to the area (blue: run 2 larger, red: run 1).
+fn draw_difference(frame: &mut Frame, area: Rect, s: &State, d: &ndarray::Array2<f64>) {
+    use super::super::widgets::heatmap::{cell_size, fit_zoom, overview, Heatmap};
+    let max = d.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let b = block(
+        format!("L₁ − L₂ · max |Δ| {}", fmt_num(max)),
+        &s.theme,
+        false,
+    );
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    let (level, blocks) = fit_zoom(inner, d.nrows(), d.ncols());
+    let shown = if blocks == (1, 1) {
+        d.clone()
+    } else {
+        overview(d, blocks)
+    };
+    frame.render_widget(
+        Heatmap {
+            matrix: &shown,
+            cell: cell_size(level),
+            cursor: None,
+            origin: (0, 0),
+            theme: &s.theme,
+        },
+        inner,
     );
 }

@@ -13,17 +13,22 @@ use super::theme::Theme;
 
 mod data;
 mod form;
+pub mod readiness;
 mod run;
 mod runs;
+mod search;
 mod sweep;
 
 pub use data::{DataFocus, DataState, FileEntry, Median, Role, SplitChoice};
 pub use form::{Field, FieldKind, KernelState};
 pub use run::{RunState, RunStatus};
 pub use runs::{columns, group_key, mixed_tasks, rows_id, Column, MarkedRun, RunsView};
-pub use sweep::{configs as sweep_configs, default_text as sweep_default_text};
+pub use search::{parse_how, plan_search, How, Mark, SearchMarks, HOW_USAGE};
+pub use sweep::default_text as sweep_default_text;
+pub use sweep::{
+    integer as integer_field, search_configs, PlanAxis, ScoreGrid, SweepPlan, SweepState,
+};
 pub use sweep::{parse as parse_sweep, sweepable, MAX_VALUES as MAX_SWEEP_VALUES};
-pub use sweep::{SweepPlan, SweepState};
 
 /// The folds `f` in Run cycles through (`None`: no cross-validation).
 pub const CV_CHOICES: [Option<usize>; 4] = [None, Some(3), Some(5), Some(10)];
@@ -118,6 +123,12 @@ pub struct MatrixState {
     /// fit. Counted from the fit because the fit depends on the screen. Each matrix starts at 0.
     pub zoom: u16,
     pub cursor: (usize, usize),
+    /// A square outputs × outputs matrix shown as correlations (`c`).
+    pub correlation: bool,
+    /// Its outputs in the clustered order (`o`), with that order once computed: (matrix
+    /// index, order).
+    pub clustered: bool,
+    pub order: Option<(usize, Vec<usize>)>,
 }
 
 /// Scroll positions of the long lists (trace, records, notes): `None` follows the end.
@@ -137,6 +148,8 @@ pub struct Scroll {
     pub compare: usize,
     /// The help overlay's first row (it is taller than a 24-line terminal).
     pub help: usize,
+    /// Sessions pane: the predictions' columns scrolled past (`[` `]`), after the row number.
+    pub prediction_cols: usize,
 }
 
 /// Results pane: the per-output diagnostics in place of the summary (`d`), for one part.
@@ -168,6 +181,8 @@ pub struct SessionsState {
     /// Sort, filter, marks and the marked runs' curves.
     pub runs: RunsView,
     pub compare: Option<Box<(SessionRecord, SessionRecord)>>,
+    /// The marked runs compared, all of them (shown in place of the two-run settings).
+    pub comparison: Option<Box<ovk_core::session::compare::Comparison>>,
     /// A saved model's predictions on a file (`p`), shown until Esc.
     pub predictions: Option<Box<Predictions>>,
     pub error: Option<String>,
@@ -205,6 +220,9 @@ pub struct Predictions {
     pub data: PathBuf,
     pub table: ovk_core::train::PredictionTable,
     pub scroll: usize,
+    /// The file's columns the model does not read (a model applied to another data set's
+    /// table): said in the status line when there are any.
+    pub ignored: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -221,6 +239,20 @@ pub enum PromptKind {
     Sweep {
         key: String,
     },
+    /// Run: how to search the marked fields (`grid|random|halving …`), then start.
+    Search,
+    /// `e` on a chart or heatmap: the file to draw `figure` of the session in `session` to
+    /// (.svg or .png; .csv writes the data instead).
+    Figure {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+    },
+    /// The figure's file exists: y overwrites it.
+    ConfirmOverwrite {
+        session: PathBuf,
+        figure: crate::figure::Figure,
+        path: PathBuf,
+    },
     /// Sessions: the runs table's filter, applied as it is typed.
     Filter,
     /// Sessions: the file to apply the selected session's model to.
@@ -236,6 +268,16 @@ pub enum PromptKind {
     ConfirmPrune {
         count: usize,
     },
+    /// Data: `NAME = COLUMNS` or `NAME` (for the `marked` columns) makes a view.
+    AssignView {
+        marked: usize,
+    },
+    /// Data: the view `from`'s new name (an existing view's name merges them).
+    RenameView {
+        from: String,
+    },
+    /// Data: type-to-find in the file list.
+    FindFile,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -287,6 +329,8 @@ pub struct State {
     pub cv: Option<usize>,
     /// The value the last sweep put into the form, while it is there.
     pub sweep_set: Option<SweepSet>,
+    /// Kernel fields marked for a search (`w`), with their ranges.
+    pub search: SearchMarks,
     pub result: Option<Finished>,
     /// The previous finished run, for the overlay in Charts.
     pub previous: Option<PreviousRun>,
@@ -298,6 +342,8 @@ pub struct State {
     pub sessions: SessionsState,
     pub prompt: Option<Prompt>,
     pub help: bool,
+    /// `i`: the overlay with the texts cut to fit, in full.
+    pub full_text: bool,
     /// Read-only: a saved session opened with `ovk replay`.
     pub replay: Option<Replay>,
     pub status: String,
@@ -336,6 +382,7 @@ impl State {
             run: RunState::new(),
             cv: None,
             sweep_set: None,
+            search: SearchMarks::default(),
             result: None,
             previous: None,
             overlay: false,
@@ -345,6 +392,7 @@ impl State {
             sessions: SessionsState::default(),
             prompt: None,
             help: false,
+            full_text: false,
             replay: None,
             status: "ready — pick a file in Data (Enter), then r in Run; ? lists every key".into(),
             now: Instant::now(),
@@ -428,6 +476,9 @@ impl State {
         let mut data = self.data.config()?;
         let name = self.method_name().ok_or("no method chosen (2 Method)")?;
         let method = methods::find(name);
+        if let Some(why) = readiness::misfit(method, &self.data) {
+            return Err(why);
+        }
         // Columns marked as views (often by the sidecar) are plain features to a single-kernel
         // method; the session then records no views it did not use.
         if !method.multi_view() {

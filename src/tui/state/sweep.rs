@@ -5,12 +5,15 @@
 use ovk_core::kernels::{InputRank, Sigma};
 use ovk_core::methods::{ParamKind, Value};
 use ovk_core::session::SessionRecord;
+use ovk_core::train::search::Strategy;
 use ovk_core::train::sweep::{grid_values, SweepResult, SweepRow};
 use ovk_core::train::RunConfig;
 
 use super::form::{Field, FieldKind};
 
-/// What a sweep runs: `key` over `values`, each scored with `folds`-fold CV.
+/// What a sweep runs: `key` over `values`, each scored with `folds`-fold CV. A search over
+/// several fields has one `axes` entry per field and each configuration's values in `points`;
+/// `key`, `label` and `values` then name the search and hold the first field's values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepPlan {
     pub key: String,
@@ -19,6 +22,49 @@ pub struct SweepPlan {
     pub values: Vec<f64>,
     pub log: bool,
     pub folds: Option<usize>,
+    /// The searched fields, in the order they were marked (one for a one-field sweep).
+    pub axes: Vec<PlanAxis>,
+    /// Each configuration's value of each axis.
+    pub points: Vec<Vec<f64>>,
+    pub strategy: Strategy,
+    /// Rows the search sends: one per configuration, or per configuration and rung (halving).
+    pub evaluations: usize,
+}
+
+/// One searched field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanAxis {
+    pub key: String,
+    pub label: String,
+    pub log: bool,
+}
+
+impl SweepPlan {
+    /// A one-field grid sweep of `values`.
+    fn single(axis: PlanAxis, values: Vec<f64>, folds: Option<usize>) -> SweepPlan {
+        SweepPlan {
+            key: axis.key.clone(),
+            label: axis.label.clone(),
+            log: axis.log,
+            points: values.iter().map(|v| vec![*v]).collect(),
+            evaluations: values.len(),
+            values,
+            folds,
+            axes: vec![axis],
+            strategy: Strategy::Grid,
+        }
+    }
+
+    /// The axes whose values differ between configurations (a heatmap's, a table's columns).
+    pub fn varying(&self) -> Vec<usize> {
+        (0..self.axes.len())
+            .filter(|&a| {
+                let mut vals = self.points.iter().filter_map(|p| p.get(a));
+                let first = vals.next();
+                vals.any(|v| Some(v) != first)
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -29,40 +75,87 @@ pub struct SweepState {
 }
 
 impl SweepState {
+    /// The metric the rows were scored by (`score` before the first row).
+    pub fn metric(&self) -> String {
+        self.rows
+            .first()
+            .map_or_else(|| "score".to_string(), |r| r.metric.clone())
+    }
+
+    /// How the search scored: `3-fold CV accuracy`, or `test-part mse` without CV.
+    pub fn scored_by(&self) -> String {
+        let how = self
+            .plan
+            .folds
+            .map_or_else(|| "test-part".to_string(), |k| format!("{k}-fold CV"));
+        format!("{how} {}", self.metric())
+    }
+
     /// A saved sweep (the table in a session's details) as the live sweep showed it, for its
     /// curve in a replay or an opened session: the swept setting is the one its rows vary.
     /// `fields` (the form of its method) name the setting as the prompt did (λ, σ).
     pub fn from_record(r: &SessionRecord, fields: &[Field]) -> Option<SweepState> {
         let table: SweepResult = r.read_details().sweep()?;
-        let key = table.rows.iter().find_map(|row| {
-            let mut keys = row.values.keys();
-            let k = keys.next()?;
-            keys.next().is_none().then(|| k.clone())
-        })?;
+        let keys: Vec<String> = table
+            .rows
+            .iter()
+            .find(|r| !r.values.is_empty())?
+            .values
+            .keys()
+            .cloned()
+            .collect();
         let n = table.rows.iter().map(|row| row.index + 1).max()?;
-        let mut values = vec![f64::NAN; n];
+        let mut points = vec![vec![f64::NAN; keys.len()]; n];
         for row in &table.rows {
-            values[row.index] = row.values.get(&key)?.parse().ok()?;
+            for (a, key) in keys.iter().enumerate() {
+                points[row.index][a] = row.values.get(key)?.parse().ok()?;
+            }
         }
-        let label = fields
+        let axes: Vec<PlanAxis> = keys
             .iter()
-            .find(|f| f.key() == key)
-            .map_or_else(|| key.clone(), label_of);
-        let known: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        let (lo, hi) = known
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-                (a.min(*v), b.max(*v))
-            });
-        Some(SweepState {
-            plan: SweepPlan {
-                key,
-                label,
-                values,
+            .enumerate()
+            .map(|(a, key)| {
+                let label = fields
+                    .iter()
+                    .find(|f| f.key() == key)
+                    .map_or_else(|| key.clone(), label_of);
+                let known: Vec<f64> = points
+                    .iter()
+                    .map(|p| p[a])
+                    .filter(|v| v.is_finite())
+                    .collect();
+                let (lo, hi) = known
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                        (a.min(*v), b.max(*v))
+                    });
                 // a grid over a decade or more was a log one
-                log: lo > 0.0 && hi >= 10.0 * lo,
-                folds: table.folds,
-            },
+                let log = lo > 0.0 && hi >= 10.0 * lo;
+                PlanAxis {
+                    key: key.clone(),
+                    label,
+                    log,
+                }
+            })
+            .collect();
+        let values: Vec<f64> = points.iter().map(|p| p[0]).collect();
+        let mut plan = SweepPlan::single(axes[0].clone(), values, table.folds);
+        if axes.len() > 1 {
+            plan.key = keys.join("×");
+            plan.label = axes
+                .iter()
+                .map(|a| a.label.as_str())
+                .collect::<Vec<_>>()
+                .join(" × ");
+            plan.axes = axes;
+            plan.points = points;
+        }
+        if table.rows.iter().any(|r| r.rung.is_some()) {
+            plan.strategy = Strategy::Halving;
+        }
+        plan.evaluations = table.rows.len();
+        Some(SweepState {
+            plan,
             rows: table.rows,
         })
     }
@@ -70,8 +163,8 @@ impl SweepState {
     /// (value, mean score) of the scored rows, in the order of the values: the validation curve.
     pub fn curve(&self) -> Vec<(f64, f64)> {
         let mut pts: Vec<(f64, f64)> = self
-            .rows
-            .iter()
+            .latest()
+            .into_iter()
             .filter(|r| r.error.is_none() && r.mean.is_finite())
             .filter_map(|r| Some((*self.plan.values.get(r.index)?, r.mean)))
             .filter(|(x, _)| x.is_finite())
@@ -80,23 +173,140 @@ impl SweepState {
         pts
     }
 
-    /// The best scored row so far.
+    /// Each configuration's last row (a halving scores survivors again on more rows), in the
+    /// order of the configurations.
+    pub fn latest(&self) -> Vec<&SweepRow> {
+        let mut by: std::collections::BTreeMap<usize, &SweepRow> = Default::default();
+        for r in &self.rows {
+            let e = by.entry(r.index).or_insert(r);
+            if r.rung >= e.rung {
+                *e = r;
+            }
+        }
+        by.into_values().collect()
+    }
+
+    /// The best scored row so far, as the engine ranks them (a later rung of a halving first).
     pub fn best(&self) -> Option<&SweepRow> {
-        self.rows
+        let table = SweepResult {
+            folds: self.plan.folds,
+            rows: self.latest().into_iter().cloned().collect(),
+            best: None,
+            interrupted: false,
+        };
+        let index = table
+            .ranked()
+            .first()
+            .filter(|r| r.error.is_none() && r.mean.is_finite())?
+            .index;
+        self.latest().into_iter().find(|r| r.index == index)
+    }
+
+    /// How many configurations (single sweep) or evaluations (halving) the search sends.
+    pub fn total(&self) -> usize {
+        self.plan.evaluations.max(self.plan.points.len())
+    }
+}
+
+/// The scores over two searched fields, for a heatmap: each axis's values (a random search's
+/// many draws binned on the axis's scale), and per cell the best score of its configurations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreGrid {
+    /// Each column's value (a bin's centre when binned), ascending.
+    pub xs: Vec<f64>,
+    /// Each row's value, ascending.
+    pub ys: Vec<f64>,
+    /// `cells[y][x]`: the best mean score there, if any configuration there was scored.
+    pub cells: Vec<Vec<Option<f64>>>,
+    /// The cell of the search's best configuration.
+    pub best: Option<(usize, usize)>,
+    pub higher_is_better: bool,
+    /// Whether the axes are bins of drawn values rather than the values themselves.
+    pub binned: bool,
+}
+
+/// Values beyond this many distinct ones on an axis are binned (a random search's draws).
+const MAX_CELLS: usize = 12;
+/// Bins of a binned axis.
+const BINS: usize = 8;
+
+/// Which cell of an axis a value falls in.
+type CellOf = Box<dyn Fn(f64) -> usize>;
+
+/// An axis's cells: its distinct values, or `BINS` bins of them on its scale; and the cell of
+/// a value.
+fn axis_cells(values: &[f64], log: bool) -> (Vec<f64>, CellOf, bool) {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    if v.len() <= MAX_CELLS {
+        let cells = v.clone();
+        return (
+            cells,
+            Box::new(move |x| v.iter().position(|y| *y == x).unwrap_or(0)),
+            false,
+        );
+    }
+    let log = log && v[0] > 0.0;
+    let t = move |x: f64| if log { x.ln() } else { x };
+    let (lo, hi) = (t(v[0]), t(v[v.len() - 1]));
+    let w = (hi - lo) / BINS as f64;
+    let centres = (0..BINS)
+        .map(|b| {
+            let c = lo + w * (b as f64 + 0.5);
+            if log {
+                c.exp()
+            } else {
+                c
+            }
+        })
+        .collect();
+    let cell = move |x: f64| (((t(x) - lo) / w).floor().max(0.0) as usize).min(BINS - 1);
+    (centres, Box::new(cell), true)
+}
+
+impl SweepState {
+    /// The scores over axes `ax` (columns) and `ay` (rows) of the plan.
+    pub fn score_grid(&self, ax: usize, ay: usize) -> Option<ScoreGrid> {
+        let rows = self.latest();
+        let first = rows.first()?;
+        let at = |a: usize| -> Vec<f64> {
+            self.plan
+                .points
+                .iter()
+                .map(|p| p.get(a).copied().unwrap_or(f64::NAN))
+                .collect()
+        };
+        let (xs, cx, bx) = axis_cells(&at(ax), self.plan.axes.get(ax)?.log);
+        let (ys, cy, by) = axis_cells(&at(ay), self.plan.axes.get(ay)?.log);
+        let mut cells = vec![vec![None; xs.len()]; ys.len()];
+        let hib = first.higher_is_better;
+        let cell_of = |i: usize| -> Option<(usize, usize)> {
+            let p = self.plan.points.get(i)?;
+            let (x, y) = (*p.get(ax)?, *p.get(ay)?);
+            (x.is_finite() && y.is_finite()).then(|| (cy(y), cx(x)))
+        };
+        for r in rows
             .iter()
             .filter(|r| r.error.is_none() && r.mean.is_finite())
-            .reduce(|a, b| {
-                let better = if a.higher_is_better {
-                    b.mean > a.mean
-                } else {
-                    b.mean < a.mean
-                };
-                if better {
-                    b
-                } else {
-                    a
-                }
-            })
+        {
+            let Some((i, j)) = cell_of(r.index) else {
+                continue;
+            };
+            let c: &mut Option<f64> = &mut cells[i][j];
+            let better = c.is_none_or(|v| if hib { r.mean > v } else { r.mean < v });
+            if better {
+                *c = Some(r.mean);
+            }
+        }
+        Some(ScoreGrid {
+            best: self.best().and_then(|b| cell_of(b.index)),
+            xs,
+            ys,
+            cells,
+            higher_is_better: hib,
+            binned: bx || by,
+        })
     }
 }
 
@@ -212,15 +422,7 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
             "a log range needs positive ends, got {lo} and {hi}"
         ));
     }
-    let integer = matches!(
-        f.kind,
-        FieldKind::Degree
-            | FieldKind::InputRank { .. }
-            | FieldKind::Param(ovk_core::methods::ParamSpec {
-                kind: ParamKind::Int { .. },
-                ..
-            })
-    );
+    let integer = integer(f);
     let mut values = grid_values(lo, hi, n, log);
     for v in &mut values {
         // Whole numbers for counts; three significant digits otherwise (λ = 0.001, not
@@ -235,13 +437,25 @@ pub fn parse(f: &Field, text: &str) -> Result<SweepPlan, String> {
     for v in &values {
         check(f, *v, integer)?;
     }
-    Ok(SweepPlan {
+    let axis = PlanAxis {
         key: f.key().to_string(),
         label: label_of(f),
-        values,
         log,
-        folds,
-    })
+    };
+    Ok(SweepPlan::single(axis, values, folds))
+}
+
+/// Whether field `f` takes whole numbers (a degree, a rank, an iteration count).
+pub fn integer(f: &Field) -> bool {
+    matches!(
+        f.kind,
+        FieldKind::Degree
+            | FieldKind::InputRank { .. }
+            | FieldKind::Param(ovk_core::methods::ParamSpec {
+                kind: ParamKind::Int { .. },
+                ..
+            })
+    )
 }
 
 /// The field's symbol (`λ`, `σ`) when it has a short one, else its key: axes and titles.
@@ -270,27 +484,36 @@ fn check(f: &Field, v: f64, integer: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// One configuration per value: `base` with the swept setting replaced.
-pub fn configs(base: &RunConfig, plan: &SweepPlan, f: &Field) -> Vec<RunConfig> {
-    plan.values
+/// One configuration per point of a search: `base` with each searched field's value.
+pub fn search_configs(base: &RunConfig, plan: &SweepPlan, fields: &[Field]) -> Vec<RunConfig> {
+    plan.points
         .iter()
-        .map(|&v| {
+        .map(|p| {
             let mut c = base.clone();
-            match f.kind {
-                FieldKind::Sigma => c.kernel.sigma = Sigma::Value(v),
-                FieldKind::Degree => c.kernel.degree = v as u32,
-                FieldKind::Coef0 => c.kernel.coef0 = v,
-                FieldKind::InputRank { .. } => c.kernel.input_rank = InputRank::Rank(v as usize),
-                FieldKind::Param(spec) => {
-                    let value = match spec.kind {
-                        ParamKind::Int { .. } => Value::Int(v as i64),
-                        _ => Value::Float(v),
-                    };
-                    c.params.set(spec.key, value);
+            for (axis, v) in plan.axes.iter().zip(p) {
+                if let Some(f) = fields.iter().find(|f| f.key() == axis.key) {
+                    apply(&mut c, f, *v);
                 }
-                _ => {}
             }
             c
         })
         .collect()
+}
+
+/// `c` with field `f` set to `v`.
+fn apply(c: &mut RunConfig, f: &Field, v: f64) {
+    match f.kind {
+        FieldKind::Sigma => c.kernel.sigma = Sigma::Value(v),
+        FieldKind::Degree => c.kernel.degree = v as u32,
+        FieldKind::Coef0 => c.kernel.coef0 = v,
+        FieldKind::InputRank { .. } => c.kernel.input_rank = InputRank::Rank(v as usize),
+        FieldKind::Param(spec) => {
+            let value = match spec.kind {
+                ParamKind::Int { .. } => Value::Int(v as i64),
+                _ => Value::Float(v),
+            };
+            c.params.set(spec.key, value);
+        }
+        _ => {}
+    }
 }

@@ -5,6 +5,7 @@
 //! hands the rest to one handler per pane; background answers go to the pane that asked.
 
 mod data;
+mod figure;
 mod form;
 mod matrices;
 mod prompt;
@@ -37,6 +38,10 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         Action::NextPane => goto(s, s.pane.next()),
         Action::PrevPane => goto(s, s.pane.prev()),
         Action::Goto(p) => goto(s, p),
+        Action::ShowFull => {
+            s.full_text = !s.full_text;
+            vec![]
+        }
         Action::ToggleHelp => {
             s.help = !s.help;
             s.scroll.help = 0;
@@ -88,7 +93,20 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         Action::CycleFolds => settings::cycle_folds(s),
         Action::UseSettings => settings::use_settings(s),
         Action::Save => sessions::save(s),
-        Action::Export => results::export(s),
+        Action::Export => match s.pane {
+            Pane::Charts | Pane::Matrices => {
+                figure::prompt(s).unwrap_or_else(|| results::export(s))
+            }
+            _ => results::export(s),
+        },
+        Action::FigureExists {
+            session,
+            figure,
+            path,
+        } => {
+            figure::exists(s, session, figure, path);
+            vec![]
+        }
         Action::Step(d) => {
             replay::step(s, d);
             vec![]
@@ -105,6 +123,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         | Action::SessionsListed { .. }
         | Action::SessionOpened(_)
         | Action::CompareLoaded(_)
+        | Action::ComparisonLoaded(_)
         | Action::Predicted(_)
         | Action::MarkedLoaded(..)
         | Action::SessionChanged(_)) => sessions::answer(s, a),
@@ -119,6 +138,7 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         a => match s.pane {
             Pane::Data => data::on_key(s, a),
             Pane::Kernel if matches!(a, Action::SweepPrompt) => sweep::prompt(s),
+            Pane::Run if matches!(a, Action::SweepPrompt) => sweep::search_prompt(s),
             Pane::Method | Pane::Kernel => form::on_key(s, a),
             Pane::Run | Pane::Results => results::on_key(s, a),
             Pane::Charts => replay::on_key(s, a),
@@ -184,8 +204,16 @@ fn back(s: &mut State) -> Vec<Effect> {
             PromptKind::ConfirmPrune { .. } => "nothing deleted".into(),
             PromptKind::SaveName => "not kept (the run stays recorded; s keeps it)".into(),
             PromptKind::Rename { .. } => "not renamed".into(),
-            PromptKind::Sweep { .. } => "no sweep".into(),
+            PromptKind::Sweep { .. } => "the field's mark is as it was".into(),
+            PromptKind::Search => "no search".into(),
+            PromptKind::Figure { .. } => "no figure".into(),
+            PromptKind::ConfirmOverwrite { path, .. } => {
+                format!("nothing written: {} kept as it was", path.display())
+            }
             PromptKind::Predict { .. } => "no prediction".into(),
+            PromptKind::AssignView { .. } => "no view made".into(),
+            PromptKind::RenameView { .. } => "not renamed".into(),
+            PromptKind::FindFile => String::new(),
             PromptKind::Filter => {
                 sessions::filter_typed(s, "");
                 "filter cleared".into()

@@ -18,7 +18,7 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     if let Some(d) = delta(&a) {
         if let (Pane::Run, Some(sw)) = (s.pane, &s.run.sweep) {
             // A sweep's table: the cursor starts on the best row.
-            let len = sw.plan.values.len() as i64;
+            let len = sw.plan.points.len() as i64;
             let cur = s.scroll.trace.or(sw.best().map(|b| b.index)).unwrap_or(0) as i64;
             s.scroll.trace = Some(cur.saturating_add(d).clamp(0, (len - 1).max(0)) as usize);
         } else if s.pane == Pane::Run {

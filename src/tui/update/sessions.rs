@@ -1,5 +1,5 @@
 //! Sessions pane and saving: the runs table (sort by a column, filter, mark any number for the
-//! Charts overlay), open, rename, delete, compare two marked runs; and the answers of the store.
+//! Charts overlay), open, rename, delete, compare the marked runs; and the answers of the store.
 
 use std::path::PathBuf;
 
@@ -16,7 +16,9 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         if let Some(p) = &mut s.sessions.predictions {
             let n = p.table.n_rows();
             p.scroll = moved(p.scroll, d, n);
-        } else if s.sessions.compare.is_some() && matches!(a, Action::MoveCursor(..)) {
+        } else if (s.sessions.compare.is_some() || s.sessions.comparison.is_some())
+            && matches!(a, Action::MoveCursor(..))
+        {
             s.scroll.compare = (s.scroll.compare as i64 + d).max(0) as usize;
         } else {
             let n = s.sessions.runs.rows(&s.sessions.list).len();
@@ -25,10 +27,19 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         return vec![];
     }
     match a {
+        Action::Column(d) if s.sessions.predictions.is_some() => {
+            // sideways through the predictions' columns (the view clamps at the last page)
+            let c = &mut s.scroll.prediction_cols;
+            *c = (*c as i64 + d as i64).max(0) as usize;
+            vec![]
+        }
         Action::Back => {
+            s.scroll.prediction_cols = 0;
             if s.sessions.predictions.take().is_some() {
                 s.status = "predictions closed".into();
-            } else if s.sessions.compare.take().is_some() {
+            } else if s.sessions.compare.is_some() || s.sessions.comparison.is_some() {
+                s.sessions.compare = None;
+                s.sessions.comparison = None;
                 s.status = "compare closed".into();
             } else if !s.sessions.runs.filter.is_empty() {
                 s.sessions.runs.filter.clear();
@@ -185,7 +196,7 @@ fn mark(s: &mut State) -> Vec<Effect> {
     s.status = match n {
         0 => "no run marked".into(),
         1 => "1 run marked — mark more: 5 Charts overlays their curves".into(),
-        _ => format!("{n} runs marked — 5 Charts overlays their curves · c compares two"),
+        _ => format!("{n} runs marked — 5 Charts overlays their curves · c compares them"),
     };
     s.sessions.cursor += 1;
     let rows = s.sessions.runs.rows(&s.sessions.list).len();
@@ -193,15 +204,18 @@ fn mark(s: &mut State) -> Vec<Effect> {
     effects
 }
 
-/// `c`: the first two marked runs side by side.
+/// `c`: the marked runs side by side — every metric, per output, paired tests over shared
+/// folds (`ovk compare`); the first two's settings while that loads or where it cannot.
 fn compare(s: &mut State) -> Vec<Effect> {
     s.scroll.compare = 0;
+    s.sessions.comparison = None;
     match &s.sessions.runs.marked[..] {
         [a, b, ..] => {
-            if s.sessions.runs.marked.len() > 2 {
-                s.status = "comparing the first two marked runs".into();
-            }
-            vec![Effect::LoadCompare(a.clone(), b.clone())]
+            s.status = format!("comparing {} marked runs…", s.sessions.runs.marked.len());
+            vec![
+                Effect::LoadCompare(a.clone(), b.clone()),
+                Effect::LoadComparison(s.sessions.runs.marked.clone()),
+            ]
         }
         _ => {
             s.status = "mark two runs with Space, then c compares them".into();
@@ -372,6 +386,19 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
             s.sessions.runs.curves.insert(path, r);
             vec![]
         }
+        Action::ComparisonLoaded(r) => {
+            match r {
+                Ok(c) => {
+                    s.status = format!(
+                        "{} runs side by side, * best (PgUp PgDn scroll · Esc closes)",
+                        c.runs.len()
+                    );
+                    s.sessions.comparison = Some(c);
+                }
+                Err(e) => s.status = format!("cannot compare all marked runs: {e}"),
+            }
+            vec![]
+        }
         Action::CompareLoaded(r) => {
             match r {
                 Ok(pair) => {
@@ -392,8 +419,14 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     if let Some(sc) = &p.table.scored {
                         filled.push_str(&format!(
                             ", {} scored against the outputs the file holds",
-                            sc.rows.len()
+                            sc.rows.len() - sc.trained_left_out
                         ));
+                        if sc.trained_left_out > 0 {
+                            filled.push_str(&format!(
+                                " (its {} training rows left out)",
+                                sc.trained_left_out
+                            ));
+                        }
                     }
                     s.status = format!(
                         "{} predictions of '{}' on {}{filled} (j k scroll · e saves the table · \
@@ -402,8 +435,13 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                         p.session,
                         p.data.display()
                     );
+                    if let Some(warn) = ignored_warning(&p.ignored) {
+                        s.status = format!("{warn} · {}", s.status);
+                    }
                     s.sessions.compare = None;
+                    s.sessions.comparison = None;
                     s.sessions.predictions = Some(p);
+                    s.scroll.prediction_cols = 0;
                 }
                 Err(e) => s.status = format!("cannot predict: {e}"),
             }
@@ -415,8 +453,31 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                 Err(e) => e,
             };
             s.sessions.compare = None;
+            s.sessions.comparison = None;
             vec![Effect::ListSessions]
         }
         _ => vec![],
     }
+}
+
+/// A model applied to a table with columns it does not read: their count and a few names, so
+/// a model of one data set applied to another's table is noticed.
+fn ignored_warning(ignored: &[String]) -> Option<String> {
+    const NAMED: usize = 3;
+    if ignored.is_empty() {
+        return None;
+    }
+    let mut names = ignored
+        .iter()
+        .take(NAMED)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ignored.len() > NAMED {
+        names.push_str(", …");
+    }
+    Some(format!(
+        "warning: the model ignores {} of this file ({names}) — is it the table it was made for?",
+        super::super::widgets::count(ignored.len(), "column")
+    ))
 }

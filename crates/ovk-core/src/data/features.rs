@@ -19,7 +19,9 @@ pub const MAX_LEVELS: usize = 30;
 /// How a text column was encoded: one 0/1 feature per level, in this order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Categorical {
+    /// The text column's name.
     pub column: String,
+    /// Its levels: one 0/1 feature each, in this order.
     pub levels: Vec<String>,
 }
 

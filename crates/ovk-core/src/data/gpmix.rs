@@ -32,8 +32,11 @@ pub fn gp_mix(outputs: usize, seed: u64) -> (Array2<f64>, Array2<f64>) {
 
 /// The pieces of `gp_mix`: grid, noiseless signal and noise (their sum is `gp_mix`'s y).
 pub struct GpMix {
+    /// The inputs: a regular grid (n×1).
     pub x: Array2<f64>,
+    /// The noiseless outputs (n×m).
     pub signal: Array2<f64>,
+    /// The noise added to `signal` (n×m).
     pub noise: Array2<f64>,
 }
 

@@ -16,7 +16,9 @@ use crate::Result;
 /// The file formats ovk reads, chosen by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Delimited text with this field separator (`,` for .csv, tab for .tsv).
     Csv { separator: u8 },
+    /// Apache Parquet.
     Parquet,
 }
 
@@ -41,11 +43,11 @@ pub(crate) fn format_of(path: &Path) -> Result<Format> {
         Some("parquet") | Some("pq") => Ok(Format::Parquet),
         Some(other) => Err(input_at(
             path,
-            format!("unknown file type `.{other}`; ovk reads .csv, .tsv, .parquet and .pq files"),
+            format!("unknown file type `.{other}`; ovk reads .csv, .tsv, .parquet, .pq, .arff, .svm and .libsvm files"),
         )),
         None => Err(input_at(
             path,
-            "no file extension; ovk reads .csv, .tsv, .parquet and .pq files",
+            "no file extension; ovk reads .csv, .tsv, .parquet, .pq, .arff, .svm and .libsvm files",
         )),
     }
 }
@@ -76,17 +78,26 @@ fn open_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata)> {
 /// built from them are counted by the run's own estimate.
 const BYTES_PER_FILE_BYTE: u64 = 2;
 
+/// Refuse a file of `len` bytes whose reading would not fit in memory, with `advice`.
+pub(crate) fn check_read_fits(path: &Path, len: u64, advice: &str) -> Result<()> {
+    crate::kernels::check_fits_or(
+        len.saturating_mul(BYTES_PER_FILE_BYTE),
+        &format!(
+            "reading {} ({})",
+            path.display(),
+            crate::kernels::format_bytes(len)
+        ),
+        advice,
+    )
+}
+
 /// The file's bytes, read once into memory (polars then parses the buffer: a memory-mapped
 /// file truncated while it is read would kill the process with SIGBUS).
 fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
     let (_, meta) = open_file(path)?;
-    crate::kernels::check_fits_or(
-        meta.len().saturating_mul(BYTES_PER_FILE_BYTE),
-        &format!(
-            "reading {} ({})",
-            path.display(),
-            crate::kernels::format_bytes(meta.len())
-        ),
+    check_read_fits(
+        path,
+        meta.len(),
         "use a smaller file (subsample its rows or keep only the columns you need)",
     )?;
     match format {
@@ -97,6 +108,9 @@ fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
 
 /// Read every column of a CSV/TSV/Parquet file, and hash the very bytes parsed.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
+    if let Some(research) = super::research_formats::research_format_of(path) {
+        return super::research_formats::read_research(path, research);
+    }
     let format = check_file(path)?;
     let bytes = read_bytes(path, format)?;
     let size = bytes.len() as u64;

@@ -1,7 +1,9 @@
-//! Tables in (CSV, Parquet via polars), matrices out: column roles, class encoding, seeded
+//! Tables in (CSV, Parquet via polars; ARFF and LIBSVM by ovk's own readers), matrices out: column roles, class encoding, seeded
 //! splits, scaling, and the sidecar files that describe the bundled datasets.
 
 mod apply;
+mod arff;
+mod cells_fit;
 mod csv_shape;
 mod encode;
 mod features;
@@ -9,7 +11,10 @@ pub mod files;
 pub mod gen_size;
 pub mod gpmix;
 mod guard;
+mod implied_roles;
+pub use implied_roles::implied_roles_toml;
 mod impute;
+mod libsvm;
 mod load;
 mod numeric_csv;
 pub mod options;
@@ -17,7 +22,9 @@ mod parquet_footer;
 mod parquet_write;
 mod prepare;
 mod raw;
+mod research_formats;
 pub(crate) use raw::row_label;
+pub use research_formats::RESEARCH_EXTENSIONS;
 mod roles;
 mod rows;
 mod scale;
@@ -70,6 +77,7 @@ choice_enum! {
         /// by 1.
         #[default]
         Standard = "standard",
+        /// No scaling: features enter the kernel as in the file.
         None = "none",
     }
 }
@@ -91,6 +99,7 @@ choice_enum! {
 }
 
 impl TargetScale {
+    /// True when the targets are left unscaled.
     pub fn is_none(&self) -> bool {
         *self == TargetScale::None
     }
@@ -100,8 +109,10 @@ choice_enum! {
     /// How a one-hot class target is coded. `pm1` (+1 / −1) is the default.
     #[derive(Default)]
     pub enum ClassCoding: "class_coding" {
+        /// +1 for the row's class, −1 for the others.
         #[default]
         Pm1 = "pm1",
+        /// 1 for the row's class, 0 for the others.
         ZeroOne = "01",
     }
 }
@@ -126,6 +137,7 @@ choice_enum! {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DataConfig {
+    /// The data file (CSV or Parquet), as the user gave it.
     pub path: PathBuf,
     /// Feature columns: names, globs (`p_0_*`) or ranges (`p_0_0..p_3_7`). Default: every column
     /// that is not a target/class (or the sidecar's choice).
@@ -137,24 +149,29 @@ pub struct DataConfig {
     /// One class column (multi-class), one-hot coded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
+    /// The task; `None`: inferred from the roles (a class column means multi-class).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<Task>,
     /// Views by column-name prefix (`fou,fac,kar`); default: the sidecar's views, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub views: Option<Vec<String>>,
+    /// Fraction of the rows drawn at random for testing (0–1), when no `test_column`.
     #[serde(default = "default_test_fraction")]
     pub test_fraction: f64,
     /// A column marking the test rows (nonzero = test), e.g. a dataset's official split
     /// (`is_test`); it replaces the random split and is never a feature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_column: Option<String>,
+    /// Seed of the random split, the labeled subset and the folds.
     #[serde(default)]
     pub seed: u64,
+    /// Scaling of the features, fitted on the training rows.
     #[serde(default)]
     pub scale: Scale,
     /// Scaling of the targets (an intercept, or equal weight per output); none by default.
     #[serde(default, skip_serializing_if = "TargetScale::is_none")]
     pub target_scale: TargetScale,
+    /// How a class column's one-hot outputs are coded.
     #[serde(default)]
     pub class_coding: ClassCoding,
     /// Drop rows with missing/NaN cells instead of refusing them.
@@ -189,6 +206,7 @@ pub struct DataConfig {
 /// One fold of a k-fold split of the training part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CvFold {
+    /// Number of folds K.
     pub folds: usize,
     /// 0-based.
     pub fold: usize,
@@ -199,6 +217,7 @@ fn default_test_fraction() -> f64 {
 }
 
 impl DataConfig {
+    /// The defaults for the file at `path`: every role from the file or its sidecar, standard scaling.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         DataConfig {
             path: path.into(),
@@ -233,6 +252,7 @@ impl DataConfig {
         }
     }
 
+    /// Set the two flags to stand for `missing`.
     pub fn set_missing(&mut self, missing: Missing) {
         self.drop_missing = missing == Missing::Drop;
         self.impute_missing = missing == Missing::Impute;
@@ -250,6 +270,7 @@ impl DataConfig {
 /// A group of feature columns forming one view (multi-view methods).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct View {
+    /// The view's name (its column-name prefix).
     pub name: String,
     /// Indices into the feature columns (not the file's columns).
     pub columns: Vec<usize>,
@@ -266,42 +287,58 @@ pub struct DatasetInfo {
     /// Bytes, and the SHA-256 of those bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Hex SHA-256 of the file's bytes (empty when the run never read the file).
     pub sha256: String,
+    /// Number of data rows in the file.
     pub rows: usize,
+    /// Feature columns used, in model order.
     pub features: Vec<String>,
+    /// Target (or class) columns used.
     pub targets: Vec<String>,
 }
 
 /// The fitted feature scaling (identity for `Scale::None`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scaler {
+    /// Per column, the value subtracted (the training mean; 0 for no scaling).
     pub mean: Vec<f64>,
+    /// Per column, the divisor after centring (the training std; 1 for no scaling).
     pub std: Vec<f64>,
 }
 
 /// Matrices ready for a method, and where every row came from.
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    /// Training features, scaled: one row per training point.
     pub x_train: Array2<f64>,
     /// Training targets; rows of unlabeled points are NaN.
     pub y_train: Array2<f64>,
     /// All training targets as in the file, including those hidden by `labeled` (for
     /// transductive evaluation); NaN only where the file itself has no label.
     pub y_train_true: Array2<f64>,
+    /// Per training row, whether its label is shown to the fit.
     pub labeled: Vec<bool>,
+    /// Test features, scaled with the training scaler.
     pub x_test: Array2<f64>,
+    /// Test targets, coded as the training ones.
     pub y_test: Array2<f64>,
     /// Row indices in the original file (0-based, header excluded).
     pub train_rows: Vec<usize>,
+    /// Test row indices in the original file (0-based, header excluded).
     pub test_rows: Vec<usize>,
+    /// Feature column names, in column order of `x_train` (one-hot levels expanded).
     pub feature_names: Vec<String>,
     /// Output column names: the target columns, or `<class>=<value>` per class.
     pub output_names: Vec<String>,
     /// For multi-class: the class values in output-column order.
     pub class_values: Option<Vec<String>>,
+    /// The task the outputs were coded for.
     pub task: Task,
+    /// Feature column groups for multi-view methods (empty when no views).
     pub views: Vec<View>,
+    /// The feature scaling fitted on the training rows.
     pub scaler: Scaler,
+    /// Facts about the file, for the session.
     pub info: DatasetInfo,
     /// polars dtypes of the feature columns, in feature order (checked again at prediction).
     pub feature_dtypes: Vec<String>,

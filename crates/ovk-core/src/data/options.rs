@@ -7,6 +7,7 @@ use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
 /// `TEST_FRACTION`'s default, as a number (`DataConfig::new`).
 pub const TEST_FRACTION_DEFAULT: f64 = 0.25;
 
+/// The `test_fraction` setting: the share of rows held out for testing.
 pub const TEST_FRACTION: ParamSpec = ParamSpec {
     key: "test_fraction",
     label: "test fraction",
@@ -22,6 +23,7 @@ pub const TEST_FRACTION: ParamSpec = ParamSpec {
     default: ParamDefault::Float(TEST_FRACTION_DEFAULT),
 };
 
+/// The `labeled` setting: semi-supervised runs keep this many (or this fraction of) labels.
 pub const LABELED: ParamSpec = ParamSpec {
     key: "labeled",
     label: "labeled",

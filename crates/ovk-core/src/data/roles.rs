@@ -52,7 +52,11 @@ impl<'a> SidecarCache<'a> {
 
     pub fn get(&mut self) -> Result<Option<&Sidecar>> {
         if self.loaded.is_none() {
-            self.loaded = Some(sidecar_for(self.data_path)?);
+            let side = match sidecar_for(self.data_path)? {
+                Some(s) => Some(s),
+                None => super::implied_roles::implied_roles(self.data_path)?,
+            };
+            self.loaded = Some(side);
         }
         Ok(self.loaded.as_ref().and_then(|s| s.as_ref()))
     }

@@ -17,7 +17,9 @@ pub struct Sidecar {
     /// What the file is (optional: a generated file may carry only its roles).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// Where the data comes from (a citation, a URL, or the generating command).
     pub source: String,
+    /// The task the file is meant for, when the sidecar fixes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<Task>,
     /// The class column (multi-class).

@@ -14,13 +14,17 @@ use crate::Result;
 /// Per-column facts shown in the preview.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ColumnSummary {
+    /// Column name as in the file's header.
     pub name: String,
     /// polars dtype as text (`f64`, `i64`, `str` …).
     pub dtype: String,
+    /// Number of missing cells (as the engine reads them).
     pub missing: usize,
     /// For numeric columns.
     pub min: Option<f64>,
+    /// For numeric columns: the largest value.
     pub max: Option<f64>,
+    /// For numeric columns: the mean of the present values.
     pub mean: Option<f64>,
     /// For text columns: how many distinct values (one-hot features if it is a feature).
     pub levels: Option<usize>,
@@ -33,8 +37,11 @@ pub struct ColumnSummary {
 /// A table read through polars (lazy scan, then collected).
 #[derive(Debug, Clone)]
 pub struct Table {
+    /// The file read.
     pub path: PathBuf,
+    /// Number of data rows.
     pub n_rows: usize,
+    /// One summary per column, in file order.
     pub columns: Vec<ColumnSummary>,
     /// The first rows, formatted, one Vec per row in column order.
     pub head: Vec<Vec<String>>,

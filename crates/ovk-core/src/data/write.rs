@@ -18,7 +18,9 @@ use crate::Result;
 /// One output column.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutColumn {
+    /// A numeric column, one value per row.
     Numbers(Vec<f64>),
+    /// A text column (class labels), one value per row.
     Text(Vec<String>),
 }
 

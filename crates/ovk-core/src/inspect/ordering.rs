@@ -28,7 +28,9 @@ pub enum OrderKind {
 /// A permutation of the outputs: `order[k]` is the output shown k-th.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ordering {
+    /// `order[k]`: the index of the output shown k-th.
     pub order: Vec<usize>,
+    /// How the order was found.
     pub kind: OrderKind,
     /// Σ of 1 − ρ between neighbours in this order (lower: related outputs closer).
     pub path_length: f64,

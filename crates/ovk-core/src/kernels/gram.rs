@@ -132,4 +132,36 @@ mod tests {
             assert!((&c - &cb).iter().all(|d| d.abs() < 1e-10), "{k:?}");
         }
     }
+
+    /// Degree 3 against its explicit feature map φ(x)_{ijk} = x̃ᵢ x̃ⱼ x̃ₖ with x̃ = (x, √c): the
+    /// kernel is ⟨φ(x), φ(z)⟩ (kde-ocr's letter-image kernel).
+    #[test]
+    fn cubic_polynomial_is_the_inner_product_of_its_feature_map() {
+        let x = Array2::from_shape_fn((6, 4), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 3.0 - 1.0);
+        let c: f64 = 0.4;
+        let k = Kernel::Polynomial {
+            degree: 3,
+            coef0: c,
+        };
+        let phi = |r: usize| -> Vec<f64> {
+            let mut t: Vec<f64> = x.row(r).to_vec();
+            t.push(c.sqrt());
+            let mut out = Vec::new();
+            for a in &t {
+                for b in &t {
+                    for d in &t {
+                        out.push(a * b * d);
+                    }
+                }
+            }
+            out
+        };
+        let g = gram(&k, x.view()).unwrap();
+        for i in 0..6 {
+            for j in 0..6 {
+                let f: f64 = phi(i).iter().zip(phi(j)).map(|(a, b)| a * b).sum();
+                assert!((g[[i, j]] - f).abs() < 1e-12 * f.abs().max(1.0), "{i} {j}");
+            }
+        }
+    }
 }

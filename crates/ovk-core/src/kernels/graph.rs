@@ -159,6 +159,7 @@ pub struct SparseLaplacian {
 }
 
 impl SparseLaplacian {
+    /// The Laplacian of `kind` of `graph`, raised to `power` when applied.
     pub fn new(graph: SparseGraph, kind: LaplacianKind, power: usize) -> Self {
         let d = graph.degrees();
         let (diag, off) = match kind {
@@ -190,6 +191,7 @@ impl SparseLaplacian {
         self.graph.nodes()
     }
 
+    /// The graph it is the Laplacian of.
     pub fn graph(&self) -> &SparseGraph {
         &self.graph
     }

@@ -102,6 +102,7 @@ impl FeatureMap {
 pub struct InputFactor {
     /// Z, n×r.
     pub z: Array2<f64>,
+    /// The map that gives new points' rows of Z.
     pub map: FeatureMap,
     /// The landmarks' training-row indices, in pivot order (empty for the linear kernel).
     pub landmarks: Vec<usize>,
@@ -109,10 +110,12 @@ pub struct InputFactor {
     pub trace_error: f64,
     /// The rank asked for; `rank()` may be smaller when K's numerical rank is.
     pub requested: usize,
+    /// How the landmarks were chosen; `None` for an exact factor (linear kernel in the primal).
     pub how: Option<Landmarks>,
 }
 
 impl InputFactor {
+    /// The rank r of the factor (columns of Z).
     pub fn rank(&self) -> usize {
         self.z.ncols()
     }

@@ -7,6 +7,7 @@ use super::spec::KernelName;
 use crate::util::choice::Choice;
 use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
 
+/// The `kernel` setting: the scalar input kernel by name.
 pub const KERNEL: ParamSpec = ParamSpec {
     key: "kernel",
     label: "input kernel",
@@ -16,6 +17,7 @@ pub const KERNEL: ParamSpec = ParamSpec {
     default: ParamDefault::Text(KernelName::Gaussian.name()),
 };
 
+/// The `sigma` setting: the kernel width σ, or `median`.
 pub const SIGMA: ParamSpec = ParamSpec {
     key: "sigma",
     label: "width",
@@ -30,6 +32,7 @@ pub const SIGMA: ParamSpec = ParamSpec {
 pub const DEGREE_DEFAULT: u32 = 2;
 pub const COEF0_DEFAULT: f64 = 1.0;
 
+/// The `degree` setting: the polynomial degree d.
 pub const DEGREE: ParamSpec = ParamSpec {
     key: "degree",
     label: "degree",
@@ -39,6 +42,7 @@ pub const DEGREE: ParamSpec = ParamSpec {
     default: ParamDefault::Int(DEGREE_DEFAULT as i64),
 };
 
+/// The `coef0` setting: the polynomial offset c in (xᵀz + c)^d.
 pub const COEF0: ParamSpec = ParamSpec {
     key: "coef0",
     label: "offset",
@@ -54,6 +58,7 @@ pub const COEF0: ParamSpec = ParamSpec {
     default: ParamDefault::Float(COEF0_DEFAULT),
 };
 
+/// The `input_rank` setting: exact Gram, a rank-R Nyström factor, or automatic.
 pub const INPUT_RANK: ParamSpec = ParamSpec {
     key: "input_rank",
     label: "input rank",
@@ -67,6 +72,7 @@ pub const INPUT_RANK: ParamSpec = ParamSpec {
     default: ParamDefault::Text("auto"),
 };
 
+/// The `landmarks` setting: how the low-rank factor picks its landmarks.
 pub const LANDMARKS: ParamSpec = ParamSpec {
     key: "landmarks",
     label: "landmarks",

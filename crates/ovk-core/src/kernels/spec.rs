@@ -14,9 +14,13 @@ use crate::{ErrorKind, OvkError, Result};
 choice_enum! {
     /// The scalar input kernel, by name.
     pub enum KernelName: "kernel" {
+        /// k(x, z) = ⟨x, z⟩.
         Linear = "linear",
+        /// k(x, z) = exp(−‖x − z‖² / (2σ²)).
         Gaussian = "gaussian",
+        /// k(x, z) = (⟨x, z⟩ + coef0)^degree.
         Polynomial = "polynomial",
+        /// k(x, z) = exp(−‖x − z‖ / σ).
         Laplacian = "laplacian",
     }
 }
@@ -31,11 +35,14 @@ impl KernelName {
 /// The kernel width as the user gave it: a number, or the median heuristic.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Sigma {
+    /// The median pairwise distance of the training inputs.
     Median,
+    /// This width (> 0).
     Value(f64),
 }
 
 impl Sigma {
+    /// `median` or a positive number; anything else is an input error.
     pub fn parse(s: &str) -> Result<Self> {
         let t = s.trim();
         if t.eq_ignore_ascii_case("median") {
@@ -101,6 +108,7 @@ pub enum InputRank {
 }
 
 impl InputRank {
+    /// `auto`, `exact` (or `full`) or a rank ≥ 1; anything else is an input error.
     pub fn parse(s: &str) -> Result<Self> {
         let t = s.trim().to_ascii_lowercase();
         let invalid = |msg: String| OvkError::input_as(ErrorKind::InvalidParameter, msg);
@@ -121,6 +129,7 @@ impl InputRank {
         }
     }
 
+    /// True for the default `auto` (serde skips writing it).
     pub fn is_auto(&self) -> bool {
         *self == InputRank::Auto
     }
@@ -164,11 +173,15 @@ impl<'de> Deserialize<'de> for InputRank {
 /// The user's kernel choice, before σ = median is resolved on the training inputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelSpec {
+    /// Which kernel.
     pub name: KernelName,
+    /// Width σ (Gaussian, Laplacian), or the median heuristic.
     #[serde(default = "default_sigma")]
     pub sigma: Sigma,
+    /// Degree of the polynomial kernel.
     #[serde(default = "default_degree")]
     pub degree: u32,
+    /// Constant added before the power (polynomial kernel).
     #[serde(default = "default_coef0")]
     pub coef0: f64,
     /// Exact Gram matrix or low-rank factor (absent in sessions made before it existed: auto).
@@ -314,6 +327,7 @@ impl Kernel {
         }
     }
 
+    /// The kernel's name, without its parameters.
     pub fn name(&self) -> KernelName {
         match self {
             Kernel::Linear => KernelName::Linear,

@@ -11,7 +11,9 @@ use crate::{OvkError, Result};
 /// `A = U diag(values) Uᵀ`, eigenvalues in nondecreasing order.
 #[derive(Debug, Clone)]
 pub struct SymEigen {
+    /// The eigenvalues, nondecreasing.
     pub values: Array1<f64>,
+    /// The eigenvectors U, one per column in the order of `values`.
     pub vectors: Array2<f64>,
 }
 
@@ -33,6 +35,7 @@ pub fn eigh(a: ArrayView2<f64>) -> Result<SymEigen> {
 /// Cholesky factor of a symmetric positive definite matrix, kept for repeated solves.
 pub struct Cholesky(faer::linalg::solvers::Llt<f64>);
 
+/// The Cholesky factor of a symmetric positive definite `a`; a numerical error when it is not.
 pub fn cholesky(a: ArrayView2<f64>) -> Result<Cholesky> {
     check_square(&a, "Cholesky factorisation")?;
     check_finite(&a, "Cholesky factorisation")?;
@@ -58,6 +61,7 @@ impl Cholesky {
 /// LU factorisation with partial pivoting of a general square matrix.
 pub struct Lu(faer::linalg::solvers::PartialPivLu<f64>);
 
+/// The LU factorisation of `a`; an error when `a` is not square or not finite.
 pub fn lu(a: ArrayView2<f64>) -> Result<Lu> {
     check_square(&a, "LU factorisation")?;
     check_finite(&a, "LU factorisation")?;

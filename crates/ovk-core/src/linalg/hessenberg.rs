@@ -16,7 +16,9 @@ use crate::{OvkError, Result};
 /// `A = U H Uᵀ` with `U` orthogonal and `H` upper Hessenberg (zeros below the subdiagonal).
 #[derive(Debug, Clone)]
 pub struct Hessenberg {
+    /// H: upper Hessenberg.
     pub h: Array2<f64>,
+    /// U: orthogonal.
     pub u: Array2<f64>,
 }
 

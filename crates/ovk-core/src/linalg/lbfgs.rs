@@ -53,8 +53,11 @@ impl Default for LbfgsOptions {
 pub struct Progress<'a> {
     /// 1-based iteration number.
     pub iter: usize,
+    /// The current iterate.
     pub x: &'a [f64],
+    /// The objective at `x`.
     pub value: f64,
+    /// The gradient at `x`.
     pub grad: &'a [f64],
     /// Step length α taken along the search direction.
     pub step: f64,

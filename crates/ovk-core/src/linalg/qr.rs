@@ -11,7 +11,9 @@ use crate::{OvkError, Result};
 /// `A = Q R` with `Q` n×k (orthonormal columns) and `R` k×c upper trapezoidal, k = min(n, c).
 #[derive(Debug, Clone)]
 pub struct ThinQr {
+    /// Q (n×k), orthonormal columns.
     pub q: Array2<f64>,
+    /// R (k×c), upper trapezoidal.
     pub r: Array2<f64>,
 }
 

@@ -23,7 +23,9 @@ pub struct KernelExpansion {
 /// otherwise be most of a session.
 #[derive(Clone)]
 pub enum Coef {
+    /// The coefficient matrix itself (rows×m).
     Dense(Array2<f64>),
+    /// The product `a bᵀ`, with `a` rows×p and `b` m×p.
     Factored { a: Array2<f64>, b: Array2<f64> },
 }
 
@@ -44,6 +46,7 @@ impl Coef {
         }
     }
 
+    /// The number of rows (expansion points) of the coefficients.
     pub fn nrows(&self) -> usize {
         match self {
             Coef::Dense(c) => c.nrows(),

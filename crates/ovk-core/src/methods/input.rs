@@ -34,9 +34,11 @@ pub const AUTO_RANK: usize = 2000;
 /// How the input kernel enters a fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
+    /// The exact n×n Gram matrix.
     Exact,
     /// Linear kernel, d ≤ n: `Z = X` (exact).
     Primal,
+    /// A rank-`rank` Nyström factor K ≈ ZZᵀ with these landmarks.
     LowRank {
         rank: usize,
         landmarks: Landmarks,
@@ -195,11 +197,16 @@ impl Basis {
 /// What the session records about a factor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FactorSummary {
+    /// How the input kernel entered the fit (`Route`'s name).
     pub route: &'static str,
     pub requested: usize,
+    /// Rank r of the factor obtained.
     pub rank: usize,
+    /// How the landmarks were chosen; `None` for an exact factor.
     pub landmarks: Option<Landmarks>,
+    /// `(tr K − ‖Z‖²_F) / tr K`: 0 for an exact factor.
     pub trace_error: f64,
+    /// Seconds spent building the factor.
     pub seconds: f64,
 }
 

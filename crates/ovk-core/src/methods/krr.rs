@@ -20,6 +20,7 @@ use crate::{OvkError, Result};
 use ndarray::{Array2, ArrayView2, Zip};
 use std::sync::Arc;
 
+/// Kernel ridge regression, each output independent (the identity output kernel): the baseline.
 pub struct Krr;
 
 const PARAMS: &[ParamSpec] = &[common::LAMBDA];
@@ -27,6 +28,7 @@ const PARAMS: &[ParamSpec] = &[common::LAMBDA];
 /// krr's hyperparameters.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct KrrConfig {
+    /// Ridge weight λ.
     pub lambda: f64,
 }
 

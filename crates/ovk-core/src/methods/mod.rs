@@ -53,8 +53,11 @@ pub struct Problem {
     pub kernel: Kernel,
     /// The kernel as the user chose it (per-view kernels re-resolve σ on each view).
     pub kernel_spec: KernelSpec,
+    /// The task the targets were coded for.
     pub task: Task,
+    /// Names of the columns of `x`.
     pub feature_names: Vec<String>,
+    /// Names of the columns of `y` (targets, or one per class).
     pub output_names: Vec<String>,
     /// Groups of feature columns (multi-view methods); empty when the data has no views.
     pub views: Vec<View>,
@@ -65,7 +68,9 @@ pub struct Problem {
 /// Held-out inputs and their targets (in the units the fit sees).
 #[derive(Debug, Clone)]
 pub struct Holdout {
+    /// Held-out inputs (rows×d).
     pub x: Array2<f64>,
+    /// Their targets (rows×m).
     pub y: Array2<f64>,
 }
 
@@ -74,6 +79,7 @@ pub struct Holdout {
 /// labeled, no test rows, `KernelSpec::default()`, names `x0…`/`y0…`, no views and seed 0; each
 /// `with_*` changes one thing.
 impl Problem {
+    /// Regression on `x` (ℓ×d) and `y` (ℓ×m) with `kernel`, every row labeled, no test rows.
     pub fn new(x: Array2<f64>, y: Array2<f64>, kernel: Kernel) -> Problem {
         let (n, d, m) = (x.nrows(), x.ncols(), y.ncols());
         Problem {
@@ -145,35 +151,42 @@ impl Problem {
         self
     }
 
+    /// The same problem with the kernel as chosen set to `kernel_spec`.
     pub fn with_kernel_spec(mut self, kernel_spec: KernelSpec) -> Problem {
         self.kernel_spec = kernel_spec;
         self
     }
 
+    /// The same problem with task `task`.
     pub fn with_task(mut self, task: Task) -> Problem {
         self.task = task;
         self
     }
 
+    /// The same problem with these feature and output names.
     pub fn with_names(mut self, features: &[&str], outputs: &[&str]) -> Problem {
         self.feature_names = features.iter().map(|s| s.to_string()).collect();
         self.output_names = outputs.iter().map(|s| s.to_string()).collect();
         self
     }
 
+    /// The same problem with these feature views.
     pub fn with_views(mut self, views: Vec<View>) -> Problem {
         self.views = views;
         self
     }
 
+    /// The same problem with the method's random seed set to `seed`.
     pub fn with_seed(mut self, seed: u64) -> Problem {
         self.seed = seed;
         self
     }
 
+    /// Number of training rows ℓ.
     pub fn n_train(&self) -> usize {
         self.x.nrows()
     }
+    /// Number of outputs m.
     pub fn n_outputs(&self) -> usize {
         self.y.ncols()
     }
@@ -187,6 +200,7 @@ impl Problem {
 
 /// A fitted model: maps new inputs to real-valued outputs (scores, for classification).
 pub trait Model: Send + Sync {
+    /// Predicted outputs (rows×m, in the units the fit saw) for the scaled inputs `x` (rows×d).
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>>;
     /// What prediction needs, to save in a session and load back with `load_model`: a kind,
     /// settings as JSON, arrays by name. See `parts.rs` for the pattern a new model follows.
@@ -203,8 +217,11 @@ pub trait Model: Send + Sync {
 
 /// What a fit returns besides the model: enough for a session to show and replay it.
 pub struct Fit {
+    /// The fitted model.
     pub model: Box<dyn Model>,
+    /// Number of iterations the fit ran.
     pub iterations: usize,
+    /// Whether the method's stopping test was met.
     pub converged: bool,
     /// The paper's objective at the returned solution; `None` when the method does not compute
     /// it (a note says why). A non-finite `Some` is a diverged fit: the pipeline refuses it.
@@ -221,6 +238,7 @@ pub struct Fit {
 }
 
 impl Fit {
+    /// A fit of `model` with no iterations, converged, and nothing else recorded.
     pub fn new(model: Box<dyn Model>) -> Self {
         Fit {
             model,
@@ -235,6 +253,7 @@ impl Fit {
     }
 }
 
+/// A learning method: its name, hyperparameters, memory estimate and fit.
 pub trait Method: Sync {
     /// The name used by `--method` and in sessions (`okl`).
     fn name(&self) -> &'static str;
@@ -271,6 +290,7 @@ pub trait Method: Sync {
     fn multi_view(&self) -> bool {
         false
     }
+    /// Fit `problem` with `params`, reporting progress and checking cancellation through `obs`.
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit>;
     /// Whether the fit can run on the shared low-rank factor of the input kernel
     /// (`--input-rank`, `--landmarks`); such a method overrides `input_route` too.
@@ -337,11 +357,17 @@ macro_rules! large_n_advice {
 choice_enum! {
     /// A method by the name `--method`, configs and sessions use; `find` gives the method.
     pub enum MethodName: "method" {
+        /// Kernel ridge regression with the identity output kernel.
         Krr = "krr",
+        /// Output kernel learning: the output kernel L learned by block coordinate descent.
         Okl = "okl",
+        /// Low-rank output kernel learning: L = BBᵀ of rank p, along a λ path.
         LowRankOkl = "lowrank-okl",
+        /// Kernel dependency estimation: regression into the output kernel's feature space.
         Kde = "kde",
+        /// Vector-valued manifold regularisation (semi-supervised).
         Vvmr = "vvmr",
+        /// Multi-view metric learning.
         Mvml = "mvml",
     }
 }
@@ -426,6 +452,7 @@ mod tests {
             names::<mvml::MetricSpace>(),
             names::<crate::kernels::KernelName>(),
             names::<crate::kernels::Landmarks>(),
+            names::<vvmr::GammaIScale>(),
         ];
         let kernel_options = crate::kernels::options::KERNEL_OPTIONS;
         let specs = registry()

@@ -12,21 +12,28 @@ use crate::{OvkError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// Reading and preparing the data.
     Loading,
+    /// Computing the input Gram matrix.
     Gram,
     /// The k-nearest-neighbour graph over the inputs (vvmr on a factor): in the Gram slot.
     Graph,
     /// A low-rank factor of a kernel (Nyström, incomplete Cholesky): in the Gram slot.
     Factor,
+    /// An eigendecomposition or factorisation before iterating.
     Decomposition,
+    /// The method's iterations (steps count trace records).
     Iterating,
     /// A path of fits (λ values, ranks): steps count fits, not iterations. In the Iterating slot.
     Path,
+    /// Predicting and scoring the train and test rows.
     Predicting,
+    /// Writing the session.
     Saving,
 }
 
 impl Phase {
+    /// A short lower-case name for gauges ("Gram matrix", "λ path" …).
     pub fn label(self) -> &'static str {
         match self {
             Phase::Loading => "loading data",
@@ -45,6 +52,7 @@ impl Phase {
 /// One iteration (or one λ of a path) as recorded in the session's trace.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
+    /// Iteration number (1-based), or index along a path.
     pub iter: usize,
     /// The paper's objective at this iterate.
     #[serde(deserialize_with = "crate::util::nan::f64")]
@@ -61,6 +69,7 @@ pub struct TraceRecord {
     /// Validation (test-part) metric at this iterate, when the method computes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub val_metric: Option<f64>,
+    /// Milliseconds since the fit started.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub elapsed_ms: f64,
     /// Method-specific extra series (e.g. `rank`, `certificate`).
@@ -68,9 +77,11 @@ pub struct TraceRecord {
     pub extra: BTreeMap<String, f64>,
 }
 
+/// Receives a fit's progress (phases, trace records, notes) and tells it when to stop.
 pub trait Observer {
     /// A new phase begins; `total` is the expected number of steps when known (for an ETA).
     fn phase(&mut self, _phase: Phase, _total: Option<usize>) {}
+    /// One iteration (or path point) finished.
     fn record(&mut self, _rec: &TraceRecord) {}
     /// Progress inside a phase that has no trace records (landmarks of a low-rank factor,
     /// row blocks of a Gram matrix): `done` of `total` steps.
@@ -81,6 +92,7 @@ pub trait Observer {
     /// no steps (the Gram matrix, the eigendecompositions), so a face can show how far along
     /// they are.
     fn estimate(&mut self, _phases: &[(Phase, f64)]) {}
+    /// True when the fit should stop (checked by `check_cancel` once per iteration).
     fn is_cancelled(&self) -> bool {
         false
     }
@@ -120,8 +132,11 @@ impl Observer for Silent {}
 /// Keeps every record, note, phase and step (tests, and the pipeline's trace).
 #[derive(Default)]
 pub struct Collect {
+    /// Trace records, in order.
     pub records: Vec<TraceRecord>,
+    /// Notes, in order.
     pub notes: Vec<String>,
+    /// Phases begun, in order.
     pub phases: Vec<Phase>,
     /// `(done, total)` of every step reported inside a phase.
     pub steps: Vec<(usize, usize)>,
@@ -146,9 +161,11 @@ impl Observer for Collect {
 pub struct Clock(Instant);
 
 impl Clock {
+    /// A clock started now.
     pub fn start() -> Self {
         Clock(Instant::now())
     }
+    /// Milliseconds since `start`.
     pub fn ms(&self) -> f64 {
         self.0.elapsed().as_secs_f64() * 1e3
     }

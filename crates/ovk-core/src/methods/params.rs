@@ -21,14 +21,17 @@ use crate::{OvkError, Result};
 pub struct Params(pub BTreeMap<String, Value>);
 
 impl Params {
+    /// No values given: every parameter takes its spec's default.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Set parameter `key` to `v`, replacing any value.
     pub fn set(&mut self, key: &str, v: Value) {
         self.0.insert(key.to_string(), v);
     }
 
+    /// These params with `key` set to `v`.
     pub fn with(mut self, key: &str, v: Value) -> Self {
         self.set(key, v);
         self
@@ -77,6 +80,7 @@ pub struct Resolved<'a> {
 }
 
 impl Resolved<'_> {
+    /// The value of `key`, given or defaulted; `None` when absent unless given.
     pub fn get(&self, key: &str) -> Option<Value> {
         self.params.0.get(key).cloned().or_else(|| {
             self.specs
@@ -121,6 +125,7 @@ impl Params {
         }
     }
 
+    /// The value of `spec` as a number; an input error when it is not one.
     pub fn f64(&self, spec: &ParamSpec) -> Result<f64> {
         as_f64(&self.need(spec)?)
             .ok_or_else(|| invalid(format!("parameter '{}' must be a number", spec.key)))
@@ -130,6 +135,7 @@ impl Params {
         self.opt(spec, Self::f64)
     }
 
+    /// The value of `spec` as a whole number ≥ 0; an input error otherwise.
     pub fn usize(&self, spec: &ParamSpec) -> Result<usize> {
         match self.need(spec)? {
             Value::Int(i) if i >= 0 => Ok(i as usize),
@@ -140,10 +146,12 @@ impl Params {
         }
     }
 
+    /// As `usize`, but `None` when the parameter is absent and has no default.
     pub fn opt_usize(&self, spec: &ParamSpec) -> Result<Option<usize>> {
         self.opt(spec, Self::usize)
     }
 
+    /// The value of `spec` as true/false; an input error otherwise.
     pub fn bool(&self, spec: &ParamSpec) -> Result<bool> {
         match self.need(spec)? {
             Value::Bool(b) => Ok(b),
@@ -154,6 +162,7 @@ impl Params {
         }
     }
 
+    /// The value of `spec` as text (other kinds printed as given).
     pub fn text(&self, spec: &ParamSpec) -> Result<String> {
         match self.need(spec)? {
             Value::Text(s) => Ok(s),
@@ -184,6 +193,7 @@ fn invalid(msg: String) -> OvkError {
 /// (each value read through its `ParamSpec`) and used by `fit`, `peak_bytes` and the rest.
 /// `Serialize` spells the fields as the parameter keys, so `to_params` gives the `Params` back.
 pub trait MethodConfig: Sized + serde::Serialize {
+    /// Read and check every parameter of the method (defaults filled in).
     fn from_params(params: &Params) -> Result<Self>;
 
     /// The parameters this configuration stands for (absent ones stay absent).

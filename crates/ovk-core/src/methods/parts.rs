@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::{kde, mvml, FeatureExpansion, KernelExpansion, Model};
 use crate::{OvkError, Result};
 
+/// A fitted model taken apart for saving: its kind, scalar settings and named arrays.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelParts {
     /// Which loader reads the parts (`kernel-expansion`, `kde`, `mvml` …).
@@ -31,6 +32,7 @@ pub struct ModelParts {
 }
 
 impl ModelParts {
+    /// Empty parts of a model of this kind.
     pub fn new(kind: &str) -> Self {
         ModelParts {
             kind: kind.to_string(),

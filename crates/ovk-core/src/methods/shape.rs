@@ -6,6 +6,7 @@ use super::Problem;
 use crate::kernels::{InputRank, KernelName, Landmarks};
 use crate::Result;
 
+/// The sizes of a problem and its input-kernel choice: what memory and time estimates need, without the data.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProblemShape {
     /// Training rows, labeled and unlabeled (N).
@@ -23,11 +24,14 @@ pub struct ProblemShape {
     /// The input-kernel choice (`--input-rank`, `--landmarks`) and whether the kernel is
     /// linear: with n and d they decide a method's `Route`.
     pub input_rank: InputRank,
+    /// How a low-rank factor picks its landmarks.
     pub landmarks: Landmarks,
+    /// Whether the input kernel is linear (a primal route may apply).
     pub linear: bool,
 }
 
 impl ProblemShape {
+    /// The shape of `p`.
     pub fn of(p: &Problem) -> Self {
         ProblemShape {
             n_train: p.n_train(),

@@ -24,9 +24,10 @@ use crate::kernels::{
 };
 use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, symmetrize};
 use crate::methods::details::key;
-use crate::util::choice::Choice;
+use crate::util::choice::{choice_enum, Choice};
 use crate::{ErrorKind, OvkError, Result};
 
+/// Vector-valued manifold regularisation (Minh & Sindhwani): semi-supervised, outputs coupled by Q.
 pub struct Vvmr;
 
 /// Eigenvalues of L_out below this fraction of the largest are its null space.
@@ -59,6 +60,27 @@ const GAMMA_I: ParamSpec = ParamSpec {
         log: false,
     },
     default: ParamDefault::Float(1e-3),
+};
+
+choice_enum! {
+    /// How γ_I enters problem (12): as printed, or divided by (u + ℓ)² as in Belkin, Niyogi,
+    /// Sindhwani 2006 (LapRLS), whose scale the paper's γ_I may follow.
+    pub enum GammaIScale: "gamma_i_scale" {
+        /// γ_I ⟨f, M f⟩ as in eq. (12), i.e. ℓγ_I L in eq. (17).
+        Paper = "paper",
+        /// γ_I/(u + ℓ)² ⟨f, M f⟩ (Belkin et al.).
+        Belkin = "belkin",
+    }
+}
+
+const GAMMA_I_SCALE: ParamSpec = ParamSpec {
+    key: "gamma_i_scale",
+    label: "γ_I scale",
+    help: "paper: γ_I as in eq. (12) (ℓγ_I L in eq. 17); belkin: γ_I/(u + ℓ)², LapRLS's scale \
+           (on scene γ_I up to 100 is harmless under it, where the paper's scale loses AUC at 0.1)",
+    unit: "",
+    kind: ParamKind::Choice(GammaIScale::NAMES),
+    default: ParamDefault::Text(GammaIScale::Paper.name()),
 };
 
 const GAMMA_O: ParamSpec = ParamSpec {
@@ -132,6 +154,7 @@ const OUTPUT_KNN: ParamSpec = ParamSpec {
 const PARAMS: &[ParamSpec] = &[
     GAMMA_A,
     GAMMA_I,
+    GAMMA_I_SCALE,
     GAMMA_O,
     KNN,
     GRAPH_WEIGHTS,
@@ -190,7 +213,8 @@ impl Method for Vvmr {
 
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
-        let h = VvmrConfig::from_params(params)?;
+        let given = VvmrConfig::from_params(params)?;
+        let h = given.on_rows(p.n_train());
         let (gamma_a, gamma_i, gamma_o) = (h.gamma_a, h.gamma_i, h.gamma_o);
         let (k, weights, kind, power, k_out) = (
             h.knn,
@@ -219,7 +243,7 @@ impl Method for Vvmr {
         let y = targets_with_zero_unlabeled(p)?;
         let route = self.input_route(&ProblemShape::of(p))?;
         if route != Route::Exact {
-            return fit_on_factor(p, route, &h, y, obs, &clock);
+            return fit_on_factor(p, route, &given, y, obs, &clock);
         }
         // G, the distances, W, L, M and the Hessenberg pair U, H are N×N each.
         check_fits(
@@ -271,7 +295,7 @@ impl Method for Vvmr {
         let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
         let predictions_unlabeled = f.select(Axis(0), &unlabeled);
 
-        let details = h.details(p, ell, unlabeled.len(), residual, w_out.view(), q.view());
+        let details = given.details(p, ell, unlabeled.len(), residual, w_out.view(), q.view());
 
         let mut fit = Fit::new(Box::new(KernelExpansion {
             kernel: p.kernel,
@@ -293,14 +317,23 @@ impl Method for Vvmr {
 /// vvmr's hyperparameters, read once for either route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct VvmrConfig {
+    /// Weight γ_A of the RKHS norm ‖f‖²_K in problem (12).
     pub gamma_a: f64,
+    /// Weight γ_I of the input-graph smoothness ⟨f, (L ⊗ I) f⟩.
     pub gamma_i: f64,
+    /// How γ_I maps to eq. (12)'s (`on_rows`).
+    pub gamma_i_scale: GammaIScale,
     /// 0 ≤ γ_O < 1 (`check_gamma_o`).
     pub gamma_o: f64,
+    /// k of the k-nearest-neighbour graph over the training inputs.
     pub knn: usize,
+    /// Edge weights of both graphs (binary or heat kernel).
     pub graph_weights: GraphWeights,
+    /// Which Laplacian of the input graph (normalized or unnormalized).
     pub laplacian: LaplacianKind,
+    /// Power p of the iterated Laplacian Lᵖ in the penalty.
     pub laplacian_power: usize,
+    /// k of the k-NN graph over the outputs that builds L_out.
     pub output_knn: usize,
 }
 
@@ -309,6 +342,7 @@ impl MethodConfig for VvmrConfig {
         Ok(VvmrConfig {
             gamma_a: params.f64(&GAMMA_A)?,
             gamma_i: params.f64(&GAMMA_I)?,
+            gamma_i_scale: params.choice(&GAMMA_I_SCALE)?,
             gamma_o: check_gamma_o(params.f64(&GAMMA_O)?)?,
             knn: params.usize(&KNN)?,
             graph_weights: params.choice(&GRAPH_WEIGHTS)?,
@@ -320,6 +354,23 @@ impl MethodConfig for VvmrConfig {
 }
 
 impl VvmrConfig {
+    /// The same problem in eq. (12)'s scale for N = u + ℓ training rows: the Belkin scale
+    /// divides γ_I by N².
+    pub fn on_rows(self, n_all: usize) -> Self {
+        VvmrConfig {
+            gamma_i: self.gamma_i_on_rows(n_all),
+            gamma_i_scale: GammaIScale::Paper,
+            ..self
+        }
+    }
+
+    fn gamma_i_on_rows(&self, n_all: usize) -> f64 {
+        match self.gamma_i_scale {
+            GammaIScale::Paper => self.gamma_i,
+            GammaIScale::Belkin => self.gamma_i / (n_all as f64).powi(2),
+        }
+    }
+
     /// The session details both routes share.
     fn details(
         &self,
@@ -333,6 +384,13 @@ impl VvmrConfig {
         let mut details = Map::new();
         details.insert("gamma_a".into(), json!(self.gamma_a));
         details.insert("gamma_i".into(), json!(self.gamma_i));
+        if self.gamma_i_scale != GammaIScale::Paper {
+            details.insert("gamma_i_scale".into(), json!(self.gamma_i_scale.name()));
+            details.insert(
+                "gamma_i_eq12".into(),
+                json!(self.gamma_i_on_rows(p.n_train())),
+            );
+        }
         details.insert("gamma_o".into(), json!(self.gamma_o));
         details.insert("knn".into(), json!(self.knn));
         details.insert(
@@ -390,12 +448,13 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64
 fn fit_on_factor(
     p: &Problem,
     route: Route,
-    h: &VvmrConfig,
+    given: &VvmrConfig,
     y: Array2<f64>,
     obs: &mut dyn Observer,
     clock: &Clock,
 ) -> Result<Fit> {
     let n_all = p.n_train();
+    let h = &given.on_rows(n_all);
     obs.phase(Phase::Graph, Some(n_all));
     let graph = {
         let mut tick = |done: usize| -> Result<()> {
@@ -447,7 +506,7 @@ fn fit_on_factor(
     record_solved(obs, objective, Some(residual), clock)?;
 
     let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
-    let mut details = h.details(
+    let mut details = given.details(
         p,
         rows.len(),
         unlabeled.len(),
@@ -727,12 +786,19 @@ pub fn output_kernel(
 /// five same-typed views cannot be passed in the wrong order.
 #[derive(Debug, Clone, Copy)]
 pub struct Terms<'a> {
+    /// Input Gram matrix G (N×N, labeled and unlabeled rows).
     pub g: ArrayView2<'a, f64>,
+    /// Graph Laplacian power L (N×N).
     pub l: ArrayView2<'a, f64>,
+    /// Which rows are labeled (the selection J).
     pub labeled: &'a [bool],
+    /// Output kernel Q (m×m).
     pub q: ArrayView2<'a, f64>,
+    /// Targets Y (N×m; unlabeled rows 0).
     pub y: ArrayView2<'a, f64>,
+    /// Weight γ_A of the RKHS norm.
     pub gamma_a: f64,
+    /// Weight γ_I of the graph smoothness (scaled by ℓ in eq. 17).
     pub gamma_i: f64,
 }
 

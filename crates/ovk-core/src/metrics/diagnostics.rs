@@ -23,8 +23,11 @@ pub const MAX_CLASSES: usize = 200;
 /// positive, one class only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelScores {
+    /// Share of predicted positives that are positive.
     pub precision: Option<f64>,
+    /// Share of positives predicted positive.
     pub recall: Option<f64>,
+    /// Area under the ROC curve of the label's scores.
     pub auc: Option<f64>,
     /// Rows whose truth is positive.
     pub support: usize,
@@ -35,11 +38,14 @@ pub struct LabelScores {
 /// One regression output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputFit {
+    /// Coefficient of determination R² of this output.
     pub r2: Option<f64>,
+    /// Mean squared error of this output.
     pub mse: Option<f64>,
     /// (truth, prediction), every row when there are at most [`SCATTER_POINTS`], else evenly
     /// strided rows.
     pub pairs: Vec<(f64, f64)>,
+    /// Rows with a truth for this output.
     pub rows: usize,
 }
 

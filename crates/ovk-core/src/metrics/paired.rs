@@ -12,15 +12,18 @@ pub struct PairedTest {
     pub n: usize,
     /// Mean and sample sd of the differences a − b.
     pub mean_difference: f64,
+    /// Sample standard deviation of the differences a − b.
     pub sd_difference: f64,
     /// Paired t statistic and its two-sided p-value (n − 1 degrees of freedom); NaN when the
     /// differences do not vary.
     pub t: f64,
+    /// Two-sided p-value of `t`.
     pub t_p: f64,
     /// Wilcoxon signed-rank statistic W+ (sum of the ranks of positive differences, zeros
     /// dropped) and its two-sided p-value: exact for up to 25 nonzero differences without
     /// ties, else the normal approximation with tie and continuity corrections.
     pub w: f64,
+    /// Two-sided p-value of `w`.
     pub w_p: f64,
 }
 

@@ -18,10 +18,15 @@ pub const PAIRED_CAVEAT: &str = "the folds share training rows, so their scores 
 /// One run's column.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunColumn {
+    /// The run's id.
     pub id: String,
+    /// The run's name.
     pub name: String,
+    /// The method's name.
     pub method: String,
+    /// File name of the data it was fitted on.
     pub dataset: String,
+    /// The task it solved.
     pub task: Task,
     /// The rows it was fitted and scored on (equal ids: same rows).
     pub split: String,
@@ -36,7 +41,9 @@ pub struct RunColumn {
 pub struct MetricRow {
     /// `test` (scored once on the test rows) or `cv` (mean over the folds).
     pub part: String,
+    /// The metric's name.
     pub metric: String,
+    /// True when a larger value is better.
     pub higher_is_better: bool,
     /// One per run, `None` where the run lacks it.
     pub values: Vec<Option<f64>>,
@@ -51,28 +58,37 @@ pub struct MetricRow {
 pub struct PerOutput {
     /// `auc` (multi-label), `r2` (regression) or `recall` (multi-class, per class).
     pub metric: String,
+    /// Output names, in model order.
     pub outputs: Vec<String>,
     /// `values[output][run]`.
     pub values: Vec<Vec<Option<f64>>>,
+    /// Per output, the best run (ties: the first), when two or more have a value.
     pub best: Vec<Option<usize>>,
 }
 
 /// The paired tests of two runs on one cross-validated metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairedRow {
+    /// The metric's name.
     pub metric: String,
     /// Column indices of the two runs; the difference is a − b.
     pub a: usize,
+    /// Column index of the second run.
     pub b: usize,
+    /// The t and Wilcoxon tests on the per-fold differences.
     pub test: PairedTest,
 }
 
 /// The comparison of N runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
+    /// One column per run, in the order given.
     pub runs: Vec<RunColumn>,
+    /// One row per metric, each run's value in it.
     pub metrics: Vec<MetricRow>,
+    /// Per-output scores side by side, when the runs share their outputs.
     pub per_output: Option<PerOutput>,
+    /// Paired tests between runs cross-validated on the same folds.
     pub paired: Vec<PairedRow>,
     /// Said beside the paired tests, when there are any.
     pub caveat: Option<String>,

@@ -15,7 +15,9 @@ use crate::{OvkError, Result};
 /// A session read from disk.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The session's directory.
     pub dir: PathBuf,
+    /// Its `session.json`.
     pub record: SessionRecord,
 }
 

@@ -13,7 +13,9 @@ use crate::{OvkError, Result};
 /// The data file found, and which rule found it (for messages).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Located {
+    /// Where the file is.
     pub path: PathBuf,
+    /// The rule that found it (`given by --data` …), for messages.
     pub how: &'static str,
     /// The file's SHA-256 when it is not the recorded one (the file changed since the run).
     pub changed: Option<String>,

@@ -73,6 +73,7 @@ impl OutputRules {
         })
     }
 
+    /// Rules with nothing protected yet; an existing file is replaced only with `force`.
     pub fn new(force: bool) -> Self {
         OutputRules {
             force,

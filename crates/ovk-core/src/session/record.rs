@@ -11,19 +11,24 @@ use crate::kernels::Kernel;
 use crate::methods::{Params, TraceRecord};
 use crate::metrics::MetricMap;
 
+/// The schema tag written into every `session.json`; a reader refuses any other.
 pub const SCHEMA: &str = "ovk.session/1";
 
 /// Which file rows went where.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Split {
+    /// Seed of the shuffle that drew the test rows.
     pub seed: u64,
+    /// Fraction of the rows held out for testing (0–1).
     pub test_fraction: f64,
     /// Row indices of the original file (0-based, header excluded).
     pub train: Vec<usize>,
+    /// Row indices of the original file held out for testing (0-based, header excluded).
     pub test: Vec<usize>,
     /// Semi-supervised runs: training rows with and without labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labeled: Option<Vec<usize>>,
+    /// Semi-supervised runs: training rows whose labels were hidden.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unlabeled: Option<Vec<usize>>,
     /// Which rows trained and which were held out, as a short fingerprint of the data's bytes
@@ -51,8 +56,11 @@ impl Split {
 /// the same folds (the same rows in each), so their per-fold scores pair up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FoldAssignment {
+    /// Number of folds K.
     pub k: usize,
+    /// Seed of the shuffle that assigned rows to folds.
     pub seed: u64,
+    /// Fingerprint of the fold assignment: equal ids mean the same folds.
     pub id: String,
 }
 
@@ -70,12 +78,15 @@ pub fn fingerprint<T: Serialize>(value: &T) -> String {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
+    /// The fit ran to its end; model, matrices and metrics are saved.
     #[default]
     Finished,
+    /// The fit was stopped; only configuration, trace and notes are saved.
     Cancelled,
 }
 
 impl RunStatus {
+    /// True when the run ran to its end (serde skips writing the default status).
     pub fn is_finished(&self) -> bool {
         *self == RunStatus::Finished
     }
@@ -87,6 +98,7 @@ impl RunStatus {
 pub struct Optimistic {
     /// `"test"`: the test metrics are optimistic.
     pub parts: Vec<String>,
+    /// Why those parts are optimistic (what was chosen on them), for the user.
     pub reason: String,
 }
 
@@ -94,10 +106,13 @@ pub struct Optimistic {
 /// folds, and each fold's value (NaN where a fold could not score it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CvStat {
+    /// Mean of the metric over the folds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub mean: f64,
+    /// Sample standard deviation of the metric over the folds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub sd: f64,
+    /// The metric on each fold, in fold order.
     #[serde(deserialize_with = "crate::util::nan::vec")]
     pub folds: Vec<f64>,
 }
@@ -113,10 +128,13 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+/// Scores of a finished run on each part of the data.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
+    /// Scores on the training rows.
     #[serde(deserialize_with = "crate::util::nan::map")]
     pub train: MetricMap,
+    /// Scores on the held-out test rows.
     #[serde(deserialize_with = "crate::util::nan::map")]
     pub test: MetricMap,
     /// Semi-supervised runs: transductive scores on the unlabeled training rows.
@@ -141,16 +159,21 @@ impl Metrics {
 /// Wall-clock seconds of each stage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timings {
+    /// Reading, splitting and scaling the data, in seconds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub load_s: f64,
+    /// Fitting the model, in seconds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub fit_s: f64,
+    /// Predicting and scoring train and test rows, in seconds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub predict_s: f64,
+    /// The whole run, in seconds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub total_s: f64,
 }
 
+/// The input kernel of a run, both as configured and as resolved on the data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelRecord {
     /// The kernel as chosen (σ may be "median") …
@@ -159,40 +182,59 @@ pub struct KernelRecord {
     pub resolved: Kernel,
 }
 
+/// A saved run: everything in `session.json` (configuration, data, results, model).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
+    /// Schema tag (`SCHEMA`) this record was written with.
     pub schema: String,
+    /// Unique id of the run, also its directory name in the store.
     pub id: String,
+    /// Name shown to the user (given, or derived from the configuration).
     pub name: String,
     /// RFC 3339, UTC.
     pub created: String,
+    /// Version of ovk that wrote the record.
     pub ovk_version: String,
+    /// The training file: path, size, hash, rows and columns.
     pub dataset: DatasetInfo,
+    /// The learning task the run solved.
     pub task: Task,
+    /// Name of the method (`MethodName`'s word, e.g. `lowrank-okl`).
     pub method: String,
+    /// The input kernel, as configured and as resolved.
     pub kernel: KernelRecord,
     /// Hyperparameters with defaults filled in.
     pub params: Params,
+    /// The feature scaling applied before fitting.
     pub scale: Scale,
+    /// Which rows trained and which were held out.
     pub split: Split,
+    /// Input columns used as features, in model order.
     pub feature_names: Vec<String>,
+    /// Outputs in model order (target columns, or classes for multi-class).
     pub output_names: Vec<String>,
+    /// Per-iteration progress of the fit (objective, timings) as the method reported it.
     pub trace: Vec<TraceRecord>,
+    /// Number of iterations the fit ran.
     pub iterations: usize,
+    /// Whether the method's stopping test was met (false when stopped or capped).
     pub converged: bool,
     /// `None` (written as `null`) when the method does not compute it (a note says why).
     #[serde(default)]
     pub objective: Option<f64>,
+    /// The run's scores on train, test (and unlabeled) rows.
     pub metrics: Metrics,
     /// The identity-output-kernel baseline (krr) at the same λ and kernel, for comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Metrics>,
+    /// Wall-clock seconds of each stage.
     pub timings: Timings,
     /// Matrix name → file name in the session directory.
     pub matrices: BTreeMap<String, String>,
     /// Method-specific results (λ path, certificate, block norms …).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub details: serde_json::Map<String, serde_json::Value>,
+    /// Remarks for the user (warnings, why a value is absent), in the order they arose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The full configuration, so the run can be replayed and verified.
@@ -201,6 +243,7 @@ pub struct SessionRecord {
     /// absent in sessions saved before ovk kept models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelRecord>,
+    /// Whether the run finished or was cancelled.
     #[serde(default, skip_serializing_if = "RunStatus::is_finished")]
     pub status: RunStatus,
     /// False for a fit the workbench recorded by itself and the user has not kept (`s`);
@@ -224,6 +267,7 @@ pub struct SessionRecord {
 pub struct ModelRecord {
     /// Which loader reads the parts (`methods::load_model`).
     pub kind: String,
+    /// The method's scalar settings the loader needs (λ, kernel, sizes …).
     pub settings: serde_json::Map<String, serde_json::Value>,
     /// The model's array names; each is the matrix `model_<name>` (`model_<name>.npy`).
     pub arrays: Vec<String>,
@@ -238,6 +282,7 @@ pub struct ModelRecord {
     /// Multi-class: the class column, its dtype, and its classes in output order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<ClassRecord>,
+    /// How classes were turned into outputs (one-hot, ±1 …), to decode predictions.
     pub class_coding: ClassCoding,
     /// `--missing impute`: per feature column, the unscaled value a missing cell of a new row
     /// takes (the training rows' mean, or a text column's most frequent level).
@@ -245,10 +290,14 @@ pub struct ModelRecord {
     pub fill: Option<Vec<f64>>,
 }
 
+/// The class column of a multi-class run, to map output indices back to labels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassRecord {
+    /// Name of the class column in the training file.
     pub column: String,
+    /// polars dtype of the class column.
     pub dtype: String,
+    /// The class labels, in output order.
     pub values: Vec<String>,
 }
 

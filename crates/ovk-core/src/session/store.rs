@@ -14,6 +14,7 @@ use super::temporaries::WorkDir;
 use super::{RunStatus, SessionRecord, SCHEMA};
 use crate::{OvkError, Result};
 
+/// The session store: a directory holding one subdirectory per saved run.
 pub struct Store {
     root: PathBuf,
 }
@@ -21,19 +22,28 @@ pub struct Store {
 /// One line of `ovk sessions`, or the reason an entry could not be read.
 #[derive(Debug, Clone)]
 pub enum Listing {
+    /// A session that could be read.
     Ok(Box<Summary>),
+    /// A session directory that could not be read: where it is and why.
     Corrupt { path: PathBuf, reason: String },
 }
 
+/// What the session list shows of one saved run, read from its `session.json`.
 #[derive(Debug, Clone)]
 pub struct Summary {
+    /// The run's id (its directory name).
     pub id: String,
+    /// The run's name.
     pub name: String,
+    /// When it was saved (RFC 3339, UTC).
     pub created: String,
+    /// File name of the data it was fitted on.
     pub dataset: String,
+    /// The method's name.
     pub method: String,
     /// The task's primary test metric (name, value), when recorded.
     pub key_metric: Option<(String, f64)>,
+    /// The session's directory.
     pub path: PathBuf,
     /// The settings it was fitted with, by key (kernel, σ as used, the method's parameters):
     /// the columns of the workbench's runs table.
@@ -42,10 +52,13 @@ pub struct Summary {
     pub metrics: BTreeMap<String, f64>,
     /// The data file it was fitted on, as recorded (and as configured, when that differs).
     pub data_files: Vec<PathBuf>,
+    /// Iterations the fit ran.
     pub iterations: usize,
+    /// Seconds the fit took.
     pub fit_s: f64,
     /// False for a fit recorded by itself and not kept yet (the workbench's `s` keeps it).
     pub kept: bool,
+    /// Whether the run finished or was cancelled.
     pub status: RunStatus,
     /// Why its test metrics are optimistic (rows that also chose something), when they are.
     pub optimistic: Option<String>,
@@ -53,6 +66,7 @@ pub struct Summary {
     pub split_id: String,
     /// `--cv K`: the folds' id, and the primary metric's mean and sd over them.
     pub folds_id: Option<String>,
+    /// `--cv K`: (K, mean, sd) of the primary metric over the folds.
     pub cv: Option<(usize, f64, f64)>,
 }
 
@@ -110,6 +124,7 @@ impl Store {
         })
     }
 
+    /// The store's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -14,15 +14,19 @@ pub struct SweepRow {
     pub values: BTreeMap<String, String>,
     /// Name of the validation metric and whether higher is better.
     pub metric: String,
+    /// True when a larger metric is better (AUC, accuracy); false for errors.
     pub higher_is_better: bool,
     /// Mean and standard deviation of the metric over folds (NaN when a fold failed; JSON
     /// writes NaN as null, so a saved sweep reads null back as NaN).
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub mean: f64,
+    /// Sample standard deviation of the metric over the folds.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub sd: f64,
+    /// The metric on each fold, in fold order.
     #[serde(deserialize_with = "crate::util::nan::vec")]
     pub fold_scores: Vec<f64>,
+    /// Wall-clock seconds spent scoring this configuration.
     #[serde(deserialize_with = "crate::util::nan::f64")]
     pub seconds: f64,
     /// Why the configuration could not be scored, if it could not.
@@ -31,6 +35,7 @@ pub struct SweepRow {
     /// Successive halving: the last rung it reached (0 first) and the training rows it had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rung: Option<usize>,
+    /// Successive halving: the training rows it had at that rung.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train_rows: Option<usize>,
 }
@@ -38,8 +43,11 @@ pub struct SweepRow {
 /// A whole sweep: its rows in grid order and the best row's index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepResult {
+    /// Number of CV folds; `None`: scored on the test part.
     pub folds: Option<usize>,
+    /// One row per configuration, in grid order.
     pub rows: Vec<SweepRow>,
+    /// Index into `rows` of the best scored row; `None` when none scored.
     pub best: Option<usize>,
     /// True when the sweep was interrupted; the rows hold the configurations that finished.
     pub interrupted: bool,

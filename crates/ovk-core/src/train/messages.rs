@@ -8,19 +8,20 @@ use crate::methods::{Phase, TraceRecord};
 
 use super::{Ended, RunOutcome};
 
+/// What a running fit (thread or worker process) tells its face, in order.
 #[derive(Debug)]
 pub enum RunMessage {
+    /// A phase began.
     Phase {
         phase: Phase,
         /// Expected number of steps in this phase, when known (for an ETA).
         total: Option<usize>,
     },
+    /// One iteration's (or path point's) trace record.
     Record(TraceRecord),
     /// Progress inside a phase without trace records: `done` of `total` steps.
-    Step {
-        done: usize,
-        total: usize,
-    },
+    Step { done: usize, total: usize },
+    /// A remark for the user.
     Note(String),
     /// Before the fit: the floor seconds of its long phases without steps.
     Estimate(Vec<(Phase, f64)>),
@@ -31,14 +32,9 @@ pub enum RunMessage {
     /// The run ended and is recorded in the session store at `dir`, not yet kept: finished
     /// (read back, matrices and all) or cancelled (its record: configuration, trace so far).
     /// The worker process ends this way.
-    Recorded {
-        dir: PathBuf,
-        ended: Ended,
-    },
-    Failed {
-        message: String,
-        exit_code: i32,
-    },
+    Recorded { dir: PathBuf, ended: Ended },
+    /// The run failed: the message for the user and the exit status to end with.
+    Failed { message: String, exit_code: i32 },
     /// The run stopped and nothing has recorded it (the thread runner).
     Cancelled,
 }

@@ -14,7 +14,9 @@ use super::{pipeline, sweep, RunConfig, RunOutcome};
 use crate::methods::{Observer, Phase, TraceRecord};
 use crate::OvkError;
 
+/// A fit running on a thread: its messages, and the way to cancel it.
 pub struct RunHandle {
+    /// The run's messages, ending with one that says how it ended.
     pub rx: Receiver<RunMessage>,
     cancel: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -59,9 +61,20 @@ pub fn spawn(config: RunConfig) -> RunHandle {
 /// then the best configuration refitted on the whole training part (`sweep::refit_best`), ending
 /// like a fit. Cancelling stops the sweep's fits and the refit alike.
 pub fn spawn_sweep(configs: Vec<RunConfig>, folds: Option<usize>, jobs: usize) -> RunHandle {
+    spawn_search(configs, folds, None, jobs)
+}
+
+/// `spawn_sweep`, or successive halving keeping 1/factor per rung when `halving` says so.
+pub fn spawn_search(
+    configs: Vec<RunConfig>,
+    folds: Option<usize>,
+    halving: Option<usize>,
+    jobs: usize,
+) -> RunHandle {
     spawn_job(move |obs| {
         let tx = obs.tx.clone();
-        let result = sweep::run_sweep(&configs, folds, jobs, obs.cancel.clone(), |row| {
+        let cancel = obs.cancel.clone();
+        let result = super::search::run_search(&configs, folds, halving, jobs, cancel, |row| {
             let _ = tx.send(RunMessage::SweepRow(Box::new(row.clone())));
         })?;
         if result.interrupted {

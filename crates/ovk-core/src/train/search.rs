@@ -52,8 +52,10 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, in the order help text lists them.
     pub const ALL: [Strategy; 3] = [Strategy::Grid, Strategy::Random, Strategy::Halving];
 
+    /// The strategy's word (`grid`, `random`, `halving`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Strategy::Grid => "grid",
@@ -66,7 +68,9 @@ impl Strategy {
 /// A search: the axes, the strategy and its settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Search {
+    /// The swept settings: each key with the values it takes.
     pub axes: Vec<(String, Axis)>,
+    /// How configurations are drawn from the axes.
     pub strategy: Strategy,
     /// Random draws (random search; halving over random draws).
     pub trials: Option<usize>,
@@ -304,6 +308,33 @@ pub fn run_halving(
     Ok(result)
 }
 
+/// Score `configs` as one search: successive halving keeping 1/`factor` per rung when
+/// `halving` says so (by `folds`-fold CV, three when none is given), else each configuration once.
+pub fn run_search(
+    configs: &[RunConfig],
+    folds: Option<usize>,
+    halving: Option<usize>,
+    jobs: usize,
+    cancel: Arc<AtomicBool>,
+    on_row: impl FnMut(&SweepRow),
+) -> Result<SweepResult> {
+    match halving {
+        Some(factor) => {
+            let search = Search {
+                axes: Vec::new(),
+                strategy: Strategy::Halving,
+                trials: None,
+                seed: 0,
+                factor,
+                min_rows: None,
+            };
+            let folds = folds.unwrap_or(super::sweep::DEFAULT_FOLDS);
+            run_halving(configs, &search, folds, jobs, cancel, on_row)
+        }
+        None => run_sweep(configs, folds, jobs, cancel, on_row),
+    }
+}
+
 /// A Nyström factor whose rank reaches the rows it is fitted on is the exact kernel: at a rung
 /// whose folds train on no more rows than `input_rank`, the exact route stands in rather than
 /// refusing a configuration only because the rung is small.
@@ -354,8 +385,10 @@ pub struct NestedFold {
 /// Nested cross-validation of a whole search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Nested {
+    /// Number of outer folds K.
     pub k: usize,
     pub inner_folds: usize,
+    /// One result per outer fold, in fold order.
     pub folds: Vec<NestedFold>,
     /// Per metric, over the outer folds: an estimate of the tuned procedure (search + refit),
     /// not of any one configuration.

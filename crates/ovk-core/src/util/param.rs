@@ -12,9 +12,13 @@ use crate::{OvkError, Result};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// A switch.
     Bool(bool),
+    /// A whole number.
     Int(i64),
+    /// A real number.
     Float(f64),
+    /// Free text (a choice's word, a list the method parses).
     Text(String),
 }
 
@@ -44,11 +48,11 @@ pub enum ParamKind {
         max_open: bool,
         log: bool,
     },
-    Int {
-        min: i64,
-        max: i64,
-    },
+    /// A whole number in `[min, max]`.
+    Int { min: i64, max: i64 },
+    /// One of these words.
     Choice(&'static [&'static str]),
+    /// true or false.
     Bool,
     /// Free text the method parses itself (e.g. `"20,30"` or `"1..8"`).
     Text,
@@ -57,10 +61,15 @@ pub enum ParamKind {
 /// The default of a parameter; `None` means "absent unless given" (e.g. λ absent → a λ path).
 #[derive(Debug, Clone, Copy)]
 pub enum ParamDefault {
+    /// Absent unless given.
     None,
+    /// This number.
     Float(f64),
+    /// This whole number.
     Int(i64),
+    /// This switch.
     Bool(bool),
+    /// This text (a choice's word).
     Text(&'static str),
 }
 
@@ -75,11 +84,14 @@ pub struct ParamSpec {
     pub help: &'static str,
     /// Unit or symbol shown beside the field (`λ`, `iterations`), may be empty.
     pub unit: &'static str,
+    /// What values it takes (type and range).
     pub kind: ParamKind,
+    /// Its value when not given.
     pub default: ParamDefault,
 }
 
 impl ParamSpec {
+    /// The CLI flag: the key with dashes (`max-iter`), without the leading `--`.
     pub fn flag(&self) -> String {
         self.key.replace('_', "-")
     }
@@ -95,6 +107,7 @@ impl ParamSpec {
         }
     }
 
+    /// The default as a `Value`; `None` when absent unless given.
     pub fn default_value(&self) -> Option<Value> {
         match self.default {
             ParamDefault::None => None,

@@ -2,9 +2,11 @@
 //! synthetic data. Reproducible across platforms and releases — which an external crate's
 //! stream does not promise — so the same seed gives bit-identical sessions.
 
+/// The SplitMix64 generator; its state is one u64.
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Self {
         Rng(seed ^ 0x853c_49e6_748f_ea9b)
     }

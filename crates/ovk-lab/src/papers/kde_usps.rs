@@ -14,6 +14,8 @@ use ndarray::{Array2, Axis};
 use super::data::{config, gaussian, read_csv, write_numeric_csv};
 use super::{float, metric, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{CvFold, Scale};
+use ovk_core::kernels::{cross_gram, Kernel};
+use ovk_core::methods::kde::rbf_loss;
 use ovk_core::methods::{MethodName, Value};
 use ovk_core::train::RunConfig;
 use ovk_core::util::rng::Rng;
@@ -171,6 +173,8 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
             });
         }
     }
+    let (chance, underflow) = chance_and_underflow(&path, side, n, train, &READINGS[0])?;
+    rows.extend(chance);
     // ovk's own protocol: median widths, λ per kernel by 4-fold CV on fold 0's training part.
     let mut chosen = Vec::new();
     let mut identity = None;
@@ -245,10 +249,113 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                 grid,
                 chosen.join(", ")
             ),
-        ],
+        ]
+        .into_iter()
+        .chain(underflow)
+        .collect(),
         sessions: Vec::new(),
         seconds: 0.0,
     })
+}
+
+/// The first `n` digits' pixels (side × side, row-major), shuffled (seed 2013): the folds are
+/// the consecutive blocks of `train` rows.
+fn shuffled_digits(path: &std::path::Path, side: usize, n: usize) -> Result<Array2<f64>> {
+    let csv = read_csv(path, Some(n))?;
+    let mut cols = Vec::new();
+    for r in 0..side {
+        for c in 0..side {
+            cols.push(csv.column(&format!("p_{r}_{c}"))?);
+        }
+    }
+    let pixels = csv.rows.select(Axis(1), &cols);
+    let mut order: Vec<usize> = (0..pixels.nrows()).collect();
+    Rng::new(2013).shuffle(&mut order);
+    Ok(pixels.select(Axis(0), &order))
+}
+
+/// Chance level and the input kernel's underflow, measured on the folds with ovk's kernel and
+/// loss: the RBF loss of a random training output (the prediction of a model that learned
+/// nothing) under each σ_l the paper uses, and the share of test digits whose whole input-kernel
+/// row k(x, X_train) is 0 in double precision at each σ_k.
+fn chance_and_underflow(
+    path: &std::path::Path,
+    side: usize,
+    n: usize,
+    train: usize,
+    reading: &Reading,
+) -> Result<(Vec<Row>, Vec<String>)> {
+    let digits = shuffled_digits(path, side, n)?;
+    let half = side * side / 2;
+    let folds = digits.nrows() / train;
+    let split = |f: usize| {
+        let tr: Vec<usize> = (f * train..(f + 1) * train).collect();
+        let te: Vec<usize> = (0..folds * train).filter(|i| i / train != f).collect();
+        (tr, te)
+    };
+    let mut rows = Vec::new();
+    for sl in [10.0, 12.0] {
+        let sigma_l = (reading.l)(sl);
+        let mut losses = Vec::new();
+        let mut rng = Rng::new(34);
+        for f in 0..folds {
+            let (tr, te) = split(f);
+            let truth = digits
+                .select(Axis(0), &te)
+                .slice(ndarray::s![.., half..])
+                .to_owned();
+            let guess_rows: Vec<usize> = te.iter().map(|_| tr[rng.below(tr.len())]).collect();
+            let guess = digits
+                .select(Axis(0), &guess_rows)
+                .slice(ndarray::s![.., half..])
+                .to_owned();
+            losses.push(rbf_loss(truth.view(), guess.view(), sigma_l));
+        }
+        rows.push(Row {
+            label: format!(
+                "chance: a random training output, σ_l {sl} → {sigma_l:.3} (the kept reading)"
+            ),
+            paper: None,
+            ours: Stat::of(&losses),
+            baseline: None,
+        });
+    }
+    let mut notes = Vec::new();
+    for sk in [0.1, 1.0] {
+        let kernel = Kernel::Gaussian {
+            sigma: (reading.k)(sk),
+        };
+        let mut shares = Vec::new();
+        for f in 0..folds {
+            let (tr, te) = split(f);
+            let top = |r: &[usize]| {
+                digits
+                    .select(Axis(0), r)
+                    .slice(ndarray::s![.., ..half])
+                    .to_owned()
+            };
+            let k = cross_gram(
+                &kernel,
+                top(te.as_slice()).view(),
+                top(tr.as_slice()).view(),
+            )?;
+            let zero = k
+                .rows()
+                .into_iter()
+                .filter(|r| r.iter().all(|&v| v == 0.0))
+                .count();
+            shares.push(100.0 * zero as f64 / te.len() as f64);
+        }
+        let s = Stat::of(&shares);
+        notes.push(format!(
+            "Underflow, {}: at σ_k {sk} (σ' {:.4}) the input-kernel row of {:.1} % (sd {:.1}) of the test digits is 0 in every entry — their prediction is the same for every input.",
+            reading.name,
+            (reading.k)(sk),
+            s.mean,
+            s.sd.unwrap_or(0.0)
+        ));
+    }
+    Ok((rows, notes))
 }
 
 /// The first `n` digits, shuffled (seed 2013) into folds of `train`: one table per fold with
@@ -260,14 +367,11 @@ fn fold_tables(
     n: usize,
     train: usize,
 ) -> Result<Vec<std::path::PathBuf>> {
-    let csv = read_csv(path, Some(n))?;
+    let pixels = shuffled_digits(path, side, n)?;
     let half = side / 2;
     let mut header = Vec::new();
-    let mut cols = Vec::new();
     for r in 0..side {
         for c in 0..side {
-            let name = format!("p_{r}_{c}");
-            cols.push(csv.column(&name)?);
             header.push(format!(
                 "{}_{r}_{c}",
                 if r < half { "top" } else { "bottom" }
@@ -275,17 +379,13 @@ fn fold_tables(
         }
     }
     header.push("is_test".into());
-    let pixels = csv.rows.select(Axis(1), &cols);
-    let mut order: Vec<usize> = (0..pixels.nrows()).collect();
-    Rng::new(2013).shuffle(&mut order);
     let folds = pixels.nrows() / train;
     let mut files = Vec::new();
     for f in 0..folds {
         let mut t = Array2::<f64>::zeros((pixels.nrows(), header.len()));
-        for (k, &i) in order.iter().enumerate() {
+        for (k, px) in pixels.rows().into_iter().enumerate() {
             let mut row = t.row_mut(k);
-            row.slice_mut(ndarray::s![..side * side])
-                .assign(&pixels.row(i));
+            row.slice_mut(ndarray::s![..side * side]).assign(&px);
             row[side * side] = if k / train == f { 0.0 } else { 1.0 };
         }
         let p = ctx.work_file(&format!("fold{f}.csv"))?;

@@ -12,16 +12,32 @@ use ovk_core::train::RunConfig;
 use ovk_core::Result;
 
 const VIEWS: [&str; 6] = ["fou", "fac", "kar", "pix", "zer", "mor"];
-const LAMBDA: f64 = 0.1;
+pub(super) const LAMBDA: f64 = 0.1;
 
 /// A configuration: its name, the boolean options it sets, and A₀.
-struct Model {
-    label: &'static str,
-    flags: &'static [&'static str],
-    init: &'static str,
+pub(super) struct Model {
+    pub label: &'static str,
+    pub flags: &'static [&'static str],
+    pub init: &'static str,
 }
 
-const MODELS: [Model; 4] = [
+impl Model {
+    /// mvml's parameters for this model at Nyström fraction `f`.
+    pub(super) fn params(&self, f: f64, max_iter: i64) -> ovk_core::methods::Params {
+        let mut p = params(&[
+            ("lambda", float(LAMBDA)),
+            ("nystrom", float(f)),
+            ("init", Value::Text(self.init.into())),
+            ("max_iter", Value::Int(max_iter)),
+        ]);
+        for k in self.flags {
+            p.set(k, Value::Bool(true));
+        }
+        p
+    }
+}
+
+pub(super) const MODELS: [Model; 4] = [
     Model {
         label: "MVML",
         flags: &[],
@@ -96,18 +112,11 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     }
     let mut rows = Vec::new();
     for &f in fractions {
-        for Model { label, flags, init } in MODELS {
+        for m in &MODELS {
+            let label = m.label;
             let mut acc = Vec::new();
             for seed in 0..samples {
-                let mut p = params(&[
-                    ("lambda", float(LAMBDA)),
-                    ("nystrom", float(f)),
-                    ("init", Value::Text(init.into())),
-                    ("max_iter", Value::Int(max_iter)),
-                ]);
-                for k in flags {
-                    p.set(k, Value::Bool(true));
-                }
+                let p = m.params(f, max_iter);
                 let c = base(
                     MethodName::Mvml,
                     p,

@@ -28,8 +28,10 @@ use solve::{Ovk, OvkKind};
 
 pub use preimage::{model_from_parts, KIND};
 
+/// Operator-valued kernel dependency estimation (Kadri et al. 2013): regression into the output kernel's feature space, then a pre-image.
 pub struct Kde;
 
+/// The operator C of the operator-valued kernel k(x,x')·C (identity, covariance, conditional covariance).
 pub const OVK: ParamSpec = ParamSpec {
     key: "ovk",
     label: "operator kernel",
@@ -53,7 +55,9 @@ pub const EPSILON: ParamSpec = ParamSpec {
 choice_enum! {
     /// The scalar kernel l on the outputs.
     pub enum OutputKernel: "output_kernel" {
+        /// l(y, y') = ⟨y, y'⟩.
         Linear = "linear",
+        /// l(y, y') = exp(−‖y − y'‖² / (2σ²)).
         Gaussian = "gaussian",
     }
 }
@@ -367,13 +371,18 @@ impl Method for Kde {
 /// kde's hyperparameters.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct KdeConfig {
+    /// Ridge weight λ.
     pub lambda: f64,
+    /// The operator C of the operator-valued kernel.
     pub ovk: OvkKind,
     /// ε of the conditional covariance (read, and unused, for the other operators).
     pub epsilon: f64,
+    /// The scalar kernel l on the outputs.
     pub output_kernel: OutputKernel,
+    /// Width of the output kernel l (or the median heuristic).
     #[serde(serialize_with = "as_text")]
     pub output_sigma: Sigma,
+    /// How a prediction is mapped back from feature space to an output.
     pub preimage: Preimage,
     /// A candidates file; `None`: the training outputs.
     #[serde(skip_serializing_if = "Option::is_none")]

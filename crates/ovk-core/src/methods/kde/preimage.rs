@@ -47,6 +47,7 @@ pub enum Scoring {
 /// The fitted KDE: input kernel expansion into the output feature space, then a pre-image.
 pub struct KdeModel {
     pub scoring: Scoring,
+    /// The training outputs (ℓ×m).
     pub y_train: Array2<f64>,
     pub preimage: Preimage,
     /// Candidate outputs (c×m) and l(y, y) for each.
@@ -68,13 +69,18 @@ fn self_kernel(output_kernel: &Kernel, y: ArrayView2<f64>) -> Vec<f64> {
 /// The output side of a fit, shared by both ways of scoring: the training outputs, the output
 /// kernel l, and the pre-image rule with its candidate outputs (c×m).
 pub struct Outputs {
+    /// The training outputs (ℓ×m).
     pub y_train: Array2<f64>,
+    /// The output kernel l.
     pub kernel: Kernel,
+    /// How a prediction is mapped back to an output.
     pub preimage: Preimage,
+    /// The candidate outputs (c×m) the pre-image searches (empty for the closed form).
     pub candidates: Array2<f64>,
 }
 
 impl KdeModel {
+    /// The model scoring with input kernel `kernel` on `x_train` through `op`, decoding with `out`.
     pub fn new(
         kernel: Kernel,
         x_train: Array2<f64>,

@@ -50,8 +50,11 @@ choice_enum! {
     /// Which operator `C` the kernel `k(x, x')·C` carries, as chosen (`--ovk`); the
     /// conditional one takes its ε from `--epsilon`.
     pub enum OvkKind: "ovk" {
+        /// C = I: ridge regression into the output feature space.
         Identity = "identity",
+        /// C = Ĉ_YY, the output covariance operator (eq. 5).
         Covariance = "covariance",
+        /// C = Ĉ_YY|X, the conditional covariance operator (eq. 7).
         Conditional = "conditional",
     }
 }
@@ -66,6 +69,7 @@ impl Ovk {
         }
     }
 
+    /// The operator's kind, without ε.
     pub fn kind(&self) -> OvkKind {
         match self {
             Ovk::Identity => OvkKind::Identity,
@@ -74,6 +78,7 @@ impl Ovk {
         }
     }
 
+    /// The operator's word (`identity`, `covariance`, `conditional`).
     pub fn name(&self) -> &'static str {
         self.kind().name()
     }

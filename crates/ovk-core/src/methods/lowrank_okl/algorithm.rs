@@ -15,8 +15,10 @@ use crate::Result;
 /// (docs/methods.md §2), or `Bcd`, the paper's Algorithm 1 (block coordinate descent).
 pub use crate::methods::params::common::Solver;
 
+/// The solver's constants for one λ: which solver, tolerances, caps.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
+    /// How B is found at one λ (L-BFGS or block coordinate descent).
     pub solver: Solver,
     /// bcd: stop when `‖B − B_p‖_F < tol · max(1, ‖B‖_F)`; qn: when
     /// `‖∇g(B)‖_F = ‖(CᵀKC)B − B‖_F < tol · max(1, ‖B‖_F)`.
@@ -30,6 +32,7 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Settings with the qn solver, `tol` and `max_iter`, and the certificate tolerance derived from `tol`.
     pub fn new(tol: f64, max_iter: usize) -> Self {
         Settings {
             solver: Solver::Qn,
@@ -44,8 +47,11 @@ impl Settings {
 /// The observer, the clock and the run's iteration counter. The last record of each λ is held
 /// back so the path can attach the validation error to it.
 pub struct Progress<'a> {
+    /// Where records, notes and cancellation go.
     pub obs: &'a mut dyn Observer,
+    /// Time since the fit started (for `elapsed_ms`).
     pub clock: Clock,
+    /// Iterations so far, over the whole path.
     pub iter: usize,
     pending: Option<TraceRecord>,
     /// On a path: fits finished and planned.
@@ -53,6 +59,7 @@ pub struct Progress<'a> {
 }
 
 impl<'a> Progress<'a> {
+    /// Progress reporting to `obs`, the clock started now, no iterations yet.
     pub fn new(obs: &'a mut dyn Observer) -> Self {
         Progress {
             obs,
@@ -100,13 +107,17 @@ impl<'a> Progress<'a> {
 /// The outcome at one λ.
 #[derive(Debug, Clone)]
 pub struct Fitted {
+    /// The factors (A, B) at this λ.
     pub solution: Solution,
     /// Eq. (4) at the returned (A, B), A optimal for B.
     pub objective: f64,
     /// `‖Y − K A Bᵀ‖²_F`.
     pub fit_sq: f64,
+    /// Iterations this λ took.
     pub iterations: usize,
+    /// Whether the stopping test was met at this λ.
     pub converged: bool,
+    /// Lemma 8's optimality check of the solution.
     pub certificate: Certificate,
 }
 

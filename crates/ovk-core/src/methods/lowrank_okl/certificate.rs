@@ -17,13 +17,16 @@ pub const EIG_SLACK: f64 = 1e-6;
 /// `B` is rank-deficient when `σ_min(B) ≤ RANK_RATIO · σ_max(B)` (or B = 0).
 const RANK_RATIO: f64 = 1e-4;
 
+/// Lemma 8's check that (A, B) is optimal at this λ, and what it measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Certificate {
     /// `‖(Cᵀ K C) B − B‖_F / ‖B‖_F` (0 when B = 0).
     pub residual: f64,
     /// `‖Cᵀ K C‖₂`.
     pub top_eigenvalue: f64,
+    /// True when the residual and the top eigenvalue pass Lemma 8's test.
     pub certified: bool,
+    /// True when B is numerically of rank below p.
     pub rank_deficient: bool,
     /// Saddle escapes taken at this λ.
     pub escapes: usize,

@@ -26,6 +26,7 @@ use crate::Result;
 use select::Plan;
 pub use select::TrainSplit;
 
+/// Low-rank output kernel learning (Dinuzzo & Fukumizu 2011): L = BBᵀ of rank p along a λ path.
 pub struct LowRankOkl;
 
 const LAMBDA: ParamSpec = ParamSpec {
@@ -124,17 +125,23 @@ const PARAMS: &[ParamSpec] = &[
 /// lowrank-okl's hyperparameters.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LowRankConfig {
+    /// How B is found at one λ (qn or bcd).
     pub solver: Solver,
     /// A fixed λ; `None` runs the λ path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lambda: Option<f64>,
+    /// Number of log-spaced λ values on the path (when `lambda` is `None`).
     pub lambda_path: usize,
+    /// Share of the training rows held back to choose λ (and p) on the path.
     pub val_fraction: f64,
     /// `None`: min(m, 10).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
+    /// Relative stopping tolerance of the solver at each λ.
     pub tol: f64,
+    /// Iterations allowed per λ.
     pub max_iter: usize,
+    /// Start each λ from the previous λ's B (else from I_{m×p}).
     pub warm_start: bool,
     /// The ranks to try, parsed (`parse_ranks`); they override `rank`.
     #[serde(

@@ -36,6 +36,7 @@ pub struct Validation {
 }
 
 impl Validation {
+    /// Precompute the validation terms for `x_val`, `y_val` against the training rows of `red`.
     pub fn new(
         red: &Reduced,
         kernel: &Kernel,
@@ -84,23 +85,35 @@ impl Validation {
 /// One row of `details["path"]`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathPoint {
+    /// λ of this point.
     pub lambda: f64,
+    /// Iterations the fit at this λ took.
     pub iterations: usize,
+    /// Seconds the fit at this λ took.
     pub seconds: f64,
+    /// Eq. (4) at the returned solution.
     pub objective: f64,
+    /// Mean squared error on the rows the path is fitted on.
     pub train_mse: f64,
+    /// Mean squared error on the validation rows, when there are any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validation_mse: Option<f64>,
+    /// Whether the solver met its stopping test.
     pub converged: bool,
+    /// Lemma 8's optimality check at this λ.
     pub certificate: Certificate,
 }
 
 /// A path at one rank: its table, and the fit at the chosen λ.
 pub struct PathRun {
+    /// One point per λ, in path order (λ decreasing).
     pub points: Vec<PathPoint>,
+    /// Index into `points` of the chosen λ.
     pub best: usize,
     pub best_fit: Fitted,
+    /// Iterations over the whole path.
     pub iterations: usize,
+    /// Seconds over the whole path.
     pub seconds: f64,
 }
 

@@ -27,7 +27,9 @@ use crate::Result;
 /// Where B currently is: the paper's start `I_{m×p}`, or a point `Q_m B̂` of the row space.
 #[derive(Debug, Clone)]
 pub enum Factor {
+    /// `I_{m×p}` with p columns (the paper's start).
     Identity(usize),
+    /// `Q_m B̂`, stored as B̂ (r×p).
     Reduced(Array2<f64>),
 }
 
@@ -38,18 +40,24 @@ pub enum Factor {
 pub struct AStep {
     pub u_y: Array2<f64>,
     pub lam_y: Array1<f64>,
+    /// V: the range rows of A in the eigenbases (ℓ₊×p).
     pub v: Array2<f64>,
+    /// E: the range rows of K A in the eigenbases (ℓ₊×p).
     pub e: Array2<f64>,
+    /// λ the A-step was taken at.
     pub lambda: f64,
 }
 
 /// A fitted point: `B = Q_m B̂` with its optimal A.
 #[derive(Debug, Clone)]
 pub struct Solution {
+    /// B̂ (r×p): B = Q_m B̂.
     pub bhat: Array2<f64>,
+    /// The optimal A for this B.
     pub a: AStep,
 }
 
+/// The problem reduced once per fit: K's eigenbasis, the outputs' row space, and α.
 pub struct Reduced {
     /// `U_X = [U₀ U₊]`, eigenvectors of K (ℓ×ℓ), eigenvalues ascending: the first ℓ₀ = ℓ − ℓ₊
     /// columns span K's numerical null space (on a factor: the basis of K̃'s range).
@@ -70,6 +78,7 @@ pub struct Reduced {
     pub null_fit_sq: f64,
     /// Numerical rank of K (eigenvalues above `ℓ·ε·max λ_X`), ℓ₊.
     pub rank_k: usize,
+    /// Number of outputs m.
     pub m: usize,
     /// `α = √‖YᵀKY‖₂`: for λ ≥ α the optimum is L = 0.
     pub alpha: f64,
@@ -130,6 +139,7 @@ impl Reduced {
         Ok(red)
     }
 
+    /// Training rows ℓ.
     pub fn ell(&self) -> usize {
         self.ell
     }
@@ -144,6 +154,7 @@ impl Reduced {
         ndarray::concatenate(Axis(0), &[v0.view(), a.v.view()]).unwrap_or_else(|_| a.v.clone())
     }
 
+    /// Rank r of the outputs' row space (columns of `q_m`).
     pub fn r(&self) -> usize {
         self.rt.ncols()
     }

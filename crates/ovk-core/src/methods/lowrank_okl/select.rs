@@ -15,7 +15,9 @@ use crate::{OvkError, Result};
 
 /// The training rows split into the part the path is fitted on and the part that scores it.
 pub struct TrainSplit {
+    /// Training rows (indices into the problem's rows) the path is fitted on.
     pub fit: Vec<usize>,
+    /// Training rows that score each λ of the path.
     pub val: Vec<usize>,
 }
 

@@ -106,6 +106,7 @@ impl Thin {
 }
 
 impl Basis {
+    /// The eigenbasis P of `S = Σ_l w_l² Ψ_l Ψ_lᵀ` for features `f` and view weights `w`.
     pub fn new(f: &Features, w: &Array1<f64>) -> Result<Self> {
         let (n, v) = (f.n(), f.n_views());
         let (frame, sigma2) = if v * f.r() >= n {

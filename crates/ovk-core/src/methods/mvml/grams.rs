@@ -16,6 +16,7 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use crate::linalg::{eigh, gram_tn, matmul, matmul_tn};
 use crate::Result;
 
+/// Each view's features Ψ_l (exact Gram or Nyström), in the view's own eigenbasis.
 pub struct Features {
     /// Ψ_l (n×r) per view.
     pub psi: Vec<Array2<f64>>,
@@ -157,6 +158,7 @@ impl Features {
             .unwrap_or_else(|_| Array2::zeros((self.n(), 0)))
     }
 
+    /// Number of views v.
     pub fn n_views(&self) -> usize {
         self.psi.len()
     }

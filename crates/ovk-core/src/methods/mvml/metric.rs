@@ -17,6 +17,7 @@ use super::grams::CrossMaps;
 use crate::linalg::{eigh, matmul, matmul_tn};
 use crate::Result;
 
+/// The metric A = Ā ⊗ I + Ū C Ūᵀ (nv×nv), kept in factored form (module docs).
 #[derive(Debug, Clone)]
 pub struct Metric {
     /// Ā (v×v): the multiple of the identity in every view-pair block.
@@ -61,6 +62,7 @@ impl Metric {
         }
     }
 
+    /// Number of views v (the side of Ā).
     pub fn views(&self) -> usize {
         self.abar.nrows()
     }
@@ -70,6 +72,7 @@ impl Metric {
         self.u.first().map_or(0, |u| u.ncols())
     }
 
+    /// Rows n of each view's features.
     pub fn n(&self) -> usize {
         self.n
     }

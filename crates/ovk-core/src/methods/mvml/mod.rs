@@ -43,6 +43,7 @@ use progress::{Output, Progress, Round, MAX_HALVINGS};
 
 pub use model::{model_from_parts, KIND};
 
+/// Multi-view metric learning (Huusari et al.): a learned metric A between views' kernels.
 pub struct Mvml;
 
 /// A's condition number is kept below this (docs/methods.md §5: A drifts towards rank one); on the
@@ -52,6 +53,7 @@ pub const COND_CAP: f64 = 1e8;
 /// 288 MB); their block norms always are.
 pub(crate) const MAX_SAVED_SIDE: usize = 2000;
 
+/// The metric penalty weight η.
 pub const ETA: ParamSpec = ParamSpec {
     key: "eta",
     label: "metric penalty",
@@ -66,6 +68,7 @@ pub const ETA: ParamSpec = ParamSpec {
     },
     default: ParamDefault::Float(0.01),
 };
+/// The first step μ of the A-step's line search.
 pub const MU: ParamSpec = ParamSpec {
     key: "mu",
     label: "step size",
@@ -114,7 +117,9 @@ choice_enum! {
 choice_enum! {
     /// The heuristic for each view's kernel width when σ is the median.
     pub enum ViewSigma: "view_sigma" {
+        /// The median pairwise distance of the view's inputs.
         Median = "median",
+        /// The mean pairwise distance of the view's inputs.
         Mean = "mean",
     }
 }
@@ -140,6 +145,7 @@ pub const FIXED_METRIC: ParamSpec = switch(
     "fixed metric",
     "keep A = A₀ (the MVML_I / MVML_Cov baselines): only g (and w) are fitted",
 );
+/// The block Nyström fraction F (landmarks per view = ⌊F·n⌋).
 pub const NYSTROM: ParamSpec = ParamSpec {
     key: "nystrom",
     label: "Nyström fraction",
@@ -156,6 +162,7 @@ pub const NYSTROM: ParamSpec = ParamSpec {
     },
     default: ParamDefault::None,
 };
+/// The cap on alternating rounds (g, A, w).
 pub const MAX_ITER: ParamSpec = ParamSpec {
     help: "cap on the alternating rounds (g, A, w); the fit stops unconverged (and says so) when reached",
     kind: ParamKind::Int { min: 1, max: 100_000 },
@@ -398,21 +405,33 @@ fn outside_every_view(p: &Problem) -> Option<String> {
 /// mvml's hyperparameters.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct MvmlConfig {
+    /// Ridge weight λ on the predictor's norm.
     pub lambda: f64,
+    /// Metric penalty weight η.
     pub eta: f64,
+    /// First line-search step μ of the A-step.
     pub mu: f64,
+    /// Block-sparse A (proximal step, eq. 12) instead of eq. (9).
     pub sparse: bool,
+    /// Learn the view weights w (eq. 10) instead of w = 1/v.
     pub learn_weights: bool,
+    /// The initial metric A₀.
     pub init: Init,
+    /// Keep A = A₀ and fit only g (and w): the MVML_I / MVML_Cov baselines.
     pub fixed_metric: bool,
     /// The block Nyström fraction F asked for; `None`: exact, or automatic past
     /// `AUTO_EXACT_MAX` rows (`nystrom_choice`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nystrom: Option<f64>,
+    /// Cap on alternating rounds.
     pub max_iter: usize,
+    /// Relative-change tolerance δ on the objective of (7) and on A.
     pub tol: f64,
+    /// How the A-step moves (optimal closed form or projected gradient).
     pub a_step: AStepRule,
+    /// Each view's kernel width heuristic when σ is the median.
     pub view_sigma: ViewSigma,
+    /// The coordinates A acts on (Gram features or their square root).
     pub metric_space: MetricSpace,
 }
 

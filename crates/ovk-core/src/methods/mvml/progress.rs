@@ -12,9 +12,13 @@ pub const ARMIJO: f64 = 1e-4;
 pub struct Progress {
     /// Next step μ to try.
     pub mu: f64,
+    /// The last accepted step, if any.
     pub last_step: Option<f64>,
+    /// Halvings of μ so far, over all A-steps.
     pub halvings: usize,
+    /// Rounds this output has run.
     pub iterations: usize,
+    /// Whether this output met the stopping test.
     pub converged: bool,
     /// No step down to μ/2^MAX_HALVINGS decreased the objective: the iterate is stationary to
     /// rounding.
@@ -27,7 +31,9 @@ pub struct Progress {
 /// What one round did, for the trace.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Round {
+    /// The step μ accepted in this round, if one was.
     pub step: Option<f64>,
+    /// Halvings of μ this round took.
     pub halvings: usize,
 }
 
@@ -89,6 +95,7 @@ pub trait Output {
     /// `[fit, g penalty, metric penalty]`.
     fn state(&self) -> (&Progress, [f64; 3]);
 
+    /// Its progress (the first part of `state`).
     fn progress(&self) -> &Progress {
         self.state().0
     }

@@ -21,15 +21,22 @@ use super::progress::{Output, Progress, Round, ARMIJO};
 use crate::linalg::{cholesky, eigh, matmul, matmul_tn};
 use crate::{OvkError, Result};
 
+/// The constants of one mvml fit on the exact or dense-Nyström route.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
+    /// Ridge weight λ.
     pub lambda: f64,
+    /// Metric penalty weight η.
     pub eta: f64,
+    /// First step μ of the A-step's line search.
     pub mu: f64,
     /// Eq. (12) (block-sparse, penalty η Σ‖A_lm‖_F) instead of eq. (9) (penalty η‖A‖²_F).
     pub sparse: bool,
+    /// Learn the view weights w (eq. 10) instead of w = 1/v.
     pub learn_weights: bool,
+    /// Keep A = A₀: fit only g (and w).
     pub fixed_metric: bool,
+    /// Relative-change tolerance δ of the stopping test.
     pub tol: f64,
     /// Largest condition number A may reach (the A-step drifts towards rank one).
     pub cond_cap: f64,
@@ -50,6 +57,7 @@ impl Settings {
 /// n×n) or the vp×vp `ΨᵀΨ` (Nyström), and the identity between views in the features'
 /// coordinates.
 pub struct Shared<'a> {
+    /// The views' features Ψ_l the products come from.
     pub features: &'a Features,
     prods: Vec<Vec<Option<Array2<f64>>>>,
     /// Nyström: `ΨᵀΨ` (vr×vr, unweighted).
@@ -95,6 +103,7 @@ impl<'a> Shared<'a> {
         Metric::new(abar, f.r(), f.n()).with_cross(self.cross.clone())
     }
 
+    /// The number of views v.
     pub fn n_views(&self) -> usize {
         self.features.n_views()
     }
@@ -122,6 +131,7 @@ pub struct Profile {
     pub reg: f64,
     /// `η‖A‖²_F` (or `η Σ‖A_lm‖_F` when sparse).
     pub pen: f64,
+    /// The objective of (7): fit + reg + pen.
     pub objective: f64,
 }
 
@@ -345,10 +355,15 @@ fn change(prev: &Metric, next: &Metric) -> f64 {
 /// The state of the alternating algorithm for one output column.
 #[derive(Debug, Clone)]
 pub struct OutputFit {
+    /// This output's metric A.
     pub metric: Metric,
+    /// The view weights w (1/v each unless learned, eq. 10).
     pub w: Array1<f64>,
+    /// The g-step's profile at the current (A, w).
     pub prof: Profile,
+    /// How many times A's condition number was capped (`cond_cap`).
     pub caps: usize,
+    /// Step and halving bookkeeping of this output's A-steps.
     pub progress: Progress,
 }
 

@@ -36,8 +36,11 @@ pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
 /// `A = s I + F diag(e) Fᵀ` (F orthonormal, e ≥ 0), with `Y = Pᵀ Ψ F` cached.
 #[derive(Debug, Clone)]
 pub struct LowRank {
+    /// The isotropic part s of A.
     pub s: f64,
+    /// F: orthonormal columns spanning A's low-rank part (dim×rank).
     pub f: Array2<f64>,
+    /// e ≥ 0: the eigenvalues of A − sI along F's columns.
     pub e: Array1<f64>,
     y: Array2<f64>,
 }
@@ -53,10 +56,12 @@ impl LowRank {
         }
     }
 
+    /// The side of A (v·r).
     pub fn dim(&self) -> usize {
         self.f.nrows()
     }
 
+    /// The rank of A's low-rank part (columns of F).
     pub fn rank(&self) -> usize {
         self.e.len()
     }
@@ -134,12 +139,15 @@ pub struct Profile {
     pub reg: f64,
     /// `η ‖A‖²_F`.
     pub pen: f64,
+    /// `‖y − Ψ g‖² + λ ⟨g, A† g⟩ + η ‖A‖²_F`: the objective of (7) for this output.
     pub objective: f64,
 }
 
 /// One output's target in the shared basis: `ỹ = Pᵀy` and `‖y − PPᵀy‖²`.
 pub struct Target {
+    /// `ỹ = Pᵀy`: the target in the shared basis.
     pub yt: Array1<f64>,
+    /// `‖y − PPᵀy‖²`: the part of the target outside the basis.
     pub rest: f64,
 }
 
@@ -161,12 +169,15 @@ impl Target {
 /// The fit's constants.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
+    /// Ridge weight λ.
     pub lambda: f64,
+    /// Metric penalty weight η.
     pub eta: f64,
     /// First step tried.
     pub mu: f64,
     /// Eigenvalue floor ε of A.
     pub floor: f64,
+    /// Relative-change tolerance δ of the stopping test.
     pub tol: f64,
     /// The A-step lands on the minimiser of J over `{A ⪰ εI}` (`optimal_metric`) instead of
     /// a projected gradient step.
@@ -369,6 +380,7 @@ pub fn fill_h(basis: &Basis, f: &Features, profs: &mut [Profile]) {
 
 /// A trial of the A-step: `Proj_{⪰εI}(A − μ∇J)` and what the Armijo test needs.
 pub struct Trial {
+    /// The trial point A⁺.
     pub a: LowRank,
     /// `⟨∇J, A⁺ − A⟩` (negative for a descent step).
     pub slope: f64,
@@ -386,6 +398,7 @@ pub struct Direction {
 }
 
 impl Direction {
+    /// The search direction for A at `a` from `h = A† g` (B spans F and h's part outside it).
     pub fn new(basis: &Basis, f: &Features, a: &LowRank, h: &Array1<f64>) -> Self {
         let coef = a.f.t().dot(h);
         let q = h - &a.f.dot(&coef);
@@ -496,8 +509,11 @@ pub fn difference(a: &LowRank, b: &LowRank) -> f64 {
 /// One output's state on this route.
 #[derive(Debug, Clone)]
 pub struct OutputFit {
+    /// This output's metric A.
     pub a: LowRank,
+    /// The profile (c̃, h, objective terms) at `a`.
     pub prof: Profile,
+    /// Step and halving bookkeeping of this output's A-steps.
     pub progress: Progress,
 }
 

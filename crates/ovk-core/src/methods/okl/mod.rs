@@ -27,6 +27,7 @@ use crate::{ErrorKind, OvkError, Result};
 pub use bcd::LUpdate;
 pub use objective::Spectral;
 
+/// Output kernel learning (Dinuzzo et al. 2011): learns the output kernel L with the coefficients.
 pub struct Okl;
 
 const SOLVER: ParamSpec = ParamSpec {
@@ -60,10 +61,15 @@ const PARAMS: &[ParamSpec] = &[
 /// okl's hyperparameters.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct OklConfig {
+    /// Ridge weight λ.
     pub lambda: f64,
+    /// Relative stopping tolerance of the solver.
     pub tol: f64,
+    /// Cap on the solver's iterations.
     pub max_iter: usize,
+    /// Which solver finds L and C.
     pub solver: Solver,
+    /// How the block coordinate descent updates L.
     pub l_update: LUpdate,
 }
 
@@ -90,13 +96,19 @@ impl MethodConfig for OklConfig {
 /// What a solver hands back: L, C̃ = UᵀC solved for that L, and how it stopped.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// The learned output kernel L (m×m, positive semidefinite).
     pub l: Array2<f64>,
+    /// C̃ = UᵀC: the coefficients in the input kernel's eigenbasis U, solved for `l`.
     pub ct: Array2<f64>,
+    /// Iterations the solver ran.
     pub iterations: usize,
+    /// Whether the stopping test was met.
     pub converged: bool,
     /// The solver's final convergence measure (relative residual or relative gradient).
     pub residual: f64,
+    /// Remarks for the user (fallbacks, caps reached).
     pub notes: Vec<String>,
+    /// Solver-specific results for session.json.
     pub details: serde_json::Map<String, serde_json::Value>,
 }
 

@@ -28,6 +28,7 @@ pub struct Spectral {
     pub yt: Array2<f64>,
     /// `‖Y − UUᵀY‖²`: the targets in K̃'s null space (0 on the exact route).
     pub null_sq: f64,
+    /// Ridge weight λ.
     pub lambda: f64,
     /// ‖Y‖_F.
     pub y_norm: f64,
@@ -84,6 +85,7 @@ impl Spectral {
         })
     }
 
+    /// Number of outputs m.
     pub fn n_outputs(&self) -> usize {
         self.yt.ncols()
     }

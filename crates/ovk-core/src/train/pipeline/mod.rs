@@ -24,15 +24,20 @@ use crate::methods::{Method, Observer, Phase, TraceRecord};
 use crate::session::{RunStatus, SessionRecord};
 use crate::{OvkError, Result};
 
+/// The start of a note that is a warning (the CLI prints it as one, the workbench tints it).
+pub const WARNING: &str = "warning: ";
+
 /// A finished run: the session record and the matrices to save beside it.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
+    /// The run's record, as `session.json` will hold it.
     pub record: SessionRecord,
     /// (name, matrix): saved as `<name>.npy`; `record.matrices` maps the same names to files.
     pub matrices: Vec<(String, Array2<f64>)>,
 }
 
 impl RunOutcome {
+    /// The matrix saved under `name`, if the run produced one.
     pub fn matrix(&self, name: &str) -> Option<&Array2<f64>> {
         self.matrices
             .iter()
@@ -45,7 +50,9 @@ impl RunOutcome {
 /// trace so far and its notes, as a record whose status says so.
 #[derive(Debug, Clone)]
 pub enum Ended {
+    /// The run finished: its record and matrices.
     Finished(Box<RunOutcome>),
+    /// The run was cancelled: the record of what it had.
     Cancelled(Box<SessionRecord>),
 }
 
@@ -72,7 +79,15 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     obs.phase(Phase::Loading, None);
     let mut prepared = prepare(method, config)?;
     let shape = admit::shape_of(&prepared, config);
-    let admitted = admit::admit(method, &shape, config)?;
+    let mut admitted = admit::admit(method, &shape, config)?;
+    if let Some(w) = super::width_warning(
+        &config.kernel,
+        prepared.x_train.view(),
+        &prepared.views,
+        config.data.scale,
+    ) {
+        admitted.notes.insert(0, format!("{WARNING}{w}"));
+    }
     for note in &admitted.notes {
         obs.note(note);
     }

@@ -22,6 +22,7 @@ use crate::{OvkError, Result};
 /// A running worker: its messages arrive on `rx`, ending with exactly one of recorded /
 /// failed / cancelled. Dropping the handle stops the worker (and records its run).
 pub struct WorkerHandle {
+    /// The worker's messages, in order.
     pub rx: Receiver<RunMessage>,
     pid: u32,
     control: Arc<Control>,

@@ -19,6 +19,7 @@ pub struct Job {
     pub work: Work,
 }
 
+/// The work of one job: a fit or a sweep.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Work {
@@ -30,6 +31,9 @@ pub enum Work {
         configs: Vec<RunConfig>,
         folds: Option<usize>,
         jobs: usize,
+        /// Successive halving keeping 1/factor of the configurations per rung, when set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        halving: Option<usize>,
     },
 }
 
@@ -71,34 +75,22 @@ impl Work {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    Phase {
-        phase: Phase,
-        total: Option<usize>,
-    },
-    Record {
-        record: TraceRecord,
-    },
-    Step {
-        done: usize,
-        total: usize,
-    },
-    Note {
-        text: String,
-    },
-    Estimate {
-        phases: Vec<(Phase, f64)>,
-    },
-    SweepRow {
-        row: SweepRow,
-    },
+    /// A phase began (`Observer::phase`).
+    Phase { phase: Phase, total: Option<usize> },
+    /// A trace record (`Observer::record`).
+    Record { record: TraceRecord },
+    /// Progress inside a phase (`Observer::step`).
+    Step { done: usize, total: usize },
+    /// A remark for the user (`Observer::note`).
+    Note { text: String },
+    /// The floor seconds of the long phases (`Observer::estimate`).
+    Estimate { phases: Vec<(Phase, f64)> },
+    /// A sweep scored one configuration.
+    SweepRow { row: SweepRow },
     /// The run is in the store at `dir`, finished or cancelled (its record's status says).
-    Recorded {
-        dir: PathBuf,
-    },
-    Failed {
-        message: String,
-        exit_code: i32,
-    },
+    Recorded { dir: PathBuf },
+    /// The job failed: the message for the user and the exit status to end with.
+    Failed { message: String, exit_code: i32 },
 }
 
 impl Event {

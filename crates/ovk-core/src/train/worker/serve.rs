@@ -78,13 +78,17 @@ fn run(job: &Job, obs: &mut WireObserver) -> Result<Ended> {
             configs,
             folds,
             jobs,
+            halving,
         } => {
             let wire = obs.wire.clone();
             let shared = obs.shared.clone();
-            let result = sweep::run_sweep(configs, *folds, *jobs, shared.cancel.clone(), |row| {
+            let on_row = |row: &sweep::SweepRow| {
                 shared.seen(|s| s.rows.push(row.clone()));
                 wire.send(&Event::SweepRow { row: row.clone() });
-            })?;
+            };
+            let cancel = shared.cancel.clone();
+            let result =
+                crate::train::search::run_search(configs, *folds, *halving, *jobs, cancel, on_row)?;
             if result.interrupted {
                 return Err(OvkError::Cancelled);
             }
