@@ -243,6 +243,7 @@ fn a_cancelled_sweep_is_recorded_with_the_rows_it_scored() {
             c
         })
         .collect();
+    let n_configs = configs.len();
     let h = spawn_worker(
         &exe(),
         &store,
@@ -286,8 +287,10 @@ fn a_cancelled_sweep_is_recorded_with_the_rows_it_scored() {
         } => {
             assert!(record.name.ends_with("-sweep") || record.name.ends_with("-best"));
             let table = &record.details["sweep"];
-            assert!(table["rows"].as_array().is_some_and(|r| !r.is_empty()));
-            assert_eq!(table["interrupted"], true);
+            let rows = table["rows"].as_array().map_or(0, Vec::len);
+            assert!(rows > 0);
+            // cut short — or every configuration scored and the cancel landed in the refit
+            assert!(table["interrupted"] == true || rows == n_configs, "{table}");
         }
         // the last configurations and the refit may all finish before the cancel lands
         RunMessage::Recorded {

@@ -96,16 +96,7 @@ fn kib_field(text: &str, key: &str) -> Option<u64> {
 
 /// RLIMIT_AS (soft) less the address space already mapped (VmSize): what `ulimit -v` leaves.
 fn address_space_left() -> Option<u64> {
-    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits
-        .lines()
-        .find(|l| l.starts_with("Max address space"))?;
-    let soft: u64 = line
-        .trim_start_matches("Max address space")
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?; // "unlimited" does not parse: no limit
+    let soft = crate::util::limits::address_space_limit()?;
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let mapped = kib_field(&status, "VmSize:").unwrap_or(0);
     Some(soft.saturating_sub(mapped))

@@ -41,13 +41,19 @@ pub fn configure_parallelism_leaving_a_core() {
     set_threads(threads_wanted(1));
 }
 
-/// `OVK_THREADS`, or the cores available less `spare` (at least one).
+/// `OVK_THREADS`, or the cores available less `spare` (at least one) — one under an
+/// address-space limit (`ulimit -v`): each thread's stack and faer's per-thread workspace
+/// reserve address space the memory guard cannot see, and an allocation it admitted would
+/// then abort (tests/it/hostile_outputs.rs).
 fn threads_wanted(spare: usize) -> usize {
     std::env::var("OVK_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
         .unwrap_or_else(|| {
+            if crate::util::limits::address_space_limit().is_some() {
+                return 1;
+            }
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             cores.saturating_sub(spare).max(1)
         })

@@ -5,6 +5,7 @@
 
 pub mod choice;
 pub mod json;
+pub mod limits;
 pub mod nan;
 pub mod param;
 pub mod rng;
