@@ -41,6 +41,15 @@ fn write_table(path: &Path, x: &Array2<f64>) {
     std::fs::write(path, text).unwrap();
 }
 
+/// Panics unless what ovk wrote to stderr contains `text`.
+fn says(o: &std::process::Output, text: &str) {
+    assert!(
+        stderr(o).contains(text),
+        "expected '{text}' in: {}",
+        stderr(o)
+    );
+}
+
 fn write_npy(path: &Path, k: &Array2<f64>) {
     k.write_npy(std::fs::File::create(path).unwrap()).unwrap();
 }
@@ -147,6 +156,18 @@ fn a_nystrom_factor_of_the_gram_matches_the_gaussian_one() {
         eprintln!("{method} rank 12: largest difference {d:.3e}");
         assert!(d <= 1e-10, "{method} rank 12: largest difference {d:e}");
     }
+    // mvml's block Nyström: the same sampled rows' columns of each view's Gram.
+    let (mut g, mut p) = (s.gaussian_config("mvml"), s.precomputed_config("mvml"));
+    for c in [&mut g, &mut p] {
+        c.params
+            .set("nystrom", ovk_core::methods::Value::Float(0.5));
+    }
+    let g = train::run(&g, &mut Silent).unwrap();
+    let p = train::run(&p, &mut Silent).unwrap();
+    let name = "predictions_test";
+    let d = max_diff(g.matrix(name).unwrap(), p.matrix(name).unwrap());
+    eprintln!("mvml nystrom 0.5: largest difference {d:.3e}");
+    assert!(d <= 1e-10, "mvml nystrom 0.5: largest difference {d:e}");
 }
 
 #[test]
@@ -217,10 +238,14 @@ fn a_new_rows_gram_predicts_as_the_gaussian_model() {
             &s.path("store"),
         );
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(
-            stderr(&o).contains("precomputed kernel") && stderr(&o).contains("--gram"),
-            "{}",
-            stderr(&o)
+        says(&o, "was fitted on a precomputed kernel");
+        says(
+            &o,
+            if method == "mvml" {
+                "--gram-view a=K_new.npy"
+            } else {
+                "give --gram K_new.npy"
+            },
         );
         if method == "krr" {
             let o = ovk(
@@ -235,7 +260,10 @@ fn a_new_rows_gram_predicts_as_the_gaussian_model() {
                 &s.path("store"),
             );
             assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-            assert!(stderr(&o).contains("K.npy is 48 × 48"), "{}", stderr(&o));
+            says(
+                &o,
+                "K.npy is 48 × 48, but predicting needs the kernel between the 7 rows",
+            );
             let o = ovk(
                 &[
                     "predict",
@@ -366,10 +394,9 @@ fn bad_grams_and_methods_are_refused_naming_the_file() {
         &s.path("store"),
     );
     assert_ok(&o, "a non-PSD Gram runs: ");
-    assert!(
-        stderr(&o).contains("neg.npy is not positive semi-definite: its smallest eigenvalue is -"),
-        "{}",
-        stderr(&o)
+    says(
+        &o,
+        "neg.npy is not positive semi-definite: its smallest eigenvalue is -",
     );
 }
 
@@ -392,15 +419,11 @@ fn a_precomputed_session_replays_and_a_changed_gram_is_refused() {
     write_npy(&s.path("K.npy"), &k);
     let o = ovk(&["replay", "pre", "--verify"], &store);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("K.npy: its SHA-256 is"),
-        "{}",
-        stderr(&o)
-    );
+    says(&o, "K.npy: its SHA-256 is");
 }
 
 /// The workbench opens a precomputed session read-only and draws every pane; its Kernel pane
-/// names the kernel and cycling the kernel never offers precomputed (no Gram field there).
+/// names the kernel.
 #[test]
 fn the_workbench_opens_a_precomputed_session() {
     use ovk::tui::state::Pane;

@@ -55,9 +55,10 @@ pub fn attach(prepared: &mut Prepared, spec: &KernelSpec) -> Result<()> {
     let mut files = spec.gram.clone();
     match_views(&prepared.views, &files)?;
     let n = prepared.info.rows;
+    // K, its rows as the inputs, and the PSD check's shifted copy and factor
     check_fits(
-        dense_bytes(n, n),
-        &format!("the {n}×{n} precomputed Gram matrix"),
+        dense_bytes(n, n).saturating_mul(4),
+        &format!("the {n}×{n} precomputed Gram matrix and its checks"),
     )?;
     let order: Vec<usize> = prepared
         .train_rows

@@ -166,7 +166,9 @@ impl Prediction {
             let (r, c) = k.dim();
             if (r, c) != (self.x.nrows(), n_train) {
                 return Err(OvkError::input(format!(
-                    "Gram matrix {} is {r} × {c}, but predicting needs the kernel between the                      {} rows of {} and the session's {n_train} training rows ({} × {n_train},                      columns in the order of the session's split.train)",
+                    "Gram matrix {} is {r} × {c}, but predicting needs the kernel between the {} \
+                     rows of {} and the session's {n_train} training rows ({} × {n_train}, \
+                     columns in the order of the session's split.train)",
                     file.path.display(),
                     self.x.nrows(),
                     self.data_path.display(),
@@ -422,7 +424,9 @@ fn gram_advice(record: &session::SessionRecord, view: Option<&str>) -> OvkError 
         None => "--gram K_new.npy".to_string(),
     };
     OvkError::input(format!(
-        "session '{}' was fitted on a precomputed kernel: predicting needs the kernel between          the new rows and its {n_train} training rows (n_new × {n_train}, columns in the order of          the session's split.train); give {flags}",
+        "session '{}' was fitted on a precomputed kernel: predicting needs the kernel between the \
+         new rows and its {n_train} training rows (n_new × {n_train}, columns in the order of the \
+         session's split.train); give {flags}",
         record.name
     ))
 }
