@@ -149,12 +149,7 @@ fn a_nystrom_factor_of_the_gram_matches_the_gaussian_one() {
         let (mut g, mut p) = (s.gaussian_config(method), s.precomputed_config(method));
         g.kernel.input_rank = InputRank::Rank(12);
         p.kernel.input_rank = InputRank::Rank(12);
-        let g = train::run(&g, &mut Silent).unwrap();
-        let p = train::run(&p, &mut Silent).unwrap();
-        let name = "predictions_test";
-        let d = max_diff(g.matrix(name).unwrap(), p.matrix(name).unwrap());
-        eprintln!("{method} rank 12: largest difference {d:.3e}");
-        assert!(d <= 1e-10, "{method} rank 12: largest difference {d:e}");
+        same_predictions(&g, &p, &format!("{method} rank 12"));
     }
     // mvml's block Nyström: the same sampled rows' columns of each view's Gram.
     let (mut g, mut p) = (s.gaussian_config("mvml"), s.precomputed_config("mvml"));
@@ -162,12 +157,17 @@ fn a_nystrom_factor_of_the_gram_matches_the_gaussian_one() {
         c.params
             .set("nystrom", ovk_core::methods::Value::Float(0.5));
     }
-    let g = train::run(&g, &mut Silent).unwrap();
-    let p = train::run(&p, &mut Silent).unwrap();
+    same_predictions(&g, &p, "mvml nystrom 0.5");
+}
+
+/// Both configurations run; their test predictions agree to 1e-10.
+fn same_predictions(gaussian: &RunConfig, precomputed: &RunConfig, what: &str) {
+    let g = train::run(gaussian, &mut Silent).unwrap();
+    let p = train::run(precomputed, &mut Silent).unwrap();
     let name = "predictions_test";
     let d = max_diff(g.matrix(name).unwrap(), p.matrix(name).unwrap());
-    eprintln!("mvml nystrom 0.5: largest difference {d:.3e}");
-    assert!(d <= 1e-10, "mvml nystrom 0.5: largest difference {d:e}");
+    eprintln!("{what}: largest difference {d:.3e}");
+    assert!(d <= 1e-10, "{what}: largest difference {d:e}");
 }
 
 #[test]
@@ -228,15 +228,17 @@ fn a_new_rows_gram_predicts_as_the_gaussian_model() {
         assert!(d <= 1e-10, "{method}: largest difference {d:e}");
 
         // Without the new-rows Gram, or with the wrong shape: refused with advice.
-        let o = ovk(
-            &[
+        let predict = |extra: &[&str]| {
+            let mut args = vec![
                 "predict",
                 p_dir.to_str().unwrap(),
                 "--data",
                 new_table.to_str().unwrap(),
-            ],
-            &s.path("store"),
-        );
+            ];
+            args.extend_from_slice(extra);
+            ovk(&args, &s.path("store"))
+        };
+        let o = predict(&[]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         says(&o, "was fitted on a precomputed kernel");
         says(
@@ -248,42 +250,26 @@ fn a_new_rows_gram_predicts_as_the_gaussian_model() {
             },
         );
         if method == "krr" {
-            let o = ovk(
-                &[
-                    "predict",
-                    p_dir.to_str().unwrap(),
-                    "--data",
-                    new_table.to_str().unwrap(),
-                    "--gram",
-                    s.path("K.npy").to_str().unwrap(),
-                ],
-                &s.path("store"),
-            );
+            let o = predict(&["--gram", s.path("K.npy").to_str().unwrap()]);
             assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
             says(
                 &o,
                 "K.npy is 48 × 48, but predicting needs the kernel between the 7 rows",
             );
-            let o = ovk(
-                &[
-                    "predict",
-                    p_dir.to_str().unwrap(),
-                    "--data",
-                    new_table.to_str().unwrap(),
-                    "--gram",
-                    s.path("N.npy").to_str().unwrap(),
-                    "--out",
-                    s.path("p.csv").to_str().unwrap(),
-                ],
-                &s.path("store"),
-            );
+            let (n, out) = (s.path("N.npy"), s.path("p.csv"));
+            let o = predict(&[
+                "--gram",
+                n.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]);
             assert_ok(&o, "predict --gram: ");
         }
     }
 }
 
-/// `ovk run` with this Gram file: exit 2 and a message naming the file and the fault.
-fn refused(s: &Scratch, method: &str, gram: &[&str], says: &str) {
+/// `ovk run --kernel precomputed` on the scratch table with these further flags.
+fn run_precomputed(s: &Scratch, method: &str, gram: &[&str]) -> std::process::Output {
     let mut args = vec![
         "run",
         "--data",
@@ -296,7 +282,12 @@ fn refused(s: &Scratch, method: &str, gram: &[&str], says: &str) {
         "precomputed",
     ];
     args.extend_from_slice(gram);
-    let o = ovk(&args, &s.path("store"));
+    ovk(&args, &s.path("store"))
+}
+
+/// `ovk run` with this Gram file: exit 2 and a message naming the file and the fault.
+fn refused(s: &Scratch, method: &str, gram: &[&str], says: &str) {
+    let o = run_precomputed(s, method, gram);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{method} {gram:?}: {err}");
     assert!(
@@ -375,24 +366,7 @@ fn bad_grams_and_methods_are_refused_naming_the_file() {
         neg[[i, i]] -= 0.5;
     }
     let neg = file("neg.npy", &neg);
-    let o = ovk(
-        &[
-            "run",
-            "--data",
-            s.table.to_str().unwrap(),
-            "--targets",
-            "y0,y1",
-            "--method",
-            "krr",
-            "--kernel",
-            "precomputed",
-            "--gram",
-            &neg,
-            "--lambda",
-            "1",
-        ],
-        &s.path("store"),
-    );
+    let o = run_precomputed(&s, "krr", &["--gram", &neg, "--lambda", "1"]);
     assert_ok(&o, "a non-PSD Gram runs: ");
     says(
         &o,
