@@ -10,6 +10,7 @@ mod lowrank;
 mod memory;
 mod nystrom;
 pub mod options;
+pub mod precomputed;
 mod spec;
 
 pub use gram::{cross_gram, gram, sq_dists};
@@ -26,4 +27,5 @@ pub use memory::{
 };
 pub use nystrom::{nystrom, NystromFactor};
 pub use options::KERNEL_OPTIONS;
+pub use precomputed::GramFile;
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};
