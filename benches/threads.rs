@@ -24,6 +24,9 @@ fn spd(n: usize) -> Array2<f64> {
     k
 }
 
+/// One timed operation, run on whichever pool `timed` installs.
+type Op<'a> = Box<dyn Fn() + Sync + 'a>;
+
 /// Seconds of `f` with faer and rayon both on `threads` threads.
 fn timed(threads: usize, f: &(dyn Fn() + Sync)) -> f64 {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -74,7 +77,7 @@ fn main() {
         let a = random(n, n, 2);
         let x = random(n * 25, 10, 3);
         let z = random(n * 25, n.min(1000), 4);
-        let ops: Vec<(&str, String, Box<dyn Fn() + Sync + '_>)> = vec![
+        let ops: Vec<(&str, String, Op<'_>)> = vec![
             (
                 "eigh",
                 format!("{n}×{n}"),
