@@ -36,7 +36,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Whether errors of this kind are the `Input` variant (exit 2).
-    pub fn is_input(self) -> bool {
+    pub(crate) fn is_input(self) -> bool {
         matches!(
             self,
             ErrorKind::Input
@@ -96,7 +96,7 @@ impl OvkError {
     }
 
     /// A saved session or model that cannot be loaded as it is.
-    pub fn bad_session(msg: impl Into<String>) -> Self {
+    pub(crate) fn bad_session(msg: impl Into<String>) -> Self {
         OvkError::input_as(ErrorKind::BadSession, msg)
     }
 

@@ -19,6 +19,8 @@
 //! of the methods is in docs/methods.md; the crates and what each may use in
 //! docs/architecture.md.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod data;
 pub mod error;

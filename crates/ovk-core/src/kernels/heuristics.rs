@@ -25,7 +25,7 @@ pub fn median_distance(x: ArrayView2<f64>) -> f64 {
 }
 
 /// Mean Euclidean distance between distinct training rows (MVML's per-view default).
-pub fn mean_distance(x: ArrayView2<f64>) -> f64 {
+pub(crate) fn mean_distance(x: ArrayView2<f64>) -> f64 {
     let d = pair_distances(x);
     if d.is_empty() {
         0.0

@@ -17,21 +17,21 @@ use crate::{OvkError, Result};
 
 /// Settings of [`lbfgs`].
 #[derive(Debug, Clone, Copy)]
-pub struct LbfgsOptions {
+pub(crate) struct LbfgsOptions {
     /// Number of stored correction pairs (sₖ, yₖ).
     pub memory: usize,
     /// Iteration cap (line searches that succeed).
     pub max_iter: usize,
     /// Stop when ‖∇f‖₂ ≤ `grad_tol` (0 leaves the decision to the monitor).
-    pub grad_tol: f64,
+    pub(crate) grad_tol: f64,
     /// Function evaluations allowed per line search.
-    pub max_evals_per_search: usize,
+    pub(crate) max_evals_per_search: usize,
     /// Sufficient-decrease constant c₁ of the Wolfe conditions.
     pub c1: f64,
     /// Curvature constant c₂ of the strong Wolfe conditions.
-    pub c2: f64,
+    pub(crate) c2: f64,
     /// Relative slack on f below which a decrease counts as rounding noise.
-    pub value_eps: f64,
+    pub(crate) value_eps: f64,
 }
 
 impl Default for LbfgsOptions {
@@ -67,7 +67,7 @@ pub struct Progress<'a> {
 
 /// The monitor's verdict after an iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
+pub(crate) enum Control {
     Continue,
     Stop,
 }
@@ -86,7 +86,7 @@ pub enum LbfgsStatus {
 }
 
 #[derive(Debug, Clone)]
-pub struct LbfgsResult {
+pub(crate) struct LbfgsResult {
     pub x: Vec<f64>,
     pub value: f64,
     pub grad: Vec<f64>,

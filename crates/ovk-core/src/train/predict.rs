@@ -157,7 +157,7 @@ impl Prediction {
 
     /// Bytes a block of predicted rows needs per row: the model's work, the scores and their
     /// copies on the way out, and the decoded labels.
-    pub fn bytes_per_row(&self) -> u64 {
+    pub(crate) fn bytes_per_row(&self) -> u64 {
         let m = self.record.output_names.len() as u64;
         let numbers = (self.work_per_row as u64)
             .saturating_add(self.x.ncols() as u64)

@@ -310,7 +310,7 @@ pub fn run_halving(
 
 /// Score `configs` as one search: successive halving keeping 1/`factor` per rung when
 /// `halving` says so (by `folds`-fold CV, three when none is given), else each configuration once.
-pub fn run_search(
+pub(crate) fn run_search(
     configs: &[RunConfig],
     folds: Option<usize>,
     halving: Option<usize>,
@@ -373,11 +373,11 @@ fn training_rows(config: &RunConfig) -> Result<usize> {
 
 /// One outer fold of a nested cross-validation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NestedFold {
+pub(crate) struct NestedFold {
     pub fold: usize,
     /// The configuration the inner search chose on the other folds, by its settings.
     pub chosen: BTreeMap<String, String>,
-    pub chosen_index: usize,
+    pub(crate) chosen_index: usize,
     /// The chosen configuration refitted on the other folds, scored on this one.
     pub metrics: MetricMap,
 }
@@ -387,7 +387,7 @@ pub struct NestedFold {
 pub struct Nested {
     /// Number of outer folds K.
     pub k: usize,
-    pub inner_folds: usize,
+    pub(crate) inner_folds: usize,
     /// One result per outer fold, in fold order.
     pub folds: Vec<NestedFold>,
     /// Per metric, over the outer folds: an estimate of the tuned procedure (search + refit),

@@ -6,6 +6,6 @@
 pub mod choice;
 pub mod json;
 pub mod nan;
-pub mod param;
+pub(crate) mod param;
 pub mod rng;
 pub mod text;

@@ -255,7 +255,7 @@ pub(crate) fn as_f64(v: &Value) -> Option<f64> {
 }
 
 /// The closing end of a float range as help and errors print it: `∞)`, `1e12]`, `0.5]`.
-pub fn upper_bound(max: f64) -> String {
+pub(crate) fn upper_bound(max: f64) -> String {
     if max.is_infinite() {
         "∞)".into()
     } else if max.abs() >= 1e6 {

@@ -6,7 +6,7 @@ use ndarray::{Array2, ArrayView2};
 use crate::linalg::matmul;
 
 #[derive(Debug, Clone)]
-pub struct ScoreOperator {
+pub(crate) struct ScoreOperator {
     pub c0: f64,
     /// n×r (n×n for the exact solve, where `right` is None).
     pub left: Array2<f64>,

@@ -133,7 +133,7 @@ pub enum Route {
 
 /// The exact solve with what the trace and the model need.
 #[derive(Debug, Clone)]
-pub struct ExactSolve {
+pub(crate) struct ExactSolve {
     /// α (n×n), the coefficients of Proposition 1.
     pub alpha: Array2<f64>,
     /// `W = T α / n`, the score operator: `score(x, y) = l_yᵀ W k_x`.

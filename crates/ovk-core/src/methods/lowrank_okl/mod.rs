@@ -10,11 +10,18 @@ mod reduced;
 mod select;
 mod steps;
 
-pub use algorithm::{solve, Fitted, Progress, Settings, Solver};
-pub use certificate::{certify, Certificate};
-pub use path::{lambda_grid, parse_ranks, run_path, PathPoint, PathRun, Validation};
+pub use algorithm::Solver;
+pub use algorithm::{solve, Fitted, Progress, Settings};
+pub(crate) use certificate::certify;
+pub use certificate::Certificate;
+pub(crate) use path::run_path;
+pub use path::PathPoint;
+pub use path::PathRun;
+pub use path::{lambda_grid, parse_ranks, Validation};
 pub use qn::value_and_gradient;
-pub use reduced::{AStep, Factor, Reduced, Solution};
+pub use reduced::AStep;
+pub use reduced::Solution;
+pub use reduced::{Factor, Reduced};
 
 use super::input::{factor_peak_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};

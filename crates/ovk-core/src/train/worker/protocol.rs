@@ -10,7 +10,7 @@ use crate::train::RunConfig;
 
 /// What a worker runs, and where it records the run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Job {
+pub(crate) struct Job {
     /// The session store.
     pub store: PathBuf,
     /// The id the run is recorded under, chosen by the face: after a worker died without a
@@ -55,7 +55,7 @@ impl Work {
     }
 
     /// The name the finished run will carry (a sweep's refitted best: `<name>-best`).
-    pub fn run_name(&self) -> String {
+    pub(crate) fn run_name(&self) -> String {
         match self {
             Work::Fit(c) => c.name.clone().unwrap_or_else(|| c.default_name()),
             Work::Sweep { configs, .. } => configs.first().map_or_else(
@@ -95,7 +95,7 @@ pub enum Event {
 
 impl Event {
     /// The event as one line of JSON (no newline inside: serde_json escapes them).
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         let mut s = serde_json::to_string(self).unwrap_or_else(|e| {
             format!(
                 "{{\"event\":\"failed\",\"message\":\"unserializable event: {}\",\"exit_code\":1}}",
