@@ -279,7 +279,7 @@ if [ -f "$DATA/iris.csv" ]; then
     send C-u
     send -l "1e-3 10 5 log cv=3"
     send Enter
-    wait_for "λ marked for search" 10 || fail "Enter at the range did not mark lambda"
+    wait_for "marked: λ .λ: 5 values" 10 || fail "Enter at the range did not mark lambda"
     send 4
     send w
     wait_for "Search the marked" 10 || fail "w in Run did not ask how to search"

@@ -98,7 +98,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         fit_title(
             table_area,
             &[
-                format!("{what} — Enter edits · Space cycles · w marks for search"),
+                format!("{what} — Enter edits · Space cycles · w marks"),
                 format!("{method} — Enter edits · Space cycles · w marks"),
                 what,
             ],

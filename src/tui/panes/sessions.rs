@@ -74,7 +74,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     let hint = if area.width >= 116 {
         "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
     } else {
-        "○ not kept ✕ cancelled · Space mark · o sort · = group · Enter open · p predict · P prune"
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict"
     };
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(

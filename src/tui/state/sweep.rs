@@ -75,6 +75,22 @@ pub struct SweepState {
 }
 
 impl SweepState {
+    /// The metric the rows were scored by (`score` before the first row).
+    pub fn metric(&self) -> String {
+        self.rows
+            .first()
+            .map_or_else(|| "score".to_string(), |r| r.metric.clone())
+    }
+
+    /// How the search scored: `3-fold CV accuracy`, or `test-part mse` without CV.
+    pub fn scored_by(&self) -> String {
+        let how = self
+            .plan
+            .folds
+            .map_or_else(|| "test-part".to_string(), |k| format!("{k}-fold CV"));
+        format!("{how} {}", self.metric())
+    }
+
     /// A saved sweep (the table in a session's details) as the live sweep showed it, for its
     /// curve in a replay or an opened session: the swept setting is the one its rows vary.
     /// `fields` (the form of its method) name the setting as the prompt did (λ, σ).
@@ -214,9 +230,12 @@ const MAX_CELLS: usize = 12;
 /// Bins of a binned axis.
 const BINS: usize = 8;
 
+/// Which cell of an axis a value falls in.
+type CellOf = Box<dyn Fn(f64) -> usize>;
+
 /// An axis's cells: its distinct values, or `BINS` bins of them on its scale; and the cell of
 /// a value.
-fn axis_cells(values: &[f64], log: bool) -> (Vec<f64>, Box<dyn Fn(f64) -> usize>, bool) {
+fn axis_cells(values: &[f64], log: bool) -> (Vec<f64>, CellOf, bool) {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     v.dedup();

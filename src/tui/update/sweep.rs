@@ -86,8 +86,8 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
         integer: integer_field(&field),
     });
     s.status = format!(
-        "{label} marked for search ({n} values) · marked: {} — w on another field adds it, \
-         w in Run (4) searches them",
+        "marked: {} ({label}: {n} values) — w on another field adds it, w in Run (4) \
+         searches them",
         s.search.labels()
     );
     vec![]

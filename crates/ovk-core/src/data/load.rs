@@ -78,17 +78,26 @@ fn open_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata)> {
 /// built from them are counted by the run's own estimate.
 const BYTES_PER_FILE_BYTE: u64 = 2;
 
+/// Refuse a file of `len` bytes whose reading would not fit in memory, with `advice`.
+pub(crate) fn check_read_fits(path: &Path, len: u64, advice: &str) -> Result<()> {
+    crate::kernels::check_fits_or(
+        len.saturating_mul(BYTES_PER_FILE_BYTE),
+        &format!(
+            "reading {} ({})",
+            path.display(),
+            crate::kernels::format_bytes(len)
+        ),
+        advice,
+    )
+}
+
 /// The file's bytes, read once into memory (polars then parses the buffer: a memory-mapped
 /// file truncated while it is read would kill the process with SIGBUS).
 fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
     let (_, meta) = open_file(path)?;
-    crate::kernels::check_fits_or(
-        meta.len().saturating_mul(BYTES_PER_FILE_BYTE),
-        &format!(
-            "reading {} ({})",
-            path.display(),
-            crate::kernels::format_bytes(meta.len())
-        ),
+    check_read_fits(
+        path,
+        meta.len(),
         "use a smaller file (subsample its rows or keep only the columns you need)",
     )?;
     match format {

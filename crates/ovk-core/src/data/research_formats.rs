@@ -28,21 +28,10 @@ pub(crate) fn research_format_of(path: &Path) -> Option<ResearchFormat> {
     }
 }
 
-/// Reading holds the text and its cells at once; the cells are counted by each reader.
-const BYTES_PER_FILE_BYTE: u64 = 2;
-
 /// Read every column of an ARFF or LIBSVM file, and hash the very bytes parsed.
 pub(crate) fn read_research(path: &Path, format: ResearchFormat) -> Result<RawTable> {
     let (_, meta) = super::files::open_regular(path, "data")?;
-    crate::kernels::check_fits_or(
-        meta.len().saturating_mul(BYTES_PER_FILE_BYTE),
-        &format!(
-            "reading {} ({})",
-            path.display(),
-            crate::kernels::format_bytes(meta.len())
-        ),
-        "use a smaller file (subsample its rows)",
-    )?;
+    super::load::check_read_fits(path, meta.len(), "use a smaller file (subsample its rows)")?;
     let what = match format {
         ResearchFormat::Arff => "ARFF",
         ResearchFormat::Libsvm => "LIBSVM",

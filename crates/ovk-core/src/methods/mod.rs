@@ -457,6 +457,7 @@ mod tests {
             names::<mvml::MetricSpace>(),
             names::<crate::kernels::KernelName>(),
             names::<crate::kernels::Landmarks>(),
+            names::<vvmr::GammaIScale>(),
         ];
         let kernel_options = crate::kernels::options::KERNEL_OPTIONS;
         let specs = registry()

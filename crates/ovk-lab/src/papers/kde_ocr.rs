@@ -43,6 +43,9 @@ struct Word {
     pixels: Vec<[f64; PIXELS]>,
 }
 
+/// One letter as read: its position in the word, the letter, the fold, its pixels.
+type Letter = (usize, usize, usize, [f64; PIXELS]);
+
 /// The words of ocr_letters.csv, in word-id order.
 fn words(path: &std::path::Path) -> Result<Vec<Word>> {
     let csv = read_csv(path, None)?;
@@ -54,7 +57,7 @@ fn words(path: &std::path::Path) -> Result<Vec<Word>> {
         col("fold")?,
     );
     let first_pixel = col("p_0_0")?;
-    let mut by_word: BTreeMap<i64, Vec<(usize, usize, usize, [f64; PIXELS])>> = BTreeMap::new();
+    let mut by_word: BTreeMap<i64, Vec<Letter>> = BTreeMap::new();
     for r in csv.rows.rows() {
         let mut px = [0.0; PIXELS];
         for (k, p) in px.iter_mut().enumerate() {

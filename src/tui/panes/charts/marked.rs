@@ -151,14 +151,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
 /// A sweep's validation curve: the mean CV score per value, the best so far marked.
 pub fn sweep_curve(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
     let pts = sw.curve();
-    let metric = sw
-        .rows
-        .first()
-        .map_or_else(|| "score".to_string(), |r| r.metric.clone());
-    let how = sw
-        .plan
-        .folds
-        .map_or_else(|| "test-part".to_string(), |k| format!("{k}-fold CV"));
+    let metric = sw.metric();
     // One curve: no legend; the best is named in the title.
     let series = vec![Series {
         name: String::new(),
@@ -178,7 +171,8 @@ pub fn sweep_curve(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
         })
         .unwrap_or_default();
     let title = format!(
-        "Sweep: {how} {metric} per {} ({}/{} scored){best}",
+        "Sweep: {} per {} ({}/{} scored){best}",
+        sw.scored_by(),
         sw.plan.label,
         sw.rows.len(),
         sw.plan.values.len()

@@ -22,19 +22,6 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState) {
     }
 }
 
-/// How the search scored: `3-fold CV accuracy`.
-fn scored_by(sw: &SweepState) -> String {
-    let metric = sw
-        .rows
-        .first()
-        .map_or_else(|| "score".to_string(), |r| r.metric.clone());
-    let how = sw
-        .plan
-        .folds
-        .map_or_else(|| "test-part".to_string(), |k| format!("{k}-fold CV"));
-    format!("{how} {metric}")
-}
-
 /// Width of a heatmap cell: a score of four decimals and the best's star.
 const CELL_W: u16 = 7;
 
@@ -46,7 +33,7 @@ fn heatmap(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState, ax: usize,
         &[
             format!(
                 "Search: {} per {} × {} ({scored} scored, * best) — e exports",
-                scored_by(sw),
+                sw.scored_by(),
                 lx.label,
                 ly.label
             ),
@@ -250,7 +237,7 @@ fn ranked(frame: &mut Frame, area: Rect, s: &State, sw: &SweepState, varying: &[
         &[
             format!(
                 "Search: {} — {} configurations ranked, best first ({}/{} scored) — e exports",
-                scored_by(sw),
+                sw.scored_by(),
                 sw.plan.points.len(),
                 sw.rows.len(),
                 sw.total()
