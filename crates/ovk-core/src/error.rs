@@ -55,7 +55,12 @@ impl ErrorKind {
 pub enum OvkError {
     /// Something the user gave (file, column, hyperparameter, session) is wrong. Exit 2.
     #[error("{message}")]
-    Input { kind: ErrorKind, message: String },
+    Input {
+        /// What kind of mistake, for faces and tests to match on.
+        kind: ErrorKind,
+        /// The sentence shown to the user.
+        message: String,
+    },
     /// The numerics failed in a way the user can act on (message names cause and fix). Exit 2.
     #[error("{0}")]
     Numerical(String),
@@ -68,7 +73,9 @@ pub enum OvkError {
     /// An operating-system error on a file, with what ovk was doing.
     #[error("{context}: {source}")]
     Io {
+        /// What ovk was doing, naming the file.
         context: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },

@@ -19,7 +19,7 @@
 //! of the methods is in docs/methods.md; the crates and what each may use in
 //! docs/architecture.md.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod config;
 pub mod data;

@@ -37,10 +37,7 @@ mod views;
 mod write;
 
 pub use crate::util::rng;
-pub(crate) use apply::{
-    dtype_family, read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth,
-};
-pub(crate) use features::looks_like_date;
+pub(crate) use apply::{read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth};
 pub use features::{Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;

@@ -3,7 +3,6 @@
 
 mod ordering;
 
-pub(crate) use ordering::MAX_OPTIMAL;
 pub use ordering::{clustered_order, file_order, OrderKind, Ordering};
 
 use ndarray::{Array2, ArrayView2};

@@ -18,9 +18,11 @@ const BLOCKS_PER_STEP: usize = 8;
 /// A symmetric weighted graph in compressed sparse rows: row i's neighbours are
 /// `indices[indptr[i]..indptr[i + 1]]` (ascending, no self loops) with `weights` alongside.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SparseGraph {
+pub struct SparseGraph {
     pub(crate) indptr: Vec<usize>,
+    /// Column index of each edge, rows concatenated.
     pub indices: Vec<usize>,
+    /// Weight wᵢⱼ of each edge, aligned with `indices`.
     pub weights: Vec<f64>,
 }
 
@@ -29,6 +31,7 @@ impl SparseGraph {
         self.indptr.len() - 1
     }
 
+    /// Stored entries: each undirected edge counts twice (once per end).
     pub fn edges(&self) -> usize {
         self.indices.len()
     }

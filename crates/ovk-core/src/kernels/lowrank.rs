@@ -64,6 +64,7 @@ pub enum FeatureMap {
     Linear,
     /// Nyström: `z(x) = L_S⁻¹ k(S, x)`.
     Nystrom {
+        /// The input kernel k.
         kernel: Kernel,
         /// The landmarks' (scaled) inputs, r×d, in pivot order.
         x_landmarks: Array2<f64>,

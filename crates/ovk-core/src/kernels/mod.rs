@@ -14,24 +14,20 @@ mod spec;
 
 pub(crate) use gram::sq_dists;
 pub use gram::{cross_gram, gram};
-pub(crate) use graph::knn_graph_from_sq_dists;
 pub use graph::{
     knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights, LaplacianKind, SparseLaplacian,
 };
+#[cfg(test)]
 pub(crate) use heuristics::mean_distance;
 pub use heuristics::median_distance;
-pub use knn::knn_sparse;
-pub(crate) use knn::{nearest_neighbours, SparseGraph, KNN_BLOCK};
-pub(crate) use lowrank::kernel_diagonal;
+pub(crate) use knn::KNN_BLOCK;
+pub use knn::{knn_sparse, SparseGraph};
 pub use lowrank::FeatureMap;
 pub use lowrank::{input_factor, InputFactor, Landmarks};
 pub use memory::{
     available_memory_bytes, fit_allocator_to_limits, format_bytes, parse_size, peak_rss_bytes,
 };
-pub(crate) use memory::{
-    check_fits, check_fits_or, dense_bytes, memory_budget, usable_bytes, MemoryBudget,
-};
+pub(crate) use memory::{check_fits, check_fits_or, dense_bytes, usable_bytes};
 pub use nystrom::nystrom;
 pub use nystrom::NystromFactor;
-pub(crate) use options::KERNEL_OPTIONS;
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};

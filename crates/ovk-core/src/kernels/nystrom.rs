@@ -24,7 +24,7 @@ pub struct NystromFactor {
 
 impl NystromFactor {
     /// Factor coordinates of new points: `k(x, X_S) W^{†1/2}` (rows of the approximate `U`).
-    pub(crate) fn project(
+    pub fn project(
         &self,
         kernel: &Kernel,
         x_new: ArrayView2<f64>,

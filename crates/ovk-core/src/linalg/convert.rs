@@ -1,6 +1,6 @@
 //! ndarray ↔ faer. Views share memory with the ndarray (any strides); results are copied out.
 
-use faer::{Mat, MatMut, MatRef};
+use faer::{MatMut, MatRef};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
@@ -58,11 +58,6 @@ pub(crate) fn faer_to_array(m: MatRef<'_, f64>) -> Array2<f64> {
 const TILE: usize = 64;
 /// Results of fewer cells are copied on the calling thread.
 const PARALLEL_CELLS: usize = 1 << 18;
-
-/// Copy an owned faer matrix into ndarray (convenience for `Mat`).
-pub(crate) fn mat_to_array(m: &Mat<f64>) -> Array2<f64> {
-    faer_to_array(m.as_ref())
-}
 
 /// faer's AVX kernels can return with the upper halves of the YMM registers dirty; every
 /// legacy-SSE instruction after that (ovk's own scalar loops, libm's `exp` in a Gram matrix)

@@ -50,7 +50,7 @@ impl Default for LbfgsOptions {
 
 /// What the monitor sees after each accepted step.
 #[derive(Debug)]
-pub struct Progress<'a> {
+pub(crate) struct Progress<'a> {
     /// 1-based iteration number.
     pub iter: usize,
     /// The current iterate.
@@ -74,7 +74,7 @@ pub(crate) enum Control {
 
 /// Why the minimiser returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LbfgsStatus {
+pub(crate) enum LbfgsStatus {
     /// The monitor returned [`Control::Stop`].
     Stopped,
     /// ‖∇f‖₂ ≤ `grad_tol` (or the gradient is exactly zero at the start).
@@ -98,7 +98,7 @@ pub(crate) struct LbfgsResult {
 /// Minimise `f` from `x0`. `f(x)` returns the value and the gradient (same length as x);
 /// `monitor` is called after every accepted step — just after `f` was last evaluated at the
 /// accepted point, except when a failed search falls back to its best trial.
-pub fn lbfgs<F, M>(
+pub(crate) fn lbfgs<F, M>(
     x0: Vec<f64>,
     mut f: F,
     mut monitor: M,

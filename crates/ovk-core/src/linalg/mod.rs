@@ -14,23 +14,21 @@ mod qz;
 mod sylvester;
 
 pub use convert::view;
-pub(crate) use convert::{faer_to_array, mat_to_array, view_mut};
 pub use decomp::{cholesky, eigh, lu, matmul, Cholesky, Lu, SymEigen};
 pub(crate) use decomp::{gram_tn, matmul_into, matmul_tn, solve_lower};
 pub(crate) use hessenberg::hessenberg;
 pub use hessenberg::Hessenberg;
 pub(crate) use interruptible::interruptible;
-pub use lbfgs::LbfgsStatus;
-pub use lbfgs::{lbfgs, Progress};
-pub(crate) use lbfgs::{Control, LbfgsOptions, LbfgsResult};
+pub(crate) use lbfgs::{lbfgs, LbfgsStatus, Progress};
+pub(crate) use lbfgs::{Control, LbfgsOptions};
 pub(crate) use norm::frobenius_sq;
 pub use norm::{frobenius, inner};
 pub use qr::qr_thin;
 pub(crate) use qr::Reflectors;
 pub use qr::ThinQr;
-pub(crate) use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
+pub(crate) use qz::{generalized_schur, solve_shifted_quasi_triangular};
 pub use sylvester::sylvester_sym;
-pub(crate) use sylvester::{divide_by_spectrum, lyapunov_sym, sylvester_sym_eig, symmetrize};
+pub(crate) use sylvester::{divide_by_spectrum, lyapunov_sym, symmetrize};
 
 /// Choose faer's thread count. Measured on the 2-core machines this runs on (see
 /// docs/performance.md): sequential kernels win for the matrix sizes ovk meets, so that is the

@@ -24,7 +24,12 @@ pub enum Coef {
     /// The coefficient matrix itself (rows×m).
     Dense(Array2<f64>),
     /// The product `a bᵀ`, with `a` rows×p and `b` m×p.
-    Factored { a: Array2<f64>, b: Array2<f64> },
+    Factored {
+        /// The left factor A (rows×p).
+        a: Array2<f64>,
+        /// The right factor B (m×p).
+        b: Array2<f64>,
+    },
 }
 
 impl From<Array2<f64>> for Coef {

@@ -40,7 +40,9 @@ pub enum Route {
     Primal,
     /// A rank-`rank` Nyström factor K ≈ ZZᵀ with these landmarks.
     LowRank {
+        /// The factor's rank r (columns of Z).
         rank: usize,
+        /// How the landmarks are picked.
         landmarks: Landmarks,
         /// Taken by `--input-rank auto` rather than asked for.
         automatic: bool,
@@ -118,7 +120,7 @@ impl Route {
 
 /// How spectral coefficients map back to the model.
 #[derive(Debug, Clone)]
-pub enum Basis {
+pub(crate) enum Basis {
     /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`.
     Eigen(Array2<f64>),
     /// A factor `K̃ = ZZᵀ`, Z itself dropped after the rotation.
@@ -391,15 +393,6 @@ impl InputSpectrum {
             })),
             n,
         })
-    }
-
-    /// diag(φ(s)) A for a matrix with one row per eigenvalue.
-    pub(crate) fn scale_rows(&self, a: &Array2<f64>, phi: impl Fn(f64) -> f64) -> Array2<f64> {
-        let mut out = a.clone();
-        Zip::from(out.rows_mut())
-            .and(&self.s)
-            .for_each(|mut row, &s| row.mapv_inplace(|v| v * phi(s)));
-        out
     }
 }
 

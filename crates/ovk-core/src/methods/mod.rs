@@ -24,7 +24,6 @@ use ndarray::{Array2, ArrayView2};
 pub(crate) use expansion::{FeatureExpansion, KernelExpansion};
 
 pub use expansion::Coef;
-pub(crate) use input::InputSpectrum;
 pub use input::Route;
 pub(crate) use observer::record_solved;
 pub use observer::Clock;

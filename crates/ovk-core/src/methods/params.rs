@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::ErrorKind;
 use crate::util::choice::Choice;
 use crate::util::param::as_f64;
-pub(crate) use crate::util::param::upper_bound;
 pub use crate::util::param::ParamDefault;
 pub use crate::util::param::{ParamKind, ParamSpec, Value};
 use crate::util::text::nearest;
@@ -222,6 +221,7 @@ pub mod common {
         }
     }
 
+    /// The ridge weight λ of the data-fit term.
     pub const LAMBDA: ParamSpec = ParamSpec {
         key: "lambda",
         label: "regularisation",
@@ -246,6 +246,7 @@ pub mod common {
         default: ParamDefault::Float(1e-8),
     };
 
+    /// The iteration cap of an iterative solver.
     pub const MAX_ITER: ParamSpec = ParamSpec {
         key: "max_iter",
         label: "max iterations",

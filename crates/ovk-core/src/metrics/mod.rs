@@ -22,7 +22,6 @@ pub use diagnostics::{
 };
 pub use paired::paired_tests;
 pub use paired::PairedTest;
-pub(crate) use paired::{normal_sf, student_t_sf};
 pub use ranking::{auc, mean_auc, per_label_auc};
 pub use regression::{mse, r2, rbf_loss};
 

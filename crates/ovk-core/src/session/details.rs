@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use super::sweep_table::SweepResult;
-pub(crate) use crate::methods::details::axes_json;
 pub use crate::methods::details::AxisBlock;
 pub use crate::methods::details::FactorRecord;
 pub use crate::methods::details::MatrixAxes;
@@ -213,6 +212,7 @@ fn sigma_in_text(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::details::axes_json;
     use serde_json::json;
     use std::collections::BTreeMap;
 

@@ -21,7 +21,6 @@ mod upgrade;
 
 pub use crate::metrics::MetricMap;
 pub use crate::util::text::display_safe;
-pub(crate) use crate::util::text::text_safe;
 pub use details::{Details, SavedDiagnostics};
 pub use load::{load, Loaded};
 pub use locate::locate_data;
@@ -29,7 +28,6 @@ pub use locate::Located;
 pub use model::load_model;
 pub(crate) use model::load_model_sized;
 pub use naming::{new_id, now_rfc3339, slug};
-pub(crate) use naming::{safe_name, MAX_NAME_CHARS};
 pub use output::{Output, OutputRules};
 pub use record::CvEstimate;
 pub use record::FoldAssignment;
@@ -40,6 +38,5 @@ pub use record::{
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;
 pub use temporaries::abandon;
-pub(crate) use temporaries::published_count;
 pub use temporaries::Abandoned;
 pub use upgrade::config_as_run;

@@ -272,11 +272,6 @@ impl Drop for InFlight {
     }
 }
 
-/// How many outputs and sessions this process has published so far.
-pub(crate) fn published_count() -> usize {
-    registry().published.len()
-}
-
 /// What `abandon` did.
 #[derive(Debug, Default)]
 pub struct Abandoned {

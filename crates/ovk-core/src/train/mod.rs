@@ -23,6 +23,5 @@ pub use messages::RunMessage;
 pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome, WARNING};
 pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable, Scored};
 pub use reopen::read_run;
-pub(crate) use runner::ChannelObserver;
 pub use runner::{spawn, spawn_search, spawn_sweep, RunHandle};
 pub(crate) use width::width_warning;

@@ -31,10 +31,15 @@ pub enum Axis {
     /// scale); a random search draws from it (log-uniformly on a log range). `integer` ranges
     /// give whole numbers.
     Range {
+        /// The lower end.
         lo: f64,
+        /// The upper end.
         hi: f64,
+        /// Spaced (or drawn) on a log scale.
         log: bool,
+        /// How many values a grid takes (None: only a random search can use the range).
         n: Option<usize>,
+        /// Whole numbers only.
         integer: bool,
     },
 }
@@ -373,7 +378,8 @@ fn training_rows(config: &RunConfig) -> Result<usize> {
 
 /// One outer fold of a nested cross-validation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct NestedFold {
+pub struct NestedFold {
+    /// The outer fold's index (0-based).
     pub fold: usize,
     /// The configuration the inner search chose on the other folds, by its settings.
     pub chosen: BTreeMap<String, String>,

@@ -43,7 +43,10 @@ pub enum Ovk {
     /// `C = Ĉ_YY`, eq. (5).
     Covariance,
     /// `C = Ĉ_YY|X` with regulariser ε, eq. (7).
-    Conditional { epsilon: f64 },
+    Conditional {
+        /// The regulariser ε of `Ĉ_YY|X`.
+        epsilon: f64,
+    },
 }
 
 choice_enum! {
@@ -133,7 +136,7 @@ pub enum Route {
 
 /// The exact solve with what the trace and the model need.
 #[derive(Debug, Clone)]
-pub(crate) struct ExactSolve {
+pub struct ExactSolve {
     /// α (n×n), the coefficients of Proposition 1.
     pub alpha: Array2<f64>,
     /// `W = T α / n`, the score operator: `score(x, y) = l_yᵀ W k_x`.
@@ -144,6 +147,7 @@ pub(crate) struct ExactSolve {
     pub residual: f64,
     /// The normwise backward error of the Sylvester equation.
     pub backward_error: f64,
+    /// The factorisation that produced α.
     pub route: Route,
 }
 
@@ -165,7 +169,10 @@ pub fn solve_exact(
 pub enum RouteChoice {
     /// The symmetric route; if its backward error exceeds `limit`, also the Schur route, and
     /// the one with the smaller backward error is kept.
-    Auto { limit: f64 },
+    Auto {
+        /// The backward error above which the Schur route is tried too.
+        limit: f64,
+    },
     /// One route only (tests and benchmarks).
     Only(Route),
 }

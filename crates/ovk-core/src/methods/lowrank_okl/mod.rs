@@ -12,9 +12,7 @@ mod steps;
 
 pub use algorithm::Solver;
 pub use algorithm::{solve, Fitted, Progress, Settings};
-pub(crate) use certificate::certify;
 pub use certificate::Certificate;
-pub(crate) use path::run_path;
 pub use path::PathPoint;
 pub use path::PathRun;
 pub use path::{lambda_grid, parse_ranks, Validation};

@@ -61,7 +61,7 @@ pub struct Solution {
 pub struct Reduced {
     /// `U_X = [U₀ U₊]`, eigenvectors of K (ℓ×ℓ), eigenvalues ascending: the first ℓ₀ = ℓ − ℓ₊
     /// columns span K's numerical null space (on a factor: the basis of K̃'s range).
-    pub basis: Basis,
+    pub(crate) basis: Basis,
     /// Training rows ℓ.
     pub ell: usize,
     /// ℓ₀: eigenvalues of the basis below the rank threshold (the null rows of `[V₀; V]`).

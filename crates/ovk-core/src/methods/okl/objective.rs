@@ -21,7 +21,7 @@ use crate::{OvkError, Result};
 #[derive(Debug, Clone)]
 pub struct Spectral {
     /// How C̃ maps back: K's eigenvectors (ℓ×ℓ), or a factor's basis.
-    pub basis: Basis,
+    pub(crate) basis: Basis,
     /// Eigenvalues of K (or K̃), ascending, rounding negatives clamped to 0.
     pub s: Array1<f64>,
     /// Ỹ = UᵀY (one row per eigenvalue).
