@@ -146,7 +146,7 @@ pub fn laplacian_power(l: &Array2<f64>, p: usize) -> Array2<f64> {
 const APPLY_ROWS: usize = 1024;
 
 /// The Laplacian of a sparse graph as an operator, `L v = a ⊙ v − C v` with C the scaled
-/// weights (`D − W`: a = d, C = W; normalised: a = [d > 0], C = D^{-1/2} W D^{-1/2}) — the
+/// weights (`D − W`: a = d, C = W; normalised: `a = [d > 0]`, `C = D^{-1/2} W D^{-1/2}`) — the
 /// same matrix as `laplacian` on the dense weights, never formed.
 #[derive(Debug, Clone)]
 pub struct SparseLaplacian {

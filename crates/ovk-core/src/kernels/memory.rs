@@ -57,7 +57,7 @@ pub fn available_memory_bytes() -> Option<u64> {
 /// A size: a non-negative number of bytes (`17000000000`, `17e9`, `1.5e9`), optionally followed
 /// by a unit: B, kB/KB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB and K, M, G, T
 /// (powers of 1024). Anything else (`abc`, `-1`, `NaN`, `1 parsec`) is `None`.
-pub fn parse_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t
         .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')

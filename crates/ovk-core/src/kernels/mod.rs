@@ -24,9 +24,7 @@ pub(crate) use knn::KNN_BLOCK;
 pub use knn::{knn_sparse, SparseGraph};
 pub use lowrank::FeatureMap;
 pub use lowrank::{input_factor, InputFactor, Landmarks};
-pub use memory::{
-    available_memory_bytes, fit_allocator_to_limits, format_bytes, parse_size, peak_rss_bytes,
-};
+pub use memory::{available_memory_bytes, fit_allocator_to_limits, format_bytes, peak_rss_bytes};
 pub(crate) use memory::{check_fits, check_fits_or, dense_bytes, usable_bytes};
 pub use nystrom::nystrom;
 pub use nystrom::NystromFactor;

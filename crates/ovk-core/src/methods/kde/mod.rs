@@ -4,7 +4,7 @@
 //! Sylvester equation (`solve`), or through incomplete Cholesky factors for large n
 //! (`lowrank`). See docs/methods.md §3.
 
-pub mod candidates;
+mod candidates;
 pub mod lowrank;
 pub mod preimage;
 mod routes;

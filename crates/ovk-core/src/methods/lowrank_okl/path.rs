@@ -186,7 +186,7 @@ pub(crate) const MAX_SWEEP_RANK: usize = 1_000_000;
 /// included), or a list `"2,5,10"`. Repeated ranks count once (in their first place); more than
 /// `MAX_SWEEP_RANKS` ranks or a rank above `MAX_SWEEP_RANK` is refused before anything is
 /// allocated for them.
-pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
+pub(crate) fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     let t = text.trim();
     let bad = || {
         OvkError::input(format!(
