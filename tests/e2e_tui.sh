@@ -154,7 +154,7 @@ echo "e2e_tui: kept"
 # it running, c cancels it; the saved digits result is then all there is, and q quits at once.
 if [ -f "$DATA/mfeat.csv" ]; then
     send 1
-    send BSpace
+    send Escape
     sleep 0.2
     press_until k "> \.\./" 60 || fail "file list not reachable"
     press_until j "> mfeat\.csv" 40 || fail "mfeat.csv not found in the file list"
@@ -343,7 +343,7 @@ if [ -f "$DATA/iris.csv" ]; then
         wait_for "exists: overwrite it" 10 || fail "an existing figure was not asked about"
         send n
         send Enter
-        wait_for "kept as it was" 10 || fail "n did not keep the existing figure"
+        wait_for "nothing written" 10 || fail "n did not keep the existing figure"
         [ "$(wc -c <"$FIG")" -eq "$BYTES" ] || fail "the existing figure changed after n"
         echo "e2e_tui: e in Charts drew the search as $(basename "$FIG"); a second e asked before overwriting"
     fi

@@ -75,7 +75,7 @@ const fn opt(
 pub const RUN_OPTIONS: &[RunOption] = &[
     opt("data", "PATH", "the table to learn from (CSV or Parquet)", None),
     opt("method", "NAME", "learning method (see the list below)", None),
-    opt("features", "COLS", "feature columns: names, globs (p_0_*) or ranges (p_0_0..p_3_7), comma-separated; default: every column not used as target/class, or the dataset's sidecar", None),
+    opt("features", "COLS", "feature columns: names, globs (p_0_*), ranges (p_0_0..p_3_7) or regular expressions between slashes (/^p_0_/), comma-separated; default: every column not used as target/class, or the dataset's sidecar", None),
     opt("targets", "COLS", "target columns (regression or multi-label), same syntax as --features", None),
     opt("class", "COL", "one class column (multi-class), one-hot coded", None),
     opt("task", "TASK", "regression | multiclass | multilabel (default: inferred)", None),

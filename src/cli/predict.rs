@@ -74,7 +74,8 @@ pub fn predict(
             "rows": n_rows,
             "outputs": n_outputs,
             "metrics": scored.as_ref().map(|s| &s.metrics),
-            "scored_rows": scored.as_ref().map(|s| s.rows.len()),
+            "scored_rows": scored.as_ref().map(|s| s.rows.len() - s.trained_left_out),
+            "training_rows_left_out": scored.as_ref().map(|s| s.trained_left_out),
             "filled_rows": filled_rows,
             "out": planned.as_ref().filter(|p| p.is_file()).map(|_| out.display().to_string()),
         });
@@ -87,10 +88,22 @@ pub fn predict(
             .iter()
             .map(|(k, v)| format!("{k} {v:.4}"))
             .collect();
+        if s.trained_left_out > 0 {
+            errln!(
+                "this is the file the model was fitted on: its {} training rows are left out \
+                 of the score",
+                s.trained_left_out
+            );
+        }
         errln!(
-            "metrics on the {} of {} rows that hold every output: {}",
-            s.rows.len(),
+            "metrics on the {} of {} rows that hold every output{}: {}",
+            s.rows.len() - s.trained_left_out,
             n_rows,
+            if s.trained_left_out > 0 {
+                " and did not train the model"
+            } else {
+                ""
+            },
             cells.join("  ")
         );
     }

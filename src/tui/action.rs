@@ -20,6 +20,8 @@ pub enum Action {
     PrevPane,
     Goto(Pane),
     ToggleHelp,
+    /// `i`: the status line and the name under the cursor in full (they are cut to fit).
+    ShowFull,
     /// Esc: close an overlay, leave a field, go back, or cancel a run (Run pane).
     Back,
     Up,
@@ -49,6 +51,10 @@ pub enum Action {
     /// Labeled fraction of the training rows ± 0.05 (semi-supervised methods).
     Labeled(i32),
     ParentDir,
+    /// `V`: put columns (a range, glob, regex, or the marked ones) into a named view.
+    ViewPrompt,
+    /// `n` in Data: rename the cursor column's view (onto another view's name: merge).
+    RenameView,
     // Run
     StartRun,
     CancelRun,

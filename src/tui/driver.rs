@@ -225,13 +225,14 @@ impl Driver {
                 name,
                 data,
             } => self.in_background(move || {
-                let r = ovk_core::train::predict_file(&session, &data)
-                    .map(|table| {
+                let r = ovk_core::train::predict_file_noting(&session, &data)
+                    .map(|(table, ignored)| {
                         Box::new(super::state::Predictions {
                             session: name,
                             data,
                             table,
                             scroll: 0,
+                            ignored,
                         })
                     })
                     .map_err(|e| e.to_string());
@@ -510,7 +511,7 @@ fn export_file(
     ))
 }
 
-/// Folders and tables (csv, parquet) in `dir`, folders first, `..` on top.
+/// Folders and tables (csv, tsv, parquet) in `dir`, folders first, `..` on top.
 pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
     let rd = std::fs::read_dir(dir).map_err(|e| OvkError::io_path(dir, e))?;
     let mut dirs = Vec::new();
@@ -532,7 +533,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<FileEntry>> {
                 .extension()
                 .map(|e| e.to_string_lossy().to_ascii_lowercase())
                 .unwrap_or_default();
-            if matches!(ext.as_str(), "csv" | "parquet" | "pq")
+            if matches!(ext.as_str(), "csv" | "tsv" | "parquet" | "pq")
                 || data::RESEARCH_EXTENSIONS.contains(&ext.as_str())
             {
                 files.push(FileEntry {

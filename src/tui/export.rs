@@ -278,7 +278,7 @@ fn sweep_csv(s: &State) -> Result<(String, String), String> {
     Ok((format!("sweep-{}", keys.join("-")), out))
 }
 
-/// The predictions table as `ovk predict --out` writes it: scores, then decoded columns.
+/// The predictions table as `ovk predict --out` writes it (`<output>`, `<output>_score`).
 fn predictions_csv(t: &ovk_core::train::PredictionTable) -> String {
     let cols = t.columns();
     let mut out = cols

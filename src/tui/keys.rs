@@ -27,6 +27,11 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ),
     ("?", "everywhere", "this help"),
     (
+        "i",
+        "everywhere",
+        "in full: the status line and the name under the cursor (cut names keep their ends)",
+    ),
+    (
         "q  Ctrl-C",
         "everywhere",
         "quit (asks first while a fit runs; finished fits are recorded already)",
@@ -39,11 +44,32 @@ pub const HELP: &[(&str, &str, &str)] = &[
     ),
     ("r", "everywhere", "start a fit"),
     ("Enter", "Data: files", "open file or folder"),
-    ("Backspace u", "Data", "parent folder / back to the files"),
+    ("Backspace u", "Data", "parent folder"),
+    ("Esc", "Data: columns", "back to the file list"),
+    (
+        "/",
+        "Data",
+        "find a file or folder by name as you type; Enter opens it",
+    ),
     (
         "f t c v x T",
         "Data: columns",
         "role: feature, target, class, view, ignore, test marker (nonzero = a test row)",
+    ),
+    (
+        "Space",
+        "Data: columns",
+        "mark the column (V puts the marked columns into a view)",
+    ),
+    (
+        "V",
+        "Data: columns",
+        "view: NAME = columns (a..b, glob*, /regex/, a,b), or NAME for the marked ones",
+    ),
+    (
+        "n",
+        "Data: columns",
+        "rename the column's view (another view's name merges the two)",
     ),
     (
         "[ ]",
@@ -160,6 +186,11 @@ pub const HELP: &[(&str, &str, &str)] = &[
         "Sessions",
         "predict on a file with the session's model (e saves the table)",
     ),
+    (
+        "[ ]",
+        "Sessions: predictions",
+        "scroll the predictions' columns sideways (<output>, <output>_score, true value)",
+    ),
     ("Space", "replay", "play / pause the trace"),
 ];
 
@@ -197,6 +228,9 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
             _ => None,
         };
     }
+    if state.full_text {
+        return Some(Action::ShowFull);
+    }
     if state.help {
         return Some(match key.code {
             KeyCode::Char('q') => Action::Quit,
@@ -214,6 +248,7 @@ pub fn map_key(state: &State, key: KeyEvent) -> Option<Action> {
         KeyCode::BackTab => Action::PrevPane,
         KeyCode::Char(c @ '1'..='8') => Action::Goto(Pane::ALL[(c as u8 - b'1') as usize]),
         KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Char('i') => Action::ShowFull,
         KeyCode::Char('q') => Action::Quit,
         KeyCode::Right if replay => Action::Step(1),
         KeyCode::Left if replay => Action::Step(-1),
@@ -254,6 +289,9 @@ fn pane_char(pane: Pane, c: char) -> Option<Action> {
         (Pane::Data, 'y') => Action::CycleTargetScale,
         (Pane::Data, 'u') => Action::ParentDir,
         (Pane::Data, 'm') => Action::ToggleDropMissing,
+        (Pane::Data, 'V') => Action::ViewPrompt,
+        (Pane::Data, 'n') => Action::RenameView,
+        (Pane::Data, '/') => Action::Filter,
         (Pane::Data, '<') => Action::Labeled(-1),
         (Pane::Data, '>') => Action::Labeled(1),
         (Pane::Run | Pane::Results, 'J') => Action::ScrollNotes(3),

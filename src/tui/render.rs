@@ -9,7 +9,7 @@ use ratatui::Frame;
 
 use super::keys::{tab_label, tab_spans, HELP};
 use super::panes;
-use super::state::{PromptKind, RunStatus, State};
+use super::state::{DataFocus, Pane, PromptKind, RunStatus, State};
 use super::widgets::{clip, fmt_secs};
 use super::wording::in_workbench_terms;
 
@@ -24,6 +24,10 @@ pub fn draw(frame: &mut Frame, s: &State) {
     }
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(frame, area, s);
+        // A question still needs its answer seen (q with a fit running asks first).
+        if let Some(p) = &s.prompt {
+            prompt(frame, area, s, &p.kind, &p.text);
+        }
         return;
     }
     let [tabs, body, status] = Layout::vertical([
@@ -41,6 +45,63 @@ pub fn draw(frame: &mut Frame, s: &State) {
     if s.help {
         help(frame, area, s);
     }
+    if s.full_text {
+        in_full(frame, area, s);
+    }
+}
+
+/// The texts the screen cuts to fit, whole: the status line, and the name under the cursor.
+pub fn full_texts(s: &State) -> Vec<String> {
+    let mut out = vec![in_workbench_terms(&s.status)];
+    match s.pane {
+        Pane::Data => {
+            let d = &s.data;
+            if let (Some(t), DataFocus::Columns) = (&d.table, d.focus) {
+                if let Some(c) = t.columns.get(d.col_cursor) {
+                    let view = d
+                        .view_name(d.col_cursor)
+                        .map(|v| format!(" · view {v}"))
+                        .unwrap_or_default();
+                    out.push(format!("column {}{view}", c.name));
+                }
+            } else if let Some(e) = d.entries.get(d.file_cursor) {
+                out.push(e.path.display().to_string());
+            }
+        }
+        Pane::Method => {
+            if let Some(m) = ovk_core::methods::registry().get(s.method.cursor) {
+                out.push(format!("{} — {}", m.name(), m.summary()));
+            }
+        }
+        Pane::Results if s.diag.shown => {
+            if let Some(n) = s.output_names().get(s.diag.row) {
+                out.push(format!("output {n}"));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn in_full(frame: &mut Frame, area: Rect, s: &State) {
+    let texts = full_texts(s);
+    let w = area.width.min(90);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    let lines: Vec<Line> = texts
+        .iter()
+        .flat_map(|t| word_wrap(t, inner))
+        .map(Line::raw)
+        .collect();
+    let r = centered(area, w, lines.len() as u16 + 2);
+    frame.render_widget(Clear, r);
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::bordered()
+                .title(Span::styled(" In full — any key closes ", s.theme.title))
+                .border_style(s.theme.border_focus),
+        ),
+        r,
+    );
 }
 
 fn too_small(frame: &mut Frame, area: Rect, s: &State) {
@@ -139,16 +200,20 @@ fn status_bar(frame: &mut Frame, area: Rect, s: &State) {
     };
     let room =
         (area.width as usize).saturating_sub(tag.chars().count() + right.chars().count() + 1);
+    let said = in_workbench_terms(&s.status);
+    // A cut status says where to read the rest.
+    let said = if said.chars().count() > room && room > 12 {
+        format!("{} i", clip(&said, room - 2))
+    } else {
+        clip(&said, room)
+    };
     let style = match s.run.status {
         RunStatus::Failed(_) => s.theme.error,
         _ => s.theme.status_bar,
     };
     let line = Line::from(vec![
         Span::styled(tag, style.add_modifier(Modifier::BOLD)),
-        Span::styled(
-            format!(" {:<room$}", clip(&in_workbench_terms(&s.status), room)),
-            s.theme.status_bar,
-        ),
+        Span::styled(format!(" {said:<room$}"), s.theme.status_bar),
         Span::styled(right, s.theme.status_bar),
     ]);
     frame.render_widget(line, area);
@@ -226,6 +291,21 @@ fn prompt(frame: &mut Frame, area: Rect, s: &State, kind: &PromptKind, text: &st
         PromptKind::Predict { name, .. } => (
             "Predict",
             format!("File to apply '{name}' to (CSV or Parquet, same columns):"),
+        ),
+        PromptKind::AssignView { marked } => (
+            "Make a view",
+            match marked {
+                0 => "NAME = a..b, glob*, /regex/ or a,b; NAME: this column".to_string(),
+                k => format!("NAME = a..b, glob*, /regex/ or a,b; NAME: the {k} marked"),
+            },
+        ),
+        PromptKind::RenameView { from } => (
+            "Rename view",
+            format!("New name of view {from} (an existing name merges):"),
+        ),
+        PromptKind::FindFile => (
+            "Find",
+            "Name of a file or folder (as you type):".to_string(),
         ),
         PromptKind::Filter => (
             "Filter runs",

@@ -9,8 +9,8 @@ const PHRASES: [(&str, &str); 4] = [
     ("`ovk sweep --cv K`", "a sweep (w on a Kernel pane field)"),
     (
         "give --views prefixes or use a dataset whose sidecar names views",
-        "mark each view's columns with v in the Data pane, or load a dataset whose sidecar names \
-         views",
+        "put feature columns into named views in the Data pane (Space marks, V makes a view, v \
+         groups by name prefix), or load a dataset whose sidecar names views",
     ),
 ];
 
@@ -59,7 +59,7 @@ mod tests {
         assert!(in_workbench_terms(
             "mvml needs views: give --views prefixes or use a dataset whose sidecar names views"
         )
-        .contains("with v in the Data pane"));
+        .contains("V makes a view"));
         // Dashes that are not flags stay.
         assert_eq!(in_workbench_terms("a -- b --5"), "a -- b --5");
         assert_eq!(in_workbench_terms("ends with --"), "ends with --");

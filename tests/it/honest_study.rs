@@ -226,8 +226,9 @@ fn cv_reports_each_folds_score_with_their_mean_and_spread() {
     let _ = fs::remove_dir_all(&dir);
 }
 
-/// A labelled file scores a saved model: given the session's own test rows, `ovk predict`
-/// reproduces its stored test metrics (regression, multi-class, multi-label).
+/// A labelled file scores a saved model: given the session's own test rows, or the whole
+/// table it was fitted on, `ovk predict` reproduces its stored test metrics (regression,
+/// multi-class, multi-label).
 #[test]
 fn predict_on_the_stored_test_rows_reproduces_the_test_metrics() {
     let dir = temp_dir("honest", "predict", true);
@@ -269,6 +270,30 @@ fn predict_on_the_stored_test_rows_reproduces_the_test_metrics() {
         assert_eq!(
             p["scored_rows"],
             record["split"]["test"].as_array().unwrap().len()
+        );
+        // The very table the model was fitted on: its training rows are left out of the
+        // score, which is then the run's own held-out score, not an optimistic one.
+        let out = ovk(
+            &[
+                "predict",
+                session.to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+                "--json",
+            ],
+            &store,
+        );
+        assert_ok(&out, dataset);
+        let p: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        assert_eq!(p["metrics"], v["metrics"]["test"], "{dataset} whole file");
+        assert_eq!(p["rows"], rows.len(), "{dataset}");
+        assert_eq!(
+            p["scored_rows"],
+            record["split"]["test"].as_array().unwrap().len()
+        );
+        assert_eq!(
+            p["training_rows_left_out"],
+            record["split"]["train"].as_array().unwrap().len()
         );
     }
     // A file without the outputs is predicted, not scored.

@@ -66,5 +66,7 @@ mod tui_diag;
 mod tui_render;
 mod tui_search;
 mod tui_study;
+mod tui_views;
+mod view_baseline;
 mod vvmr_solve;
 mod worker_fit;

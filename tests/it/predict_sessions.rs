@@ -118,7 +118,7 @@ fn vvmr_semi_supervised_multilabel_reproduces_and_decodes_labels() {
     let table = predict_file(&dir, &root().join("datasets/emotions.csv")).unwrap();
     assert_eq!(table.decoded.len(), table.output_names.len());
     for (k, (name, labels)) in table.decoded.iter().enumerate() {
-        assert_eq!(name, &format!("{}_predicted", table.output_names[k]));
+        assert_eq!(name, &table.output_names[k]);
         for (i, l) in labels.iter().enumerate() {
             let want = if table.scores[[i, k]] > 0.0 { "1" } else { "0" };
             assert_eq!(l, want);
@@ -194,16 +194,16 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "species=0,species=1,species=2,species"
+        "species,species=0_score,species=1_score,species=2_score"
     );
     // The CSV's numbers read back to the same bits.
     for (i, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').collect();
-        for (j, cell) in cells.iter().take(3).enumerate() {
+        for (j, cell) in cells.iter().skip(1).take(3).enumerate() {
             let v: f64 = cell.parse().unwrap();
             assert_eq!(v.to_bits(), stored.scores[[i, j]].to_bits());
         }
-        assert_eq!(cells[3], stored.decoded[0].1[i]);
+        assert_eq!(cells[0], stored.decoded[0].1[i]);
     }
     let stdout = ovk(&["predict", &d, "--data", &data, "--out", "-"]);
     assert!(stdout.status.success());
@@ -219,7 +219,7 @@ fn the_command_writes_csv_and_parquet_and_stdout() {
         &pq.display().to_string(),
     ]);
     binary::assert_ok(&out, "");
-    let back = ovk_core::data::read_numeric_columns(&pq, &["species=0".into()]).unwrap();
+    let back = ovk_core::data::read_numeric_columns(&pq, &["species=0_score".into()]).unwrap();
     for i in 0..back.nrows() {
         assert_eq!(back[[i, 0]].to_bits(), stored.scores[[i, 0]].to_bits());
     }

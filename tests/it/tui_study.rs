@@ -333,6 +333,8 @@ fn the_predict_view_shows_the_metrics_when_the_file_holds_the_outputs() {
         scored: Some(ovk_core::train::Scored {
             metrics: BTreeMap::from([("accuracy".to_string(), 0.8333)]),
             rows: (0..n).collect(),
+            trained_left_out: 0,
+            truth: vec![],
         }),
     };
     update(
@@ -342,6 +344,7 @@ fn the_predict_view_shows_the_metrics_when_the_file_holds_the_outputs() {
             data: "labelled.csv".into(),
             table,
             scroll: 0,
+            ignored: vec![],
         }))),
     );
     assert!(s.status.contains("6 scored"), "{}", s.status);

@@ -7,7 +7,7 @@ use ratatui::widgets::{Cell, List, ListItem, ListState, Paragraph, Row, Table, T
 use ratatui::Frame;
 
 use super::super::state::{DataFocus, Median, Role, State};
-use super::super::widgets::{clip, file_name, fmt_num, heatmap};
+use super::super::widgets::{clip, clip_middle, file_name, fmt_num, heatmap};
 use super::{block, draw_note, error_or_hint, fit_title};
 use ovk_core::data::{Missing, Table as DataTable, TargetScale};
 
@@ -307,8 +307,16 @@ fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
         } else {
             s.theme.base
         };
+        let name = if d.marked.get(i).copied().unwrap_or(false) {
+            Cell::from(Span::styled(
+                clip_middle(&format!("▪{}", c.name), name_w),
+                s.theme.key,
+            ))
+        } else {
+            Cell::from(clip_middle(&c.name, name_w))
+        };
         let mut cells = vec![
-            Cell::from(clip(&c.name, name_w)),
+            name,
             Cell::from(clip(&c.dtype, dtype_w)),
             Cell::from(Span::styled(clip(role_text, role_w), role_style(s, *role))),
         ];
@@ -387,7 +395,7 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
         Some(c) => format!("test rows: `{c}` ≠ 0"),
         None => format!("test {:.2} [ ]", d.split.test_fraction),
     };
-    vec![
+    let mut lines = vec![
         Line::raw(format!(
             " {test} · seed {} {{ }} · scaling {scale} =",
             d.split.seed
@@ -397,5 +405,44 @@ fn split_lines(s: &State) -> Vec<Line<'static>> {
             d.split.target_scale.name()
         )),
         Line::styled(format!(" {median}"), median_style),
-    ]
+    ];
+    lines.extend(views_line(s));
+    lines
+}
+
+/// The views and their sizes, and the features outside every view (a multi-view method and
+/// its baseline leave them out); with no view yet, how to make one — when it matters.
+fn views_line(s: &State) -> Option<Line<'static>> {
+    let d = &s.data;
+    let sizes = d.view_sizes();
+    let marked = d.marked.iter().filter(|m| **m).count();
+    let multi = s.method().is_some_and(|m| m.multi_view());
+    if sizes.is_empty() && marked == 0 && !multi {
+        return None;
+    }
+    let mut text = if sizes.is_empty() {
+        " views: none — Space marks columns, V puts them in a named view".to_string()
+    } else {
+        let list: Vec<String> = sizes.iter().map(|(v, k)| format!("{v} {k}")).collect();
+        format!(" views: {}", list.join(" · "))
+    };
+    let outside = d.roles.iter().filter(|r| **r == Role::Feature).count();
+    if !sizes.is_empty() && outside > 0 {
+        let what = super::super::widgets::count(outside, "feature");
+        text.push_str(&format!(
+            " · {what} in no view (multi-view methods and their baseline leave them out)"
+        ));
+    }
+    if marked > 0 {
+        text.push_str(&format!(" · {marked} marked (V)"));
+    }
+    if !sizes.is_empty() {
+        text.push_str(" · V n");
+    }
+    let style = if multi && sizes.is_empty() {
+        s.theme.warn
+    } else {
+        s.theme.dim
+    };
+    Some(Line::styled(text, style))
 }

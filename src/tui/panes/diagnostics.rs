@@ -13,7 +13,7 @@ use ratatui::Frame;
 
 use super::super::diag;
 use super::super::state::{Finished, State};
-use super::super::widgets::{clip, fmt_num};
+use super::super::widgets::{clip, clip_middle, fmt_num};
 use super::{block, draw_note};
 use ovk_core::metrics::{LabelScores, OutputFit, PartDiagnostics, MAX_CLASSES, SCATTER_OUTPUTS};
 
@@ -132,7 +132,7 @@ fn confusion(
         .map(|i| {
             let n: usize = counts[i].iter().sum();
             let mut cells = vec![Cell::from(Span::styled(
-                clip(&class(i), label_w),
+                clip_middle(&class(i), label_w),
                 s.theme.key,
             ))];
             cells.extend(cols.clone().map(|j| {
@@ -231,7 +231,7 @@ fn labels(
                 _ => Style::default(),
             };
             Row::new(vec![
-                Cell::from(Span::styled(clip(&name, name_w), s.theme.key)),
+                Cell::from(Span::styled(clip_middle(&name, name_w), s.theme.key)),
                 Cell::from(opt(x.precision)),
                 Cell::from(opt(x.recall)),
                 Cell::from(Span::styled(opt(x.auc), auc_style)),
@@ -300,7 +300,7 @@ fn regression(
     let rows = o.iter().enumerate().map(|(j, x)| {
         let name = names.get(j).cloned().unwrap_or_else(|| j.to_string());
         Row::new(vec![
-            Cell::from(Span::styled(clip(&name, name_w), s.theme.key)),
+            Cell::from(Span::styled(clip_middle(&name, name_w), s.theme.key)),
             Cell::from(x.r2.map_or("—".into(), fmt_num)),
             Cell::from(x.mse.map_or("—".into(), fmt_num)),
         ])
@@ -372,7 +372,7 @@ fn scatter(frame: &mut Frame, area: Rect, s: &State, name: &str, x: &OutputFit) 
     }
     let pad = 0.03 * (hi - lo);
     let (lo, hi) = (lo - pad, hi + pad);
-    let title = format!("{} · predicted ↑ vs true →", clip(name, 24));
+    let title = format!("{} · predicted ↑ vs true →", clip_middle(name, 24));
     let bottom = format!(" both axes {} … {} · ╱ ŷ = y ", fmt_num(lo), fmt_num(hi));
     let points: Vec<(f64, f64)> = x.pairs.clone();
     let canvas = Canvas::default()

@@ -6,7 +6,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::super::state::State;
+use super::super::state::{readiness, State};
+use super::super::widgets::clip;
 use super::block;
 use ovk_core::methods;
 
@@ -25,15 +26,26 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
         .max()
         .unwrap_or(0)
         + 2;
+    // borders, the highlight symbol, the chosen and fit marks, the name
+    let summary_w = usize::from(left.width).saturating_sub(2 + 2 + 2 + 2 + width);
     let items: Vec<ListItem> = list
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let mark = if i == s.method.chosen { "● " } else { "  " };
+            // ✗: it would not run on the data as chosen (the About box says why)
+            let misfit = readiness::misfit(*m, &s.data).is_some();
+            let (fit, fit_style) = match misfit {
+                true => ("✗ ", s.theme.warn),
+                false => ("  ", s.theme.dim),
+            };
+            let name_style = if misfit { s.theme.dim } else { s.theme.key };
             ListItem::new(Line::from(vec![
                 Span::styled(mark, s.theme.ok),
-                Span::styled(format!("{:<width$}", m.name()), s.theme.key),
-                Span::raw(m.summary()),
+                Span::styled(fit, fit_style),
+                Span::styled(format!("{:<width$}", m.name()), name_style),
+                // cut with a mark, never mid-word silently: the About box below has it whole
+                Span::raw(clip(m.summary(), summary_w)),
             ]))
         })
         .collect();
@@ -41,7 +53,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     frame.render_stateful_widget(
         List::new(items)
             .block(block(
-                "Methods — Enter chooses (● = chosen)",
+                "Methods — Enter chooses (● chosen · ✗ does not fit the data)",
                 &s.theme,
                 true,
             ))
@@ -56,10 +68,22 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     // As tall as the wrapped summary, tasks line and citation need (and no taller than 8).
     let inner = right.width.saturating_sub(2).max(1) as usize;
     let wrapped = |text: &str| text.chars().count().div_ceil(inner).max(1);
-    let about_lines =
-        wrapped(&format!("{} — {}", m.name(), m.summary())) + wrapped(m.citation()) + 1;
+    let fit = match readiness::misfit(*m, &s.data) {
+        Some(why) => Line::styled(format!("✗ {why}"), s.theme.warn),
+        None if s.data.table.is_some() => {
+            Line::styled("✓ fits the data as chosen in Data", s.theme.ok)
+        }
+        None => Line::styled(
+            "open a table in Data (1) to see whether it fits",
+            s.theme.dim,
+        ),
+    };
+    let about_lines = wrapped(&format!("{} — {}", m.name(), m.summary()))
+        + wrapped(m.citation())
+        + wrapped(&fit.to_string())
+        + 1;
     let [about, params] = Layout::vertical([
-        Constraint::Length((about_lines as u16 + 2).min(8)),
+        Constraint::Length((about_lines as u16 + 2).min(9)),
         Constraint::Fill(1),
     ])
     .areas(right);
@@ -74,6 +98,7 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 Span::styled("tasks: ", s.theme.dim),
                 Span::raw(m.supported_tasks()),
             ]),
+            fit,
             Line::styled(m.citation(), s.theme.dim),
         ])
         .wrap(Wrap { trim: true })

@@ -6,6 +6,7 @@ mod diagnostics;
 mod kernel;
 mod matrices;
 mod method;
+mod predictions;
 mod results;
 mod run;
 mod sessions;

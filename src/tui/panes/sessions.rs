@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::super::state::{mixed_tasks, Column, Predictions, State};
+use super::super::state::{mixed_tasks, Column, State};
 use super::super::widgets::{clip, file_name, fmt_num};
 use super::{block, error_or_hint, fit_title};
 use ovk_core::session::{Listing, SessionRecord};
@@ -67,15 +67,20 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
             Paragraph::new(msg).block(block(fit_title(list_area, &titles), &s.theme, true)),
             list_area,
         );
+        draw_below(frame, cmp_area, s);
         return;
     }
     let [table_area, keys_area] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(list_area);
-    let hint = if area.width >= 116 {
-        "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune"
-    } else {
-        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict"
-    };
+    // The longest that fits whole; ? lists the rest.
+    let hint = [
+        "○ not kept ✕ cancelled · Space mark · c compare · [ ] column · o sort · = group by rows · / filter · Enter open · p predict · n rename · d delete · P prune",
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · / filter · Enter open · p predict · n rename · P prune · ? more",
+        "○ unkept ✕ cancelled · Space mark · c compare · o sort · Enter open · p predict",
+    ]
+    .into_iter()
+    .find(|h| h.chars().count() <= area.width as usize)
+    .unwrap_or("○ unkept ✕ cancelled · Space mark · c compare · Enter open · p predict");
     let key_line = match rows.get(ss.cursor).map(|&i| &ss.list[i]) {
         Some(Listing::Corrupt { path, reason }) => Line::styled(
             clip(
@@ -99,111 +104,22 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
     };
     frame.render_widget(Paragraph::new(key_line), keys_area);
     draw_table(frame, table_area, s, &rows, &titles);
-    if let (Some(area), Some(c)) = (cmp_area, &ss.comparison) {
+    draw_below(frame, cmp_area, s);
+}
+
+/// What the lower part shows, when open: a comparison of runs or a model's predictions.
+fn draw_below(frame: &mut Frame, area: Option<Rect>, s: &State) {
+    let (Some(area), ss) = (area, &s.sessions) else {
+        return;
+    };
+    if let Some(c) = &ss.comparison {
         draw_comparison(frame, area, s, c);
-    } else if let (Some(area), Some(pair)) = (cmp_area, &ss.compare) {
+    } else if let Some(pair) = &ss.compare {
         draw_compare(frame, area, s, &pair.0, &pair.1);
     }
-    if let (Some(area), Some(p)) = (cmp_area, &ss.predictions) {
-        draw_predictions(frame, area, s, p);
+    if let Some(p) = &ss.predictions {
+        super::predictions::draw(frame, area, s, p);
     }
-}
-
-/// A saved model's predictions on a file: one row per file row, the decoded class or labels
-/// first (classification), then the scores; as many columns as fit, rows scrolled by j k.
-fn draw_predictions(frame: &mut Frame, area: Rect, s: &State, p: &Predictions) {
-    let t = &p.table;
-    let mut cols: Vec<(String, Vec<String>)> = t.decoded.clone();
-    for (k, name) in t.output_names.iter().enumerate() {
-        cols.push((
-            name.clone(),
-            t.scores.column(k).iter().map(|v| fmt_num(*v)).collect(),
-        ));
-    }
-    let width = 12u16;
-    let fit = (usize::from(area.width.saturating_sub(8)) / usize::from(width + 1)).max(1);
-    let shown = cols.len().min(fit);
-    // borders, the header, and the metrics' line when the file held the outputs
-    let visible = usize::from(
-        area.height
-            .saturating_sub(3 + u16::from(t.scored.is_some())),
-    )
-    .max(1);
-    let first = p.scroll.min(t.n_rows().saturating_sub(1));
-    let header = Row::new(
-        std::iter::once(Cell::from("row"))
-            .chain(
-                cols[..shown]
-                    .iter()
-                    .map(|(n, _)| Cell::from(clip(n, width as usize))),
-            )
-            .collect::<Vec<_>>(),
-    )
-    .style(s.theme.title);
-    let rows: Vec<Row> = (first..t.n_rows().min(first + visible))
-        .map(|i| {
-            Row::new(
-                std::iter::once(Cell::from((i + 1).to_string()))
-                    .chain(cols[..shown].iter().map(|(_, v)| Cell::from(v[i].clone())))
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let more = if cols.len() > shown {
-        format!(" · {} more columns (e saves all)", cols.len() - shown)
-    } else {
-        String::new()
-    };
-    let what = format!("Predictions of {} on {}", p.session, file_name(&p.data));
-    let rows_shown = format!(
-        "rows {}–{} of {}",
-        first + 1,
-        t.n_rows().min(first + visible),
-        t.n_rows()
-    );
-    let title = fit_title(
-        area,
-        &[
-            format!("{what} — {rows_shown}{more} · Esc closes"),
-            format!("{what} — {rows_shown} · Esc closes"),
-            format!("Predictions — {rows_shown} · Esc closes"),
-            format!("Predictions — {rows_shown}"),
-        ],
-    );
-    let widths =
-        std::iter::once(Constraint::Length(6)).chain((0..shown).map(|_| Constraint::Length(width)));
-    let blk = block(&title, &s.theme, true);
-    let inner = blk.inner(area);
-    frame.render_widget(blk, area);
-    let table_area = match &t.scored {
-        Some(sc) => {
-            let [line, rest] =
-                Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
-            frame.render_widget(Paragraph::new(scored_line(s, sc, t.n_rows())), line);
-            rest
-        }
-        None => inner,
-    };
-    frame.render_widget(Table::new(rows, widths).header(header), table_area);
-}
-
-/// The metrics of predictions on a file that holds the model's outputs.
-fn scored_line(s: &State, sc: &ovk_core::train::Scored, n: usize) -> Line<'static> {
-    let cells: Vec<String> = sc
-        .metrics
-        .iter()
-        .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
-        .collect();
-    Line::from(vec![
-        Span::styled(
-            format!(
-                "scored on {} of {n} rows (they hold the outputs): ",
-                sc.rows.len()
-            ),
-            s.theme.dim,
-        ),
-        Span::styled(cells.join(" · "), s.theme.title),
-    ])
 }
 
 /// The runs table: the name pinned on the left, the other columns scrolled so the column

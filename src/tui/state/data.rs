@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::tui::widgets::count;
-use ovk_core::data::{DataConfig, Missing, Scale, Table, TargetScale};
+use ovk_core::data::{DataConfig, Missing, Scale, Table, TargetScale, Task};
 
 /// What a column of the table is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +94,11 @@ pub struct DataState {
     pub roles: Vec<Role>,
     /// Per column: the view it belongs to, when its role is `View` (sidecar name or prefix).
     pub view_of: Vec<Option<String>>,
+    /// Per column: marked with Space, for `V` to put into a view.
+    pub marked: Vec<bool>,
+    /// The user built, renamed or merged views (`V`, `n`): the run names every view's columns
+    /// (`NAME=COLS`) instead of the prefix or sidecar view of that name.
+    pub views_edited: bool,
     pub col_cursor: usize,
     /// Where the pre-filled roles came from (sidecar file or naming convention).
     pub roles_source: Option<String>,
@@ -116,6 +121,8 @@ impl DataState {
             loading: None,
             roles: Vec::new(),
             view_of: Vec::new(),
+            marked: Vec::new(),
+            views_edited: false,
             col_cursor: 0,
             roles_source: None,
             split: SplitChoice::default(),
@@ -181,6 +188,80 @@ impl DataState {
         out
     }
 
+    /// Each view with its number of columns, in column order.
+    pub fn view_sizes(&self) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for i in 0..self.roles.len() {
+            if let Some(v) = self.view_name(i) {
+                match out.iter_mut().find(|(n, _)| *n == v) {
+                    Some((_, k)) => *k += 1,
+                    None => out.push((v, 1)),
+                }
+            }
+        }
+        out
+    }
+
+    /// The views as a run names them: their names, or (once edited here) `NAME=COLS` with the
+    /// columns as ranges of neighbours in file order (`Cr=Co..Ni,Zn`).
+    pub fn view_entries(&self) -> Vec<String> {
+        let views = self.views();
+        let Some(t) = self.table.as_ref().filter(|_| self.views_edited) else {
+            return views;
+        };
+        views
+            .into_iter()
+            .map(|v| {
+                let cols: Vec<usize> = (0..self.roles.len())
+                    .filter(|&i| self.view_name(i).as_deref() == Some(v.as_str()))
+                    .collect();
+                let mut parts: Vec<String> = Vec::new();
+                let mut k = 0;
+                while k < cols.len() {
+                    let mut end = k;
+                    while end + 1 < cols.len() && cols[end + 1] == cols[end] + 1 {
+                        end += 1;
+                    }
+                    let (a, b) = (&t.columns[cols[k]].name, &t.columns[cols[end]].name);
+                    parts.push(if k == end {
+                        a.clone()
+                    } else {
+                        format!("{a}..{b}")
+                    });
+                    k = end + 1;
+                }
+                format!("{v}={}", parts.join(","))
+            })
+            .collect()
+    }
+
+    /// The task the chosen outputs make, as the engine infers it: a class column is
+    /// multi-class; two or more 0/1 targets are multi-label; other targets are regression.
+    pub fn task(&self) -> Option<Task> {
+        let t = self.table.as_ref()?;
+        if self.class().is_some() {
+            return Some(Task::Multiclass);
+        }
+        let targets: Vec<_> = t
+            .columns
+            .iter()
+            .zip(&self.roles)
+            .filter(|(_, r)| **r == Role::Target)
+            .map(|(c, _)| c)
+            .collect();
+        match targets.len() {
+            0 => None,
+            1 => Some(Task::Regression),
+            _ if targets
+                .iter()
+                .all(|c| c.min == Some(0.0) && c.max == Some(1.0) && c.levels.is_none()) =>
+            {
+                Some(Task::Multilabel)
+            }
+            _ => Some(Task::Regression),
+        }
+    }
+
     /// Rows with a missing cell among the features, and among the outputs (distinct rows).
     pub fn missing_rows(&self) -> (usize, usize) {
         let Some(t) = &self.table else { return (0, 0) };
@@ -239,6 +320,16 @@ impl DataState {
         if targets.is_empty() && class.is_none() {
             return Err("no target — mark a class column with c or target columns with t".into());
         }
+        if let (Some(c), false) = (&class, targets.is_empty()) {
+            return Err(format!(
+                "`{c}` is the class and {} the targets: a run predicts a class or targets, not \
+                 both — x the class column, or x the targets",
+                match targets.len() {
+                    1 => format!("`{}` is", targets[0]),
+                    n => format!("{n} columns are"),
+                }
+            ));
+        }
         // Say here, in full, what the engine would refuse after loading the whole file.
         let used: Vec<String> = features
             .iter()
@@ -296,7 +387,7 @@ impl DataState {
         cfg.features = Some(features);
         cfg.targets = (!targets.is_empty()).then_some(targets);
         cfg.class = class;
-        let views = self.views();
+        let views = self.view_entries();
         cfg.views = (!views.is_empty()).then_some(views);
         cfg.test_fraction = self.split.test_fraction;
         cfg.seed = self.split.seed;

@@ -13,6 +13,7 @@ use super::theme::Theme;
 
 mod data;
 mod form;
+pub mod readiness;
 mod run;
 mod runs;
 mod search;
@@ -147,6 +148,8 @@ pub struct Scroll {
     pub compare: usize,
     /// The help overlay's first row (it is taller than a 24-line terminal).
     pub help: usize,
+    /// Sessions pane: the predictions' columns scrolled past (`[` `]`), after the row number.
+    pub prediction_cols: usize,
 }
 
 /// Results pane: the per-output diagnostics in place of the summary (`d`), for one part.
@@ -217,6 +220,9 @@ pub struct Predictions {
     pub data: PathBuf,
     pub table: ovk_core::train::PredictionTable,
     pub scroll: usize,
+    /// The file's columns the model does not read (a model applied to another data set's
+    /// table): said in the status line when there are any.
+    pub ignored: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -262,6 +268,16 @@ pub enum PromptKind {
     ConfirmPrune {
         count: usize,
     },
+    /// Data: `NAME = COLUMNS` or `NAME` (for the `marked` columns) makes a view.
+    AssignView {
+        marked: usize,
+    },
+    /// Data: the view `from`'s new name (an existing view's name merges them).
+    RenameView {
+        from: String,
+    },
+    /// Data: type-to-find in the file list.
+    FindFile,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -326,6 +342,8 @@ pub struct State {
     pub sessions: SessionsState,
     pub prompt: Option<Prompt>,
     pub help: bool,
+    /// `i`: the overlay with the texts cut to fit, in full.
+    pub full_text: bool,
     /// Read-only: a saved session opened with `ovk replay`.
     pub replay: Option<Replay>,
     pub status: String,
@@ -374,6 +392,7 @@ impl State {
             sessions: SessionsState::default(),
             prompt: None,
             help: false,
+            full_text: false,
             replay: None,
             status: "ready — pick a file in Data (Enter), then r in Run; ? lists every key".into(),
             now: Instant::now(),
@@ -457,6 +476,9 @@ impl State {
         let mut data = self.data.config()?;
         let name = self.method_name().ok_or("no method chosen (2 Method)")?;
         let method = methods::find(name);
+        if let Some(why) = readiness::misfit(method, &self.data) {
+            return Err(why);
+        }
         // Columns marked as views (often by the sidecar) are plain features to a single-kernel
         // method; the session then records no views it did not use.
         if !method.multi_view() {

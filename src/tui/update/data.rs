@@ -9,7 +9,9 @@ use ovk_core::util::choice::Choice;
 use super::super::action::Action;
 use super::super::effect::Effect;
 use super::super::roles;
-use super::super::state::{DataFocus, Median, Role, RunState, RunStatus, State};
+use super::super::state::{
+    DataFocus, Median, Prompt, PromptKind, Role, RunState, RunStatus, State,
+};
 use super::{delta, moved};
 
 pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
@@ -33,6 +35,14 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
             s.data.focus = DataFocus::Files;
             vec![]
         }
+        Action::Filter => {
+            s.data.focus = DataFocus::Files;
+            s.prompt = Some(Prompt::new(PromptKind::FindFile, ""));
+            vec![]
+        }
+        Action::Space => mark(s),
+        Action::ViewPrompt => view_prompt(s),
+        Action::RenameView => rename_prompt(s),
         Action::Enter => open_selected(s),
         Action::SetRole(role) => set_role(s, role),
         Action::TestFraction(_) if s.data.test_column().is_some() => {
@@ -99,11 +109,9 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
     }
 }
 
+/// `u` and Backspace: the parent folder, from the files or the columns alike (Esc is "back to
+/// the files").
 fn parent_dir(s: &mut State) -> Vec<Effect> {
-    if s.data.focus == DataFocus::Columns {
-        s.data.focus = DataFocus::Files;
-        return vec![];
-    }
     match s.data.dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => vec![Effect::ListDir {
             dir: p.to_path_buf(),
@@ -120,6 +128,201 @@ fn parent_dir(s: &mut State) -> Vec<Effect> {
             None => vec![],
         },
     }
+}
+
+/// Type-to-find: the first entry whose name holds `text` (any case), from the top.
+pub(super) fn find_typed(s: &mut State, text: &str) {
+    let want = text.trim().to_lowercase();
+    if want.is_empty() {
+        return;
+    }
+    match s
+        .data
+        .entries
+        .iter()
+        .position(|e| e.name.to_lowercase().contains(&want))
+    {
+        Some(i) => {
+            s.data.file_cursor = i;
+            s.status = format!("found {} (Enter opens it)", s.data.entries[i].name);
+        }
+        None => s.status = format!("no file or folder here has '{}' in its name", text.trim()),
+    }
+}
+
+/// Enter at the find prompt: open what it found.
+pub(super) fn find_submit(s: &mut State, text: &str) -> Vec<Effect> {
+    find_typed(s, text);
+    let found = s
+        .data
+        .entries
+        .get(s.data.file_cursor)
+        .is_some_and(|e| e.name.to_lowercase().contains(&text.trim().to_lowercase()));
+    if found && !text.trim().is_empty() {
+        open_selected(s)
+    } else {
+        vec![]
+    }
+}
+
+/// Space on a column: mark it (or unmark it) for `V`, and move on.
+fn mark(s: &mut State) -> Vec<Effect> {
+    if s.data.table.is_none() || s.data.focus != DataFocus::Columns {
+        return vec![];
+    }
+    let n = s.data.roles.len();
+    s.data.marked.resize(n, false);
+    let i = s.data.col_cursor;
+    if i >= n {
+        return vec![];
+    }
+    s.data.marked[i] = !s.data.marked[i];
+    let k = s.data.marked.iter().filter(|m| **m).count();
+    s.status = format!(
+        "{} marked — V puts the marked columns into a named view",
+        super::super::widgets::count(k, "column")
+    );
+    s.data.col_cursor = (i + 1).min(n - 1);
+    vec![]
+}
+
+/// `V`: ask for a view's name and its columns.
+fn view_prompt(s: &mut State) -> Vec<Effect> {
+    if s.data.table.is_none() {
+        s.status = "open a file first (Enter), then choose a view's columns".into();
+        return vec![];
+    }
+    let marked = s.data.marked.iter().filter(|m| **m).count();
+    let start = s
+        .data
+        .view_name(s.data.col_cursor)
+        .map(|v| format!("{v} = "))
+        .unwrap_or_default();
+    s.prompt = Some(Prompt::new(PromptKind::AssignView { marked }, start));
+    vec![]
+}
+
+/// `n`: rename the view of the column under the cursor (to another view's name: merge).
+fn rename_prompt(s: &mut State) -> Vec<Effect> {
+    match s.data.view_name(s.data.col_cursor) {
+        Some(from) => {
+            s.prompt = Some(Prompt::new(
+                PromptKind::RenameView { from: from.clone() },
+                from,
+            ));
+        }
+        None => {
+            s.status = "this column is in no view: n renames the view of the column under the \
+             cursor (V makes one)"
+                .into();
+        }
+    }
+    vec![]
+}
+
+/// `NAME = COLUMNS` (ranges a..b, globs p_*, /regex/, lists a,b — the run's selectors), or
+/// `NAME` alone for the marked columns (else the one under the cursor): those of them that are
+/// features become view NAME.
+pub(super) fn assign_view(s: &mut State, text: &str) -> Vec<Effect> {
+    let Some(t) = &s.data.table else {
+        return vec![];
+    };
+    let (name, selectors) = match text.split_once('=') {
+        Some((n, c)) => (n.trim().to_string(), Some(c.trim().to_string())),
+        None => (text.trim().to_string(), None),
+    };
+    if name.is_empty() || name.contains(',') {
+        s.status = "a view needs a name: NAME = columns (a..b, glob*, /regex/), or NAME for the \
+         marked columns"
+            .into();
+        return vec![];
+    }
+    let picked: Vec<usize> = match selectors.filter(|c| !c.is_empty()) {
+        Some(sel) => {
+            let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+            match ovk_core::data::select_columns(&t.path, &names, &[sel]) {
+                Ok(p) => p,
+                Err(e) => {
+                    s.status = e.to_string();
+                    return vec![];
+                }
+            }
+        }
+        None if s.data.marked.iter().any(|m| *m) => (0..s.data.marked.len())
+            .filter(|&i| s.data.marked[i])
+            .collect(),
+        None => vec![s.data.col_cursor],
+    };
+    let (mut taken, mut left) = (Vec::new(), 0usize);
+    for i in picked {
+        match s.data.roles.get(i) {
+            Some(Role::Feature | Role::View) => taken.push(i),
+            Some(_) => left += 1,
+            None => {}
+        }
+    }
+    if taken.is_empty() {
+        s.status = format!(
+            "no feature among those columns: a view groups features (f makes a column one); \
+             {left} target, class, ignored or marker column{} left as {}",
+            if left == 1 { "" } else { "s" },
+            if left == 1 { "it was" } else { "they were" }
+        );
+        return vec![];
+    }
+    for &i in &taken {
+        s.data.roles[i] = Role::View;
+        s.data.view_of[i] = Some(name.clone());
+    }
+    s.data.views_edited = true;
+    s.data.marked.iter_mut().for_each(|m| *m = false);
+    let total = (0..s.data.roles.len())
+        .filter(|&i| s.data.view_name(i).as_deref() == Some(name.as_str()))
+        .count();
+    let skipped = match left {
+        0 => String::new(),
+        k => format!(
+            " · {} (target, class, ignored) left as {}",
+            super::super::widgets::count(k, "column"),
+            if k == 1 { "it was" } else { "they were" }
+        ),
+    };
+    s.status = format!(
+        "view {name}: {} added, {total} in all{skipped}",
+        super::super::widgets::count(taken.len(), "column")
+    );
+    data_changed(s)
+}
+
+/// The view `from` renamed `to`; onto an existing view's name, the two merge.
+pub(super) fn rename_view(s: &mut State, from: &str, to: &str) -> Vec<Effect> {
+    let to = to.trim();
+    if to.is_empty() || to.contains(',') || to.contains('=') {
+        s.status = "a view's name is a word (no , or =)".into();
+        return vec![];
+    }
+    if to == from {
+        s.status = "same name: nothing changed".into();
+        return vec![];
+    }
+    let merge = s.data.views().iter().any(|v| v == to);
+    let mut moved = 0;
+    for i in 0..s.data.roles.len() {
+        if s.data.view_name(i).as_deref() == Some(from) {
+            s.data.view_of[i] = Some(to.to_string());
+            moved += 1;
+        }
+    }
+    s.data.views_edited = true;
+    s.status = if merge {
+        format!(
+            "view {from} merged into {to} ({} moved)",
+            super::super::widgets::count(moved, "column")
+        )
+    } else {
+        format!("view {from} is now {to}")
+    };
+    data_changed(s)
 }
 
 fn open_selected(s: &mut State) -> Vec<Effect> {
@@ -225,6 +428,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                         s.data.loading = Some(want.clone());
                         return vec![Effect::LoadTable(want)];
                     }
+                    s.status = not_a_table(&want);
                 }
                 vec![]
             }
@@ -243,6 +447,8 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
             match table {
                 Ok(t) => {
                     let guess = roles::prefill(&t, sidecar.as_deref());
+                    s.data.marked = vec![false; guess.roles.len()];
+                    s.data.views_edited = false;
                     s.data.roles = guess.roles;
                     s.data.view_of = guess.views;
                     s.data.roles_source = guess.source;
@@ -272,6 +478,7 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     s.data.table = None;
                     s.data.roles.clear();
                     s.data.view_of.clear();
+                    s.data.marked.clear();
                     s.data.load_error = Some(e.clone());
                     s.status = e;
                     data_changed(s)
@@ -289,4 +496,20 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
         }
         _ => vec![],
     }
+}
+
+/// Why a file given to open is not in the list: the tables the workbench reads.
+fn not_a_table(path: &std::path::Path) -> String {
+    let name = super::super::widgets::file_name(path);
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let hint = match ext.as_deref() {
+        Some("txt" | "dat") => " (a comma-separated text table can be renamed .csv)",
+        _ => "",
+    };
+    format!(
+        "{name} is not a table the workbench reads: it opens .csv, .tsv and .parquet files{hint}; \
+         its folder is listed"
+    )
 }

@@ -131,7 +131,7 @@ pub(super) fn overwrite(
             overwrite: true,
         }]
     } else {
-        s.status = format!("{} kept as it was; nothing written", path.display());
+        s.status = format!("nothing written: {} kept as it was", path.display());
         vec![]
     }
 }

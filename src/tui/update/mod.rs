@@ -38,6 +38,10 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         Action::NextPane => goto(s, s.pane.next()),
         Action::PrevPane => goto(s, s.pane.prev()),
         Action::Goto(p) => goto(s, p),
+        Action::ShowFull => {
+            s.full_text = !s.full_text;
+            vec![]
+        }
         Action::ToggleHelp => {
             s.help = !s.help;
             s.scroll.help = 0;
@@ -204,9 +208,12 @@ fn back(s: &mut State) -> Vec<Effect> {
             PromptKind::Search => "no search".into(),
             PromptKind::Figure { .. } => "no figure".into(),
             PromptKind::ConfirmOverwrite { path, .. } => {
-                format!("{} kept as it was; nothing written", path.display())
+                format!("nothing written: {} kept as it was", path.display())
             }
             PromptKind::Predict { .. } => "no prediction".into(),
+            PromptKind::AssignView { .. } => "no view made".into(),
+            PromptKind::RenameView { .. } => "not renamed".into(),
+            PromptKind::FindFile => String::new(),
             PromptKind::Filter => {
                 sessions::filter_typed(s, "");
                 "filter cleared".into()

@@ -3,7 +3,7 @@
 use super::super::action::Action;
 use super::super::effect::Effect;
 use super::super::state::{Pane, Prompt, PromptKind, State};
-use super::{figure, force_quit, sessions, sweep};
+use super::{data, figure, force_quit, sessions, sweep};
 
 /// A typed character, Backspace or Ctrl-U: into the prompt, else into the field being edited.
 pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
@@ -36,6 +36,9 @@ pub(super) fn text(s: &mut State, a: Action) -> Vec<Effect> {
         if p.kind == PromptKind::Filter {
             let text = p.text.clone();
             sessions::filter_typed(s, &text);
+        } else if p.kind == PromptKind::FindFile {
+            let text = p.text.clone();
+            data::find_typed(s, &text);
         }
     } else if s.kernel.editing && s.pane == Pane::Kernel {
         if let Some(i) = s.kernel.current() {
@@ -116,6 +119,9 @@ pub(super) fn submit(s: &mut State, p: Prompt) -> Vec<Effect> {
             vec![]
         }
         PromptKind::Predict { session, name } => sessions::predict(s, session, name, &p.text),
+        PromptKind::AssignView { .. } => data::assign_view(s, &p.text),
+        PromptKind::RenameView { from } => data::rename_view(s, &from, &p.text),
+        PromptKind::FindFile => data::find_submit(s, &p.text),
         // Enter at "quit?" keeps the work: only y quits.
         PromptKind::ConfirmQuit { .. } => {
             s.status = "still here (y at the question quits)".into();

@@ -27,7 +27,14 @@ pub(super) fn on_key(s: &mut State, a: Action) -> Vec<Effect> {
         return vec![];
     }
     match a {
+        Action::Column(d) if s.sessions.predictions.is_some() => {
+            // sideways through the predictions' columns (the view clamps at the last page)
+            let c = &mut s.scroll.prediction_cols;
+            *c = (*c as i64 + d as i64).max(0) as usize;
+            vec![]
+        }
         Action::Back => {
+            s.scroll.prediction_cols = 0;
             if s.sessions.predictions.take().is_some() {
                 s.status = "predictions closed".into();
             } else if s.sessions.compare.is_some() || s.sessions.comparison.is_some() {
@@ -412,8 +419,14 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                     if let Some(sc) = &p.table.scored {
                         filled.push_str(&format!(
                             ", {} scored against the outputs the file holds",
-                            sc.rows.len()
+                            sc.rows.len() - sc.trained_left_out
                         ));
+                        if sc.trained_left_out > 0 {
+                            filled.push_str(&format!(
+                                " (its {} training rows left out)",
+                                sc.trained_left_out
+                            ));
+                        }
                     }
                     s.status = format!(
                         "{} predictions of '{}' on {}{filled} (j k scroll · e saves the table · \
@@ -422,9 +435,13 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
                         p.session,
                         p.data.display()
                     );
+                    if let Some(warn) = ignored_warning(&p.ignored) {
+                        s.status = format!("{warn} · {}", s.status);
+                    }
                     s.sessions.compare = None;
                     s.sessions.comparison = None;
                     s.sessions.predictions = Some(p);
+                    s.scroll.prediction_cols = 0;
                 }
                 Err(e) => s.status = format!("cannot predict: {e}"),
             }
@@ -441,4 +458,26 @@ pub(super) fn answer(s: &mut State, a: Action) -> Vec<Effect> {
         }
         _ => vec![],
     }
+}
+
+/// A model applied to a table with columns it does not read: their count and a few names, so
+/// a model of one data set applied to another's table is noticed.
+fn ignored_warning(ignored: &[String]) -> Option<String> {
+    const NAMED: usize = 3;
+    if ignored.is_empty() {
+        return None;
+    }
+    let mut names = ignored
+        .iter()
+        .take(NAMED)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ignored.len() > NAMED {
+        names.push_str(", …");
+    }
+    Some(format!(
+        "warning: the model ignores {} of this file ({names}) — is it the table it was made for?",
+        super::super::widgets::count(ignored.len(), "column")
+    ))
 }

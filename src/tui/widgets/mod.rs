@@ -58,3 +58,39 @@ pub fn clip(s: &str, w: usize) -> String {
         out
     }
 }
+
+/// Fit `s` into `w` characters by cutting its middle (`target_LBL_…_sad_lonely`): names that
+/// share a long prefix keep the end that tells them apart.
+pub fn clip_middle(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    if w < 5 {
+        return clip(s, w);
+    }
+    // the end gets two thirds: it is what tells `label_…_calm` from `label_…_still`
+    let head = (w - 1) / 3;
+    let tail = w - 1 - head;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(n - tail));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_middle_goes_and_both_ends_stay() {
+        assert_eq!(
+            clip_middle("label_amazed_suprised", 30),
+            "label_amazed_suprised"
+        );
+        assert_eq!(clip_middle("label_amazed_suprised", 11), "lab…uprised");
+        assert_eq!(clip_middle("label_amazed_suprised", 11).chars().count(), 11);
+        assert_eq!(clip_middle("abcdefgh", 3), "ab…");
+        assert_eq!(clip_middle("ééééééééé", 6).chars().count(), 6);
+    }
+}

@@ -65,6 +65,8 @@ pub(crate) struct NewRows {
     /// The outputs the file holds for its rows (every output column present), to score the
     /// predictions against; `None` when it does not hold them all.
     pub truth: Option<Truth>,
+    /// The file's columns the model reads neither as a feature nor as an output, in file order.
+    pub ignored: Vec<String>,
 }
 
 /// The feature columns of `path`, each missing cell filled as in training or refused.
@@ -154,10 +156,22 @@ pub(crate) fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<New
         }
     }
     let truth = read_truth(&raw, &names, trained)?;
+    let read = |n: &str| {
+        trained.features.iter().any(|f| f == n)
+            || trained.categories.iter().any(|c| c.column == n)
+            || trained.class.is_some_and(|c| c.0 == n)
+            || trained.outputs.names.iter().any(|o| o == n)
+    };
+    let ignored = names
+        .iter()
+        .filter(|n| !read(n))
+        .map(|n| n.to_string())
+        .collect();
     Ok(NewRows {
         x,
         filled_rows: filled.iter().filter(|&&f| f).count(),
         truth,
+        ignored,
     })
 }
 

@@ -1,5 +1,6 @@
 //! Column selectors: exact names, globs with `*` (`p_0_*`), inclusive ranges in file order
-//! (`p_0_0..p_3_7`), and comma lists inside one string (`a,b,c*`).
+//! (`p_0_0..p_3_7`), regular expressions between slashes (`/^(Cr|Ni)$/`, no commas; matched anywhere in
+//! the name unless anchored), and comma lists inside one string (`a,b,c*`).
 
 use std::path::Path;
 
@@ -32,6 +33,9 @@ pub fn resolve(path: &Path, columns: &[&str], selectors: &[String]) -> Result<Ve
 }
 
 fn resolve_one(path: &Path, columns: &[&str], token: &str) -> Result<Vec<usize>> {
+    if let Some(pattern) = regex_of(token) {
+        return by_regex(path, columns, token, pattern);
+    }
     if let Some((a, b)) = token.split_once("..") {
         let (ia, ib) = (
             exact(path, columns, a.trim())?,
@@ -66,6 +70,50 @@ fn resolve_one(path: &Path, columns: &[&str], token: &str) -> Result<Vec<usize>>
         return Ok(hits);
     }
     Ok(vec![exact(path, columns, token)?])
+}
+
+/// The pattern of a `/…/` token (at least one character between the slashes).
+fn regex_of(token: &str) -> Option<&str> {
+    token
+        .strip_prefix('/')
+        .and_then(|t| t.strip_suffix('/'))
+        .filter(|p| !p.is_empty())
+}
+
+fn by_regex(path: &Path, columns: &[&str], token: &str, pattern: &str) -> Result<Vec<usize>> {
+    let re = regex::Regex::new(pattern).map_err(|e| {
+        input_at(
+            path,
+            format!(
+                "`{token}` is not a regular expression: {}",
+                first_line(&e.to_string())
+            ),
+        )
+    })?;
+    let hits: Vec<usize> = (0..columns.len())
+        .filter(|&i| re.is_match(columns[i]))
+        .collect();
+    if hits.is_empty() {
+        return Err(OvkError::input_as(
+            ErrorKind::MissingColumn,
+            format!(
+                "{}: the regular expression `{token}` matches no column{}",
+                path.display(),
+                column_hint(columns)
+            ),
+        ));
+    }
+    Ok(hits)
+}
+
+/// The regex crate's messages draw the pattern over several lines; the last one says what is wrong.
+fn first_line(msg: &str) -> &str {
+    msg.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(msg)
+        .trim()
+        .trim_start_matches("error: ")
 }
 
 /// The index of the column named exactly `name`, or an error naming the nearest valid name.
@@ -139,6 +187,17 @@ mod tests {
         assert_eq!(sel(&["p_0_1..p_1_1"]).unwrap(), vec![1, 2, 3]);
         assert_eq!(sel(&["digit, p_1_*", "p_1_0"]).unwrap(), vec![4, 2, 3]);
         assert_eq!(sel(&["*"]).unwrap(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(sel(&["/_1$/"]).unwrap(), vec![1, 3]);
+        assert_eq!(sel(&["/^p_[01]_0$/, digit"]).unwrap(), vec![0, 2, 4]);
+    }
+
+    #[test]
+    fn bad_regexes_are_named() {
+        let e = sel(&["/q+/"]).unwrap_err().to_string();
+        assert!(e.contains("`/q+/` matches no column"), "{e}");
+        let e = sel(&["/p_(/"]).unwrap_err().to_string();
+        assert!(e.contains("`/p_(/` is not a regular expression"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
     }
 
     #[test]

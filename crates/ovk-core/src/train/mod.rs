@@ -21,7 +21,10 @@ pub mod worker;
 pub use crate::config::RunConfig;
 pub use messages::RunMessage;
 pub use pipeline::{prepare, run, run_to_end, Ended, RunOutcome, WARNING};
-pub use predict::{predict_file, write_predictions, Batching, Prediction, PredictionTable, Scored};
+pub use predict::{
+    predict_file, predict_file_noting, write_predictions, Batching, Prediction, PredictionTable,
+    Scored,
+};
 pub use reopen::read_run;
 pub use runner::{spawn, spawn_search, spawn_sweep, RunHandle};
 pub(crate) use width::width_warning;

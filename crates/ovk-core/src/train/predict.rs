@@ -21,8 +21,8 @@ pub struct PredictionTable {
     pub output_names: Vec<String>,
     /// rows × outputs: regression values, or class/label scores.
     pub scores: Array2<f64>,
-    /// Classification: the decoded prediction beside the scores — one column named after the
-    /// class column (multi-class), or `<label>_predicted` 0/1 columns (multi-label).
+    /// Classification: the decoded prediction — one column named after the class column
+    /// (multi-class), or one 0/1 column per label named after the label (multi-label).
     pub decoded: Vec<(String, Vec<String>)>,
     /// Rows with a missing feature cell filled in as in training (`--missing impute`).
     pub filled_rows: usize,
@@ -36,8 +36,15 @@ pub struct PredictionTable {
 pub struct Scored {
     /// The scores, by metric name.
     pub metrics: crate::metrics::MetricMap,
-    /// The file rows (0-based) that were scored: those with every output present.
+    /// The file rows (0-based) that hold every output: their true values are shown.
     pub rows: Vec<usize>,
+    /// Of those, the rows that trained the model — the file is the very one it was fitted on
+    /// (same SHA-256) — left out of `metrics`, which come from the other rows only, so a score
+    /// on the training table is the held-out score and never an optimistic one.
+    pub trained_left_out: usize,
+    /// The true values on those rows, named and decoded like the predictions (`<output>`: a
+    /// regression value, a label's 0/1, the class), for showing them side by side.
+    pub truth: Vec<(String, Vec<String>)>,
 }
 
 impl PredictionTable {
@@ -46,17 +53,32 @@ impl PredictionTable {
         self.scores.nrows()
     }
 
-    /// Every column, scores first, as a table writer takes them.
+    /// Every column, as a table writer takes them and the workbench shows them: one naming,
+    /// `<output>` for the predicted value and `<output>_score` for a classifier's score —
+    /// regression `y0`; multi-label `label_a`, `label_a_score`, … (each label beside its
+    /// score); multi-class the class column, then `species=setosa_score`, ….
     pub fn columns(&self) -> Vec<(String, OutColumn)> {
-        let mut cols: Vec<(String, OutColumn)> = self
-            .output_names
-            .iter()
-            .zip(self.scores.axis_iter(Axis(1)))
-            .map(|(n, c)| (n.clone(), OutColumn::Numbers(c.to_vec())))
-            .collect();
-        for (n, v) in &self.decoded {
-            cols.push((n.clone(), OutColumn::Text(v.clone())));
+        let score =
+            |k: usize, name: String| (name, OutColumn::Numbers(self.scores.column(k).to_vec()));
+        let text = |(n, v): &(String, Vec<String>)| (n.clone(), OutColumn::Text(v.clone()));
+        let names = &self.output_names;
+        if self.decoded.is_empty() {
+            return (0..names.len())
+                .map(|k| score(k, names[k].clone()))
+                .collect();
         }
+        if self.decoded.len() == names.len() {
+            return (0..names.len())
+                .flat_map(|k| {
+                    [
+                        text(&self.decoded[k]),
+                        score(k, format!("{}_score", names[k])),
+                    ]
+                })
+                .collect();
+        }
+        let mut cols: Vec<(String, OutColumn)> = self.decoded.iter().map(text).collect();
+        cols.extend((0..names.len()).map(|k| score(k, format!("{}_score", names[k]))));
         cols
     }
 }
@@ -74,6 +96,11 @@ pub struct Prediction {
     filled_rows: usize,
     /// The outputs the file holds, when it holds them: the whole prediction is scored on them.
     truth: Option<data::Truth>,
+    /// When the file is the one the model was fitted on: its training rows (sorted), which
+    /// the score leaves out.
+    trained_rows: Option<Vec<usize>>,
+    /// The file's columns the model does not read.
+    ignored: Vec<String>,
     /// Numbers the model holds per predicted row besides the result (`load_model_sized`).
     work_per_row: usize,
 }
@@ -120,8 +147,18 @@ impl Prediction {
             mut x,
             filled_rows,
             truth,
+            ignored,
         } = data::read_new_rows(data_path, &trained)?;
         rec.scaler.apply(&mut x);
+        // Hashing is only worth it when there is something to score.
+        let trained_rows = match &truth {
+            Some(_) if data::sha256_file(data_path)? == r.dataset.sha256 => {
+                let mut rows = r.split.train.clone();
+                rows.sort_unstable();
+                Some(rows)
+            }
+            _ => None,
+        };
         Ok(Prediction {
             session_dir: session_dir.to_path_buf(),
             data_path: data_path.to_path_buf(),
@@ -131,8 +168,16 @@ impl Prediction {
             x,
             filled_rows,
             truth,
+            trained_rows,
+            ignored,
             work_per_row,
         })
+    }
+
+    /// The file's columns the model does not read (neither a feature nor an output): a model
+    /// applied to another data set's table may share a few of its columns and ignore the rest.
+    pub fn ignored_columns(&self) -> &[String] {
+        &self.ignored
     }
 
     /// Number of rows read from the file.
@@ -275,9 +320,10 @@ impl Prediction {
     /// Predictions for every row, scored against the outputs the file holds, if it holds them.
     pub fn whole(self) -> Result<PredictionTable> {
         let mut table = self.block(0..self.n_rows())?;
+        let trained = self.trained_rows.as_deref().unwrap_or(&[]);
         table.scored = self
             .truth
-            .map(|t| score_against(&self.record, &self.rec, &table.scores, t));
+            .map(|t| score_against(&self.record, &self.rec, &table.scores, t, trained));
         Ok(table)
     }
 
@@ -316,6 +362,14 @@ impl Prediction {
 /// memory (the workbench shows it): refused, with the figure, when it would not fit — `ovk
 /// predict` writes such a result in blocks.
 pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTable> {
+    predict_file_noting(session_dir, data_path).map(|(table, _)| table)
+}
+
+/// `predict_file`, and the file's columns the model ignores (`Prediction::ignored_columns`).
+pub fn predict_file_noting(
+    session_dir: &Path,
+    data_path: &Path,
+) -> Result<(PredictionTable, Vec<String>)> {
     let p = Prediction::prepare(session_dir, data_path)?;
     let n = p.n_rows();
     check_fits_or(
@@ -328,29 +382,38 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
             data_path.display()
         ),
     )?;
-    p.whole()
+    let ignored = p.ignored.clone();
+    p.whole().map(|t| (t, ignored))
 }
 
-/// The run's own test metrics, computed on the file's rows that hold every output.
+/// The run's own test metrics, computed on the file's rows that hold every output, except the
+/// `trained` rows (sorted; the model's training rows when the file is its training table).
 fn score_against(
     r: &session::SessionRecord,
     rec: &ModelRecord,
     scores: &Array2<f64>,
     truth: data::Truth,
+    trained: &[usize],
 ) -> Scored {
-    let yhat = scores.select(Axis(0), &truth.rows);
-    let mut metrics = if truth.rows.is_empty() {
+    // Positions in `truth` of the rows that did not train the model.
+    let held: Vec<usize> = (0..truth.rows.len())
+        .filter(|&k| trained.binary_search(&truth.rows[k]).is_err())
+        .collect();
+    let file_rows: Vec<usize> = held.iter().map(|&k| truth.rows[k]).collect();
+    let yhat = scores.select(Axis(0), &file_rows);
+    let y = truth.y.select(Axis(0), &held);
+    let mut metrics = if held.is_empty() {
         crate::metrics::MetricMap::new()
     } else {
-        crate::metrics::scores(r.task, rec.class_coding, truth.y.view(), yhat.view())
+        crate::metrics::scores(r.task, rec.class_coding, y.view(), yhat.view())
     };
     // Structured outputs (kde) are also scored by their output kernel's RBF loss, in the units
     // the fit saw them (scaled under --target-scale), as the run scored them.
     if let (Some(sigma), false) = (
         r.details.get("output_sigma").and_then(|v| v.as_f64()),
-        truth.rows.is_empty(),
+        held.is_empty(),
     ) {
-        let (mut y, mut p) = (truth.y.clone(), yhat.clone());
+        let (mut y, mut p) = (y, yhat);
         if let Some(t) = &rec.target_scaler {
             t.apply(&mut y);
             t.apply(&mut p);
@@ -360,9 +423,21 @@ fn score_against(
             crate::metrics::rbf_loss(y.view(), p.view(), sigma),
         );
     }
+    let decoded = decode(r.task, rec, &r.output_names, &truth.y);
+    let shown = if decoded.is_empty() {
+        r.output_names
+            .iter()
+            .zip(truth.y.axis_iter(Axis(1)))
+            .map(|(n, c)| (n.clone(), c.iter().map(|v| v.to_string()).collect()))
+            .collect()
+    } else {
+        decoded
+    };
     Scored {
         metrics,
+        trained_left_out: truth.rows.len() - held.len(),
         rows: truth.rows,
+        truth: shown,
     }
 }
 
@@ -402,7 +477,7 @@ fn decode(
                     let v = c
                         .iter()
                         .map(|&s| if s > mid { "1" } else { "0" }.to_string());
-                    (format!("{n}_predicted"), v.collect())
+                    (n.clone(), v.collect())
                 })
                 .collect()
         }

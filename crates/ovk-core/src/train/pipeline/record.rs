@@ -110,6 +110,7 @@ pub(super) fn record(
     notes.extend(data_notes(&prepared, target_notes));
     notes.extend(observed_notes);
     notes.extend(baseline.skipped);
+    notes.extend(baseline.note);
     if let Some(b) = &baseline.metrics {
         notes.extend(behind_baseline(
             prepared.task,
