@@ -174,12 +174,6 @@ impl Prediction {
         })
     }
 
-    /// The file's columns the model does not read (neither a feature nor an output): a model
-    /// applied to another data set's table may share a few of its columns and ignore the rest.
-    pub fn ignored_columns(&self) -> &[String] {
-        &self.ignored
-    }
-
     /// Number of rows read from the file.
     pub fn n_rows(&self) -> usize {
         self.x.nrows()
@@ -365,7 +359,8 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
     predict_file_noting(session_dir, data_path).map(|(table, _)| table)
 }
 
-/// `predict_file`, and the file's columns the model ignores (`Prediction::ignored_columns`).
+/// `predict_file`, and the file's columns the model ignores (neither a feature nor an output):
+/// a model applied to another data set's table may share a few of its columns.
 pub fn predict_file_noting(
     session_dir: &Path,
     data_path: &Path,
