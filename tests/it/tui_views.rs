@@ -313,6 +313,12 @@ fn long_names_keep_their_ends_and_i_shows_the_whole_text() {
         "{out}"
     );
     s.data.col_cursor = 5;
+    // the first rows' headers keep the ends too
+    let out = screen(&s, 120, 36);
+    assert!(
+        out.contains("ta…ber_17") && out.contains("ta…ber_18"),
+        "{out}"
+    );
     let key = crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char('i'),
         crossterm::event::KeyModifiers::NONE,

@@ -159,8 +159,12 @@ fn draw_table(frame: &mut Frame, area: Rect, s: &State, t: &DataTable, files_w: 
     let fit = (inner_w / (col_w + 1)).max(1);
     let start = heatmap::offset(d.col_cursor, fit, t.columns.len());
     let shown: Vec<usize> = (start..t.columns.len()).take(fit).collect();
-    let header =
-        Row::new(shown.iter().map(|&j| clip(&t.columns[j].name, col_w))).style(s.theme.title);
+    let header = Row::new(
+        shown
+            .iter()
+            .map(|&j| clip_middle(&t.columns[j].name, col_w)),
+    )
+    .style(s.theme.title);
     let rows = t.head.iter().take(head_rows).map(|r| {
         Row::new(
             shown

@@ -14,7 +14,7 @@ use ratatui::Frame;
 use super::super::axes;
 use super::super::state::State;
 use super::super::widgets::heatmap::{self, Heatmap, Legend};
-use super::super::widgets::{clip, fmt_num};
+use super::super::widgets::{clip, clip_middle, fmt_num};
 use super::{block, draw_note, fit_title};
 
 pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
@@ -150,10 +150,13 @@ fn draw_strongest(frame: &mut Frame, area: Rect, s: &State, m: &Array2<f64>, ax:
             lines.push(Line::raw(format!("  {pair}")));
         } else {
             lines.push(Line::styled(format!("{:>9}", fmt_num(v)), style));
-            lines.push(Line::raw(format!("  {}", clip(a, w.saturating_sub(2)))));
+            lines.push(Line::raw(format!(
+                "  {}",
+                clip_middle(a, w.saturating_sub(2))
+            )));
             lines.push(Line::raw(format!(
                 "  {sep} {}",
-                clip(b, w.saturating_sub(4))
+                clip_middle(b, w.saturating_sub(4))
             )));
         }
         if lines.len() >= k {
@@ -336,7 +339,7 @@ fn draw_heatmap(
                 (ax.rows.labels[r].clone(), r == cur.0)
             };
             let style = if on_cursor { s.theme.key } else { s.theme.dim };
-            Line::styled(clip(&text, label_w as usize - 1), style)
+            Line::styled(clip_middle(&text, label_w as usize - 1), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), labels);
@@ -369,7 +372,11 @@ fn cell_line(at: &str, (row, col): (&str, &str), axes: &axes::Axes, width: usize
         room / 2
     };
     let col_w = room.saturating_sub(row_w);
-    format!("{at}   row {} · col {}", clip(row, row_w), clip(col, col_w))
+    format!(
+        "{at}   row {} · col {}",
+        clip_middle(row, row_w),
+        clip_middle(col, col_w)
+    )
 }
 
 /// `name` without the prefix all of `labels` share (it is one of them), when some is left.

@@ -7,7 +7,7 @@ use ratatui::widgets::{List, ListItem, ListState, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::super::state::{readiness, State};
-use super::super::widgets::clip;
+use super::super::widgets::clip_phrase;
 use super::block;
 use ovk_core::methods;
 
@@ -44,8 +44,8 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &State) {
                 Span::styled(mark, s.theme.ok),
                 Span::styled(fit, fit_style),
                 Span::styled(format!("{:<width$}", m.name()), name_style),
-                // cut with a mark, never mid-word silently: the About box below has it whole
-                Span::raw(clip(m.summary(), summary_w)),
+                // cut after a whole clause, with a mark: the About box below has it whole
+                Span::raw(clip_phrase(m.summary(), summary_w)),
             ]))
         })
         .collect();

@@ -59,6 +59,24 @@ pub fn clip(s: &str, w: usize) -> String {
     }
 }
 
+/// Fit the phrase `s` into `w` characters, cut after its last whole clause (at ", " "; " or
+/// ": ") that fits, with " …" after it — "scales to 10⁵ outputs …", not "certificate of g…".
+/// A clause boundary too early to say much falls back to `clip`.
+pub fn clip_phrase(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    let cut = [", ", "; ", ": "]
+        .iter()
+        .flat_map(|sep| s.match_indices(sep).map(|(i, _)| i))
+        .filter(|&i| s[..i].chars().count() + 2 <= w)
+        .max();
+    match cut {
+        Some(i) if s[..i].chars().count() * 2 >= w => format!("{} …", &s[..i]),
+        _ => clip(s, w),
+    }
+}
+
 /// Fit `s` into `w` characters by cutting its middle (`target_LBL_…_sad_lonely`): names that
 /// share a long prefix keep the end that tells them apart.
 pub fn clip_middle(s: &str, w: usize) -> String {
@@ -81,6 +99,23 @@ pub fn clip_middle(s: &str, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phrase_is_cut_after_a_whole_clause() {
+        let s =
+            "low-rank output kernel learning: L = BBᵀ of rank p, scales to 10⁵ outputs, with a \
+                 certificate of global optimality";
+        assert_eq!(
+            clip_phrase(s, 100),
+            "low-rank output kernel learning: L = BBᵀ of rank p, scales to 10⁵ outputs …"
+        );
+        assert_eq!(clip_phrase(s, 200), s);
+        // no clause ends late enough: cut with the usual mark
+        assert_eq!(
+            clip_phrase("one two three four five", 10),
+            clip("one two three four five", 10)
+        );
+    }
 
     #[test]
     fn the_middle_goes_and_both_ends_stay() {
