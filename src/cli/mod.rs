@@ -147,6 +147,13 @@ struct PredictArgs {
     /// written) instead of the CSV; predictions are then written only with --out FILE
     #[arg(long)]
     json: bool,
+    /// A precomputed-kernel session: the kernel between the rows of --data and the session's
+    /// training rows, as .npy (n_new × n_train, columns in the order of split.train)
+    #[arg(long, value_name = "FILE")]
+    gram: Option<String>,
+    /// A precomputed multi-view session: one new-rows Gram per view (repeat the flag)
+    #[arg(long, value_name = "NAME=FILE")]
+    gram_view: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -254,6 +261,8 @@ fn run_option_args() -> Vec<Arg> {
                 .require_equals(false)
                 .default_missing_value("true")
                 .action(ArgAction::Set);
+        } else if o.key == "gram_view" {
+            a = a.value_name(o.value_name).action(ArgAction::Append);
         } else if o.key == "views" {
             // `--view q=q1..q7 --view dq=dq1..dq7`, or `--views fou,fac`.
             a = a
@@ -416,15 +425,24 @@ pub fn main() -> i32 {
             data: a.data.as_deref(),
             sessions: cli.sessions.as_deref(),
         }),
-        Some(Cmd::Predict(a)) => predict::predict(
-            &a.session,
-            &a.data,
-            &a.out,
-            a.force,
-            a.json,
-            cli.sessions.as_deref(),
-            a.batch_rows,
-        ),
+        Some(Cmd::Predict(a)) => options::gram_files(
+            a.gram.as_deref(),
+            Some(a.gram_view.join("\n"))
+                .filter(|v| !v.is_empty())
+                .as_deref(),
+        )
+        .and_then(|grams| {
+            predict::predict(predict::PredictRequest {
+                session: &a.session,
+                data: &a.data,
+                out: &a.out,
+                force: a.force,
+                json: a.json,
+                sessions: cli.sessions.as_deref(),
+                batch_rows: a.batch_rows,
+                grams,
+            })
+        }),
         Some(Cmd::Sweep(a)) => sweep::sweep(sweep::SweepArgs {
             config: a.config.as_deref(),
             cv: a.cv,

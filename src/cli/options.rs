@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use ovk_core::config::SelectOn;
 use ovk_core::data::{DataConfig, Missing};
-use ovk_core::kernels::{InputRank, KernelSpec, Sigma};
+use ovk_core::kernels::{GramFile, InputRank, KernelSpec, Sigma};
 use ovk_core::methods::{self, MethodName, ParamKind, ParamSpec, Params, Value};
 use ovk_core::train::RunConfig;
 use ovk_core::util::choice::Choice;
@@ -106,6 +106,8 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     declared(&kernels::options::COEF0, "C"),
     declared(&kernels::options::INPUT_RANK, "R|exact|auto"),
     declared(&kernels::options::LANDMARKS, "HOW"),
+    opt("gram", "FILE", "with --kernel precomputed: the Gram matrix K as .npy (f64 or f32), n × n over all rows of the table in its row order; ovk takes the training and test blocks by its split (docs/kernels.md)", None),
+    opt("gram_view", "NAME=FILE", "with --kernel precomputed and a multi-view method: one Gram .npy per view, named as the views are; --gram-view may be repeated", None),
     opt("name", "NAME", "session name (default: <dataset>-<method>)", None),
 ];
 
@@ -165,17 +167,31 @@ pub fn read_config(path: &Path) -> Result<RawOptions> {
         }
         out.insert(k.clone(), toml_to_text(&k, &v, path)?);
     }
-    // A relative data path in a config file is relative to the file, not to the shell.
-    if let Some(d) = out.get_mut("data") {
-        let p = PathBuf::from(&*d);
-        if p.is_relative() && !p.exists() {
-            if let Some(dir) = path.parent() {
-                let joined = dir.join(&p);
-                if joined.exists() {
-                    *d = joined.display().to_string();
-                }
+    // A relative data (or Gram) path in a config file is relative to the file, not to the shell.
+    let beside = |p: &str| -> String {
+        let given = PathBuf::from(p.trim());
+        match path.parent().map(|dir| dir.join(&given)) {
+            Some(joined) if given.is_relative() && !given.exists() && joined.exists() => {
+                joined.display().to_string()
             }
+            _ => p.to_string(),
         }
+    };
+    if let Some(d) = out.get_mut("data") {
+        *d = beside(d);
+    }
+    if let Some(g) = out.get_mut("gram") {
+        *g = beside(g);
+    }
+    if let Some(g) = out.get_mut("gram_view") {
+        let entries: Vec<String> = list(g)
+            .iter()
+            .map(|e| match e.split_once('=') {
+                Some((name, file)) => format!("{name}={}", beside(file)),
+                None => e.clone(),
+            })
+            .collect();
+        *g = entries.join(",");
     }
     Ok(out)
 }
@@ -418,6 +434,7 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     if let Some(l) = get("landmarks") {
         kernel.landmarks = choice(l)?;
     }
+    kernel.gram = gram_files(get("gram"), get("gram_view"))?;
 
     let mut params = Params::new();
     let all = method_params();
@@ -469,6 +486,40 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     };
     config.validate()?;
     Ok(config)
+}
+
+/// `--gram FILE` and `--gram-view NAME=FILE` (one per line or comma-separated) as Gram files.
+pub fn gram_files(single: Option<&str>, views: Option<&str>) -> Result<Vec<GramFile>> {
+    let mut out: Vec<GramFile> = single
+        .map(|p| GramFile {
+            view: None,
+            path: PathBuf::from(p.trim()),
+            sha256: None,
+        })
+        .into_iter()
+        .collect();
+    for entry in views.into_iter().flat_map(|v| v.lines().flat_map(list)) {
+        let Some((name, path)) = entry
+            .split_once('=')
+            .filter(|(n, p)| !n.trim().is_empty() && !p.trim().is_empty())
+        else {
+            return Err(OvkError::input(format!(
+                "--gram-view: '{entry}' is not NAME=FILE (a view's name, then its Gram .npy)"
+            )));
+        };
+        if out.iter().any(|g| g.view.as_deref() == Some(name.trim())) {
+            return Err(OvkError::input(format!(
+                "--gram-view: view '{}' is given twice",
+                name.trim()
+            )));
+        }
+        out.push(GramFile {
+            view: Some(name.trim().to_string()),
+            path: PathBuf::from(path.trim()),
+            sha256: None,
+        });
+    }
+    Ok(out)
 }
 
 fn parse_bool(key: &str, s: &str) -> Result<bool> {

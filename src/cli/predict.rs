@@ -9,15 +9,30 @@ use ovk_core::session::{self, output, OutputRules, Store};
 use ovk_core::train::{write_predictions, Prediction};
 use ovk_core::Result;
 
-pub fn predict(
-    arg: &str,
-    data: &Path,
-    out: &Path,
-    force: bool,
-    json: bool,
-    sessions: Option<&Path>,
-    batch_rows: Option<usize>,
-) -> Result<i32> {
+/// `ovk predict`'s arguments.
+pub struct PredictRequest<'a> {
+    pub session: &'a str,
+    pub data: &'a Path,
+    pub out: &'a Path,
+    pub force: bool,
+    pub json: bool,
+    pub sessions: Option<&'a Path>,
+    pub batch_rows: Option<usize>,
+    /// A precomputed-kernel session's new-rows Gram files (`--gram`, `--gram-view`).
+    pub grams: Vec<ovk_core::kernels::GramFile>,
+}
+
+pub fn predict(r: PredictRequest) -> Result<i32> {
+    let PredictRequest {
+        session: arg,
+        data,
+        out,
+        force,
+        json,
+        sessions,
+        batch_rows,
+        grams,
+    } = r;
     let dir = match Path::new(arg).is_dir() {
         true => Path::new(arg).to_path_buf(),
         false => Store::open(sessions)?.resolve(arg)?,
@@ -35,7 +50,10 @@ pub fn predict(
         true => None,
         false => Some(output::plan(out, &rules)?),
     };
-    let p = Prediction::prepare(&dir, data)?;
+    let mut p = Prediction::prepare(&dir, data)?;
+    if !grams.is_empty() || p.needs_gram() {
+        p = p.with_gram(&grams)?;
+    }
     let batching = p.batching(batch_rows)?;
     if let Some(whole) = batching.chosen_because {
         errln!(

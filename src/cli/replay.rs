@@ -66,6 +66,7 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
             ));
         }
     }
+    check_grams(&loaded.record)?;
     let rerun = train::run(&config, &mut Silent)?;
     let mut exact = true;
     let saved = &loaded.record.metrics;
@@ -237,6 +238,26 @@ fn brief(v: &serde_json::Value) -> String {
 
 fn close(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= VERIFY_RTOL * a.abs().max(b.abs())
+}
+
+/// A precomputed kernel's Gram files must be the ones the session read: another matrix is
+/// another kernel, so the re-run would verify nothing.
+fn check_grams(record: &session::SessionRecord) -> Result<()> {
+    for g in &record.kernel.spec.gram {
+        let Some(saved) = &g.sha256 else { continue };
+        let now = ovk_core::data::sha256_file(&g.path)?;
+        if &now != saved {
+            return Err(ovk_core::OvkError::input(format!(
+                "Gram matrix {}: its SHA-256 is {} now but was {} when the session was saved; \
+                 the file changed, so a re-run would fit another kernel — restore the original \
+                 Gram to verify the session",
+                session::display_safe(&g.path.display().to_string()),
+                short(&now),
+                short(saved)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A split without its derived fingerprints.

@@ -48,6 +48,7 @@ mod one_reader;
 mod paper_quick;
 mod plain_messages;
 mod plan_shell;
+mod precomputed;
 mod predict_blocks;
 mod predict_sessions;
 mod research_formats;

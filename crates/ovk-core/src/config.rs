@@ -64,6 +64,47 @@ impl SelectOn {
     }
 }
 
+/// A precomputed kernel with a method that needs the inputs themselves is refused, saying why;
+/// a multi-view method needs one Gram per view.
+fn precomputed_fits(method: MethodName, kernel: &KernelSpec) -> Result<()> {
+    use crate::kernels::KernelName;
+    if kernel.name != KernelName::Precomputed {
+        return Ok(());
+    }
+    let why = match method {
+        MethodName::Vvmr => Some(
+            "vvmr's graph joins each row to its k nearest neighbours by distance between the \
+             inputs, which a Gram matrix does not give",
+        ),
+        MethodName::Kde => Some(
+            "kde's pre-image evaluates the input kernel on candidate points, which a Gram matrix \
+             over the table's rows does not reach",
+        ),
+        _ => None,
+    };
+    if let Some(why) = why {
+        return Err(crate::OvkError::input(format!(
+            "--kernel precomputed does not work with --method {method}: {why}; use krr, okl, \
+             lowrank-okl or mvml, or give {method} a kernel function"
+        )));
+    }
+    let per_view = kernel.gram.iter().any(|g| g.view.is_some());
+    let multi = methods::find(method).multi_view();
+    if multi && !per_view {
+        return Err(crate::OvkError::input(format!(
+            "{method} learns from several views: give one Gram per view with --gram-view \
+             NAME=FILE (repeated), not --gram"
+        )));
+    }
+    if !multi && per_view {
+        return Err(crate::OvkError::input(format!(
+            "{method} fits one kernel: give --gram FILE, not --gram-view (that is for multi-view \
+             methods such as mvml)"
+        )));
+    }
+    Ok(())
+}
+
 /// At most this many folds (`--cv K`): each fold is a whole fit.
 pub(crate) const MAX_CV_FOLDS: usize = 100;
 
@@ -79,6 +120,7 @@ impl RunConfig {
         self.params.validate(m.name(), m.params())?;
         TEST_FRACTION.check(&Value::Float(self.data.test_fraction))?;
         self.kernel.check()?;
+        precomputed_fits(self.method, &self.kernel)?;
         if let Some(k) = self.cv {
             if !(2..=MAX_CV_FOLDS).contains(&k) {
                 return Err(crate::OvkError::input(format!(
@@ -87,7 +129,8 @@ impl RunConfig {
             }
             if self.data.cv.is_some() {
                 return Err(crate::OvkError::input(
-                    "--cv K estimates a configuration over K folds; it cannot be combined with --cv-fold (one fold of a sweep plan)",
+                    "--cv K estimates a configuration over K folds; it cannot be combined with \
+                     --cv-fold (one fold of a sweep plan)",
                 ));
             }
         }

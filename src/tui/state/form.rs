@@ -133,7 +133,14 @@ impl Field {
             C::parse(text).map_or(C::ALL[0], C::next).name().to_string()
         }
         match self.kind {
-            FieldKind::KernelName => self.text = next::<KernelName>(&self.text),
+            FieldKind::KernelName => {
+                // precomputed needs a Gram file, which only `ovk run --gram` gives
+                let t = next::<KernelName>(&self.text);
+                self.text = match KernelName::parse(&t) {
+                    Ok(KernelName::Precomputed) => next::<KernelName>(&t),
+                    _ => t,
+                };
+            }
             FieldKind::Landmarks => self.text = next::<Landmarks>(&self.text),
             FieldKind::Param(ParamSpec {
                 kind: ParamKind::Choice(opts),

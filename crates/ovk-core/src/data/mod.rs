@@ -357,6 +357,10 @@ pub struct Prepared {
     pub dropped_rows: usize,
     /// Columns the default feature set left out, each with why ("a date", "a row ID", …).
     pub(crate) left_out: Vec<(String, &'static str)>,
+    /// Precomputed kernel: the Gram files as read, with their SHA-256 (empty otherwise).
+    pub grams: Vec<crate::kernels::GramFile>,
+    /// Warnings about the inputs for the session (a Gram that is not PSD).
+    pub notes: Vec<String>,
 }
 
 /// Options that come from the method rather than the user.

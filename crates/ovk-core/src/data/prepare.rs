@@ -156,6 +156,8 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         fill: imputed.map(|i| i.fill),
         dropped_rows: rows.dropped,
         left_out,
+        grams: Vec::new(),
+        notes: Vec::new(),
     })
 }
 

@@ -34,6 +34,13 @@ pub fn gram(kernel: &Kernel, x: ArrayView2<f64>) -> Result<Array2<f64>> {
 
 /// K[i, j] = k(xᵢ, zⱼ) for rows of `x` (e.g. test points) against rows of `z` (training points).
 pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Result<Array2<f64>> {
+    if *kernel == Kernel::Precomputed {
+        check_fits(
+            dense_bytes(x.nrows(), z.nrows()),
+            &format!("the {}×{} Gram matrix", x.nrows(), z.nrows()),
+        )?;
+        return super::precomputed::cross_lookup(x, z);
+    }
     if x.ncols() != z.ncols() {
         return Err(OvkError::internal(format!(
             "cross-Gram of {}-feature and {}-feature points",

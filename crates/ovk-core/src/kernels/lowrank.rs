@@ -139,6 +139,9 @@ pub(crate) fn kernel_diagonal(kernel: &Kernel, x: ArrayView2<f64>) -> Vec<f64> {
     x.rows()
         .into_iter()
         .map(|r| {
+            if *kernel == Kernel::Precomputed {
+                return r[1 + r[0] as usize];
+            }
             let v = if kernel.is_distance_based() {
                 0.0
             } else {

@@ -10,6 +10,7 @@ mod lowrank;
 mod memory;
 mod nystrom;
 pub mod options;
+pub mod precomputed;
 mod spec;
 
 pub(crate) use gram::sq_dists;
@@ -28,4 +29,5 @@ pub use memory::{available_memory_bytes, fit_allocator_to_limits, format_bytes, 
 pub(crate) use memory::{check_fits, check_fits_or, dense_bytes, usable_bytes};
 pub use nystrom::nystrom;
 pub use nystrom::NystromFactor;
+pub use precomputed::GramFile;
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::heuristics::median_distance;
 use super::lowrank::Landmarks;
 use super::options::{COEF0, COEF0_DEFAULT, DEGREE, DEGREE_DEFAULT};
+use super::precomputed::{check_gram_files, GramFile};
 use crate::util::choice::choice_enum;
 use crate::util::param::Value;
 use crate::{ErrorKind, OvkError, Result};
@@ -22,6 +23,8 @@ choice_enum! {
         Polynomial = "polynomial",
         /// k(x, z) = exp(−‖x − z‖ / σ).
         Laplacian = "laplacian",
+        /// K[i, j] read from a Gram matrix the user gives (`--gram K.npy`).
+        Precomputed = "precomputed",
     }
 }
 
@@ -190,6 +193,9 @@ pub struct KernelSpec {
     /// How a low-rank factor picks its landmarks.
     #[serde(default, skip_serializing_if = "Landmarks::is_default")]
     pub landmarks: Landmarks,
+    /// The precomputed kernel's Gram files (one, or one per view); empty for the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gram: Vec<GramFile>,
 }
 
 fn default_sigma() -> Sigma {
@@ -211,6 +217,7 @@ impl Default for KernelSpec {
             coef0: default_coef0(),
             input_rank: InputRank::Auto,
             landmarks: Landmarks::Rpcholesky,
+            gram: Vec::new(),
         }
     }
 }
@@ -219,7 +226,8 @@ impl KernelSpec {
     /// Check the numbers against their declarations (`kernels::options`).
     pub fn check(&self) -> Result<()> {
         DEGREE.check(&Value::Int(i64::from(self.degree)))?;
-        COEF0.check(&Value::Float(self.coef0))
+        COEF0.check(&Value::Float(self.coef0))?;
+        check_gram_files(self.name, &self.gram)
     }
 
     /// Fix every parameter: σ = median becomes the median distance between distinct rows of
@@ -270,6 +278,7 @@ impl KernelSpec {
                 degree: self.degree,
                 coef0: self.coef0,
             },
+            KernelName::Precomputed => Kernel::Precomputed,
         })
     }
 }
@@ -315,6 +324,9 @@ pub enum Kernel {
         /// Width σ, in the (scaled) inputs' units.
         sigma: f64,
     },
+    /// `K[i, j]` looked up in a given Gram matrix: each row of the inputs is `[j | K[i, ·]]`,
+    /// its own column index then its row of K (`kernels::precomputed`).
+    Precomputed,
 }
 
 impl Kernel {
@@ -323,7 +335,7 @@ impl Kernel {
     /// in their declared ranges.
     pub fn check(&self) -> Result<()> {
         match *self {
-            Kernel::Linear => Ok(()),
+            Kernel::Linear | Kernel::Precomputed => Ok(()),
             Kernel::Gaussian { sigma } | Kernel::Laplacian { sigma } => {
                 sigma_in_range(sigma).map_err(|why| OvkError::input(format!("sigma {why}")))
             }
@@ -345,6 +357,7 @@ impl Kernel {
             Kernel::Gaussian { .. } => KernelName::Gaussian,
             Kernel::Polynomial { .. } => KernelName::Polynomial,
             Kernel::Laplacian { .. } => KernelName::Laplacian,
+            Kernel::Precomputed => KernelName::Precomputed,
         }
     }
 
@@ -357,7 +370,7 @@ impl Kernel {
     #[inline]
     pub(crate) fn of_inner_or_dist(&self, v: f64) -> f64 {
         match *self {
-            Kernel::Linear => v,
+            Kernel::Linear | Kernel::Precomputed => v,
             Kernel::Polynomial { degree, coef0 } => (v + coef0).powi(degree as i32),
             Kernel::Gaussian { sigma } => (-v.max(0.0) / (2.0 * sigma * sigma)).exp(),
             Kernel::Laplacian { sigma } => (-v.max(0.0).sqrt() / sigma).exp(),
@@ -366,6 +379,9 @@ impl Kernel {
 
     /// k(x, z) for two single points.
     pub fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        if *self == Kernel::Precomputed {
+            return super::precomputed::lookup(x, z);
+        }
         let v = if self.is_distance_based() {
             x.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum()
         } else {
@@ -382,6 +398,7 @@ impl std::fmt::Display for Kernel {
             Kernel::Gaussian { sigma } => write!(f, "gaussian(σ={sigma:.4})"),
             Kernel::Polynomial { degree, coef0 } => write!(f, "polynomial(d={degree}, c={coef0})"),
             Kernel::Laplacian { sigma } => write!(f, "laplacian(σ={sigma:.4})"),
+            Kernel::Precomputed => write!(f, "precomputed"),
         }
     }
 }

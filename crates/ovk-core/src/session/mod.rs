@@ -10,7 +10,7 @@ mod locate;
 mod model;
 mod model_checks;
 mod naming;
-mod npy_claims;
+pub(crate) mod npy_claims;
 pub mod output;
 mod record;
 mod store;

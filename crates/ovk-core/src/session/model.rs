@@ -76,6 +76,7 @@ pub(crate) fn load_model_sized(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model
     let work_per_row = parts.arrays.iter().map(|(_, a)| a.nrows()).sum();
     let model = methods::load_model(parts)
         .map_err(|e| OvkError::bad_session(format!("{}: {e}", s.dir.display())))?;
+    let d = r.model_inputs();
     if let Some(k) = model.n_features() {
         if k != d {
             return Err(OvkError::bad_session(format!(

@@ -193,7 +193,7 @@ pub(crate) fn check_parts(dir: &Path, r: &SessionRecord, parts: &ModelParts) -> 
             if let Some(why) = view_kernel_differs(r, l, &k) {
                 return Err(refuse(&json, &format!("{field}.kernel"), why));
             }
-            let d = r.feature_names.len();
+            let d = r.model_inputs();
             let columns: Vec<usize> = serde_json::from_value(view["columns"].clone())
                 .map_err(|e| refuse(&json, &format!("{field}.columns"), e))?;
             if let Some(c) = columns.iter().find(|&&c| c >= d) {

@@ -262,6 +262,19 @@ pub struct SessionRecord {
     pub cv_baseline: Option<CvEstimate>,
 }
 
+impl SessionRecord {
+    /// Columns of the inputs the model reads: the feature columns, or for a precomputed
+    /// kernel one `[j | K row]` block per Gram over the split's rows (`kernels::precomputed`).
+    pub fn model_inputs(&self) -> usize {
+        match self.kernel.resolved {
+            Kernel::Precomputed => {
+                self.kernel.spec.gram.len() * (1 + self.split.train.len() + self.split.test.len())
+            }
+            _ => self.feature_names.len(),
+        }
+    }
+}
+
 /// A fitted model and the data transformations in front of it, as saved in `session.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelRecord {
@@ -332,6 +345,7 @@ impl SessionRecord {
                 degree: spec.degree,
                 coef0: spec.coef0,
             },
+            KernelName::Precomputed => Kernel::Precomputed,
         };
         SessionRecord {
             schema: SCHEMA.to_string(),

@@ -6,6 +6,7 @@
 mod coverage;
 pub mod estimate;
 mod faults;
+pub mod gram;
 mod messages;
 mod offset;
 mod pipeline;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{s, Array2, Axis};
 
 use crate::data::{self, OutColumn, Task, TrainedColumns};
-use crate::kernels::{check_fits_or, usable_bytes};
+use crate::kernels::{check_fits_or, usable_bytes, GramFile, Kernel};
 use crate::methods::Model;
 use crate::metrics::coding_midpoint;
 use crate::session::{self, ModelRecord};
@@ -103,6 +103,8 @@ pub struct Prediction {
     ignored: Vec<String>,
     /// Numbers the model holds per predicted row besides the result (`load_model_sized`).
     work_per_row: usize,
+    /// A precomputed kernel's model: whether `x` holds the new-rows Gram yet (`with_gram`).
+    gram_given: bool,
 }
 
 /// Copies of a block's scores on the way out: the scores, their columns, the writer's frame
@@ -171,7 +173,75 @@ impl Prediction {
             trained_rows,
             ignored,
             work_per_row,
+            gram_given: false,
         })
+    }
+
+    /// Whether the model's kernel is precomputed: it predicts from the kernel between the new
+    /// rows and the training rows (`with_gram`), not from the rows' features.
+    pub fn needs_gram(&self) -> bool {
+        self.record.kernel.resolved == Kernel::Precomputed
+    }
+
+    /// A precomputed model's inputs from new-rows Gram files, each n_new × n_train (new rows
+    /// in the file's order, training rows in the session's `split.train` order): one file, or
+    /// one per view named as in training.
+    pub fn with_gram(mut self, given: &[GramFile]) -> Result<Self> {
+        if !self.needs_gram() {
+            return Err(OvkError::input(format!(
+                "--gram: the session's kernel is {}, not precomputed; leave --gram out",
+                self.record.kernel.resolved
+            )));
+        }
+        let n_train = self.record.split.train.len();
+        let width = 1 + n_train + self.record.split.test.len();
+        let mut grams = Vec::new();
+        for trained in &self.record.kernel.spec.gram {
+            let file = given
+                .iter()
+                .find(|g| g.view == trained.view)
+                .ok_or_else(|| gram_advice(&self.record, trained.view.as_deref()))?;
+            let k = super::gram::read_gram(&file.path, "new-rows Gram matrix")?;
+            let (r, c) = k.dim();
+            if (r, c) != (self.x.nrows(), n_train) {
+                return Err(OvkError::input(format!(
+                    "Gram matrix {} is {r} × {c}, but predicting needs the kernel between the {} \
+                     rows of {} and the session's {n_train} training rows ({} × {n_train}, \
+                     columns in the order of the session's split.train)",
+                    file.path.display(),
+                    self.x.nrows(),
+                    self.data_path.display(),
+                    self.x.nrows()
+                )));
+            }
+            if let Some(((i, j), v)) = k.indexed_iter().find(|(_, v)| !v.is_finite()) {
+                return Err(OvkError::input(format!(
+                    "Gram matrix {} holds {v} at [{i}, {j}]; a Gram matrix must be finite",
+                    file.path.display()
+                )));
+            }
+            grams.push((file.clone(), k));
+        }
+        if let Some(odd) = given.iter().find(|g| {
+            !self
+                .record
+                .kernel
+                .spec
+                .gram
+                .iter()
+                .any(|t| t.view == g.view)
+        }) {
+            return Err(OvkError::input(format!(
+                "Gram matrix {} is for {}, which the session's model does not have",
+                odd.path.display(),
+                odd.view
+                    .as_ref()
+                    .map_or("a single kernel".to_string(), |v| format!("view '{v}'"))
+            )));
+        }
+        self.x = super::gram::new_inputs(&grams, width)?;
+        self.gram_given = true;
+        Ok(self)
     }
 
     /// Number of rows read from the file.
@@ -277,6 +347,9 @@ impl Prediction {
 
     /// Predictions for the rows `rows` (in file order), decoded.
     pub fn block(&self, rows: Range<usize>) -> Result<PredictionTable> {
+        if self.needs_gram() && !self.gram_given {
+            return Err(gram_advice(&self.record, None));
+        }
         let scores = self.model.predict(self.x.slice(s![rows.clone(), ..]))?;
         if scores.ncols() != self.record.output_names.len() {
             return Err(crate::OvkError::input(format!(
@@ -379,6 +452,33 @@ pub fn predict_file_noting(
     )?;
     let ignored = p.ignored.clone();
     p.whole().map(|t| (t, ignored))
+}
+
+/// The refusal of a precomputed model's prediction without the new-rows Gram it needs.
+fn gram_advice(record: &session::SessionRecord, view: Option<&str>) -> OvkError {
+    let n_train = record.split.train.len();
+    let flags = match view {
+        Some(v) => format!("--gram-view {v}=K_new.npy (one per view: {})", {
+            let names: Vec<&str> = record
+                .kernel
+                .spec
+                .gram
+                .iter()
+                .filter_map(|g| g.view.as_deref())
+                .collect();
+            names.join(", ")
+        }),
+        None if record.kernel.spec.gram.iter().any(|g| g.view.is_some()) => {
+            "--gram-view NAME=K_new.npy per view".to_string()
+        }
+        None => "--gram K_new.npy".to_string(),
+    };
+    OvkError::input(format!(
+        "session '{}' was fitted on a precomputed kernel: predicting needs the kernel between the \
+         new rows and its {n_train} training rows (n_new × {n_train}, columns in the order of the \
+         session's split.train); give {flags}",
+        record.name
+    ))
 }
 
 /// The run's own test metrics, computed on the file's rows that hold every output, except the

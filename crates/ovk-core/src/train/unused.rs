@@ -13,7 +13,18 @@ pub(super) fn unused_settings(config: &RunConfig, method: &dyn Method) -> Vec<St
     let kernel = k.name.name();
     let defaults = KernelSpec::default();
     let mut notes = Vec::new();
-    if let (Sigma::Value(s), KernelName::Linear | KernelName::Polynomial) = (k.sigma, k.name) {
+    if k.name == KernelName::Precomputed && config.data.features.is_some() {
+        notes.push(
+            "the feature columns are not used: a precomputed kernel reads K from its Gram file \
+             (the table gives the targets and the rows)"
+                .to_string(),
+        );
+    }
+    if let (
+        Sigma::Value(s),
+        KernelName::Linear | KernelName::Polynomial | KernelName::Precomputed,
+    ) = (k.sigma, k.name)
+    {
         notes.push(format!(
             "σ = {s} is not used: the {kernel} kernel has no width"
         ));

@@ -88,6 +88,9 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     ) {
         admitted.notes.insert(0, format!("{WARNING}{w}"));
     }
+    for (i, w) in prepared.notes.iter().enumerate() {
+        admitted.notes.insert(i, format!("{WARNING}{w}"));
+    }
     for note in &admitted.notes {
         obs.note(note);
     }
@@ -144,7 +147,7 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
 /// Stage 1, prepare: the file read, its columns given their roles, the rows split and scaled
 /// — refused when the method does not handle the task.
 pub fn prepare(method: &dyn Method, config: &RunConfig) -> Result<Prepared> {
-    let prepared = data::prepare(
+    let mut prepared = data::prepare(
         &config.data,
         PrepareOptions {
             allow_unlabeled: method.semi_supervised(),
@@ -158,6 +161,7 @@ pub fn prepare(method: &dyn Method, config: &RunConfig) -> Result<Prepared> {
             method.supported_tasks()
         )));
     }
+    super::gram::attach(&mut prepared, &config.kernel)?;
     Ok(prepared)
 }
 

@@ -190,7 +190,7 @@ pub(super) fn base_record(
         task: prepared.task,
         method: method.name().to_string(),
         kernel: KernelRecord {
-            spec: config.kernel.clone(),
+            spec: recorded_kernel(config, prepared),
             resolved: kernel,
         },
         params: filled_params(method, &config.params),
@@ -211,6 +211,7 @@ pub(super) fn base_record(
         config: {
             // The encoding is part of the run: a replay encodes the same levels.
             let mut c = config.clone();
+            c.kernel = recorded_kernel(config, prepared);
             if !prepared.categories.is_empty() {
                 c.data.categories = Some(prepared.categories.clone());
             }
@@ -223,6 +224,16 @@ pub(super) fn base_record(
         cv: None,
         cv_baseline: None,
     }
+}
+
+/// The kernel as chosen, with a precomputed kernel's Gram files as read (absolute paths and
+/// SHA-256, so a replay finds them from anywhere and refuses a changed one).
+fn recorded_kernel(config: &RunConfig, prepared: &Prepared) -> crate::kernels::KernelSpec {
+    let mut spec = config.kernel.clone();
+    if !prepared.grams.is_empty() {
+        spec.gram = prepared.grams.clone();
+    }
+    spec
 }
 
 /// A NaN in a learned matrix means the fit diverged: refuse to save it as a result.
