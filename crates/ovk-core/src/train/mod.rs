@@ -6,7 +6,7 @@
 mod coverage;
 pub mod estimate;
 mod faults;
-pub mod gram;
+pub(crate) mod gram;
 mod messages;
 mod offset;
 mod pipeline;
