@@ -54,7 +54,7 @@ choice_enum! {
 }
 
 impl SelectOn {
-    pub fn is_train(&self) -> bool {
+    pub(crate) fn is_train(&self) -> bool {
         *self == SelectOn::Train
     }
 
@@ -106,7 +106,7 @@ fn precomputed_fits(method: MethodName, kernel: &KernelSpec) -> Result<()> {
 }
 
 /// At most this many folds (`--cv K`): each fold is a whole fit.
-pub const MAX_CV_FOLDS: usize = 100;
+pub(crate) const MAX_CV_FOLDS: usize = 100;
 
 impl RunConfig {
     /// Check every hyperparameter is valid, before any work is done.
@@ -115,7 +115,7 @@ impl RunConfig {
     }
 
     /// `validate`, returning the method.
-    pub fn checked_method(&self) -> Result<&'static dyn Method> {
+    pub(crate) fn checked_method(&self) -> Result<&'static dyn Method> {
         let m = methods::find(self.method);
         self.params.validate(m.name(), m.params())?;
         TEST_FRACTION.check(&Value::Float(self.data.test_fraction))?;

@@ -36,7 +36,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Whether errors of this kind are the `Input` variant (exit 2).
-    pub fn is_input(self) -> bool {
+    pub(crate) fn is_input(self) -> bool {
         matches!(
             self,
             ErrorKind::Input
@@ -55,7 +55,12 @@ impl ErrorKind {
 pub enum OvkError {
     /// Something the user gave (file, column, hyperparameter, session) is wrong. Exit 2.
     #[error("{message}")]
-    Input { kind: ErrorKind, message: String },
+    Input {
+        /// What kind of mistake, for faces and tests to match on.
+        kind: ErrorKind,
+        /// The sentence shown to the user.
+        message: String,
+    },
     /// The numerics failed in a way the user can act on (message names cause and fix). Exit 2.
     #[error("{0}")]
     Numerical(String),
@@ -68,7 +73,9 @@ pub enum OvkError {
     /// An operating-system error on a file, with what ovk was doing.
     #[error("{context}: {source}")]
     Io {
+        /// What ovk was doing, naming the file.
         context: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -96,7 +103,7 @@ impl OvkError {
     }
 
     /// A saved session or model that cannot be loaded as it is.
-    pub fn bad_session(msg: impl Into<String>) -> Self {
+    pub(crate) fn bad_session(msg: impl Into<String>) -> Self {
         OvkError::input_as(ErrorKind::BadSession, msg)
     }
 

@@ -18,6 +18,13 @@
 //! `ovk` crate): this crate depends on no terminal or argument-parsing library. The mathematics
 //! of the methods is in docs/methods.md; the crates and what each may use in
 //! docs/architecture.md.
+//!
+//! A library user starts from the re-exports below: a [`RunConfig`] (one run, fully
+//! specified) fitted by [`run`] into a [`RunOutcome`] while an [`Observer`] watches, saved runs
+//! read through a [`Store`] as [`SessionRecord`]s, and [`predict_file`] scoring new rows with a
+//! saved model. Each module holds the rest of its layer; what is not `pub` is internal.
+
+#![deny(missing_docs)]
 
 pub mod config;
 pub mod data;
@@ -31,4 +38,8 @@ pub mod session;
 pub mod train;
 pub mod util;
 
+pub use config::RunConfig;
 pub use error::{ErrorKind, OvkError, Result};
+pub use methods::{MethodName, Observer, Silent};
+pub use session::{SessionRecord, Store};
+pub use train::{predict_file, run, PredictionTable, RunOutcome};

@@ -15,7 +15,7 @@ use crate::Result;
 
 /// The kind of values a polars dtype holds: what must agree between training and prediction
 /// (an `i64` column read as `f64` elsewhere is the same numbers; text is not).
-pub fn dtype_family(dtype: &str) -> &'static str {
+pub(crate) fn dtype_family(dtype: &str) -> &'static str {
     match dtype {
         "bool" => "bool",
         "str" | "string" => "text",
@@ -25,7 +25,7 @@ pub fn dtype_family(dtype: &str) -> &'static str {
 }
 
 /// What the model was trained on, to check a new file against.
-pub struct TrainedColumns<'a> {
+pub(crate) struct TrainedColumns<'a> {
     pub features: &'a [String],
     /// polars dtypes of the feature columns in the training file (empty: not recorded).
     pub feature_dtypes: &'a [String],
@@ -41,7 +41,7 @@ pub struct TrainedColumns<'a> {
 
 /// The model's outputs as the file would hold them: target columns named as the outputs
 /// (regression, multi-label), or the class column of `TrainedColumns::class` (multi-class).
-pub struct TrainedOutputs<'a> {
+pub(crate) struct TrainedOutputs<'a> {
     pub task: Task,
     pub names: &'a [String],
     pub coding: ClassCoding,
@@ -49,7 +49,7 @@ pub struct TrainedOutputs<'a> {
 
 /// The true outputs of the rows that have them, coded as in training.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Truth {
+pub(crate) struct Truth {
     /// rows × outputs, in the model's output order.
     pub y: Array2<f64>,
     /// Which rows of the file (0-based) they are.
@@ -57,7 +57,7 @@ pub struct Truth {
 }
 
 /// New rows as the model reads them.
-pub struct NewRows {
+pub(crate) struct NewRows {
     /// The feature columns, unscaled, in the trained order.
     pub x: Array2<f64>,
     /// Rows with a missing cell filled in as in training.
@@ -70,7 +70,7 @@ pub struct NewRows {
 }
 
 /// The feature columns of `path`, each missing cell filled as in training or refused.
-pub fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
+pub(crate) fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
     let raw = read_raw(path)?;
     let names = raw.names();
     // The feature count is the session's: bounded before it sizes the matrix.

@@ -45,13 +45,13 @@ pub(crate) struct Header {
     pub relation: String,
     pub attributes: Vec<Attribute>,
     /// The 0-based index of the first line after `@data`.
-    pub data_line: usize,
+    pub(crate) data_line: usize,
 }
 
 impl Header {
     /// MEKA's `-C n` in the relation name: the first `n` attributes are the labels (the last
     /// `|n|` when negative).
-    pub fn meka_labels(&self) -> Option<Vec<String>> {
+    pub(crate) fn meka_labels(&self) -> Option<Vec<String>> {
         let mut words = self.relation.split_whitespace();
         while let Some(w) = words.next() {
             let n = if w == "-C" {

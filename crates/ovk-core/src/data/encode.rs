@@ -51,7 +51,7 @@ impl RawOutputs {
     /// For every row: how many of its output cells are missing, and the first such column.
     /// Read column by column (a table of 10⁵ target columns read row by row misses the cache
     /// on every cell).
-    pub fn missing_by_row(&self) -> Vec<(usize, Option<&str>)> {
+    pub(crate) fn missing_by_row(&self) -> Vec<(usize, Option<&str>)> {
         match self {
             RawOutputs::Class { name, labels } => labels
                 .iter()

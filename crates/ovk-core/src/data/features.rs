@@ -206,7 +206,7 @@ pub(crate) fn not_a_default_feature(raw: &RawTable, c: usize) -> Option<&'static
 }
 
 /// `2024-03-01`, `2024/03/01`, optionally followed by a time.
-pub fn looks_like_date(s: &str) -> bool {
+pub(crate) fn looks_like_date(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() >= 10
         && b[..4].iter().all(u8::is_ascii_digit)

@@ -35,7 +35,7 @@ pub fn kind_of(meta: &Metadata) -> &'static str {
 /// Open `path` for reading if (after following symbolic links) it is a regular file; its
 /// metadata is taken from the open handle, so what is checked is what is read. The open never
 /// blocks: a FIFO is opened non-blocking and then refused.
-pub fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
+pub(crate) fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -70,7 +70,7 @@ fn open_error(path: &Path, e: std::io::Error) -> OvkError {
 
 /// The whole of a regular file, refused when it is larger than `cap` bytes (checked before
 /// reading, and again while reading in case it grows) or changes size while being read.
-pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
     let (f, meta) = open_regular(path, what)?;
     let len = meta.len();
     if len > cap {
@@ -81,7 +81,7 @@ pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
 
 /// `read_regular` that lets `inspect` refuse the bytes as they arrive (each chunk once, in
 /// order), so a hostile file is rejected after its first bad block, not after reading it all.
-pub fn read_regular_with(
+pub(crate) fn read_regular_with(
     path: &Path,
     cap: u64,
     what: &str,
@@ -153,7 +153,7 @@ fn too_large(path: &Path, len: u64, cap: u64, what: &str) -> OvkError {
 
 /// Refuse text that holds a NUL byte: no CSV, TSV, TOML or JSON file does, and a sparse or
 /// binary file would otherwise be read (and parsed) in full before being found empty.
-pub fn refuse_nul(path: &Path, offset: u64, chunk: &[u8], what: &str) -> Result<()> {
+pub(crate) fn refuse_nul(path: &Path, offset: u64, chunk: &[u8], what: &str) -> Result<()> {
     match chunk.iter().position(|&b| b == 0) {
         None => Ok(()),
         Some(i) => Err(input_at(

@@ -5,9 +5,9 @@ use crate::kernels::{check_fits_or, dense_bytes};
 use crate::{OvkError, Result};
 
 /// Outputs `gen gp-mix` writes at most (lowrank-okl is shown on 10⁵).
-pub const MAX_GEN_OUTPUTS: usize = 1_000_000;
+pub(crate) const MAX_GEN_OUTPUTS: usize = 1_000_000;
 /// Rows or columns a generated table has at most.
-pub const MAX_GEN_ROWS: usize = 10_000_000;
+pub(crate) const MAX_GEN_ROWS: usize = 10_000_000;
 
 /// Refuse a generated table of `rows` × `cols` numbers that is beyond the caps or would not fit
 /// in memory (the matrices and their text).

@@ -16,7 +16,7 @@ pub const GRID: usize = 200;
 /// Latent GP paths mixed into every output.
 pub const LATENT: usize = 50;
 /// The covariance `exp(−DECAY |x − x'|)`.
-pub const DECAY: f64 = 10.0;
+pub(crate) const DECAY: f64 = 10.0;
 
 /// `(x, y)`: x is the 200×1 grid, y the 200×m noisy outputs.
 ///

@@ -17,7 +17,10 @@ use crate::Result;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Delimited text with this field separator (`,` for .csv, tab for .tsv).
-    Csv { separator: u8 },
+    Csv {
+        /// The field separator byte.
+        separator: u8,
+    },
     /// Apache Parquet.
     Parquet,
 }

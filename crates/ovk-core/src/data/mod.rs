@@ -37,18 +37,21 @@ mod views;
 mod write;
 
 pub use crate::util::rng;
-pub use apply::{dtype_family, read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth};
-pub use features::{looks_like_date, Categorical, MAX_LEVELS};
+pub(crate) use apply::{read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth};
+pub use features::{Categorical, MAX_LEVELS};
 pub use load::write_parquet;
 pub use load::Format;
 pub(crate) use prepare::MAX_MAGNITUDE;
 pub use prepare::{sha256_file, sha256_hex};
-pub use scale::finite_moments;
+pub(crate) use scale::finite_moments;
 pub use select::resolve as select_columns;
-pub use sidecar::{parse_sidecar, sidecar_for, sidecar_path, Sidecar, ViewSpec};
+pub use sidecar::Sidecar;
+pub use sidecar::ViewSpec;
+pub use sidecar::{parse_sidecar, sidecar_for, sidecar_path};
 pub use table::{load_table, read_numeric_columns, read_numeric_table, ColumnSummary, Table};
 pub use views::view_columns;
-pub use write::{output_format, write_table, BlockWriter, OutColumn};
+pub(crate) use write::BlockWriter;
+pub use write::{output_format, write_table, OutColumn};
 
 use std::path::PathBuf;
 
@@ -343,7 +346,7 @@ pub struct Prepared {
     /// polars dtypes of the feature columns, in feature order (checked again at prediction).
     pub feature_dtypes: Vec<String>,
     /// Multi-class: the class column's name and polars dtype.
-    pub class_column: Option<(String, String)>,
+    pub(crate) class_column: Option<(String, String)>,
     /// The text feature columns that were one-hot encoded, and their levels.
     pub categories: Vec<Categorical>,
     /// Rows with a missing feature cell filled in (`impute_missing`).
@@ -353,7 +356,7 @@ pub struct Prepared {
     /// Rows left out for a missing cell (`drop_missing`, or a missing output when imputing).
     pub dropped_rows: usize,
     /// Columns the default feature set left out, each with why ("a date", "a row ID", …).
-    pub left_out: Vec<(String, &'static str)>,
+    pub(crate) left_out: Vec<(String, &'static str)>,
     /// Precomputed kernel: the Gram files as read, with their SHA-256 (empty otherwise).
     pub grams: Vec<crate::kernels::GramFile>,
     /// Warnings about the inputs for the session (a Gram that is not PSD).

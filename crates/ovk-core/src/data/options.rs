@@ -5,7 +5,7 @@
 use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
 
 /// `TEST_FRACTION`'s default, as a number (`DataConfig::new`).
-pub const TEST_FRACTION_DEFAULT: f64 = 0.25;
+pub(crate) const TEST_FRACTION_DEFAULT: f64 = 0.25;
 
 /// The `test_fraction` setting: the share of rows held out for testing.
 pub const TEST_FRACTION: ParamSpec = ParamSpec {

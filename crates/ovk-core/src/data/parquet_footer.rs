@@ -101,22 +101,22 @@ struct Footer {
 
 /// Field ids in parquet.thrift that locate column chunks.
 mod field {
-    pub const FILE_SCHEMA: i64 = 2;
-    pub const FILE_ROW_GROUPS: i64 = 4;
-    pub const SCHEMA_NAME: i64 = 4;
-    pub const SCHEMA_CONVERTED_TYPE: i64 = 6;
-    pub const SCHEMA_SCALE: i64 = 7;
-    pub const SCHEMA_PRECISION: i64 = 8;
-    pub const SCHEMA_LOGICAL_TYPE: i64 = 10;
+    pub(crate) const FILE_SCHEMA: i64 = 2;
+    pub(crate) const FILE_ROW_GROUPS: i64 = 4;
+    pub(crate) const SCHEMA_NAME: i64 = 4;
+    pub(crate) const SCHEMA_CONVERTED_TYPE: i64 = 6;
+    pub(crate) const SCHEMA_SCALE: i64 = 7;
+    pub(crate) const SCHEMA_PRECISION: i64 = 8;
+    pub(crate) const SCHEMA_LOGICAL_TYPE: i64 = 10;
     /// LogicalType is a union; its DECIMAL member, DecimalType { scale: 1, precision: 2 }.
-    pub const LOGICAL_DECIMAL: i64 = 5;
-    pub const DECIMAL_SCALE: i64 = 1;
-    pub const DECIMAL_PRECISION: i64 = 2;
-    pub const ROW_GROUP_COLUMNS: i64 = 1;
-    pub const CHUNK_META_DATA: i64 = 3;
-    pub const META_TOTAL_COMPRESSED_SIZE: i64 = 7;
-    pub const META_DATA_PAGE_OFFSET: i64 = 9;
-    pub const META_DICTIONARY_PAGE_OFFSET: i64 = 11;
+    pub(crate) const LOGICAL_DECIMAL: i64 = 5;
+    pub(crate) const DECIMAL_SCALE: i64 = 1;
+    pub(crate) const DECIMAL_PRECISION: i64 = 2;
+    pub(crate) const ROW_GROUP_COLUMNS: i64 = 1;
+    pub(crate) const CHUNK_META_DATA: i64 = 3;
+    pub(crate) const META_TOTAL_COMPRESSED_SIZE: i64 = 7;
+    pub(crate) const META_DATA_PAGE_OFFSET: i64 = 9;
+    pub(crate) const META_DICTIONARY_PAGE_OFFSET: i64 = 11;
 }
 
 /// ConvertedType DECIMAL in parquet.thrift.

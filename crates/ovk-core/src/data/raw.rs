@@ -98,7 +98,7 @@ impl RawTable {
 
     /// Column `col` cell by cell: a number through `number`, a text (trimmed) through `text`,
     /// `None` for a missing cell (NaN or a missing marker).
-    pub fn present_cells<T>(
+    pub(crate) fn present_cells<T>(
         &self,
         col: usize,
         number: impl Fn(f64) -> T,

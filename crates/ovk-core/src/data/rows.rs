@@ -24,7 +24,7 @@ pub(crate) struct MissingCells {
     /// Drop the row (else refuse the file, naming the cell).
     pub drop: bool,
     /// Feature cells do not count: `data::impute` fills them after the split.
-    pub features_filled_later: bool,
+    pub(crate) features_filled_later: bool,
 }
 
 /// Sort the rows of a file into labeled, unlabeled and dropped. `x` holds the feature columns

@@ -42,7 +42,7 @@ impl Scaler {
     /// Per output: the mean (and, for `Standard`, the population std) of the finite entries of
     /// `y` — NaN marks an unlabeled row; `None` for `TargetScale::None`. An output with no
     /// finite entry keeps mean 0, a constant one std 1.
-    pub fn fit_targets(y: ArrayView2<f64>, how: TargetScale) -> Option<Scaler> {
+    pub(crate) fn fit_targets(y: ArrayView2<f64>, how: TargetScale) -> Option<Scaler> {
         if how.is_none() {
             return None;
         }
@@ -62,7 +62,7 @@ impl Scaler {
     }
 
     /// `y · std + mean`, column by column, in place: a scaled prediction in the data's units.
-    pub fn invert(&self, y: &mut Array2<f64>) {
+    pub(crate) fn invert(&self, y: &mut Array2<f64>) {
         for (j, mut c) in y.axis_iter_mut(Axis(1)).enumerate() {
             let (m, s) = (self.mean[j], self.std[j]);
             c.mapv_inplace(|v| v * s + m);
@@ -80,7 +80,7 @@ impl Scaler {
 
 /// Per column of `y`: how many entries are finite (NaN marks an unlabeled row), their mean and
 /// population std (0 and 0 when none is).
-pub fn finite_moments(y: ArrayView2<f64>) -> Vec<(usize, f64, f64)> {
+pub(crate) fn finite_moments(y: ArrayView2<f64>) -> Vec<(usize, f64, f64)> {
     y.axis_iter(Axis(1))
         .map(|c| {
             let known: Vec<f64> = c.iter().copied().filter(|v| v.is_finite()).collect();

@@ -149,7 +149,7 @@ fn write_csv_rows(
 /// A table written a block of rows at a time, so the whole never needs to be in memory: CSV
 /// rows as they come (the header with the first block), Parquet one row group per block. Every
 /// block has the same columns, in the same order.
-pub struct BlockWriter<'a> {
+pub(crate) struct BlockWriter<'a> {
     out: Option<&'a mut dyn Write>,
     format: Format,
     header_written: bool,

@@ -3,7 +3,7 @@
 
 mod ordering;
 
-pub use ordering::{clustered_order, file_order, OrderKind, Ordering, MAX_OPTIMAL};
+pub use ordering::{clustered_order, file_order, OrderKind, Ordering};
 
 use ndarray::{Array2, ArrayView2};
 

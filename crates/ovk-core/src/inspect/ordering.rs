@@ -11,7 +11,7 @@ use super::correlation;
 
 /// Above this many outputs the optimal leaf ordering (O(m³)) gives way to the tree's order with
 /// each node's children flipped greedily where their facing leaves are closer.
-pub const MAX_OPTIMAL: usize = 600;
+pub(crate) const MAX_OPTIMAL: usize = 600;
 
 /// How an order was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +33,7 @@ pub struct Ordering {
     /// How the order was found.
     pub kind: OrderKind,
     /// Σ of 1 − ρ between neighbours in this order (lower: related outputs closer).
-    pub path_length: f64,
+    pub(crate) path_length: f64,
 }
 
 /// The file's order, for comparison.

@@ -93,7 +93,7 @@ pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Re
 }
 
 /// Squared Euclidean distances between all rows of `x` (used by the median heuristic and kNN).
-pub fn sq_dists(x: ArrayView2<f64>) -> Array2<f64> {
+pub(crate) fn sq_dists(x: ArrayView2<f64>) -> Array2<f64> {
     let n = x.nrows();
     let g = matmul(x, x.t());
     let d = g.diag().to_owned();

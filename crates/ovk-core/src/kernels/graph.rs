@@ -47,7 +47,7 @@ pub fn knn_graph(x: ArrayView2<f64>, k: usize, weights: GraphWeights) -> Result<
 }
 
 /// As [`knn_graph`], from a matrix of squared distances.
-pub fn knn_graph_from_sq_dists(
+pub(crate) fn knn_graph_from_sq_dists(
     d2: &Array2<f64>,
     k: usize,
     weights: GraphWeights,
@@ -146,7 +146,7 @@ pub fn laplacian_power(l: &Array2<f64>, p: usize) -> Array2<f64> {
 const APPLY_ROWS: usize = 1024;
 
 /// The Laplacian of a sparse graph as an operator, `L v = a ⊙ v − C v` with C the scaled
-/// weights (`D − W`: a = d, C = W; normalised: a = [d > 0], C = D^{-1/2} W D^{-1/2}) — the
+/// weights (`D − W`: a = d, C = W; normalised: `a = [d > 0]`, `C = D^{-1/2} W D^{-1/2}`) — the
 /// same matrix as `laplacian` on the dense weights, never formed.
 #[derive(Debug, Clone)]
 pub struct SparseLaplacian {
@@ -187,7 +187,7 @@ impl SparseLaplacian {
         }
     }
 
-    pub fn nodes(&self) -> usize {
+    pub(crate) fn nodes(&self) -> usize {
         self.graph.nodes()
     }
 
@@ -197,7 +197,7 @@ impl SparseLaplacian {
     }
 
     /// `L v` (one power) for the columns of v (N×c), rows in parallel.
-    pub fn apply_once(&self, v: ArrayView2<f64>) -> Array2<f64> {
+    pub(crate) fn apply_once(&self, v: ArrayView2<f64>) -> Array2<f64> {
         let mut out = Array2::<f64>::zeros(v.dim());
         let chunks: Vec<_> = out.axis_chunks_iter_mut(Axis(0), APPLY_ROWS).collect();
         chunks
@@ -211,7 +211,12 @@ impl SparseLaplacian {
 
     /// Rows `start..end` of `L v` (one power), for blocked products that never hold `L v`
     /// whole.
-    pub fn apply_once_rows(&self, v: ArrayView2<f64>, start: usize, end: usize) -> Array2<f64> {
+    pub(crate) fn apply_once_rows(
+        &self,
+        v: ArrayView2<f64>,
+        start: usize,
+        end: usize,
+    ) -> Array2<f64> {
         let mut out = Array2::<f64>::zeros((end - start, v.ncols()));
         self.rows_into(v, start, &mut out.view_mut());
         out

@@ -24,8 +24,10 @@ pub fn median_distance(x: ArrayView2<f64>) -> f64 {
     }
 }
 
-/// Mean Euclidean distance between distinct training rows (MVML's per-view default).
-pub fn mean_distance(x: ArrayView2<f64>) -> f64 {
+/// Mean Euclidean distance between distinct training rows (MVML's per-view default); the
+/// reference MVML's widths are tested against.
+#[cfg(test)]
+pub(crate) fn mean_distance(x: ArrayView2<f64>) -> f64 {
     let d = pair_distances(x);
     if d.is_empty() {
         0.0

@@ -11,7 +11,7 @@ use crate::linalg::matmul_into;
 use crate::{OvkError, Result};
 
 /// Rows per block of the distance product: B×N distances per task.
-pub const KNN_BLOCK: usize = 256;
+pub(crate) const KNN_BLOCK: usize = 256;
 /// Blocks searched between two progress reports (and cancellation checks).
 const BLOCKS_PER_STEP: usize = 8;
 
@@ -19,16 +19,19 @@ const BLOCKS_PER_STEP: usize = 8;
 /// `indices[indptr[i]..indptr[i + 1]]` (ascending, no self loops) with `weights` alongside.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparseGraph {
-    pub indptr: Vec<usize>,
+    pub(crate) indptr: Vec<usize>,
+    /// Column index of each edge, rows concatenated.
     pub indices: Vec<usize>,
+    /// Weight wᵢⱼ of each edge, aligned with `indices`.
     pub weights: Vec<f64>,
 }
 
 impl SparseGraph {
-    pub fn nodes(&self) -> usize {
+    pub(crate) fn nodes(&self) -> usize {
         self.indptr.len() - 1
     }
 
+    /// Stored entries: each undirected edge counts twice (once per end).
     pub fn edges(&self) -> usize {
         self.indices.len()
     }
@@ -43,7 +46,7 @@ impl SparseGraph {
     }
 
     /// Weighted degrees `dᵢ = Σⱼ wᵢⱼ`.
-    pub fn degrees(&self) -> Vec<f64> {
+    pub(crate) fn degrees(&self) -> Vec<f64> {
         (0..self.nodes())
             .map(|i| self.row(i).map(|e| e.1).sum())
             .collect()
@@ -71,7 +74,7 @@ impl SparseGraph {
 /// The k nearest rows of every row of `x` (Euclidean, itself excluded), ascending by distance
 /// with ties broken by row order — the same choice as `knn_graph`. `progress(rows_done)` is
 /// called between groups of blocks; its error (cancellation) stops the search.
-pub fn nearest_neighbours(
+pub(crate) fn nearest_neighbours(
     x: ArrayView2<f64>,
     k: usize,
     progress: &mut dyn FnMut(usize) -> Result<()>,

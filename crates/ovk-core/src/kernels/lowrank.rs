@@ -52,7 +52,7 @@ choice_enum! {
 }
 
 impl Landmarks {
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == Landmarks::default()
     }
 }
@@ -64,6 +64,7 @@ pub enum FeatureMap {
     Linear,
     /// Nyström: `z(x) = L_S⁻¹ k(S, x)`.
     Nystrom {
+        /// The input kernel k.
         kernel: Kernel,
         /// The landmarks' (scaled) inputs, r×d, in pivot order.
         x_landmarks: Array2<f64>,
@@ -109,7 +110,7 @@ pub struct InputFactor {
     /// `(tr K − ‖Z‖²_F) / tr K`: 0 for an exact factor.
     pub trace_error: f64,
     /// The rank asked for; `rank()` may be smaller when K's numerical rank is.
-    pub requested: usize,
+    pub(crate) requested: usize,
     /// How the landmarks were chosen; `None` for an exact factor (linear kernel in the primal).
     pub how: Option<Landmarks>,
 }
@@ -134,7 +135,7 @@ impl InputFactor {
 }
 
 /// `k(xᵢ, xᵢ)` for every row.
-pub fn kernel_diagonal(kernel: &Kernel, x: ArrayView2<f64>) -> Vec<f64> {
+pub(crate) fn kernel_diagonal(kernel: &Kernel, x: ArrayView2<f64>) -> Vec<f64> {
     x.rows()
         .into_iter()
         .map(|r| {

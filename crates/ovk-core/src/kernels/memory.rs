@@ -3,13 +3,13 @@
 use crate::{OvkError, Result};
 
 /// Bytes of a dense r×c matrix of f64.
-pub fn dense_bytes(r: usize, c: usize) -> u64 {
+pub(crate) fn dense_bytes(r: usize, c: usize) -> u64 {
     (r as u64).saturating_mul(c as u64).saturating_mul(8)
 }
 
 /// How much memory a run may use, and what set that figure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MemoryBudget {
+pub(crate) struct MemoryBudget {
     pub bytes: u64,
     /// `OVK_MEMORY_LIMIT=1GB`, `MemAvailable`, `ulimit -v`, `cgroup memory.max` …
     pub source: String,
@@ -23,7 +23,7 @@ const USABLE: f64 = 0.8;
 /// (`ulimit -v`) less what is mapped, and the cgroup (v2 or v1) limit less what is used.
 /// `Ok(None)` where none of these can be read (then nothing is refused); an unreadable
 /// `OVK_MEMORY_LIMIT` is an error (exit 2), not silently ignored.
-pub fn memory_budget() -> Result<Option<MemoryBudget>> {
+pub(crate) fn memory_budget() -> Result<Option<MemoryBudget>> {
     if let Some(v) = std::env::var_os("OVK_MEMORY_LIMIT").filter(|v| !v.is_empty()) {
         let v = v.to_string_lossy();
         let bytes = parse_size(&v).ok_or_else(|| {
@@ -57,7 +57,7 @@ pub fn available_memory_bytes() -> Option<u64> {
 /// A size: a non-negative number of bytes (`17000000000`, `17e9`, `1.5e9`), optionally followed
 /// by a unit: B, kB/KB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB and K, M, G, T
 /// (powers of 1024). Anything else (`abc`, `-1`, `NaN`, `1 parsec`) is `None`.
-pub fn parse_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t
         .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
@@ -195,7 +195,7 @@ fn cgroup_left() -> Option<(u64, String)> {
 
 /// The bytes a run may use (80% of `memory_budget`), where a budget can be read: what a
 /// computation done in blocks sizes its blocks by.
-pub fn usable_bytes() -> Result<Option<u64>> {
+pub(crate) fn usable_bytes() -> Result<Option<u64>> {
     Ok(memory_budget()?.map(|b| (USABLE * b.bytes as f64) as u64))
 }
 
@@ -203,7 +203,7 @@ pub fn usable_bytes() -> Result<Option<u64>> {
 const MEMAVAILABLE_REREADS: usize = 4;
 
 /// Error if `bytes` exceed 80% of the available memory.
-pub fn check_fits(bytes: u64, what: &str) -> Result<()> {
+pub(crate) fn check_fits(bytes: u64, what: &str) -> Result<()> {
     check_fits_or(
         bytes,
         what,
@@ -213,7 +213,7 @@ pub fn check_fits(bytes: u64, what: &str) -> Result<()> {
 }
 
 /// Error if `bytes` exceed 80% of the available memory; the message ends with `advice`.
-pub fn check_fits_or(bytes: u64, what: &str, advice: &str) -> Result<()> {
+pub(crate) fn check_fits_or(bytes: u64, what: &str, advice: &str) -> Result<()> {
     let Some(mut budget) = memory_budget()? else {
         return Ok(());
     };

@@ -13,19 +13,21 @@ pub mod options;
 pub mod precomputed;
 mod spec;
 
-pub use gram::{cross_gram, gram, sq_dists};
+pub(crate) use gram::sq_dists;
+pub use gram::{cross_gram, gram};
 pub use graph::{
-    knn_graph, knn_graph_from_sq_dists, laplacian, laplacian_power, pinv_psd, GraphWeights,
-    LaplacianKind, SparseLaplacian,
+    knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights, LaplacianKind, SparseLaplacian,
 };
-pub use heuristics::{mean_distance, median_distance};
-pub use knn::{knn_sparse, nearest_neighbours, SparseGraph, KNN_BLOCK};
-pub use lowrank::{input_factor, kernel_diagonal, FeatureMap, InputFactor, Landmarks};
-pub use memory::{
-    available_memory_bytes, check_fits, check_fits_or, dense_bytes, fit_allocator_to_limits,
-    format_bytes, memory_budget, parse_size, peak_rss_bytes, usable_bytes, MemoryBudget,
-};
-pub use nystrom::{nystrom, NystromFactor};
-pub use options::KERNEL_OPTIONS;
+#[cfg(test)]
+pub(crate) use heuristics::mean_distance;
+pub use heuristics::median_distance;
+pub(crate) use knn::KNN_BLOCK;
+pub use knn::{knn_sparse, SparseGraph};
+pub use lowrank::FeatureMap;
+pub use lowrank::{input_factor, InputFactor, Landmarks};
+pub use memory::{available_memory_bytes, fit_allocator_to_limits, format_bytes, peak_rss_bytes};
+pub(crate) use memory::{check_fits, check_fits_or, dense_bytes, usable_bytes};
+pub use nystrom::nystrom;
+pub use nystrom::NystromFactor;
 pub use precomputed::GramFile;
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};

@@ -17,7 +17,7 @@ pub struct NystromFactor {
     /// `U = K(X, X_S) W^{†1/2}`, n×p.
     pub u: Array2<f64>,
     /// `W^{†1/2}`, p×p: maps `k(x, X_S)` to the factor's coordinates for new points.
-    pub w_pinv_sqrt: Array2<f64>,
+    pub(crate) w_pinv_sqrt: Array2<f64>,
     /// Numerical rank of W (columns of U that carry information).
     pub rank: usize,
 }

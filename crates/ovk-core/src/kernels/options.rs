@@ -30,8 +30,8 @@ pub const SIGMA: ParamSpec = ParamSpec {
 };
 
 /// `DEGREE`'s and `COEF0`'s defaults, as numbers (`KernelSpec::default`).
-pub const DEGREE_DEFAULT: u32 = 2;
-pub const COEF0_DEFAULT: f64 = 1.0;
+pub(crate) const DEGREE_DEFAULT: u32 = 2;
+pub(crate) const COEF0_DEFAULT: f64 = 1.0;
 
 /// The `degree` setting: the polynomial degree d.
 pub const DEGREE: ParamSpec = ParamSpec {
@@ -83,5 +83,7 @@ pub const LANDMARKS: ParamSpec = ParamSpec {
     default: ParamDefault::Text(Landmarks::Rpcholesky.name()),
 };
 
-/// Every kernel option, in the order flags, docs and the Kernel pane show them.
-pub const KERNEL_OPTIONS: [ParamSpec; 6] = [KERNEL, SIGMA, DEGREE, COEF0, INPUT_RANK, LANDMARKS];
+/// Every kernel option, for the test that checks each choice list against its enum.
+#[cfg(test)]
+pub(crate) const KERNEL_OPTIONS: [ParamSpec; 6] =
+    [KERNEL, SIGMA, DEGREE, COEF0, INPUT_RANK, LANDMARKS];

@@ -30,14 +30,14 @@ pub struct GramFile {
 }
 
 /// Relative asymmetry `max|K − Kᵀ| / max|K|` above which a Gram is refused.
-pub const SYMMETRY_TOL: f64 = 1e-8;
+pub(crate) const SYMMETRY_TOL: f64 = 1e-8;
 
 /// Jitter of the PSD check, relative to the largest diagonal entry: `K + τI` must factor.
-pub const PSD_JITTER: f64 = 1e-8;
+pub(crate) const PSD_JITTER: f64 = 1e-8;
 
 /// Up to this many rows the PSD warning names K's smallest eigenvalue (a full eigh); beyond,
 /// only the jittered Cholesky runs (its cost at n = 3000 is in docs/kernels.md).
-pub const PSD_EIGH_MAX: usize = 1500;
+pub(crate) const PSD_EIGH_MAX: usize = 1500;
 
 /// A kernel name and its Gram files agree: files only with `precomputed`, and at least one.
 pub(crate) fn check_gram_files(name: KernelName, files: &[GramFile]) -> Result<()> {
@@ -104,7 +104,7 @@ pub fn layout(k: ArrayView2<f64>, rows: &[usize], order: &[usize]) -> Array2<f64
 
 /// `[n_ref + i | K_new[i, ·] | 0 …]` for a new-rows Gram (n_new × n_ref), `width` columns wide
 /// as the training inputs were (only the first n_ref entries of K's row are ever read).
-pub fn new_rows(k_new: ArrayView2<f64>, width: usize) -> Array2<f64> {
+pub(crate) fn new_rows(k_new: ArrayView2<f64>, width: usize) -> Array2<f64> {
     let n_ref = k_new.ncols();
     let mut x = Array2::<f64>::zeros((k_new.nrows(), width.max(1 + n_ref)));
     for (i, row) in k_new.rows().into_iter().enumerate() {
@@ -118,7 +118,7 @@ pub fn new_rows(k_new: ArrayView2<f64>, width: usize) -> Array2<f64> {
 
 /// What is wrong with a Gram as a kernel matrix over `n` rows, if anything: not square, the
 /// wrong size, a non-finite entry, or asymmetric beyond `SYMMETRY_TOL`.
-pub fn gram_problem(k: ArrayView2<f64>, n: usize) -> Option<String> {
+pub(crate) fn gram_problem(k: ArrayView2<f64>, n: usize) -> Option<String> {
     let (r, c) = k.dim();
     if r != c {
         return Some(format!("is {r} × {c}, not square"));
@@ -162,7 +162,7 @@ pub fn gram_problem(k: ArrayView2<f64>, n: usize) -> Option<String> {
 /// A warning when K is clearly not positive semi-definite: `K + τI` (τ = `PSD_JITTER` · the
 /// largest diagonal entry) has no Cholesky factor. It names the smallest eigenvalue up to
 /// `PSD_EIGH_MAX` rows.
-pub fn psd_warning(k: ArrayView2<f64>) -> Result<Option<String>> {
+pub(crate) fn psd_warning(k: ArrayView2<f64>) -> Result<Option<String>> {
     let n = k.nrows();
     let top = k.diag().iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let tau = PSD_JITTER * top.max(f64::MIN_POSITIVE);

@@ -308,11 +308,22 @@ pub enum Kernel {
     /// `xᵀz`
     Linear,
     /// `exp(−‖x−z‖²/(2σ²))`
-    Gaussian { sigma: f64 },
+    Gaussian {
+        /// Width σ, in the (scaled) inputs' units.
+        sigma: f64,
+    },
     /// `(xᵀz + c)^d`
-    Polynomial { degree: u32, coef0: f64 },
+    Polynomial {
+        /// Degree d.
+        degree: u32,
+        /// Offset c.
+        coef0: f64,
+    },
     /// `exp(−‖x−z‖/σ)`
-    Laplacian { sigma: f64 },
+    Laplacian {
+        /// Width σ, in the (scaled) inputs' units.
+        sigma: f64,
+    },
     /// `K[i, j]` looked up in a given Gram matrix: each row of the inputs is `[j | K[i, ·]]`,
     /// its own column index then its row of K (`kernels::precomputed`).
     Precomputed,

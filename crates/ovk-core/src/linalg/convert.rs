@@ -1,6 +1,6 @@
 //! ndarray ↔ faer. Views share memory with the ndarray (any strides); results are copied out.
 
-use faer::{Mat, MatMut, MatRef};
+use faer::{MatMut, MatRef};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
@@ -14,7 +14,7 @@ pub fn view<'a>(a: &ArrayView2<'a, f64>) -> MatRef<'a, f64> {
 }
 
 /// Zero-copy mutable faer view of an ndarray view.
-pub fn view_mut<'a>(a: &'a mut ArrayViewMut2<'_, f64>) -> MatMut<'a, f64> {
+pub(crate) fn view_mut<'a>(a: &'a mut ArrayViewMut2<'_, f64>) -> MatMut<'a, f64> {
     let (r, c) = a.dim();
     let s = a.strides().to_vec();
     // SAFETY: as in `view`; the exclusive borrow guarantees no aliasing.
@@ -23,7 +23,7 @@ pub fn view_mut<'a>(a: &'a mut ArrayViewMut2<'_, f64>) -> MatMut<'a, f64> {
 
 /// Copy a faer result into a row-major ndarray — the way back from faer, so it first leaves
 /// faer's SIMD register state behind (`leave_avx_state`).
-pub fn faer_to_array(m: MatRef<'_, f64>) -> Array2<f64> {
+pub(crate) fn faer_to_array(m: MatRef<'_, f64>) -> Array2<f64> {
     leave_avx_state();
     let (r, c) = (m.nrows(), m.ncols());
     let mut out = Array2::<f64>::zeros((r, c));
@@ -58,11 +58,6 @@ pub fn faer_to_array(m: MatRef<'_, f64>) -> Array2<f64> {
 const TILE: usize = 64;
 /// Results of fewer cells are copied on the calling thread.
 const PARALLEL_CELLS: usize = 1 << 18;
-
-/// Copy an owned faer matrix into ndarray (convenience for `Mat`).
-pub fn mat_to_array(m: &Mat<f64>) -> Array2<f64> {
-    faer_to_array(m.as_ref())
-}
 
 /// faer's AVX kernels can return with the upper halves of the YMM registers dirty; every
 /// legacy-SSE instruction after that (ovk's own scalar loops, libm's `exp` in a Gram matrix)

@@ -97,7 +97,7 @@ pub fn matmul(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
 
 /// `C = A B` into an existing buffer (any layout): for loops that would otherwise allocate
 /// (and page-fault) a fresh large product every round.
-pub fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: ArrayView2<f64>) {
+pub(crate) fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: ArrayView2<f64>) {
     assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions differ");
     assert_eq!(
         c.dim(),
@@ -116,7 +116,7 @@ pub fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: ArrayView2
 }
 
 /// `L⁻¹ B` for a lower-triangular `L` (only its lower triangle is read).
-pub fn solve_lower(l: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>> {
+pub(crate) fn solve_lower(l: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>> {
     check_square(&l, "triangular solve")?;
     if l.nrows() != b.nrows() {
         return Err(OvkError::internal(format!(
@@ -137,7 +137,7 @@ pub fn solve_lower(l: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>
 }
 
 /// `Aᵀ B` without materialising the transpose.
-pub fn matmul_tn(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
+pub(crate) fn matmul_tn(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     matmul(a.t(), b)
 }
 

@@ -23,7 +23,7 @@ pub struct Hessenberg {
 }
 
 /// Reduce a square matrix to Hessenberg form by Householder reflections (faer, blocked).
-pub fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
+pub(crate) fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
     let n = a.nrows();
     if a.ncols() != n {
         return Err(OvkError::internal(format!(
@@ -85,7 +85,7 @@ pub fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
 impl Hessenberg {
     /// Solve `(scales[j]·A + shift·I) xⱼ = bⱼ` for every column j of `b`, reusing the one
     /// reduction: `xⱼ = U (scales[j]·H + shift·I)⁻¹ Uᵀ bⱼ`, O(N²) per column.
-    pub fn solve_shifted(
+    pub(crate) fn solve_shifted(
         &self,
         scales: &[f64],
         shift: f64,

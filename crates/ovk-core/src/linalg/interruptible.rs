@@ -14,7 +14,7 @@ use crate::{OvkError, Result};
 const POLL: Duration = Duration::from_millis(25);
 
 /// Run `work` on its own thread; `Err(Cancelled)` as soon as `cancelled()` turns true.
-pub fn interruptible<T: Send + 'static>(
+pub(crate) fn interruptible<T: Send + 'static>(
     cancelled: &dyn Fn() -> bool,
     work: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {

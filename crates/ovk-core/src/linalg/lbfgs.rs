@@ -17,21 +17,21 @@ use crate::{OvkError, Result};
 
 /// Settings of [`lbfgs`].
 #[derive(Debug, Clone, Copy)]
-pub struct LbfgsOptions {
+pub(crate) struct LbfgsOptions {
     /// Number of stored correction pairs (sₖ, yₖ).
     pub memory: usize,
     /// Iteration cap (line searches that succeed).
     pub max_iter: usize,
     /// Stop when ‖∇f‖₂ ≤ `grad_tol` (0 leaves the decision to the monitor).
-    pub grad_tol: f64,
+    pub(crate) grad_tol: f64,
     /// Function evaluations allowed per line search.
-    pub max_evals_per_search: usize,
+    pub(crate) max_evals_per_search: usize,
     /// Sufficient-decrease constant c₁ of the Wolfe conditions.
     pub c1: f64,
     /// Curvature constant c₂ of the strong Wolfe conditions.
-    pub c2: f64,
+    pub(crate) c2: f64,
     /// Relative slack on f below which a decrease counts as rounding noise.
-    pub value_eps: f64,
+    pub(crate) value_eps: f64,
 }
 
 impl Default for LbfgsOptions {
@@ -50,7 +50,7 @@ impl Default for LbfgsOptions {
 
 /// What the monitor sees after each accepted step.
 #[derive(Debug)]
-pub struct Progress<'a> {
+pub(crate) struct Progress<'a> {
     /// 1-based iteration number.
     pub iter: usize,
     /// The current iterate.
@@ -67,14 +67,14 @@ pub struct Progress<'a> {
 
 /// The monitor's verdict after an iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
+pub(crate) enum Control {
     Continue,
     Stop,
 }
 
 /// Why the minimiser returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LbfgsStatus {
+pub(crate) enum LbfgsStatus {
     /// The monitor returned [`Control::Stop`].
     Stopped,
     /// ‖∇f‖₂ ≤ `grad_tol` (or the gradient is exactly zero at the start).
@@ -86,7 +86,7 @@ pub enum LbfgsStatus {
 }
 
 #[derive(Debug, Clone)]
-pub struct LbfgsResult {
+pub(crate) struct LbfgsResult {
     pub x: Vec<f64>,
     pub value: f64,
     pub grad: Vec<f64>,
@@ -98,7 +98,7 @@ pub struct LbfgsResult {
 /// Minimise `f` from `x0`. `f(x)` returns the value and the gradient (same length as x);
 /// `monitor` is called after every accepted step — just after `f` was last evaluated at the
 /// accepted point, except when a failed search falls back to its best trial.
-pub fn lbfgs<F, M>(
+pub(crate) fn lbfgs<F, M>(
     x0: Vec<f64>,
     mut f: F,
     mut monitor: M,

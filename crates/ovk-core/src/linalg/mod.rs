@@ -13,20 +13,23 @@ mod qr;
 mod qz;
 mod sylvester;
 
-pub use convert::{faer_to_array, mat_to_array, view, view_mut};
-pub use decomp::{
-    cholesky, eigh, gram_tn, lu, matmul, matmul_into, matmul_tn, solve_lower, Cholesky, Lu,
-    SymEigen,
-};
-pub use hessenberg::{hessenberg, Hessenberg};
-pub use interruptible::interruptible;
-pub use lbfgs::{lbfgs, Control, LbfgsOptions, LbfgsResult, LbfgsStatus, Progress};
-pub use norm::{frobenius, frobenius_sq, inner};
-pub use qr::{qr_thin, Reflectors, ThinQr};
-pub use qz::{generalized_schur, solve_shifted_quasi_triangular, GeneralizedSchur};
-pub use sylvester::{
-    divide_by_spectrum, lyapunov_sym, sylvester_sym, sylvester_sym_eig, symmetrize,
-};
+pub use convert::view;
+pub use decomp::gram_tn;
+pub use decomp::{cholesky, eigh, lu, matmul, Cholesky, Lu, SymEigen};
+pub(crate) use decomp::{matmul_into, matmul_tn, solve_lower};
+pub(crate) use hessenberg::hessenberg;
+pub use hessenberg::Hessenberg;
+pub(crate) use interruptible::interruptible;
+pub(crate) use lbfgs::{lbfgs, LbfgsStatus, Progress};
+pub(crate) use lbfgs::{Control, LbfgsOptions};
+pub(crate) use norm::frobenius_sq;
+pub use norm::{frobenius, inner};
+pub use qr::qr_thin;
+pub(crate) use qr::Reflectors;
+pub use qr::ThinQr;
+pub(crate) use qz::{generalized_schur, solve_shifted_quasi_triangular};
+pub use sylvester::sylvester_sym;
+pub(crate) use sylvester::{divide_by_spectrum, lyapunov_sym, symmetrize};
 
 /// Choose faer's thread count: every core by default — on 2 cores a 2-thread eigh, GEMM and
 /// ZᵀZ beat one from n ≈ 500 on (`cargo bench --bench threads`, docs/performance.md), and

@@ -3,7 +3,7 @@
 use ndarray::{ArrayBase, Data, Dimension, Zip};
 
 /// `‖A‖²_F = Σ a²`.
-pub fn frobenius_sq<S: Data<Elem = f64>, D: Dimension>(a: &ArrayBase<S, D>) -> f64 {
+pub(crate) fn frobenius_sq<S: Data<Elem = f64>, D: Dimension>(a: &ArrayBase<S, D>) -> f64 {
     a.iter().map(|v| v * v).sum()
 }
 

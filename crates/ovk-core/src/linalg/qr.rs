@@ -35,7 +35,7 @@ pub fn qr_thin(a: ArrayView2<f64>) -> Result<ThinQr> {
 /// `A = Q R` with Q kept as its Householder reflectors: for callers that need R and `Qᵀ B`
 /// for a few columns B, never Q itself — forming a thin Q costs as much again as the
 /// factorisation.
-pub struct Reflectors {
+pub(crate) struct Reflectors {
     qr: faer::linalg::solvers::Qr<f64>,
 }
 
@@ -64,7 +64,7 @@ impl Reflectors {
     }
 
     /// The thin `Qᵀ B` (c×k) for an n×k matrix B.
-    pub fn qt(&self, b: ArrayView2<f64>) -> Array2<f64> {
+    pub(crate) fn qt(&self, b: ArrayView2<f64>) -> Array2<f64> {
         let c = self.qr.Q_basis().ncols();
         let mut m = b.to_owned();
         self.apply(&mut m, true);

@@ -16,7 +16,7 @@ use crate::{OvkError, Result};
 /// `A = Q S Zᵀ`, `B = Q T Zᵀ` with `S` upper quasi-triangular (1×1 and 2×2 diagonal blocks),
 /// `T` upper triangular, `Q`, `Z` orthogonal.
 #[derive(Debug, Clone)]
-pub struct GeneralizedSchur {
+pub(crate) struct GeneralizedSchur {
     pub s: Array2<f64>,
     pub t: Array2<f64>,
     pub q: Array2<f64>,
@@ -24,7 +24,10 @@ pub struct GeneralizedSchur {
 }
 
 /// QZ decomposition of the pencil `(A, B)`; `B` must be upper triangular (e.g. diagonal or I).
-pub fn generalized_schur(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<GeneralizedSchur> {
+pub(crate) fn generalized_schur(
+    a: ArrayView2<f64>,
+    b: ArrayView2<f64>,
+) -> Result<GeneralizedSchur> {
     let n = a.nrows();
     if a.ncols() != n || b.nrows() != n || b.ncols() != n {
         return Err(OvkError::internal(
@@ -115,7 +118,7 @@ const BLOCK: usize = 64;
 
 /// Solve `(a_j S + b T) y_j = r_j` for every column j of `r`, with `S` upper quasi-triangular
 /// and `T` upper triangular (a QZ form): a blocked back substitution, O(n²) per column.
-pub fn solve_shifted_quasi_triangular(
+pub(crate) fn solve_shifted_quasi_triangular(
     s_mat: ArrayView2<f64>,
     t_mat: ArrayView2<f64>,
     a: &[f64],

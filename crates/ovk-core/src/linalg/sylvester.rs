@@ -8,7 +8,7 @@ use crate::Result;
 
 /// Solve `K C L + λ C = Y` given `K = U diag(s) Uᵀ` and `L = V diag(t) Vᵀ`:
 /// `C = U [ (Uᵀ Y V) ⊘ (s tᵀ + λ) ] Vᵀ` — docs/methods.md §1, O(ℓ²m + ℓm²).
-pub fn sylvester_sym_eig(
+pub(crate) fn sylvester_sym_eig(
     u: ArrayView2<f64>,
     s: ArrayView1<f64>,
     v: ArrayView2<f64>,
@@ -40,7 +40,7 @@ pub fn sylvester_sym(
 }
 
 /// `W ⊘ (s tᵀ + λ)`, the diagonal solve shared by every eigenbasis Sylvester step.
-pub fn divide_by_spectrum(
+pub(crate) fn divide_by_spectrum(
     w: ArrayView2<f64>,
     s: ArrayView1<f64>,
     t: ArrayView1<f64>,
@@ -54,7 +54,7 @@ pub fn divide_by_spectrum(
 /// Solve the symmetric Lyapunov equation `M X + X M = R` for symmetric positive definite `M`
 /// and symmetric `R`: `X = W [ (Wᵀ R W) ⊘ (dᵢ + dⱼ) ] Wᵀ` with `M = W diag(d) Wᵀ`
 /// (docs/methods.md §1, the exact symmetric L-update). The result is exactly symmetrised.
-pub fn lyapunov_sym(m: ArrayView2<f64>, r: ArrayView2<f64>) -> Result<Array2<f64>> {
+pub(crate) fn lyapunov_sym(m: ArrayView2<f64>, r: ArrayView2<f64>) -> Result<Array2<f64>> {
     let e = eigh(m)?;
     let w = &e.vectors;
     let d: &Array1<f64> = &e.values;
@@ -65,7 +65,7 @@ pub fn lyapunov_sym(m: ArrayView2<f64>, r: ArrayView2<f64>) -> Result<Array2<f64
 }
 
 /// `(A + Aᵀ) / 2`.
-pub fn symmetrize(a: &Array2<f64>) -> Array2<f64> {
+pub(crate) fn symmetrize(a: &Array2<f64>) -> Array2<f64> {
     (a + &a.t()) * 0.5
 }
 

@@ -20,7 +20,7 @@ pub mod key {
     /// Part ("train", "test") → `PartDiagnostics` (`metrics`).
     pub const DIAGNOSTICS: &str = "diagnostics";
     /// The solver that fitted OKL ("bcd", "qn", …).
-    pub const SOLVER: &str = "solver";
+    pub(crate) const SOLVER: &str = "solver";
     /// A sweep's table, `SweepResult` (`session::sweep_table`).
     pub const SWEEP: &str = "sweep";
     /// A λ path's rows, one object per λ.
@@ -28,11 +28,11 @@ pub mod key {
     /// The λ a path kept.
     pub const LAMBDA: &str = "lambda";
     /// The rank a path kept.
-    pub const RANK: &str = "rank";
+    pub(crate) const RANK: &str = "rank";
     /// `Memory` (`session::details`): estimated and measured peaks.
     pub const MEMORY: &str = "memory";
     /// The low-rank input factor's summary.
-    pub const INPUT_FACTOR: &str = "input_factor";
+    pub(crate) const INPUT_FACTOR: &str = "input_factor";
 }
 
 /// One labelled block of an axis: `size` consecutive entries named after `name`.
@@ -95,7 +95,7 @@ pub struct FactorRecord {
     pub route: String,
     /// The rank asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requested_rank: Option<usize>,
+    pub(crate) requested_rank: Option<usize>,
     /// The rank reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
@@ -112,7 +112,7 @@ pub struct FactorRecord {
 
 impl FactorRecord {
     /// "primal": a linear kernel solved with Z = X, exactly.
-    pub const PRIMAL: &'static str = "primal";
+    pub(crate) const PRIMAL: &'static str = "primal";
 
     /// One line for people: the factor's rank, landmarks and trace error.
     pub fn describe(&self) -> String {
@@ -142,6 +142,6 @@ fn labels_as_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>
 }
 
 /// `axes` for `details`, from matrix name → its axes.
-pub fn axes_json(axes: &BTreeMap<String, MatrixAxes>) -> Json {
+pub(crate) fn axes_json(axes: &BTreeMap<String, MatrixAxes>) -> Json {
     serde_json::to_value(axes).unwrap_or(Json::Null)
 }

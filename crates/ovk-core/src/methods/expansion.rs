@@ -11,7 +11,7 @@ use crate::kernels::{cross_gram, FeatureMap, Kernel};
 use crate::linalg::matmul;
 use crate::Result;
 
-pub struct KernelExpansion {
+pub(crate) struct KernelExpansion {
     pub kernel: Kernel,
     pub x_train: Array2<f64>,
     /// ℓ×m coefficients (for OKL `C L`, for low-rank OKL `A Bᵀ`, kept factored).
@@ -26,7 +26,12 @@ pub enum Coef {
     /// The coefficient matrix itself (rows×m).
     Dense(Array2<f64>),
     /// The product `a bᵀ`, with `a` rows×p and `b` m×p.
-    Factored { a: Array2<f64>, b: Array2<f64> },
+    Factored {
+        /// The left factor A (rows×p).
+        a: Array2<f64>,
+        /// The right factor B (m×p).
+        b: Array2<f64>,
+    },
 }
 
 impl From<Array2<f64>> for Coef {
@@ -96,9 +101,9 @@ impl Coef {
 }
 
 impl KernelExpansion {
-    pub const KIND: &'static str = "kernel-expansion";
+    pub(crate) const KIND: &'static str = "kernel-expansion";
 
-    pub fn from_parts(mut parts: ModelParts) -> Result<Self> {
+    pub(crate) fn from_parts(mut parts: ModelParts) -> Result<Self> {
         let kernel = parts.setting("kernel")?;
         let x_train = parts.take_array("x_train")?;
         let coef = Coef::from_parts(&mut parts)?;
@@ -146,7 +151,7 @@ impl Model for KernelExpansion {
 
 /// The model on a low-rank (or primal) input kernel: `f(x) = z(x)ᵀ β` with the factor's feature
 /// map z and `β = ZᵀC` (r×m) — the landmarks stand in for the training set.
-pub struct FeatureExpansion {
+pub(crate) struct FeatureExpansion {
     pub map: FeatureMap,
     /// r×m coefficients in the factor's coordinates.
     pub coef: Coef,
@@ -181,9 +186,9 @@ impl TrainingFeatures {
 }
 
 impl FeatureExpansion {
-    pub const KIND: &'static str = "feature-expansion";
+    pub(crate) const KIND: &'static str = "feature-expansion";
 
-    pub fn from_parts(mut parts: ModelParts) -> Result<Self> {
+    pub(crate) fn from_parts(mut parts: ModelParts) -> Result<Self> {
         let map = map_from_parts(&mut parts)?;
         let coef = Coef::from_parts(&mut parts)?;
         if let FeatureMap::Nystrom { l_s, .. } = &map {

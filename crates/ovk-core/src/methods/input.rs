@@ -40,7 +40,9 @@ pub enum Route {
     Primal,
     /// A rank-`rank` Nyström factor K ≈ ZZᵀ with these landmarks.
     LowRank {
+        /// The factor's rank r (columns of Z).
         rank: usize,
+        /// How the landmarks are picked.
         landmarks: Landmarks,
         /// Taken by `--input-rank auto` rather than asked for.
         automatic: bool,
@@ -86,7 +88,7 @@ impl Route {
     }
 
     /// Columns of Z, or None on the exact route.
-    pub fn factor_columns(&self, d: usize) -> Option<usize> {
+    pub(crate) fn factor_columns(&self, d: usize) -> Option<usize> {
         match *self {
             Route::Exact => None,
             Route::Primal => Some(d),
@@ -118,7 +120,7 @@ impl Route {
 
 /// How spectral coefficients map back to the model.
 #[derive(Debug, Clone)]
-pub enum Basis {
+pub(crate) enum Basis {
     /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`.
     Eigen(Array2<f64>),
     /// A factor `K̃ = ZZᵀ`, Z itself dropped after the rotation.
@@ -127,11 +129,11 @@ pub enum Basis {
 
 /// What a factor keeps once Z is gone.
 #[derive(Debug, Clone)]
-pub struct FactorBasis {
+pub(crate) struct FactorBasis {
     /// `ZᵀU = V diag(√s)` (r_z×r): `ZᵀC = V diag(√s) C̃`.
     pub vs: Array2<f64>,
     /// `V diag(s)^{-½}` (r_z×r): `U = Z V diag(s)^{-½}` when U itself is needed.
-    pub v_inv_sqrt: Array2<f64>,
+    pub(crate) v_inv_sqrt: Array2<f64>,
     pub map: FeatureMap,
     pub summary: FactorSummary,
     /// Z and its rows, kept for the fit's own training-row predictions (low-rank route only).
@@ -140,7 +142,7 @@ pub struct FactorBasis {
 
 impl Basis {
     /// The factor's summary for the session (None on the exact route).
-    pub fn factor_summary(&self) -> Option<&FactorSummary> {
+    pub(crate) fn factor_summary(&self) -> Option<&FactorSummary> {
         match self {
             Basis::Eigen(_) => None,
             Basis::Factor(f) => Some(&f.summary),
@@ -149,7 +151,7 @@ impl Basis {
 
     /// Spectral coefficients C̃ (rows = eigenvalues) to the model's coefficients: `C = U C̃`
     /// (n×m) on the exact route, `ZᵀC = V diag(√s) C̃` (r_z×m) on a factor.
-    pub fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
+    pub(crate) fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
         match self {
             Basis::Eigen(u) => matmul(u.view(), ct),
             Basis::Factor(f) => matmul(f.vs.view(), ct),
@@ -199,7 +201,7 @@ impl Basis {
 pub struct FactorSummary {
     /// How the input kernel entered the fit (`Route`'s name).
     pub route: &'static str,
-    pub requested: usize,
+    pub(crate) requested: usize,
     /// Rank r of the factor obtained.
     pub rank: usize,
     /// How the landmarks were chosen; `None` for an exact factor.
@@ -236,14 +238,14 @@ impl FactorSummary {
     }
 
     /// The summary as JSON, for `details`.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self.record()).unwrap_or(serde_json::Value::Null)
     }
 }
 
 /// K (or K̃) in its eigenbasis with the targets rotated into it.
 #[derive(Debug, Clone)]
-pub struct InputSpectrum {
+pub(crate) struct InputSpectrum {
     /// Eigenvalues, ascending: all n (negatives clamped to 0) on the exact route, the r kept
     /// ones on a factor.
     pub s: Array1<f64>,
@@ -253,7 +255,7 @@ pub struct InputSpectrum {
     pub yt: Array2<f64>,
     /// `‖Y − UUᵀY‖²_F`: the targets' share in K̃'s null space beyond the rows of `yt` (0 on
     /// the exact route, where every eigenvector is kept).
-    pub null_sq: f64,
+    pub(crate) null_sq: f64,
     pub basis: Basis,
     /// Training rows n (on a factor, more than the eigenvalues kept).
     pub n: usize,
@@ -315,7 +317,7 @@ impl InputSpectrum {
 
     /// The spectrum a method fitted on the same rows just built on this low-rank route (the
     /// pipeline's krr baseline reuses it), if any.
-    pub fn cached_for(
+    pub(crate) fn cached_for(
         route: Route,
         kernel: &Kernel,
         x: ArrayView2<f64>,
@@ -347,7 +349,7 @@ impl InputSpectrum {
 
     /// From a factor: `ZᵀZ = V diag(s) Vᵀ` (r×r), eigenvalues below `r·ε·max s` dropped (Z's
     /// numerical rank), `Ỹ = diag(s)^{-½} Vᵀ (ZᵀY)`.
-    pub fn of_factor(
+    pub(crate) fn of_factor(
         f: InputFactor,
         y: ArrayView2<f64>,
         route: &'static str,
@@ -410,21 +412,12 @@ impl InputSpectrum {
             n,
         })
     }
-
-    /// diag(φ(s)) A for a matrix with one row per eigenvalue.
-    pub fn scale_rows(&self, a: &Array2<f64>, phi: impl Fn(f64) -> f64) -> Array2<f64> {
-        let mut out = a.clone();
-        Zip::from(out.rows_mut())
-            .and(&self.s)
-            .for_each(|mut row, &s| row.mapv_inplace(|v| v * phi(s)));
-        out
-    }
 }
 
 /// Peak bytes of a fit on a factor with n rows and r columns: Z and the two n×b residual blocks
 /// while it is built (b ≤ r), then the r×r eigenproblem, the r×m rotation and the blocked
 /// predictions; the caller adds its own n×m blocks.
-pub fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> u64 {
+pub(crate) fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> u64 {
     let b = r.min(128);
     mats(1, n, r) + mats(3, n, b) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(4096), r)
 }
@@ -484,7 +477,7 @@ fn check_rows(n: usize, y: ArrayView2<f64>) -> Result<()> {
 
 /// `input_factor` as a phase of a fit: the Gram phase with one step per landmark, honouring a
 /// cancel between steps.
-pub fn factor_observed(
+pub(crate) fn factor_observed(
     kernel: &Kernel,
     x: ArrayView2<f64>,
     rank: usize,

@@ -224,7 +224,7 @@ pub fn solve_ridge(k: ArrayView2<f64>, y: ArrayView2<f64>, lambda: f64) -> Resul
 }
 
 /// OKL's eq. (3) at L = I: ‖Y − KC‖²/(2λ) + tr(CᵀKC)/2 + m/2.
-pub fn objective_identity(
+pub(crate) fn objective_identity(
     k: ArrayView2<f64>,
     y: ArrayView2<f64>,
     c: ArrayView2<f64>,

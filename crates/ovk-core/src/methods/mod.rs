@@ -21,15 +21,19 @@ pub mod vvmr;
 
 use ndarray::{Array2, ArrayView2};
 
-pub use expansion::{Coef, FeatureExpansion, KernelExpansion, TrainingFeatures};
-pub use input::{InputSpectrum, Route};
-pub use observer::{
-    check_cancel, record_solved, Clock, Collect, Observer, Phase, Silent, TraceRecord,
-};
-pub use params::{MethodConfig, ParamDefault, ParamKind, ParamSpec, Params, Value};
-pub use parts::{load_model, ModelParts, KINDS};
+pub(crate) use expansion::{FeatureExpansion, KernelExpansion};
+
+pub use expansion::Coef;
+pub use input::Route;
+pub(crate) use observer::record_solved;
+pub use observer::Clock;
+pub use observer::{check_cancel, Collect, Observer, Phase, Silent, TraceRecord};
+pub use params::ParamDefault;
+pub use params::{MethodConfig, ParamKind, ParamSpec, Params, Value};
+pub use parts::ModelParts;
+pub use parts::{load_model, KINDS};
 pub use shape::{mats, ProblemShape};
-pub use target_scaled::TargetScaled;
+pub(crate) use target_scaled::TargetScaled;
 
 use crate::data::{Task, View};
 use crate::kernels::{Kernel, KernelSpec};
@@ -191,7 +195,7 @@ impl Problem {
         self.y.ncols()
     }
     /// Rows of `x`/`y` that carry labels.
-    pub fn labeled_rows(&self) -> Vec<usize> {
+    pub(crate) fn labeled_rows(&self) -> Vec<usize> {
         (0..self.labeled.len())
             .filter(|&i| self.labeled[i])
             .collect()
@@ -404,7 +408,7 @@ pub fn find_named(name: &str) -> Result<&'static dyn Method> {
 }
 
 /// Reject non-finite values before they reach a session (a diverging fit names the cause).
-pub fn ensure_finite(what: &str, value: f64) -> Result<()> {
+pub(crate) fn ensure_finite(what: &str, value: f64) -> Result<()> {
     if value.is_finite() {
         Ok(())
     } else {

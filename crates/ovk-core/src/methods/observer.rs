@@ -108,7 +108,7 @@ pub fn check_cancel(obs: &dyn Observer) -> Result<()> {
 }
 
 /// The one trace record of a fit solved in one step, once its objective is known to be finite.
-pub fn record_solved(
+pub(crate) fn record_solved(
     obs: &mut dyn Observer,
     objective: f64,
     residual: Option<f64>,

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::ErrorKind;
 use crate::util::choice::Choice;
 use crate::util::param::as_f64;
-pub use crate::util::param::{upper_bound, ParamDefault, ParamKind, ParamSpec, Value};
+pub use crate::util::param::ParamDefault;
+pub use crate::util::param::{ParamKind, ParamSpec, Value};
 use crate::util::text::nearest;
 use crate::{OvkError, Result};
 
@@ -62,7 +63,7 @@ impl Params {
 }
 
 /// "unknown parameter 'lamda' for okl (did you mean 'lambda'?)".
-pub fn unknown_key_message(key: &str, valid: &[&str], context: &str) -> String {
+pub(crate) fn unknown_key_message(key: &str, valid: &[&str], context: &str) -> String {
     match nearest(key, valid) {
         Some(n) => format!("unknown parameter '{key}' for {context} (did you mean '{n}'?)"),
         None => format!(
@@ -131,7 +132,7 @@ impl Params {
             .ok_or_else(|| invalid(format!("parameter '{}' must be a number", spec.key)))
     }
 
-    pub fn opt_f64(&self, spec: &ParamSpec) -> Result<Option<f64>> {
+    pub(crate) fn opt_f64(&self, spec: &ParamSpec) -> Result<Option<f64>> {
         self.opt(spec, Self::f64)
     }
 
@@ -170,7 +171,7 @@ impl Params {
         }
     }
 
-    pub fn opt_text(&self, spec: &ParamSpec) -> Result<Option<String>> {
+    pub(crate) fn opt_text(&self, spec: &ParamSpec) -> Result<Option<String>> {
         self.opt(spec, Self::text)
     }
 
@@ -220,6 +221,7 @@ pub mod common {
         }
     }
 
+    /// The ridge weight λ of the data-fit term.
     pub const LAMBDA: ParamSpec = ParamSpec {
         key: "lambda",
         label: "regularisation",
@@ -229,7 +231,7 @@ pub mod common {
         default: ParamDefault::Float(0.1),
     };
 
-    pub const TOL: ParamSpec = ParamSpec {
+    pub(crate) const TOL: ParamSpec = ParamSpec {
         key: "tol",
         label: "tolerance",
         help: "stopping tolerance δ on the method's relative residual",
@@ -244,6 +246,7 @@ pub mod common {
         default: ParamDefault::Float(1e-8),
     };
 
+    /// The iteration cap of an iterative solver.
     pub const MAX_ITER: ParamSpec = ParamSpec {
         key: "max_iter",
         label: "max iterations",

@@ -41,13 +41,13 @@ impl ModelParts {
         }
     }
 
-    pub fn with_setting(mut self, key: &str, value: &impl Serialize) -> Self {
+    pub(crate) fn with_setting(mut self, key: &str, value: &impl Serialize) -> Self {
         let v = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
         self.settings.insert(key.to_string(), v);
         self
     }
 
-    pub fn with_array(mut self, name: &str, a: Array2<f64>) -> Self {
+    pub(crate) fn with_array(mut self, name: &str, a: Array2<f64>) -> Self {
         self.arrays.push((name.to_string(), a));
         self
     }
@@ -68,12 +68,12 @@ impl ModelParts {
         })
     }
 
-    pub fn has_array(&self, name: &str) -> bool {
+    pub(crate) fn has_array(&self, name: &str) -> bool {
         self.arrays.iter().any(|(n, _)| n == name)
     }
 
     /// An array removed from the parts (so a large one is not copied).
-    pub fn take_array(&mut self, name: &str) -> Result<Array2<f64>> {
+    pub(crate) fn take_array(&mut self, name: &str) -> Result<Array2<f64>> {
         let i = self
             .arrays
             .iter()
@@ -88,7 +88,7 @@ impl ModelParts {
     }
 
     /// A shape disagreement between two parts, as a message naming both.
-    pub fn mismatch(&self, what: &str) -> OvkError {
+    pub(crate) fn mismatch(&self, what: &str) -> OvkError {
         OvkError::bad_session(format!(
             "the saved {} model's parts disagree: {what} (the session is corrupt)",
             self.kind

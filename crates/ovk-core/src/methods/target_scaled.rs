@@ -7,7 +7,7 @@ use super::{Model, ModelParts};
 use crate::data::Scaler;
 use crate::{OvkError, Result};
 
-pub struct TargetScaled {
+pub(crate) struct TargetScaled {
     pub inner: Box<dyn Model>,
     /// The targets' scaling, fitted on the labeled training rows.
     pub scaler: Scaler,

@@ -356,7 +356,7 @@ impl MethodConfig for VvmrConfig {
 impl VvmrConfig {
     /// The same problem in eq. (12)'s scale for N = u + ℓ training rows: the Belkin scale
     /// divides γ_I by N².
-    pub fn on_rows(self, n_all: usize) -> Self {
+    pub(crate) fn on_rows(self, n_all: usize) -> Self {
         VvmrConfig {
             gamma_i: self.gamma_i_on_rows(n_all),
             gamma_i_scale: GammaIScale::Paper,
@@ -535,11 +535,11 @@ fn fit_on_factor(
 }
 
 /// Eq. (17) on `G = ZZᵀ`, and what the objective and the model need.
-pub struct FactorSolution {
+pub(crate) struct FactorSolution {
     /// A (N×m), eq. (17)'s unknown.
     pub a: Array2<f64>,
     /// `ZᵀA` (r×m).
-    pub zt_a: Array2<f64>,
+    pub(crate) zt_a: Array2<f64>,
     /// `β = ZᵀAQ` (r×m): the model is `f(x) = z(x)ᵀ β`.
     pub beta: Array2<f64>,
     /// `f(X) = GAQ = Zβ` on the N training rows.
@@ -570,7 +570,7 @@ fn apply_m(
 /// `Zᵀ M Z = Z_Jᵀ Z_J + ℓγ_I Zᵀ Lᵖ Z` (r×r, symmetric PSD): with h = ⌊p/2⌋ and `V = Lʰ Z`,
 /// `Zᵀ Lᵖ Z` is `VᵀV` (p even) or `Vᵀ L V` (p odd), summed over row blocks in parallel so
 /// only `V` (for p ≥ 2) is N×r besides Z.
-pub fn zt_m_z(
+pub(crate) fn zt_m_z(
     z: ArrayView2<f64>,
     lap: &SparseLaplacian,
     labeled: &[bool],
@@ -622,7 +622,7 @@ pub fn zt_m_z(
 /// `ã_k = (1/c)[ỹ_k − q_k M Z (c I_r + q_k Zᵀ M Z)⁻¹ Zᵀ ỹ_k]` (methods.md §6); `Zᵀ M Z =
 /// P diag(μ) Pᵀ` once makes every r×r solve diagonal. `c + q_k μ > 0` since μ ≥ 0 (M is PSD)
 /// and q_k ≥ 1 − γ_O > 0.
-pub fn solve_on_factor(
+pub(crate) fn solve_on_factor(
     z: ArrayView2<f64>,
     lap: &SparseLaplacian,
     labeled: &[bool],
@@ -676,7 +676,7 @@ fn labeled_fit(f: ArrayView2<f64>, y: ArrayView2<f64>, labeled: &[bool]) -> (f64
 
 /// Problem (12) at the factor solution:
 /// `(1/ℓ)‖J(f − Y)‖² + γ_A tr(AᵀZZᵀAQ) + γ_I tr(fᵀ Lᵖ f)`, with `tr(AᵀZZᵀAQ) = Σ (ZᵀA) ⊙ β`.
-pub fn objective_on_factor(
+pub(crate) fn objective_on_factor(
     sol: &FactorSolution,
     lap: &SparseLaplacian,
     labeled: &[bool],
@@ -691,7 +691,7 @@ pub fn objective_on_factor(
 }
 
 /// ‖M f + ℓγ_A A − Y‖_F / ‖Y‖_F with `f = GAQ`: eq. (17)'s relative residual on the factor.
-pub fn residual_on_factor(
+pub(crate) fn residual_on_factor(
     sol: &FactorSolution,
     lap: &SparseLaplacian,
     labeled: &[bool],

@@ -20,7 +20,8 @@ pub use diagnostics::{
     confusion, diagnostics, output_fit, per_label, LabelScores, OutputFit, PartDiagnostics,
     MAX_CLASSES, MAX_OUTPUTS, SCATTER_OUTPUTS, SCATTER_POINTS,
 };
-pub use paired::{normal_sf, paired_tests, student_t_sf, PairedTest};
+pub use paired::paired_tests;
+pub use paired::PairedTest;
 pub use ranking::{auc, mean_auc, per_label_auc};
 pub use regression::{mse, r2, rbf_loss};
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct PairedTest {
     /// Folds with a value in both runs.
     pub n: usize,
-    /// Mean and sample sd of the differences a − b.
+    /// Mean of the differences a − b.
     pub mean_difference: f64,
     /// Sample standard deviation of the differences a − b.
     pub sd_difference: f64,
@@ -126,13 +126,13 @@ fn exact_signed_rank_p(w: usize, n: usize) -> f64 {
 }
 
 /// P(T > t) for Student's t with `df` degrees of freedom, t ≥ 0.
-pub fn student_t_sf(t: f64, df: f64) -> f64 {
+pub(crate) fn student_t_sf(t: f64, df: f64) -> f64 {
     let x = df / (df + t * t);
     0.5 * regularized_incomplete_beta(df / 2.0, 0.5, x)
 }
 
 /// P(Z > z) for a standard normal.
-pub fn normal_sf(z: f64) -> f64 {
+pub(crate) fn normal_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 
@@ -159,7 +159,7 @@ fn erfc(x: f64) -> f64 {
 }
 
 /// I_x(a, b), by the continued fraction of Numerical Recipes (Lentz's method).
-pub fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+pub(crate) fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x <= 0.0 {
         return 0.0;
     }
@@ -219,7 +219,7 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
 }
 
 /// ln Γ(x), x > 0 (Lanczos, g = 7, 9 terms: ~15 digits).
-pub fn ln_gamma(x: f64) -> f64 {
+pub(crate) fn ln_gamma(x: f64) -> f64 {
     const G: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,

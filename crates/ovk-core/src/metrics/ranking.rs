@@ -44,7 +44,7 @@ pub fn per_label_auc(y: ArrayView2<f64>, yhat: ArrayView2<f64>, threshold: f64) 
 /// `score(truth, scores)` of each output column: truth is a cell of `y` above `threshold`,
 /// scores the column of `ŷ`, rows whose truth cell is NaN left out. Empty when the shapes
 /// differ.
-pub fn per_label_map<T>(
+pub(crate) fn per_label_map<T>(
     y: ArrayView2<f64>,
     yhat: ArrayView2<f64>,
     threshold: f64,

@@ -11,7 +11,7 @@ use crate::metrics::{self, paired_tests, PairedTest};
 use crate::{OvkError, Result};
 
 /// What folds do to the p-values, said beside every paired test.
-pub const PAIRED_CAVEAT: &str = "the folds share training rows, so their scores are not \
+pub(crate) const PAIRED_CAVEAT: &str = "the folds share training rows, so their scores are not \
     independent: both tests overstate significance (Nadeau & Bengio 2003); read a small p as \
     a hint, not a proof";
 

@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use super::sweep_table::SweepResult;
-pub use crate::methods::details::{
-    axes_json, key, AxisBlock, DeclaredAxis, FactorRecord, MatrixAxes,
-};
+pub use crate::methods::details::AxisBlock;
+pub use crate::methods::details::FactorRecord;
+pub use crate::methods::details::MatrixAxes;
+pub use crate::methods::details::{key, DeclaredAxis};
 use crate::metrics::PartDiagnostics;
 
 /// A run's `details`, read through types.
@@ -38,12 +39,12 @@ pub struct Memory {
 
 impl Memory {
     /// The record as `details.memory` holds it.
-    pub fn to_json(&self) -> Json {
+    pub(crate) fn to_json(&self) -> Json {
         serde_json::to_value(self).unwrap_or(Json::Null)
     }
 
     /// `process` when the measuring process ran only this fit.
-    pub const WORKER: &'static str = "worker";
+    pub(crate) const WORKER: &'static str = "worker";
 
     /// True when the measured peak is the fit's own process's.
     pub fn measured_in_worker(&self) -> bool {
@@ -96,7 +97,7 @@ impl<'a> Details<'a> {
     }
 
     /// Each view's kernel as the fit printed it, in view order (empty for other fits).
-    pub fn view_kernels(&self) -> Vec<String> {
+    pub(crate) fn view_kernels(&self) -> Vec<String> {
         self.strings(key::VIEW_KERNELS)
     }
 
@@ -211,6 +212,7 @@ fn sigma_in_text(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::details::axes_json;
     use serde_json::json;
     use std::collections::BTreeMap;
 

@@ -20,18 +20,23 @@ mod temporaries;
 mod upgrade;
 
 pub use crate::metrics::MetricMap;
-pub use crate::util::text::{display_safe, text_safe};
+pub use crate::util::text::display_safe;
 pub use details::{Details, SavedDiagnostics};
 pub use load::{load, Loaded};
-pub use locate::{locate_data, Located};
-pub use model::{load_model, load_model_sized};
-pub use naming::{new_id, now_rfc3339, safe_name, slug, MAX_NAME_CHARS};
+pub use locate::locate_data;
+pub use locate::Located;
+pub use model::load_model;
+pub(crate) use model::load_model_sized;
+pub use naming::{new_id, now_rfc3339, slug};
 pub use output::{Output, OutputRules};
+pub use record::CvEstimate;
+pub use record::FoldAssignment;
 pub use record::{
-    fingerprint, model_matrix_name, ClassRecord, CvEstimate, CvStat, FoldAssignment, KernelRecord,
-    Metrics, ModelRecord, Optimistic, RunStatus, SessionRecord, Split, Timings, SCHEMA,
+    fingerprint, model_matrix_name, ClassRecord, CvStat, KernelRecord, Metrics, ModelRecord,
+    Optimistic, RunStatus, SessionRecord, Split, Timings, SCHEMA,
 };
 pub use store::{save_record, Listing, Store, Summary};
 pub use summary::summary_text;
-pub use temporaries::{abandon, published_count, Abandoned};
+pub use temporaries::abandon;
+pub use temporaries::Abandoned;
 pub use upgrade::config_as_run;

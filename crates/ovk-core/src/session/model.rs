@@ -14,7 +14,7 @@ pub fn load_model(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>)> {
 /// `load_model`, with the numbers a prediction holds per input row besides its result: the
 /// rows of every model array summed (each a reference set a new row is compared with, or
 /// coefficients a product passes through) — an upper bound for every model ovk saves.
-pub fn load_model_sized(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>, usize)> {
+pub(crate) fn load_model_sized(s: &Loaded) -> Result<(ModelRecord, Box<dyn Model>, usize)> {
     let r = &s.record;
     let Some(rec) = r.model.clone() else {
         return Err(OvkError::bad_session(format!(

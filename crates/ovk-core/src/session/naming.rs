@@ -41,11 +41,11 @@ pub(crate) fn is_plain_name(s: &str) -> bool {
 }
 
 /// Session names longer than this are cut (a name is a label, not a document).
-pub const MAX_NAME_CHARS: usize = 200;
+pub(crate) const MAX_NAME_CHARS: usize = 200;
 
 /// A name as it is stored: every unprintable character (escape sequences, newlines, tabs)
 /// becomes a space, runs of spaces one space, trimmed, at most `MAX_NAME_CHARS` characters.
-pub fn safe_name(name: &str) -> String {
+pub(crate) fn safe_name(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars() {
         let c = if is_unprintable(c) || c.is_whitespace() {

@@ -55,7 +55,7 @@ pub struct OutputRules {
     /// `--force`: replace an existing regular file.
     pub force: bool,
     /// The flag that gives this permission, for messages (`--force`).
-    pub force_flag: &'static str,
+    pub(crate) force_flag: &'static str,
     /// Directories nothing is written into (the session store, the session's directory).
     protected_dirs: Vec<Protected>,
     /// Files never overwritten (the inputs of the run), with what they are.
@@ -107,7 +107,7 @@ impl OutputRules {
 
     /// Refuse writing into the session store or over the data file (or its sidecar) of any
     /// session in it: for files ovk writes outside a session (`gen`, `bench data`, a ledger).
-    pub fn protect_store(mut self, store: &Store) -> Self {
+    pub(crate) fn protect_store(mut self, store: &Store) -> Self {
         self = self.protect_dir(store.root(), "the session store");
         for listing in store.list() {
             let Listing::Ok(s) = listing else { continue };

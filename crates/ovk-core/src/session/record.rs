@@ -47,7 +47,7 @@ impl Split {
     }
 
     /// The recorded id, or the one these rows have (sessions saved before ids were recorded).
-    pub fn id_or_computed(&self, sha256: &str) -> String {
+    pub(crate) fn id_or_computed(&self, sha256: &str) -> String {
         self.id.clone().unwrap_or_else(|| self.fingerprint(sha256))
     }
 }

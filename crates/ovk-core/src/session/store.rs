@@ -25,7 +25,12 @@ pub enum Listing {
     /// A session that could be read.
     Ok(Box<Summary>),
     /// A session directory that could not be read: where it is and why.
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The session directory.
+        path: PathBuf,
+        /// Why it could not be read.
+        reason: String,
+    },
 }
 
 /// What the session list shows of one saved run, read from its `session.json`.

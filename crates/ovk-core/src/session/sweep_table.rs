@@ -68,7 +68,7 @@ impl SweepResult {
     }
 
     /// Set `best` to the best row that scored, if any.
-    pub fn pick_best(&mut self) {
+    pub(crate) fn pick_best(&mut self) {
         self.best = self
             .ranked()
             .first()

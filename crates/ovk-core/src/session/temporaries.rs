@@ -192,7 +192,7 @@ impl WorkDir {
     }
 
     /// Move the work folder to `dest` (a rename); the lock file goes when this value drops.
-    pub fn publish(mut self, dest: &Path) -> io::Result<()> {
+    pub(crate) fn publish(mut self, dest: &Path) -> io::Result<()> {
         let flight = self.flight.take().expect("a work folder is published once");
         let dir = self.dir.clone();
         let published = flight.publish(Some(dest), || fs::rename(&dir, dest));
@@ -242,7 +242,7 @@ impl InFlight {
     /// Run `publish` (the rename or link) with the list locked, so a signal's cleanup waits
     /// for it; on success the temporaries leave the list and `shown`, if any, is recorded as
     /// published.
-    pub fn publish<T>(
+    pub(crate) fn publish<T>(
         mut self,
         shown: Option<&Path>,
         publish: impl FnOnce() -> io::Result<T>,
@@ -270,11 +270,6 @@ impl Drop for InFlight {
             }
         }
     }
-}
-
-/// How many outputs and sessions this process has published so far.
-pub fn published_count() -> usize {
-    registry().published.len()
 }
 
 /// What `abandon` did.

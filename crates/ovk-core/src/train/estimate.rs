@@ -14,11 +14,11 @@ use crate::util::rng::Rng;
 
 /// Seconds per unit of work, measured here.
 #[derive(Debug, Clone, Copy)]
-pub struct Rates {
+pub(crate) struct Rates {
     /// One n×n symmetric eigendecomposition takes `eigh · n³` seconds.
     pub eigh: f64,
     /// A product of (a×b)(b×c) takes `gemm · a·b·c` seconds.
-    pub gemm: f64,
+    pub(crate) gemm: f64,
 }
 
 /// Calibration size: big enough to reach the kernels' steady speed, small enough to cost a
@@ -26,7 +26,7 @@ pub struct Rates {
 const CALIBRATE_N: usize = 400;
 
 /// This process's rates, measured on first use.
-pub fn rates() -> Rates {
+pub(crate) fn rates() -> Rates {
     static RATES: OnceLock<Rates> = OnceLock::new();
     *RATES.get_or_init(|| {
         let mut rng = Rng::new(1);
@@ -58,7 +58,7 @@ pub fn fit_seconds(route: Route, n: usize, shape: &ProblemShape, eighs: f64) -> 
 /// `fit_seconds` phase by phase, in the order the fit runs them: building the Gram matrix (or
 /// the factor) and the eigendecompositions — the long phases that report no steps, whose
 /// progress a face can only show against this floor.
-pub fn phase_seconds(
+pub(crate) fn phase_seconds(
     route: Route,
     n: usize,
     shape: &ProblemShape,
@@ -85,7 +85,7 @@ pub fn phase_seconds(
 }
 
 /// "12 s", "3.4 min", "2.1 h".
-pub fn format_seconds(s: f64) -> String {
+pub(crate) fn format_seconds(s: f64) -> String {
     if s < 1.0 {
         format!("{s:.2} s")
     } else if s < 90.0 {

@@ -18,7 +18,7 @@ use crate::{OvkError, Result};
 /// A `.npy` Gram file as an f64 matrix (f32 files are widened), through the guards every
 /// saved matrix passes: a regular file, its size within memory, its header's claims within
 /// the file.
-pub fn read_gram(path: &Path, what: &str) -> Result<Array2<f64>> {
+pub(crate) fn read_gram(path: &Path, what: &str) -> Result<Array2<f64>> {
     let refuse = |why: String| OvkError::input(format!("{}: {why}", path.display()));
     let (_, meta) = crate::data::files::open_regular(path, what)?;
     check_fits(
@@ -48,7 +48,7 @@ pub fn read_gram(path: &Path, what: &str) -> Result<Array2<f64>> {
 /// The Gram files of `spec` read and checked against the table's rows, the inputs of
 /// `prepared` replaced by their rows of K (one block per view); the files with their SHA-256
 /// and the warnings (a Gram that is not PSD) go to `prepared.grams` and `prepared.notes`.
-pub fn attach(prepared: &mut Prepared, spec: &KernelSpec) -> Result<()> {
+pub(crate) fn attach(prepared: &mut Prepared, spec: &KernelSpec) -> Result<()> {
     if spec.name != KernelName::Precomputed {
         return Ok(());
     }
@@ -124,7 +124,7 @@ fn match_views(table: &[View], files: &[GramFile]) -> Result<()> {
 /// The inputs a saved precomputed model predicts from: a new-rows Gram (n_new × n_train, one
 /// per view in the model's view order) laid out as the training inputs were, `width` columns
 /// per block.
-pub fn new_inputs(grams: &[(GramFile, Array2<f64>)], width: usize) -> Result<Array2<f64>> {
+pub(crate) fn new_inputs(grams: &[(GramFile, Array2<f64>)], width: usize) -> Result<Array2<f64>> {
     let blocks: Vec<Array2<f64>> = grams
         .iter()
         .map(|(_, k)| new_rows(k.view(), width))

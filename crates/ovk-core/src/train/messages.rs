@@ -13,6 +13,7 @@ use super::{Ended, RunOutcome};
 pub enum RunMessage {
     /// A phase began.
     Phase {
+        /// The phase that began.
         phase: Phase,
         /// Expected number of steps in this phase, when known (for an ETA).
         total: Option<usize>,
@@ -20,7 +21,12 @@ pub enum RunMessage {
     /// One iteration's (or path point's) trace record.
     Record(TraceRecord),
     /// Progress inside a phase without trace records: `done` of `total` steps.
-    Step { done: usize, total: usize },
+    Step {
+        /// Steps done so far.
+        done: usize,
+        /// Steps in the phase.
+        total: usize,
+    },
     /// A remark for the user.
     Note(String),
     /// Before the fit: the floor seconds of its long phases without steps.
@@ -32,9 +38,19 @@ pub enum RunMessage {
     /// The run ended and is recorded in the session store at `dir`, not yet kept: finished
     /// (read back, matrices and all) or cancelled (its record: configuration, trace so far).
     /// The worker process ends this way.
-    Recorded { dir: PathBuf, ended: Ended },
+    Recorded {
+        /// The run's session directory.
+        dir: PathBuf,
+        /// Whether it finished or was cancelled, with what was read back.
+        ended: Ended,
+    },
     /// The run failed: the message for the user and the exit status to end with.
-    Failed { message: String, exit_code: i32 },
+    Failed {
+        /// The message for the user.
+        message: String,
+        /// The exit status to end with.
+        exit_code: i32,
+    },
     /// The run stopped and nothing has recorded it (the thread runner).
     Cancelled,
 }

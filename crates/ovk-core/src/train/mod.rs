@@ -6,7 +6,7 @@
 mod coverage;
 pub mod estimate;
 mod faults;
-pub mod gram;
+pub(crate) mod gram;
 mod messages;
 mod offset;
 mod pipeline;
@@ -27,5 +27,5 @@ pub use predict::{
     Scored,
 };
 pub use reopen::read_run;
-pub use runner::{spawn, spawn_search, spawn_sweep, ChannelObserver, RunHandle};
-pub use width::width_warning;
+pub use runner::{spawn, spawn_search, spawn_sweep, RunHandle};
+pub(crate) use width::width_warning;

@@ -244,12 +244,6 @@ impl Prediction {
         Ok(self)
     }
 
-    /// The file's columns the model does not read (neither a feature nor an output): a model
-    /// applied to another data set's table may share a few of its columns and ignore the rest.
-    pub fn ignored_columns(&self) -> &[String] {
-        &self.ignored
-    }
-
     /// Number of rows read from the file.
     pub fn n_rows(&self) -> usize {
         self.x.nrows()
@@ -272,7 +266,7 @@ impl Prediction {
 
     /// Bytes a block of predicted rows needs per row: the model's work, the scores and their
     /// copies on the way out, and the decoded labels.
-    pub fn bytes_per_row(&self) -> u64 {
+    pub(crate) fn bytes_per_row(&self) -> u64 {
         let m = self.record.output_names.len() as u64;
         let numbers = (self.work_per_row as u64)
             .saturating_add(self.x.ncols() as u64)
@@ -438,7 +432,8 @@ pub fn predict_file(session_dir: &Path, data_path: &Path) -> Result<PredictionTa
     predict_file_noting(session_dir, data_path).map(|(table, _)| table)
 }
 
-/// `predict_file`, and the file's columns the model ignores (`Prediction::ignored_columns`).
+/// `predict_file`, and the file's columns the model ignores (neither a feature nor an output):
+/// a model applied to another data set's table may share a few of its columns.
 pub fn predict_file_noting(
     session_dir: &Path,
     data_path: &Path,

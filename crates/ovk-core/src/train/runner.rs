@@ -28,15 +28,6 @@ impl RunHandle {
         self.cancel.store(true, Ordering::Relaxed);
     }
 
-    pub fn is_cancelling(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-
-    /// Whether the thread has finished (its last message may still be in the channel).
-    pub fn is_done(&self) -> bool {
-        self.thread.as_ref().is_none_or(|t| t.is_finished())
-    }
-
     /// Wait for the fit's thread to end (after its last message); everything it allocated is
     /// freed by then.
     pub fn join(mut self) {
@@ -128,7 +119,7 @@ pub(super) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Forwards the fit's progress to the channel; a closed channel (face gone) cancels the fit.
-pub struct ChannelObserver {
+pub(crate) struct ChannelObserver {
     tx: Sender<RunMessage>,
     cancel: Arc<AtomicBool>,
 }

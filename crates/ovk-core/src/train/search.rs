@@ -31,10 +31,15 @@ pub enum Axis {
     /// scale); a random search draws from it (log-uniformly on a log range). `integer` ranges
     /// give whole numbers.
     Range {
+        /// The lower end.
         lo: f64,
+        /// The upper end.
         hi: f64,
+        /// Spaced (or drawn) on a log scale.
         log: bool,
+        /// How many values a grid takes (None: only a random search can use the range).
         n: Option<usize>,
+        /// Whole numbers only.
         integer: bool,
     },
 }
@@ -310,7 +315,7 @@ pub fn run_halving(
 
 /// Score `configs` as one search: successive halving keeping 1/`factor` per rung when
 /// `halving` says so (by `folds`-fold CV, three when none is given), else each configuration once.
-pub fn run_search(
+pub(crate) fn run_search(
     configs: &[RunConfig],
     folds: Option<usize>,
     halving: Option<usize>,
@@ -374,10 +379,11 @@ fn training_rows(config: &RunConfig) -> Result<usize> {
 /// One outer fold of a nested cross-validation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NestedFold {
+    /// The outer fold's index (0-based).
     pub fold: usize,
     /// The configuration the inner search chose on the other folds, by its settings.
     pub chosen: BTreeMap<String, String>,
-    pub chosen_index: usize,
+    pub(crate) chosen_index: usize,
     /// The chosen configuration refitted on the other folds, scored on this one.
     pub metrics: MetricMap,
 }
@@ -387,7 +393,7 @@ pub struct NestedFold {
 pub struct Nested {
     /// Number of outer folds K.
     pub k: usize,
-    pub inner_folds: usize,
+    pub(crate) inner_folds: usize,
     /// One result per outer fold, in fold order.
     pub folds: Vec<NestedFold>,
     /// Per metric, over the outer folds: an estimate of the tuned procedure (search + refit),

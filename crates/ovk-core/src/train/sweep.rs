@@ -95,7 +95,7 @@ pub fn folds_for(configs: &[RunConfig], cv: Option<usize>) -> Option<usize> {
 }
 
 /// The configuration of one fold (`None`: score on the test part).
-pub fn fold_config(base: &RunConfig, folds: Option<usize>, fold: usize) -> RunConfig {
+pub(crate) fn fold_config(base: &RunConfig, folds: Option<usize>, fold: usize) -> RunConfig {
     let mut c = base.clone();
     c.data.cv = folds.map(|k| CvFold { folds: k, fold });
     c
@@ -245,7 +245,7 @@ pub fn refit_best(
 }
 
 /// `refit_best`, keeping a cancelled refit's record (with the sweep's table in its details).
-pub fn refit_best_to_end(
+pub(crate) fn refit_best_to_end(
     configs: &[RunConfig],
     result: &SweepResult,
     obs: &mut dyn Observer,

@@ -11,7 +11,7 @@ use crate::kernels::{median_distance, KernelSpec, Sigma};
 use crate::train::RunConfig;
 
 /// A width more than this factor from the median distance (either way) is worth a word.
-pub const FAR_FACTOR: f64 = 3.0;
+pub(crate) const FAR_FACTOR: f64 = 3.0;
 
 /// Rows the median is taken over: enough for two significant digits, cheap beside any fit.
 const SAMPLE_ROWS: usize = 400;
@@ -19,7 +19,7 @@ const SAMPLE_ROWS: usize = 400;
 /// The warning for `spec`'s absolute σ on the training inputs `x` as the kernel sees them
 /// (after `scale`), per view when there are views; None when σ is the median, the kernel has
 /// no width, or σ is within `FAR_FACTOR` of the median distance.
-pub fn width_warning(
+pub(crate) fn width_warning(
     spec: &KernelSpec,
     x: ArrayView2<f64>,
     views: &[View],

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter};
 
 /// `value` as indented JSON with scalar arrays kept on one line, ending in a newline.
-pub fn to_readable_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+pub(crate) fn to_readable_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut bytes = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut bytes, Readable::default());
     value.serialize(&mut ser)?;

@@ -7,6 +7,6 @@ pub mod choice;
 pub mod json;
 pub mod limits;
 pub mod nan;
-pub mod param;
+pub(crate) mod param;
 pub mod rng;
 pub mod text;

@@ -19,7 +19,9 @@ pub fn map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::
         .collect())
 }
 
-pub fn opt_map<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BTreeMap<String, f64>>, D::Error> {
+pub(crate) fn opt_map<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BTreeMap<String, f64>>, D::Error> {
     let raw = Option::<BTreeMap<String, Option<f64>>>::deserialize(d)?;
     Ok(raw.map(|m| {
         m.into_iter()

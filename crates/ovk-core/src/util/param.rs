@@ -1,6 +1,6 @@
 //! A setting declared as data (`ParamSpec`): key, label, help, kind with its range or choices,
 //! default. The methods' hyperparameters (`methods::params`), the kernel options
-//! (`kernels::KERNEL_OPTIONS`) and the data options (`data::DATA_OPTIONS`) are all declared so;
+//! (`kernels::options`) and the data options (`data::options`) are all declared so;
 //! flags, config keys, TUI fields, validation and `docs/config.md` are made from them.
 
 use serde::{Deserialize, Serialize};
@@ -42,14 +42,24 @@ pub enum ParamKind {
     /// A real number in `[min, max]` (`min_open`: strictly above `min`; `max_open`: strictly
     /// below `max`). `log`: best explored on a log scale (sweeps and the TUI use it).
     Float {
+        /// The lower bound.
         min: f64,
+        /// The upper bound.
         max: f64,
+        /// `min` itself excluded.
         min_open: bool,
+        /// `max` itself excluded.
         max_open: bool,
+        /// Explored on a log scale.
         log: bool,
     },
     /// A whole number in `[min, max]`.
-    Int { min: i64, max: i64 },
+    Int {
+        /// The smallest value allowed.
+        min: i64,
+        /// The largest value allowed.
+        max: i64,
+    },
     /// One of these words.
     Choice(&'static [&'static str]),
     /// true or false.
@@ -255,7 +265,7 @@ pub(crate) fn as_f64(v: &Value) -> Option<f64> {
 }
 
 /// The closing end of a float range as help and errors print it: `∞)`, `1e12]`, `0.5]`.
-pub fn upper_bound(max: f64) -> String {
+pub(crate) fn upper_bound(max: f64) -> String {
     if max.is_infinite() {
         "∞)".into()
     } else if max.abs() >= 1e6 {

@@ -29,7 +29,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Characters a terminal may act on rather than print: C0 and C1 controls (ESC starts escape
 /// sequences, CR rewrites the line), DEL, and the bidirectional overrides and isolates that
 /// reorder what follows them.
-pub fn is_unprintable(c: char) -> bool {
+pub(crate) fn is_unprintable(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
@@ -46,7 +46,7 @@ pub fn display_safe(s: &str) -> String {
 
 /// `display_safe` for a block of lines: newlines are kept, every other unprintable character
 /// is escaped.
-pub fn text_safe(s: &str) -> String {
+pub(crate) fn text_safe(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c == '\n' {

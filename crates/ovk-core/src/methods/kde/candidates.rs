@@ -10,6 +10,6 @@ use crate::Result;
 /// ovk opens goes through (`data::read_numeric_columns`: regular files only, the Parquet
 /// footer checked, sizes capped, a parser's panic caught); a missing column or a missing /
 /// non-numeric value is an input error naming the file, the column and the row.
-pub fn read_candidates(path: &Path, names: &[String]) -> Result<Array2<f64>> {
+pub(crate) fn read_candidates(path: &Path, names: &[String]) -> Result<Array2<f64>> {
     crate::data::read_numeric_columns(path, names)
 }

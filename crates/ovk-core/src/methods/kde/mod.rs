@@ -4,7 +4,7 @@
 //! Sylvester equation (`solve`), or through incomplete Cholesky factors for large n
 //! (`lowrank`). See docs/methods.md §3.
 
-pub mod candidates;
+mod candidates;
 pub mod lowrank;
 pub mod preimage;
 mod routes;
@@ -26,7 +26,7 @@ use crate::{ErrorKind, OvkError, Result};
 use preimage::{KdeModel, Outputs, Preimage};
 use solve::{Ovk, OvkKind};
 
-pub use preimage::{model_from_parts, KIND};
+pub(crate) use preimage::{model_from_parts, KIND};
 
 /// Operator-valued kernel dependency estimation (Kadri et al. 2013): regression into the output kernel's feature space, then a pre-image.
 pub struct Kde;
@@ -42,7 +42,7 @@ pub const OVK: ParamSpec = ParamSpec {
     default: ParamDefault::Text(OvkKind::Conditional.name()),
 };
 
-pub const EPSILON: ParamSpec = ParamSpec {
+pub(crate) const EPSILON: ParamSpec = ParamSpec {
     key: "epsilon",
     label: "conditional ε",
     help: "regulariser ε of the conditional covariance Ĉ_YY|X = Ĉ_YY − Ĉ_YX(Ĉ_XX + εI)⁻¹Ĉ_XY \
@@ -62,7 +62,7 @@ choice_enum! {
     }
 }
 
-pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
+pub(crate) const OUTPUT_KERNEL: ParamSpec = ParamSpec {
     key: "output_kernel",
     label: "output kernel",
     help: "scalar kernel l on the outputs whose feature space the model predicts into",
@@ -71,7 +71,7 @@ pub const OUTPUT_KERNEL: ParamSpec = ParamSpec {
     default: ParamDefault::Text(OutputKernel::Gaussian.name()),
 };
 
-pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
+pub(crate) const OUTPUT_SIGMA: ParamSpec = ParamSpec {
     key: "output_sigma",
     label: "output σ",
     help: "width σ_l of the Gaussian output kernel and of the RBF loss: a positive number, or \
@@ -81,7 +81,7 @@ pub const OUTPUT_SIGMA: ParamSpec = ParamSpec {
     default: ParamDefault::Text("median"),
 };
 
-pub const PREIMAGE: ParamSpec = ParamSpec {
+pub(crate) const PREIMAGE: ParamSpec = ParamSpec {
     key: "preimage",
     label: "pre-image",
     help: "candidates: argmin over a candidate set of l(y,y) − 2·score(x,y); closed-form: the \
@@ -91,7 +91,7 @@ pub const PREIMAGE: ParamSpec = ParamSpec {
     default: ParamDefault::Text(Preimage::Candidates.name()),
 };
 
-pub const CANDIDATES: ParamSpec = ParamSpec {
+pub(crate) const CANDIDATES: ParamSpec = ParamSpec {
     key: "candidates",
     label: "candidates file",
     help: "CSV/Parquet file of pre-image candidates with the output columns (default: the \
@@ -101,7 +101,7 @@ pub const CANDIDATES: ParamSpec = ParamSpec {
     default: ParamDefault::None,
 };
 
-pub const LOW_RANK: ParamSpec = ParamSpec {
+pub(crate) const LOW_RANK: ParamSpec = ParamSpec {
     key: "low_rank",
     label: "low rank M1,M2",
     help: "'M1,M2': ranks of the Nyström (pivoted Cholesky) factors of the input and output Gram \
@@ -485,7 +485,7 @@ fn parse_ranks(s: &str) -> Result<(usize, usize)> {
 }
 
 /// σ_l: the given number, or the median distance between training outputs.
-pub fn resolve_output_sigma(sigma: Sigma, y: ArrayView2<f64>) -> Result<f64> {
+pub(crate) fn resolve_output_sigma(sigma: Sigma, y: ArrayView2<f64>) -> Result<f64> {
     match sigma {
         Sigma::Value(v) => Ok(v),
         Sigma::Median => {

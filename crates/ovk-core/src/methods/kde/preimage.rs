@@ -13,7 +13,7 @@ use crate::util::choice::{choice_enum, Choice};
 use crate::Result;
 
 /// The model kind KDE saves (`methods::load_model`).
-pub const KIND: &str = "kde";
+pub(crate) const KIND: &str = "kde";
 
 /// Test rows scored per block (bounds the candidates × rows score matrix).
 const ROWS_PER_BLOCK: usize = 512;
@@ -29,7 +29,7 @@ choice_enum! {
 }
 
 /// How a test input reaches the score.
-pub enum Scoring {
+pub(crate) enum Scoring {
     /// `score = L_cand W k_x` with `k_x = K(X, x)` (the exact solve).
     Kernel {
         kernel: Kernel,
@@ -45,14 +45,14 @@ pub enum Scoring {
 }
 
 /// The fitted KDE: input kernel expansion into the output feature space, then a pre-image.
-pub struct KdeModel {
+pub(crate) struct KdeModel {
     pub scoring: Scoring,
     /// The training outputs (ℓ×m).
     pub y_train: Array2<f64>,
     pub preimage: Preimage,
     /// Candidate outputs (c×m) and l(y, y) for each.
     pub candidates: Array2<f64>,
-    pub cand_self: Vec<f64>,
+    pub(crate) cand_self: Vec<f64>,
 }
 
 /// `l(y, y)` for each row.
@@ -112,7 +112,7 @@ impl KdeModel {
     /// (right Z)` is kept factored as `[left | Z] [right Z; c0 I]`, and its output side is
     /// multiplied out once — by the candidates' kernel rows (in blocks, never c×n whole) or,
     /// for the closed form, by Yᵀ.
-    pub fn on_features(
+    pub(crate) fn on_features(
         map: FeatureMap,
         z: ArrayView2<f64>,
         op: ScoreOperator,
@@ -229,7 +229,7 @@ impl KdeModel {
 /// The KDE model back from its saved parts: the candidates' Gram rows (or, on a factor, the
 /// folded operator) and self-kernels are saved as computed, so no output kernel is evaluated
 /// again (bit-for-bit predictions).
-pub fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
+pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
     let name: String = parts.setting("preimage")?;
     let preimage = Preimage::parse(&name)
         .map_err(|_| parts.mismatch(&format!("unknown pre-image `{name}`")))?;

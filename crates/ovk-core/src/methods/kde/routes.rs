@@ -30,7 +30,7 @@ pub(super) struct Inputs<'a> {
     pub problem: &'a Problem,
     pub x: ArrayView2<'a, f64>,
     pub y: ArrayView2<'a, f64>,
-    pub out_kernel: Kernel,
+    pub(crate) out_kernel: Kernel,
     pub ovk: Ovk,
     pub cfg: &'a KdeConfig,
 }

@@ -5,11 +5,14 @@ use ndarray::{Array2, ArrayView2};
 
 use crate::linalg::matmul;
 
+/// The score operator `W = c0·I + left·right` (n×n), never formed unless asked.
 #[derive(Debug, Clone)]
 pub struct ScoreOperator {
+    /// The multiple c0 of the identity in W.
     pub c0: f64,
     /// n×r (n×n for the exact solve, where `right` is None).
     pub left: Array2<f64>,
+    /// r×n, the right factor (None: `left` is the whole n×n term).
     pub right: Option<Array2<f64>>,
 }
 

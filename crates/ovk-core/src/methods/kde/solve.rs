@@ -43,7 +43,10 @@ pub enum Ovk {
     /// `C = Ĉ_YY`, eq. (5).
     Covariance,
     /// `C = Ĉ_YY|X` with regulariser ε, eq. (7).
-    Conditional { epsilon: f64 },
+    Conditional {
+        /// The regulariser ε of `Ĉ_YY|X`.
+        epsilon: f64,
+    },
 }
 
 choice_enum! {
@@ -144,6 +147,7 @@ pub struct ExactSolve {
     pub residual: f64,
     /// The normwise backward error of the Sylvester equation.
     pub backward_error: f64,
+    /// The factorisation that produced α.
     pub route: Route,
 }
 
@@ -165,7 +169,10 @@ pub fn solve_exact(
 pub enum RouteChoice {
     /// The symmetric route; if its backward error exceeds `limit`, also the Schur route, and
     /// the one with the smaller backward error is kept.
-    Auto { limit: f64 },
+    Auto {
+        /// The backward error above which the Schur route is tried too.
+        limit: f64,
+    },
     /// One route only (tests and benchmarks).
     Only(Route),
 }

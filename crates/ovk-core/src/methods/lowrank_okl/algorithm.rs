@@ -26,9 +26,9 @@ pub struct Settings {
     /// Iterations per λ.
     pub max_iter: usize,
     /// Lemma 8's `‖(CᵀKC)B − B‖/‖B‖` must be below this to certify.
-    pub certificate_tol: f64,
+    pub(crate) certificate_tol: f64,
     /// Saddle escapes allowed per λ.
-    pub max_escapes: usize,
+    pub(crate) max_escapes: usize,
 }
 
 impl Settings {
@@ -71,13 +71,13 @@ impl<'a> Progress<'a> {
     }
 
     /// `total` fits (λ values × ranks) follow; each finished one is a step of the path.
-    pub fn start_path(&mut self, total: usize) {
+    pub(crate) fn start_path(&mut self, total: usize) {
         self.fits = Some((0, total));
         self.obs.phase(Phase::Path, Some(total));
     }
 
     /// One fit follows (a fixed λ, or the refit at the path's choice).
-    pub fn start_fit(&mut self) {
+    pub(crate) fn start_fit(&mut self) {
         self.fits = None;
         self.obs.phase(Phase::Iterating, None);
     }
@@ -90,7 +90,7 @@ impl<'a> Progress<'a> {
     }
 
     /// Send the held-back record of the λ just finished, with its validation error.
-    pub fn finish_lambda(&mut self, val_metric: Option<f64>, certified: bool) {
+    pub(crate) fn finish_lambda(&mut self, val_metric: Option<f64>, certified: bool) {
         if let Some(mut rec) = self.pending.take() {
             rec.val_metric = val_metric;
             rec.extra
@@ -112,7 +112,7 @@ pub struct Fitted {
     /// Eq. (4) at the returned (A, B), A optimal for B.
     pub objective: f64,
     /// `‖Y − K A Bᵀ‖²_F`.
-    pub fit_sq: f64,
+    pub(crate) fit_sq: f64,
     /// Iterations this λ took.
     pub iterations: usize,
     /// Whether the stopping test was met at this λ.

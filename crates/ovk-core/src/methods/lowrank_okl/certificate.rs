@@ -13,7 +13,7 @@ use crate::linalg::{divide_by_spectrum, eigh, matmul, matmul_tn, qr_thin, symmet
 use crate::Result;
 
 /// `‖Cᵀ K C‖₂ ≤ 1 + EIG_SLACK` counts as ≤ 1.
-pub const EIG_SLACK: f64 = 1e-6;
+pub(crate) const EIG_SLACK: f64 = 1e-6;
 /// `B` is rank-deficient when `σ_min(B) ≤ RANK_RATIO · σ_max(B)` (or B = 0).
 const RANK_RATIO: f64 = 1e-4;
 
@@ -40,13 +40,13 @@ pub struct Certificate {
 
 impl Certificate {
     /// A stationary point that is not the optimum, with room in B to move: escape it.
-    pub fn is_escapable_saddle(&self) -> bool {
+    pub(crate) fn is_escapable_saddle(&self) -> bool {
         self.rank_deficient && self.top_eigenvalue > 1.0 + EIG_SLACK
     }
 
     /// The certified condition fails only on `‖CᵀKC‖₂`, with B of full rank p: the rank
     /// constraint is active (the point may still be the best of rank p).
-    pub fn rank_constraint_active(&self, residual_tol: f64) -> bool {
+    pub(crate) fn rank_constraint_active(&self, residual_tol: f64) -> bool {
         !self.rank_deficient
             && self.residual <= residual_tol
             && self.top_eigenvalue > 1.0 + EIG_SLACK
@@ -83,7 +83,7 @@ fn coefficients(red: &Reduced, bhat: &Array2<f64>, lambda: f64) -> Result<Array2
 }
 
 /// Lemma 8 at `B = Q_m B̂`. `residual_tol`: how small `‖(CᵀKC)B − B‖/‖B‖` must be.
-pub fn certify(
+pub(crate) fn certify(
     red: &Reduced,
     bhat: &Array2<f64>,
     lambda: f64,
@@ -139,7 +139,7 @@ pub fn certify(
 /// (docs/methods.md §2; one pair would do, but filling every free column at once saves one
 /// escape-and-converge round per missing rank). Falls back to the single top pair.
 /// `None` if no τ decreases g.
-pub fn escape_saddle(
+pub(crate) fn escape_saddle(
     red: &Reduced,
     bhat: &Array2<f64>,
     cert: &Certificate,

@@ -10,11 +10,17 @@ mod reduced;
 mod select;
 mod steps;
 
-pub use algorithm::{solve, Fitted, Progress, Settings, Solver};
-pub use certificate::{certify, Certificate};
-pub use path::{lambda_grid, parse_ranks, run_path, PathPoint, PathRun, Validation};
+pub use algorithm::Solver;
+pub use algorithm::{solve, Fitted, Progress, Settings};
+pub use certificate::Certificate;
+pub(crate) use path::parse_ranks;
+pub use path::PathPoint;
+pub use path::PathRun;
+pub use path::{lambda_grid, Validation};
 pub use qn::value_and_gradient;
-pub use reduced::{AStep, Factor, Reduced, Solution};
+pub use reduced::AStep;
+pub use reduced::Solution;
+pub use reduced::{Factor, Reduced};
 
 use super::input::{factor_peak_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};

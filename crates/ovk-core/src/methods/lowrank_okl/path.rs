@@ -110,7 +110,7 @@ pub struct PathRun {
     pub points: Vec<PathPoint>,
     /// Index into `points` of the chosen λ.
     pub best: usize,
-    pub best_fit: Fitted,
+    pub(crate) best_fit: Fitted,
     /// Iterations over the whole path.
     pub iterations: usize,
     /// Seconds over the whole path.
@@ -120,7 +120,7 @@ pub struct PathRun {
 /// Solve at every λ (large to small), warm-starting B from the previous λ when `warm`.
 /// The best λ by validation MSE wins; without validation data, the last λ.
 #[allow(clippy::too_many_arguments)]
-pub fn run_path(
+pub(crate) fn run_path(
     red: &Reduced,
     p: usize,
     lambdas: &[f64],
@@ -178,15 +178,15 @@ pub fn run_path(
 }
 
 /// A rank sweep tries at most this many ranks (each is a whole λ path).
-pub const MAX_SWEEP_RANKS: usize = 1000;
+pub(crate) const MAX_SWEEP_RANKS: usize = 1000;
 /// The largest rank a sweep may name (as `--rank`).
-pub const MAX_SWEEP_RANK: usize = 1_000_000;
+pub(crate) const MAX_SWEEP_RANK: usize = 1_000_000;
 
 /// Parse a rank sweep: `"1..8"` (inclusive), `"1..40:5"` (step 5; the upper end is always
 /// included), or a list `"2,5,10"`. Repeated ranks count once (in their first place); more than
 /// `MAX_SWEEP_RANKS` ranks or a rank above `MAX_SWEEP_RANK` is refused before anything is
 /// allocated for them.
-pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
+pub(crate) fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     let t = text.trim();
     let bad = || {
         OvkError::input(format!(

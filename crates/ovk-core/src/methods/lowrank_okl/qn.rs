@@ -46,7 +46,7 @@ const ZERO_DIRECTION: f64 = 1e-20;
 /// zero column has zero gradient (`∇g = (I − CᵀKC) B`) and stays zero under L-BFGS (the
 /// preconditioner below does not mix it with the others: `K A = K C B` vanishes on it), so the
 /// descent can run on the q live columns — a q×q instead of p×p eigendecomposition per step.
-pub fn live_columns(bhat: &Array2<f64>) -> Result<Array2<f64>> {
+pub(crate) fn live_columns(bhat: &Array2<f64>) -> Result<Array2<f64>> {
     let e = eigh(symmetrize(&matmul_tn(bhat.view(), bhat.view())).view())?;
     let top = e.values.iter().copied().fold(0.0, f64::max);
     let keep: Vec<usize> = (0..e.values.len())
@@ -57,7 +57,7 @@ pub fn live_columns(bhat: &Array2<f64>) -> Result<Array2<f64>> {
 }
 
 /// `[B̂_q 0]`: back to p columns (the same `L = BBᵀ`).
-pub fn pad_columns(bq: &Array2<f64>, p: usize) -> Array2<f64> {
+pub(crate) fn pad_columns(bq: &Array2<f64>, p: usize) -> Array2<f64> {
     let mut b = Array2::zeros((bq.nrows(), p));
     b.slice_mut(ndarray::s![.., ..bq.ncols()]).assign(bq);
     b
@@ -65,7 +65,7 @@ pub fn pad_columns(bq: &Array2<f64>, p: usize) -> Array2<f64> {
 
 /// One run of L-BFGS at `lambda` from `bhat0`, for at most `budget` iterations; stops when
 /// `‖∇g‖_F < tol · max(1, ‖B‖_F)`. `on_iter(objective, ‖∇g‖)` is called once per iteration (it may cancel).
-pub struct Descent {
+pub(crate) struct Descent {
     pub bhat: Array2<f64>,
     pub iterations: usize,
     pub converged: bool,
@@ -210,7 +210,7 @@ impl Precond {
     }
 }
 
-pub fn descend(
+pub(crate) fn descend(
     red: &Reduced,
     bhat0: &Array2<f64>,
     lambda: f64,

@@ -38,8 +38,8 @@ pub enum Factor {
 /// rows `V₀ = Ỹ₀ B U_Y / λ` are formed on demand (`Reduced::v_full`).
 #[derive(Debug, Clone)]
 pub struct AStep {
-    pub u_y: Array2<f64>,
-    pub lam_y: Array1<f64>,
+    pub(crate) u_y: Array2<f64>,
+    pub(crate) lam_y: Array1<f64>,
     /// V: the range rows of A in the eigenbases (ℓ₊×p).
     pub v: Array2<f64>,
     /// E: the range rows of K A in the eigenbases (ℓ₊×p).
@@ -61,21 +61,21 @@ pub struct Solution {
 pub struct Reduced {
     /// `U_X = [U₀ U₊]`, eigenvectors of K (ℓ×ℓ), eigenvalues ascending: the first ℓ₀ = ℓ − ℓ₊
     /// columns span K's numerical null space (on a factor: the basis of K̃'s range).
-    pub basis: Basis,
+    pub(crate) basis: Basis,
     /// Training rows ℓ.
     pub ell: usize,
     /// ℓ₀: eigenvalues of the basis below the rank threshold (the null rows of `[V₀; V]`).
-    pub ell0: usize,
+    pub(crate) ell0: usize,
     /// `λ_X` of the range: the ℓ₊ eigenvalues of K above `ℓ·ε·max λ_X` (the rest count as 0).
     pub s: Array1<f64>,
     /// Orthonormal basis of the row space of Ỹ₊ (m×r).
     pub q_m: Array2<f64>,
     /// `Rᵀ` (ℓ₊×r): `Ỹ₊ = Rᵀ Q_mᵀ`.
-    pub rt: Array2<f64>,
+    pub(crate) rt: Array2<f64>,
     /// `Ỹ₀ Q_m` (ℓ₀×r): the null rows seen from the row space, for `A₀ = Ỹ₀ B / λ`.
-    pub rt_null: Array2<f64>,
+    pub(crate) rt_null: Array2<f64>,
     /// `‖Ỹ₀‖²_F`: the part of `‖Y − K A Bᵀ‖²_F` no A reaches.
-    pub null_fit_sq: f64,
+    pub(crate) null_fit_sq: f64,
     /// Numerical rank of K (eigenvalues above `ℓ·ε·max λ_X`), ℓ₊.
     pub rank_k: usize,
     /// Number of outputs m.
@@ -91,7 +91,7 @@ impl Reduced {
     }
 
     /// From any route's spectrum (`methods::input`).
-    pub fn from_input(input: InputSpectrum) -> Result<Self> {
+    pub(crate) fn from_input(input: InputSpectrum) -> Result<Self> {
         let InputSpectrum {
             s: values,
             yt,
@@ -145,7 +145,7 @@ impl Reduced {
     }
 
     /// All rows of V, `[V₀; V]` (ℓ×p), with `V₀ = Ỹ₀ B U_Y / λ`.
-    pub fn v_full(&self, sol: &Solution) -> Array2<f64> {
+    pub(crate) fn v_full(&self, sol: &Solution) -> Array2<f64> {
         let a = &sol.a;
         let v0 = matmul(
             matmul(self.rt_null.view(), sol.bhat.view()).view(),
@@ -202,7 +202,7 @@ impl Reduced {
 
     /// Algorithm 1, second half: `B ← Ỹᵀ E (EᵀE + λI)⁻¹ U_Yᵀ`, i.e.
     /// `B̂ ← R E (EᵀE + λI)⁻¹ U_Yᵀ` in the row space (E's null rows are 0).
-    pub fn b_step(&self, a: &AStep, lambda: f64) -> Result<Array2<f64>> {
+    pub(crate) fn b_step(&self, a: &AStep, lambda: f64) -> Result<Array2<f64>> {
         let mut m = matmul_tn(a.e.view(), a.e.view());
         m.diag_mut().mapv_inplace(|d| d + lambda);
         let re = matmul_tn(self.rt.view(), a.e.view()); // R E, r×p
@@ -240,7 +240,7 @@ impl Reduced {
     }
 
     /// `‖B_new − B_p‖_F` with `B_new = Q_m B̂`, computed without forming anything m×p.
-    pub fn step_norm(&self, prev: &Factor, bhat: &Array2<f64>) -> f64 {
+    pub(crate) fn step_norm(&self, prev: &Factor, bhat: &Array2<f64>) -> f64 {
         match prev {
             Factor::Identity(p) => {
                 let b0 = self.identity_projection(*p);
@@ -297,11 +297,11 @@ impl Reduced {
     }
 }
 
-pub fn frob(a: &Array2<f64>) -> f64 {
+pub(crate) fn frob(a: &Array2<f64>) -> f64 {
     a.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-pub fn frob_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+pub(crate) fn frob_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
     a.iter()
         .zip(b.iter())
         .map(|(x, y)| (x - y) * (x - y))

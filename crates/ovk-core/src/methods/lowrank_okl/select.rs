@@ -43,7 +43,7 @@ impl TrainSplit {
 }
 
 /// The route for the fit part: a factor's rank cannot exceed its rows.
-pub fn route_for_rows(route: Route, rows: usize, d: usize) -> Route {
+pub(crate) fn route_for_rows(route: Route, rows: usize, d: usize) -> Route {
     match route {
         Route::LowRank {
             rank,
@@ -126,21 +126,21 @@ fn ranks_for(
 
 /// What the path is asked to do: the ranks (a sweep, one rank, or the default) and the λ values
 /// (one fixed λ, or `n_lambda` from α down).
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     pub sweep: Option<&'a [usize]>,
     pub rank: Option<usize>,
-    pub fixed_lambda: Option<f64>,
+    pub(crate) fixed_lambda: Option<f64>,
     pub n_lambda: usize,
     pub warm: bool,
     pub settings: Settings,
 }
 
 /// The winner of a rank sweep (or of the one path at a single rank).
-pub struct Selection {
+pub(crate) struct Selection {
     pub p: usize,
     pub run: PathRun,
     /// One row per rank of a sweep, for `details["rank_sweep"]`.
-    pub sweep_rows: Vec<Json>,
+    pub(crate) sweep_rows: Vec<Json>,
     pub iterations: usize,
     /// More than one (p, λ) was tried, so the validation part made a choice.
     pub chose: bool,

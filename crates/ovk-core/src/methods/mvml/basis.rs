@@ -12,7 +12,7 @@ use crate::Result;
 pub struct Basis {
     frame: Frame,
     /// σ² (R'), S's eigenvalues on range(P).
-    pub sigma2: Array1<f64>,
+    pub(crate) sigma2: Array1<f64>,
     /// View weights w (fixed on this route).
     pub w: Array1<f64>,
 }
@@ -129,7 +129,7 @@ impl Basis {
     }
 
     /// `Pᵀ Y` for n×m columns Y.
-    pub fn rotate(&self, y: ArrayView2<f64>) -> Array2<f64> {
+    pub(crate) fn rotate(&self, y: ArrayView2<f64>) -> Array2<f64> {
         match &self.frame {
             Frame::Dense(p) => matmul_tn(p.view(), y),
             Frame::Thin(t) => t.rotate(y),
@@ -137,13 +137,13 @@ impl Basis {
     }
 
     /// `Pᵀ Ψ x` for a stacked x ∈ R^{vr}.
-    pub fn project(&self, f: &Features, x: ArrayView1<f64>) -> Array1<f64> {
+    pub(crate) fn project(&self, f: &Features, x: ArrayView1<f64>) -> Array1<f64> {
         self.project_all(f, &x.to_owned().insert_axis(Axis(1)))
             .remove_axis(Axis(1))
     }
 
     /// `Pᵀ Ψ X` for stacked columns X (vr×m): one product per view for all outputs.
-    pub fn project_all(&self, f: &Features, x: &Array2<f64>) -> Array2<f64> {
+    pub(crate) fn project_all(&self, f: &Features, x: &Array2<f64>) -> Array2<f64> {
         match &self.frame {
             Frame::Dense(p) => matmul_tn(p.view(), f.combine(&self.w, x.view()).view()),
             Frame::Thin(t) => t.project(f, &self.w, x.view()),
@@ -151,7 +151,7 @@ impl Basis {
     }
 
     /// `Ψᵀ P C̃` (vr×m) for all outputs at once.
-    pub fn lift_all(&self, f: &Features, ct: &Array2<f64>) -> Array2<f64> {
+    pub(crate) fn lift_all(&self, f: &Features, ct: &Array2<f64>) -> Array2<f64> {
         match &self.frame {
             Frame::Dense(p) => f.spread(&self.w, matmul(p.view(), ct.view()).view()),
             Frame::Thin(t) => t.lift(f, &self.w, ct.view()),
@@ -159,7 +159,7 @@ impl Basis {
     }
 
     /// `h = Ψᵀ P c̃` (stacked), i.e. `Ψᵀ c` for `c = P c̃ (+ the part outside range(P))`.
-    pub fn lift(&self, f: &Features, ct: ArrayView1<f64>) -> Array1<f64> {
+    pub(crate) fn lift(&self, f: &Features, ct: ArrayView1<f64>) -> Array1<f64> {
         self.lift_all(f, &ct.to_owned().insert_axis(Axis(1)))
             .remove_axis(Axis(1))
     }

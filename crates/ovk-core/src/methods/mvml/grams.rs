@@ -31,7 +31,7 @@ pub struct Features {
 /// coordinates, `B_lm = T_lᵀ T_m` where T_l maps view l's coordinates into a frame every view
 /// shares; the block (m, l) is `B_lmᵀ` and a diagonal block is the identity.
 #[derive(Debug)]
-pub struct CrossMaps {
+pub(crate) struct CrossMaps {
     blocks: Vec<Vec<Array2<f64>>>,
 }
 
@@ -69,7 +69,7 @@ impl Features {
 
     /// One view's `(Ψ_l, X_l Σ_l)` (or `(Ψ_l, X_l)` with `root`) from its factor N_l: a p×p
     /// eigendecomposition of `N_lᵀN_l` and one n×p product.
-    pub fn nystrom_view(nl: &Array2<f64>, root: bool) -> Result<(Array2<f64>, Array2<f64>)> {
+    pub(crate) fn nystrom_view(nl: &Array2<f64>, root: bool) -> Result<(Array2<f64>, Array2<f64>)> {
         let e = eigh(gram_tn(nl.view()).view())?;
         let sigma = e.values.mapv(|x| x.max(0.0).sqrt());
         let xs = if root {
@@ -81,7 +81,7 @@ impl Features {
     }
 
     /// Block Nyström features from every view's `nystrom_view`.
-    pub fn from_views(views: Vec<(Array2<f64>, Array2<f64>)>, root: bool) -> Self {
+    pub(crate) fn from_views(views: Vec<(Array2<f64>, Array2<f64>)>, root: bool) -> Self {
         let (psi, back) = views.into_iter().unzip();
         Features {
             psi,
@@ -96,7 +96,7 @@ impl Features {
     /// exact route; columns of Ψ_l below rounding (σ_j⁴ ≤ 10⁻¹⁶ of the largest: directions the
     /// landmark Gram's pseudo-inverse cut) get a zero column of Q_l. `root`: the frame is the
     /// landmarks', `T_l = X_l`, `B_lm = X_lᵀX_m`, so `Ψ_l B_lm Ψ_mᵀ = N_l N_mᵀ`.
-    pub fn cross_maps(&self) -> Option<CrossMaps> {
+    pub(crate) fn cross_maps(&self) -> Option<CrossMaps> {
         let back = self.back.as_ref()?;
         let frames: Vec<Array2<f64>> = if self.root {
             back.clone()
@@ -130,7 +130,7 @@ impl Features {
 
     /// `Σ_l w_l Ψ_l X_l` (n×m) for stacked columns X (vr×m): `[w_1 Ψ_1 … w_v Ψ_v] X`, one
     /// product per view.
-    pub fn combine(&self, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+    pub(crate) fn combine(&self, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
         let r = self.r();
         let mut z = Array2::<f64>::zeros((self.n(), x.ncols()));
         for (l, psi) in self.psi.iter().enumerate() {
@@ -163,7 +163,7 @@ impl Features {
         self.psi.len()
     }
 
-    pub fn is_exact(&self) -> bool {
+    pub(crate) fn is_exact(&self) -> bool {
         self.back.is_none()
     }
 
@@ -183,7 +183,7 @@ impl Features {
     }
 
     /// `Ψ_lᵀ c` (n → r).
-    pub fn apply_transpose(&self, l: usize, c: ArrayView1<f64>) -> Array1<f64> {
+    pub(crate) fn apply_transpose(&self, l: usize, c: ArrayView1<f64>) -> Array1<f64> {
         self.psi[l].t().dot(&c)
     }
 

@@ -25,7 +25,7 @@ pub struct Metric {
     /// U_l (r×t) per view, in the view's coordinates (grams.rs).
     pub u: Vec<Array2<f64>>,
     /// Ψ_l U_l (n×t) per view, kept so that `Z A Zᵀ` needs no n×n×t products.
-    pub ku: Vec<Array2<f64>>,
+    pub(crate) ku: Vec<Array2<f64>>,
     /// C (vt×vt); block (l, m) is rows l·t.., columns m·t...
     pub c: Array2<f64>,
     n: usize,
@@ -49,7 +49,7 @@ impl Metric {
     }
 
     /// The same metric with `B_lm` as the identity between views l ≠ m (grams.rs).
-    pub fn with_cross(mut self, cross: Option<Arc<CrossMaps>>) -> Self {
+    pub(crate) fn with_cross(mut self, cross: Option<Arc<CrossMaps>>) -> Self {
         self.cross = cross;
         self
     }
@@ -77,7 +77,7 @@ impl Metric {
         self.n
     }
 
-    pub fn c_block(&self, l: usize, m: usize) -> ArrayView2<'_, f64> {
+    pub(crate) fn c_block(&self, l: usize, m: usize) -> ArrayView2<'_, f64> {
         let t = self.terms();
         self.c.slice(s![l * t..(l + 1) * t, m * t..(m + 1) * t])
     }
@@ -146,7 +146,7 @@ impl Metric {
     }
 
     /// `A + δ I`.
-    pub fn add_identity(&mut self, delta: f64) {
+    pub(crate) fn add_identity(&mut self, delta: f64) {
         self.abar.diag_mut().mapv_inplace(|a| a + delta);
     }
 

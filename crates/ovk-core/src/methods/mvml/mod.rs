@@ -41,14 +41,14 @@ use grams::Features;
 use model::{MvmlModel, ViewPredictor};
 use progress::{Output, Progress, Round, MAX_HALVINGS};
 
-pub use model::{model_from_parts, KIND};
+pub(crate) use model::{model_from_parts, KIND};
 
 /// Multi-view metric learning (Huusari et al.): a learned metric A between views' kernels.
 pub struct Mvml;
 
 /// A's condition number is kept below this (docs/methods.md §5: A drifts towards rank one); on the
 /// default route, A's eigenvalues are kept at or above λ_max(A₀)/COND_CAP instead.
-pub const COND_CAP: f64 = 1e8;
+pub(crate) const COND_CAP: f64 = 1e8;
 /// Metrics with a larger side than this are not saved densely (nv×nv at n = 1000, v = 6 is
 /// 288 MB); their block norms always are.
 pub(crate) const MAX_SAVED_SIDE: usize = 2000;
@@ -84,12 +84,12 @@ pub const MU: ParamSpec = ParamSpec {
     },
     default: ParamDefault::Float(0.5),
 };
-pub const SPARSE: ParamSpec = switch(
+pub(crate) const SPARSE: ParamSpec = switch(
     "sparse",
     "block-sparse A",
     "proximal block-sparse A-step (eq. 12, penalty η Σ‖A_lm‖_F) instead of eq. (9)",
 );
-pub const LEARN_WEIGHTS: ParamSpec = switch(
+pub(crate) const LEARN_WEIGHTS: ParamSpec = switch(
     "learn_weights",
     "learn view weights",
     "learn the view weights w by least squares (eq. 10); otherwise w = 1/v",
@@ -134,13 +134,13 @@ choice_enum! {
     }
 }
 
-pub const INIT: ParamSpec = choice(
+pub(crate) const INIT: ParamSpec = choice(
     "init",
     "initial metric",
     "A₀: identity (within-view only) or covariance (every view-pair block the identity)",
     Init::NAMES,
 );
-pub const FIXED_METRIC: ParamSpec = switch(
+pub(crate) const FIXED_METRIC: ParamSpec = switch(
     "fixed_metric",
     "fixed metric",
     "keep A = A₀ (the MVML_I / MVML_Cov baselines): only g (and w) are fitted",
@@ -169,25 +169,25 @@ pub const MAX_ITER: ParamSpec = ParamSpec {
     default: ParamDefault::Int(50),
     ..common::MAX_ITER
 };
-pub const TOL: ParamSpec = ParamSpec {
+pub(crate) const TOL: ParamSpec = ParamSpec {
     help: "stop when the relative changes of the objective of (7) and of A both fall below δ",
     default: ParamDefault::Float(1e-4),
     ..common::TOL
 };
-pub const A_STEP: ParamSpec = choice(
+pub(crate) const A_STEP: ParamSpec = choice(
     "a_step",
     "A-step",
     "optimal: land on the minimiser of (7) over A ⪰ εI (closed form up to one scalar; \
      A₀ = I, eq. 9 route only); gradient: projected gradient steps with a line search",
     AStepRule::NAMES,
 );
-pub const VIEW_SIGMA: ParamSpec = choice(
+pub(crate) const VIEW_SIGMA: ParamSpec = choice(
     "view_sigma",
     "per-view σ",
     "heuristic for each view's kernel width when --sigma is 'median': median or mean pairwise distance",
     ViewSigma::NAMES,
 );
-pub const METRIC_SPACE: ParamSpec = choice(
+pub(crate) const METRIC_SPACE: ParamSpec = choice(
     "metric_space",
     "metric coordinates",
     "gram: A acts on the Gram features (Ψ_lΨ_lᵀ = K_l², eq. 7 as written); root: on a \

@@ -10,19 +10,19 @@ use crate::methods::{Model, ModelParts};
 use crate::Result;
 
 /// The model kind MVML saves (`methods::load_model`).
-pub const KIND: &str = "mvml";
+pub(crate) const KIND: &str = "mvml";
 
-pub struct ViewPredictor {
+pub(crate) struct ViewPredictor {
     pub kernel: Kernel,
     /// The view's feature columns.
     pub columns: Vec<usize>,
     /// Reference rows restricted to the view's columns.
-    pub x_ref: Array2<f64>,
+    pub(crate) x_ref: Array2<f64>,
     /// n_ref × outputs.
     pub coef: Array2<f64>,
 }
 
-pub struct MvmlModel {
+pub(crate) struct MvmlModel {
     pub views: Vec<ViewPredictor>,
 }
 
@@ -34,7 +34,7 @@ struct ViewSettings {
 }
 
 /// The MVML model back from its saved parts.
-pub fn model_from_parts(mut parts: ModelParts) -> Result<MvmlModel> {
+pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<MvmlModel> {
     let settings: Vec<ViewSettings> = parts.setting("views")?;
     let mut views = Vec::with_capacity(settings.len());
     for (l, s) in settings.into_iter().enumerate() {

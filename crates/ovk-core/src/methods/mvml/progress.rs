@@ -3,9 +3,9 @@
 //! output has converged or stalled.
 
 /// How many times one A-step may halve μ before the iterate is declared stationary.
-pub const MAX_HALVINGS: usize = 40;
+pub(crate) const MAX_HALVINGS: usize = 40;
 /// Sufficient-decrease constant of the line searches' Armijo tests.
-pub const ARMIJO: f64 = 1e-4;
+pub(crate) const ARMIJO: f64 = 1e-4;
 
 /// One output's progress through the rounds.
 #[derive(Debug, Clone)]
@@ -22,10 +22,10 @@ pub struct Progress {
     pub converged: bool,
     /// No step down to μ/2^MAX_HALVINGS decreased the objective: the iterate is stationary to
     /// rounding.
-    pub stalled: bool,
+    pub(crate) stalled: bool,
     /// Relative changes of the last round (objective, A).
-    pub rel_objective: f64,
-    pub rel_metric: f64,
+    pub(crate) rel_objective: f64,
+    pub(crate) rel_metric: f64,
 }
 
 /// What one round did, for the trace.
@@ -54,7 +54,7 @@ impl Progress {
 
     /// A rejected trial step: halve μ. False (and stalled) once it has been halved
     /// `MAX_HALVINGS` times in this round.
-    pub fn halve(&mut self, mu: &mut f64, round: &mut Round) -> bool {
+    pub(crate) fn halve(&mut self, mu: &mut f64, round: &mut Round) -> bool {
         *mu *= 0.5;
         round.halvings += 1;
         if round.halvings >= MAX_HALVINGS {
@@ -81,7 +81,7 @@ impl Progress {
     }
 
     /// The round is over: converged when both relative changes are below tol, or stalled.
-    pub fn end_round(&mut self, tol: f64) {
+    pub(crate) fn end_round(&mut self, tol: f64) {
         self.iterations += 1;
         if self.stalled || (self.rel_objective < tol && self.rel_metric < tol) {
             self.converged = true;

@@ -44,7 +44,7 @@ pub struct Settings {
 
 impl Settings {
     /// The longest step tried: eq. (9) keeps A definite only for μη < ½.
-    pub fn mu_max(&self) -> f64 {
+    pub(crate) fn mu_max(&self) -> f64 {
         if self.eta > 0.0 {
             0.45 / self.eta
         } else {
@@ -109,7 +109,7 @@ impl<'a> Shared<'a> {
     }
 
     /// `Ψ_l Ψ_mᵀ` (transposed when l > m); `None` when it was not precomputed.
-    pub fn prod(&self, l: usize, m: usize) -> Option<(&Array2<f64>, bool)> {
+    pub(crate) fn prod(&self, l: usize, m: usize) -> Option<(&Array2<f64>, bool)> {
         if l <= m {
             self.prods[l][m].as_ref().map(|p| (p, false))
         } else {
@@ -137,7 +137,7 @@ pub struct Profile {
 
 /// `Z A Zᵀ + λI` for `A = Ā ⊗ I + Ū C Ūᵀ`:
 /// `Σ_lm w_l w_m Ā_lm Ψ_l Ψ_mᵀ + Y C Yᵀ + λI` with `Y = [w_l Ψ_l U_l]` (exact Grams).
-pub fn dual_matrix(
+pub(crate) fn dual_matrix(
     grams: &Shared,
     metric: &Metric,
     w: &Array1<f64>,
@@ -266,7 +266,7 @@ fn primal_c(
 }
 
 /// Add δI so that the Weyl bounds on A's spectrum satisfy `hi ≤ cap · lo`. True when it acted.
-pub fn cap_condition(metric: &mut Metric, cap: f64) -> Result<bool> {
+pub(crate) fn cap_condition(metric: &mut Metric, cap: f64) -> Result<bool> {
     let (lo, hi) = metric.spectrum_bounds()?;
     if hi.is_nan() || hi <= 0.0 {
         return Err(OvkError::numerical(
@@ -311,7 +311,11 @@ pub fn a_step(
 
 /// Eq. (10): least squares of y on the v columns `Ψ_l g_l` (pseudo-inverse of the v×v normal
 /// matrix, so collinear views do not break it).
-pub fn weights_step(grams: &Shared, g: &[Array1<f64>], y: ArrayView1<f64>) -> Result<Array1<f64>> {
+pub(crate) fn weights_step(
+    grams: &Shared,
+    g: &[Array1<f64>],
+    y: ArrayView1<f64>,
+) -> Result<Array1<f64>> {
     let f = &grams.features;
     let v = f.n_views();
     let n = y.len();

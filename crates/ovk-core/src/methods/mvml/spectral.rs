@@ -23,7 +23,7 @@ use crate::linalg::{cholesky, eigh, matmul, matmul_tn};
 use crate::{OvkError, Result};
 
 /// `blockdiag(B_l B_lᵀ)` (vr×vr), shared by every output's `dense_through`.
-pub fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
+pub(crate) fn block_diag_gram(back: &[Array2<f64>]) -> Array2<f64> {
     let r = back.first().map_or(0, |b| b.nrows());
     let mut g = Array2::<f64>::zeros((back.len() * r, back.len() * r));
     for (l, b) in back.iter().enumerate() {
@@ -47,7 +47,7 @@ pub struct LowRank {
 
 impl LowRank {
     /// `A = s I`.
-    pub fn scaled_identity(s: f64, dim: usize, basis_dim: usize) -> Self {
+    pub(crate) fn scaled_identity(s: f64, dim: usize, basis_dim: usize) -> Self {
         LowRank {
             s,
             f: Array2::zeros((dim, 0)),
@@ -88,7 +88,7 @@ impl LowRank {
 
     /// `Bd A Bdᵀ` for `Bd = blockdiag(back_l)` (the paper's Ã from Â, report.rs):
     /// `s Bd Bdᵀ + (Bd F) diag(e) (Bd F)ᵀ`, with `Bd Bdᵀ` from `block_diag_gram`.
-    pub fn dense_through(&self, back: &[Array2<f64>], bbt: &Array2<f64>) -> Array2<f64> {
+    pub(crate) fn dense_through(&self, back: &[Array2<f64>], bbt: &Array2<f64>) -> Array2<f64> {
         let r = self.dim() / back.len().max(1);
         let mut bf = Array2::<f64>::zeros(self.f.raw_dim());
         for (l, b) in back.iter().enumerate() {
@@ -186,7 +186,7 @@ pub struct Settings {
 
 impl Settings {
     /// The longest step: at μ = 1/(2η) the step lands on `(λ/2η) h hᵀ` (then projected).
-    pub fn mu_max(&self) -> f64 {
+    pub(crate) fn mu_max(&self) -> f64 {
         if self.eta > 0.0 {
             0.5 / self.eta
         } else {
@@ -210,7 +210,12 @@ pub fn profile(
 }
 
 /// The g-step without `h` (left empty): what the objective needs.
-pub fn profile_value(basis: &Basis, t: &Target, a: &LowRank, st: &Settings) -> Result<Profile> {
+pub(crate) fn profile_value(
+    basis: &Basis,
+    t: &Target,
+    a: &LowRank,
+    st: &Settings,
+) -> Result<Profile> {
     let lam = st.lambda;
     let d = basis.sigma2.mapv(|x| a.s * x + lam);
     let u = &t.yt / &d;
@@ -261,7 +266,7 @@ pub fn optimal_metric(basis: &Basis, f: &Features, t: &Target, st: &Settings) ->
 }
 
 /// `optimal_metric` for every output, with the products batched over outputs.
-pub fn optimal_metrics(
+pub(crate) fn optimal_metrics(
     basis: &Basis,
     f: &Features,
     targets: &[Target],
@@ -364,7 +369,7 @@ fn optimal_beta(basis: &Basis, t: &Target, st: &Settings) -> Result<f64> {
 }
 
 /// Fill in `h = Ψᵀc` of profiles computed by `profile_value`, batched over outputs.
-pub fn fill_h(basis: &Basis, f: &Features, profs: &mut [Profile]) {
+pub(crate) fn fill_h(basis: &Basis, f: &Features, profs: &mut [Profile]) {
     if profs.is_empty() {
         return;
     }
@@ -572,7 +577,7 @@ impl OutputFit {
 
     /// Move to A (whose profile is `prof`) if that does not raise the objective; record the
     /// relative changes of the objective and of A.
-    pub fn accept(&mut self, a: LowRank, prof: Profile) {
+    pub(crate) fn accept(&mut self, a: LowRank, prof: Profile) {
         let prev = self.prof.objective;
         let norm_prev = self.a.fro2().sqrt();
         // the minimiser cannot be above the current iterate; rounding can put it a hair

@@ -12,10 +12,10 @@ use crate::{OvkError, Result};
 /// Above this many rows the width uses evenly spaced rows, at most this many (as
 /// `kernels::median_distance` does with 2000): the median of 10⁶ pairwise distances moves by
 /// well under a percent from that of 4·10⁶, and a Nyström fit need not pay O(n²) for it.
-pub const WIDTH_MAX_ROWS: usize = 1000;
+pub(crate) const WIDTH_MAX_ROWS: usize = 1000;
 
 /// The view's resolved kernel and, when `want_gram`, its exact Gram matrix.
-pub fn view_kernel(
+pub(crate) fn view_kernel(
     spec: &KernelSpec,
     xl: &Array2<f64>,
     heuristic: ViewSigma,

@@ -35,7 +35,7 @@ pub struct Sweep {
     /// `‖Z + λC − Y‖_F`, Z = E L (the paper's stopping quantity).
     pub residual: f64,
     /// Smallest eigenvalue of `l_p` (symmetric update only; NaN otherwise).
-    pub min_eig_prev: f64,
+    pub(crate) min_eig_prev: f64,
 }
 
 /// C-step then L-step (Algorithm 1, steps 1–2).

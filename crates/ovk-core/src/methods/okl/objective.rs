@@ -21,13 +21,13 @@ use crate::{OvkError, Result};
 #[derive(Debug, Clone)]
 pub struct Spectral {
     /// How C̃ maps back: K's eigenvectors (ℓ×ℓ), or a factor's basis.
-    pub basis: Basis,
+    pub(crate) basis: Basis,
     /// Eigenvalues of K (or K̃), ascending, rounding negatives clamped to 0.
     pub s: Array1<f64>,
     /// Ỹ = UᵀY (one row per eigenvalue).
     pub yt: Array2<f64>,
     /// `‖Y − UUᵀY‖²`: the targets in K̃'s null space (0 on the exact route).
-    pub null_sq: f64,
+    pub(crate) null_sq: f64,
     /// Ridge weight λ.
     pub lambda: f64,
     /// ‖Y‖_F.
@@ -64,7 +64,7 @@ impl Spectral {
     }
 
     /// From any route's spectrum (`methods::input`); `y_norm` is ‖Y‖_F.
-    pub fn from_input(input: InputSpectrum, y_norm: f64, lambda: f64) -> Result<Self> {
+    pub(crate) fn from_input(input: InputSpectrum, y_norm: f64, lambda: f64) -> Result<Self> {
         check_lambda(lambda)?;
         let InputSpectrum {
             s,
@@ -130,19 +130,19 @@ impl Spectral {
     }
 
     /// `EᵀE = C̃ᵀ diag(s²) C̃` (E = KC).
-    pub fn ete(&self, ct: &Array2<f64>) -> Array2<f64> {
+    pub(crate) fn ete(&self, ct: &Array2<f64>) -> Array2<f64> {
         let sc = self.scale_rows(ct, |s| s);
         symmetrize(&matmul_tn(sc.view(), sc.view()))
     }
 
     /// `CᵀKC = C̃ᵀ diag(s) C̃`, exactly symmetric.
-    pub fn ctkc(&self, ct: &Array2<f64>) -> Array2<f64> {
+    pub(crate) fn ctkc(&self, ct: &Array2<f64>) -> Array2<f64> {
         let sc = self.scale_rows(ct, f64::sqrt);
         symmetrize(&matmul_tn(sc.view(), sc.view()))
     }
 
     /// `EᵀY = C̃ᵀ diag(s) Ỹ`.
-    pub fn ety(&self, ct: &Array2<f64>) -> Array2<f64> {
+    pub(crate) fn ety(&self, ct: &Array2<f64>) -> Array2<f64> {
         matmul_tn(self.scale_rows(ct, |s| s).view(), self.yt.view())
     }
 

@@ -24,7 +24,7 @@ pub(super) struct Fitted {
     pub notes: Vec<String>,
     pub target_scaler: Option<Scaler>,
     /// The training targets in the data's units, when the fit saw scaled ones.
-    pub y_train_data: Option<Array2<f64>>,
+    pub(crate) y_train_data: Option<Array2<f64>>,
     pub fit_s: f64,
 }
 

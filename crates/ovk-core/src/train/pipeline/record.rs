@@ -28,10 +28,10 @@ pub(super) struct Clock {
 
 /// What the stages before the record produced.
 pub(super) struct Stages {
-    pub prepared: Prepared,
+    pub(crate) prepared: Prepared,
     pub kernel: Kernel,
     pub admitted: Admitted,
-    pub target_notes: Vec<String>,
+    pub(crate) target_notes: Vec<String>,
     pub fitted: Fitted,
     pub scored: Scored,
     pub baseline: Baseline,

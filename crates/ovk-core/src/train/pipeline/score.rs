@@ -15,7 +15,7 @@ use crate::Result;
 /// The scores of a fit, its test predictions, and the details that come with them.
 pub(super) struct Scored {
     pub metrics: Metrics,
-    pub pred_test: Array2<f64>,
+    pub(crate) pred_test: Array2<f64>,
     pub details: serde_json::Map<String, serde_json::Value>,
     pub predict_s: f64,
 }

@@ -124,10 +124,6 @@ impl WorkerHandle {
             });
     }
 
-    pub fn is_cancelling(&self) -> bool {
-        self.control.cancelled.load(Ordering::Acquire)
-    }
-
     /// The worker's process id (its CPU time and memory are its run's).
     pub fn pid(&self) -> u32 {
         self.pid
@@ -142,11 +138,6 @@ impl WorkerHandle {
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         };
         Some((kib("VmRSS:")? * 1024, kib("VmHWM:")? * 1024))
-    }
-
-    /// Whether every message has been sent (the worker has ended and been accounted for).
-    pub fn is_done(&self) -> bool {
-        self.reader.as_ref().is_none_or(|t| t.is_finished())
     }
 }
 

@@ -13,7 +13,8 @@ mod serve;
 mod stopped;
 
 pub use client::{spawn_worker, WorkerHandle};
-pub use protocol::{Event, Job, Work};
+pub(crate) use protocol::Job;
+pub use protocol::{Event, Work};
 pub use serve::serve;
 
 /// The hidden subcommand of `ovk` that serves one job.

@@ -10,7 +10,7 @@ use crate::train::RunConfig;
 
 /// What a worker runs, and where it records the run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Job {
+pub(crate) struct Job {
     /// The session store.
     pub store: PathBuf,
     /// The id the run is recorded under, chosen by the face: after a worker died without a
@@ -28,8 +28,11 @@ pub enum Work {
     /// Score every configuration (by `folds`-fold CV, or on the test part), then refit the
     /// best on the whole training part.
     Sweep {
+        /// The configurations to score.
         configs: Vec<RunConfig>,
+        /// Folds of the cross-validation (None: score on the test part).
         folds: Option<usize>,
+        /// Fits run at a time.
         jobs: usize,
         /// Successive halving keeping 1/factor of the configurations per rung, when set.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,7 +58,7 @@ impl Work {
     }
 
     /// The name the finished run will carry (a sweep's refitted best: `<name>-best`).
-    pub fn run_name(&self) -> String {
+    pub(crate) fn run_name(&self) -> String {
         match self {
             Work::Fit(c) => c.name.clone().unwrap_or_else(|| c.default_name()),
             Work::Sweep { configs, .. } => configs.first().map_or_else(
@@ -76,26 +79,56 @@ impl Work {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A phase began (`Observer::phase`).
-    Phase { phase: Phase, total: Option<usize> },
+    Phase {
+        /// The phase that began.
+        phase: Phase,
+        /// Expected number of steps in this phase, when known.
+        total: Option<usize>,
+    },
     /// A trace record (`Observer::record`).
-    Record { record: TraceRecord },
+    Record {
+        /// The iteration's (or path point's) record.
+        record: TraceRecord,
+    },
     /// Progress inside a phase (`Observer::step`).
-    Step { done: usize, total: usize },
+    Step {
+        /// Steps done so far.
+        done: usize,
+        /// Steps in the phase.
+        total: usize,
+    },
     /// A remark for the user (`Observer::note`).
-    Note { text: String },
+    Note {
+        /// The remark.
+        text: String,
+    },
     /// The floor seconds of the long phases (`Observer::estimate`).
-    Estimate { phases: Vec<(Phase, f64)> },
+    Estimate {
+        /// Each long phase with its floor in seconds.
+        phases: Vec<(Phase, f64)>,
+    },
     /// A sweep scored one configuration.
-    SweepRow { row: SweepRow },
+    SweepRow {
+        /// The configuration's scores.
+        row: SweepRow,
+    },
     /// The run is in the store at `dir`, finished or cancelled (its record's status says).
-    Recorded { dir: PathBuf },
+    Recorded {
+        /// The run's session directory.
+        dir: PathBuf,
+    },
     /// The job failed: the message for the user and the exit status to end with.
-    Failed { message: String, exit_code: i32 },
+    Failed {
+        /// The message for the user.
+        message: String,
+        /// The exit status to end with.
+        exit_code: i32,
+    },
 }
 
 impl Event {
     /// The event as one line of JSON (no newline inside: serde_json escapes them).
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         let mut s = serde_json::to_string(self).unwrap_or_else(|e| {
             format!(
                 "{{\"event\":\"failed\",\"message\":\"unserializable event: {}\",\"exit_code\":1}}",
