@@ -70,7 +70,7 @@ fn every_example_replays_and_verifies_from_any_directory() {
 }
 
 /// Give the examples the model `ovk predict` needs: each is re-run (as the binary runs it:
-/// faer sequential). When every saved matrix comes back bit for bit, only the model's arrays,
+/// `OVK_THREADS`, else every core). When every saved matrix comes back bit for bit, only the model's arrays,
 /// its record and the data file's size are added. When they come back only to `replay
 /// --verify`'s tolerance (an example saved by an older ovk whose summation order has since
 /// changed), the session is refreshed from the re-run — same id, name, date and relative data
@@ -79,7 +79,7 @@ fn every_example_replays_and_verifies_from_any_directory() {
 #[test]
 #[ignore]
 fn regenerate_example_models() {
-    // As the binary that saved them: faer sequential unless OVK_THREADS says otherwise.
+    // As the binary runs: every core unless OVK_THREADS says otherwise.
     ovk_core::linalg::configure_parallelism();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for d in examples() {

@@ -254,18 +254,21 @@ fn predict_on_the_stored_test_rows_reproduces_the_test_metrics() {
         }
         let test_file = dir.join(format!("test-{dataset}"));
         fs::write(&test_file, text).unwrap();
-        let out = ovk(
-            &[
-                "predict",
-                session.to_str().unwrap(),
-                "--data",
-                test_file.to_str().unwrap(),
-                "--json",
-            ],
-            &store,
-        );
-        assert_ok(&out, dataset);
-        let p: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        let predict = |file: &Path| -> serde_json::Value {
+            let out = ovk(
+                &[
+                    "predict",
+                    session.to_str().unwrap(),
+                    "--data",
+                    file.to_str().unwrap(),
+                    "--json",
+                ],
+                &store,
+            );
+            assert_ok(&out, dataset);
+            serde_json::from_str(stdout(&out).trim()).unwrap()
+        };
+        let p = predict(&test_file);
         assert_eq!(p["metrics"], v["metrics"]["test"], "{dataset}");
         assert_eq!(
             p["scored_rows"],
@@ -273,18 +276,7 @@ fn predict_on_the_stored_test_rows_reproduces_the_test_metrics() {
         );
         // The very table the model was fitted on: its training rows are left out of the
         // score, which is then the run's own held-out score, not an optimistic one.
-        let out = ovk(
-            &[
-                "predict",
-                session.to_str().unwrap(),
-                "--data",
-                data.to_str().unwrap(),
-                "--json",
-            ],
-            &store,
-        );
-        assert_ok(&out, dataset);
-        let p: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        let p = predict(&data);
         assert_eq!(p["metrics"], v["metrics"]["test"], "{dataset} whole file");
         assert_eq!(p["rows"], rows.len(), "{dataset}");
         assert_eq!(
