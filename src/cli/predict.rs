@@ -108,8 +108,8 @@ pub fn predict(r: PredictRequest) -> Result<i32> {
             .collect();
         if s.trained_left_out > 0 {
             errln!(
-                "this is the file the model was fitted on: its {} training rows are left out \
-                 of the score",
+                "{} rows of this file trained the model (its training table, or rows equal \
+                 to its training rows): they are left out of the score",
                 s.trained_left_out
             );
         }

@@ -287,6 +287,18 @@ fn predict_on_the_stored_test_rows_reproduces_the_test_metrics() {
             p["training_rows_left_out"],
             record["split"]["train"].as_array().unwrap().len()
         );
+        // The same rows in another file (tab-separated): a model that keeps its training rows
+        // recognises them by content and leaves them out too.
+        if dataset == "enb.csv" {
+            let tsv = dir.join("enb-copy.tsv");
+            fs::write(&tsv, fs::read_to_string(&data).unwrap().replace(',', "\t")).unwrap();
+            let p = predict(&tsv);
+            assert_eq!(p["metrics"], v["metrics"]["test"], "{dataset} as TSV");
+            assert_eq!(
+                p["training_rows_left_out"],
+                record["split"]["train"].as_array().unwrap().len()
+            );
+        }
     }
     // A file without the outputs is predicted, not scored.
     let iris = root().join("datasets/iris.csv");

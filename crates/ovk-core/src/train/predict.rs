@@ -129,6 +129,13 @@ impl Prediction {
     pub fn prepare(session_dir: &Path, data_path: &Path) -> Result<Prediction> {
         let loaded = session::load(session_dir)?;
         let (rec, model, work_per_row) = session::load_model_sized(&loaded)?;
+        // The rows a kernel expansion was fitted on, to recognise them in another file.
+        let x_train = loaded
+            .record
+            .matrices
+            .contains_key(&session::model_matrix_name("x_train"))
+            .then(|| loaded.matrix(&session::model_matrix_name("x_train")))
+            .transpose()?;
         let r = loaded.record;
         let trained = TrainedColumns {
             features: &r.feature_names,
@@ -159,7 +166,8 @@ impl Prediction {
                 rows.sort_unstable();
                 Some(rows)
             }
-            _ => None,
+            Some(_) => x_train.map(|xt| rows_seen_in_training(&x, &xt)),
+            None => None,
         };
         Ok(Prediction {
             session_dir: session_dir.to_path_buf(),
@@ -479,6 +487,23 @@ fn gram_advice(record: &session::SessionRecord, view: Option<&str>) -> OvkError 
          session's split.train); give {flags}",
         record.name
     ))
+}
+
+/// The rows of `x` (sorted) whose scaled features equal, bit for bit, a row the model was
+/// fitted on: the training table in another file (a TSV copy of the CSV) is recognised too. A
+/// held-out row identical to a training row is left out with them — it was seen in training.
+fn rows_seen_in_training(x: &Array2<f64>, x_train: &Array2<f64>) -> Vec<usize> {
+    if x.ncols() != x_train.ncols() {
+        return Vec::new();
+    }
+    let key = |row: ndarray::ArrayView1<f64>| row.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let seen: std::collections::HashSet<Vec<u64>> = x_train.rows().into_iter().map(key).collect();
+    x.rows()
+        .into_iter()
+        .enumerate()
+        .filter(|(_, row)| seen.contains(&key(*row)))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The run's own test metrics, computed on the file's rows that hold every output, except the
