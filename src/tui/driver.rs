@@ -471,16 +471,7 @@ fn export_file(
     text: &str,
     rules: &output::OutputRules,
 ) -> std::result::Result<String, String> {
-    let stem: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem = super::export::file_stem(name);
     for k in 1..1000 {
         let file = if k == 1 {
             format!("ovk-{stem}.csv")

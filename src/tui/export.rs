@@ -12,6 +12,19 @@ use super::axes;
 use super::state::{columns, Pane, State};
 use super::widgets::record_table;
 
+/// `text` as a file name's stem: letters, digits, `-`, `_` and `.` kept, anything else `_`.
+pub fn file_stem(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// (file-name stem, CSV text) for the current pane, or why there is nothing to export.
 pub fn current(s: &State) -> Result<(String, String), String> {
     let session = s

@@ -52,16 +52,7 @@ fn shown(s: &State) -> Option<(PathBuf, Figure, String)> {
 pub(super) fn prompt(s: &mut State) -> Option<Vec<Effect>> {
     let (session, figure, what) = shown(s)?;
     let name = s.result.as_ref()?.outcome.record.name.clone();
-    let stem: String = format!("ovk-{name}-{what}")
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem = super::super::export::file_stem(&format!("ovk-{name}-{what}"));
     s.prompt = Some(Prompt::new(
         PromptKind::Figure { session, figure },
         format!("{stem}.svg"),

@@ -72,14 +72,7 @@ pub(super) fn submit(s: &mut State, key: &str, text: &str) -> Vec<Effect> {
     };
     let label = plan.label.clone();
     let n = plan.values.len();
-    // Marks of fields another method's form has are dropped: the search runs this form.
-    let here: Vec<String> = s
-        .kernel
-        .fields
-        .iter()
-        .map(|f| f.key().to_string())
-        .collect();
-    s.search.marks.retain(|m| here.contains(&m.plan.key));
+    drop_foreign_marks(s);
     s.search.set(Mark {
         text: text.trim().to_string(),
         plan,
@@ -99,13 +92,7 @@ pub(super) fn search_prompt(s: &mut State) -> Vec<Effect> {
         s.status = "replay is read-only: open the workbench to search".into();
         return vec![];
     }
-    let here: Vec<String> = s
-        .kernel
-        .fields
-        .iter()
-        .map(|f| f.key().to_string())
-        .collect();
-    s.search.marks.retain(|m| here.contains(&m.plan.key));
+    drop_foreign_marks(s);
     if s.search.marks.is_empty() {
         s.status = "no field is marked for search: w on a Kernel (3) field marks it with its \
                     range"
@@ -357,4 +344,15 @@ pub(super) fn row(s: &mut State, row: SweepRow) {
             );
         }
     }
+}
+
+/// Drop the search marks of fields this form lacks (another method's): the search runs this form.
+fn drop_foreign_marks(s: &mut State) {
+    let here: Vec<String> = s
+        .kernel
+        .fields
+        .iter()
+        .map(|f| f.key().to_string())
+        .collect();
+    s.search.marks.retain(|m| here.contains(&m.plan.key));
 }
