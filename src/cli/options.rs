@@ -73,7 +73,7 @@ const fn opt(
 }
 
 pub const RUN_OPTIONS: &[RunOption] = &[
-    opt("data", "PATH", "the table to learn from (CSV or Parquet)", None),
+    opt("data", "PATH", "the table to learn from (CSV, TSV, Parquet, ARFF or LIBSVM)", None),
     opt("method", "NAME", "learning method (see the list below)", None),
     opt("features", "COLS", "feature columns: names, globs (p_0_*), ranges (p_0_0..p_3_7) or regular expressions between slashes (/^p_0_/), comma-separated; default: every column not used as target/class, or the dataset's sidecar", None),
     opt("targets", "COLS", "target columns (regression or multi-label), same syntax as --features", None),
@@ -84,6 +84,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("test_column", "COL", "a column marking the test rows (nonzero = test), e.g. a dataset's official split; replaces the random split and is never a feature", None),
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
     opt("scale", "SCALE", "feature scaling: standard (training mean, population std) | none", Some("standard")),
+    opt("sparse", "HOW", "a LIBSVM file's features: auto (kept sparse when the dense table would pass 64 MiB at most 10 % non-zero) | yes (kept sparse: kernels read them without densifying) | no (read as ordinary columns)", Some("auto")),
     opt("class_coding", "CODING", "one-hot coding of class/label targets: pm1 (+1/-1) | 01 (1/0)", Some("pm1")),
     opt("target_scale", "HOW", "target scaling over the labeled training rows, undone on every prediction: none | center (mean 0: an intercept, so a shifted target shifts its predictions) | standard (mean 0, std 1: each output weighs the same in the squared loss, a rare label as much as a frequent one)", Some("none")),
     RunOption {
@@ -379,6 +380,9 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
     }
     if let Some(s) = get("target_scale") {
         dc.target_scale = choice(s)?;
+    }
+    if let Some(s) = get("sparse") {
+        dc.sparse = choice(s)?;
     }
     if let Some(s) = get("class_coding") {
         dc.class_coding = choice(s)?;

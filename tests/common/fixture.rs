@@ -53,6 +53,7 @@ pub fn record(name: &str, created: &str, trace_len: usize) -> SessionRecord {
             rows: 8,
             features: vec!["f0".into(), "f1".into()],
             targets: vec!["l0".into(), "l1".into(), "l2".into()],
+            packed_width: None,
         },
         task: Task::Multilabel,
         method: "okl".to_string(),

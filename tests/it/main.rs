@@ -57,6 +57,7 @@ mod session_inputs;
 mod session_store;
 mod session_summary;
 mod signal_exits;
+mod sparse_features;
 mod stale_saves;
 mod sweep_search;
 mod sweep_spawn;

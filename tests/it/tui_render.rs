@@ -96,6 +96,7 @@ pub(crate) fn record(name: &str) -> SessionRecord {
             rows: 3,
             features: vec!["p_0_0".into(), "p_0_1".into()],
             targets: vec!["digit".into()],
+            packed_width: None,
         },
         task: Task::Multiclass,
         method: "okl".into(),

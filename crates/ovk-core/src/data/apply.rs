@@ -9,6 +9,7 @@ use ndarray::Array2;
 use super::features::Categorical;
 use super::load::read_raw;
 use super::raw::{row_label, RawTable};
+use super::sparse::SparseFeatures;
 use super::{ClassCoding, Task};
 use crate::error::input_at;
 use crate::Result;
@@ -37,6 +38,8 @@ pub(crate) struct TrainedColumns<'a> {
     pub fill: Option<&'a [f64]>,
     /// The outputs the model predicts, to score it when the file holds them too.
     pub outputs: TrainedOutputs<'a>,
+    /// The features were kept as a sparse block (`DatasetInfo::packed_width`).
+    pub sparse: bool,
 }
 
 /// The model's outputs as the file would hold them: target columns named as the outputs
@@ -58,8 +61,12 @@ pub(crate) struct Truth {
 
 /// New rows as the model reads them.
 pub(crate) struct NewRows {
-    /// The feature columns, unscaled, in the trained order.
+    /// The feature columns, unscaled, in the trained order (no columns when `sparse` holds
+    /// them).
     pub x: Array2<f64>,
+    /// A sparse model's features: the file's sparse block, its columns renumbered to the
+    /// trained order.
+    pub sparse: Option<SparseFeatures>,
     /// Rows with a missing cell filled in as in training.
     pub filled_rows: usize,
     /// The outputs the file holds for its rows (every output column present), to score the
@@ -71,6 +78,9 @@ pub(crate) struct NewRows {
 
 /// The feature columns of `path`, each missing cell filled as in training or refused.
 pub(crate) fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
+    if trained.sparse {
+        return read_new_sparse_rows(path, trained);
+    }
     let raw = read_raw(path)?;
     let names = raw.names();
     // The feature count is the session's: bounded before it sizes the matrix.
@@ -169,7 +179,73 @@ pub(crate) fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<New
         .collect();
     Ok(NewRows {
         x,
+        sparse: None,
         filled_rows: filled.iter().filter(|&&f| f).count(),
+        truth,
+        ignored,
+    })
+}
+
+/// New rows for a model fitted on sparse features: the file's sparse block, each column
+/// found by name among the trained features. A column the model never saw is ignored (its
+/// weight would be 0); one it saw but the file lacks reads as zeros, as in the sparse file.
+fn read_new_sparse_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows> {
+    let mut raw = super::load::read_raw_keeping_sparse(path)?;
+    let Some(block) = raw.sparse.take() else {
+        return Err(input_at(
+            path,
+            "the model was fitted on sparse features (a LIBSVM or sparse ARFF file); give its \
+             new rows in such a file too",
+        ));
+    };
+    let names = raw.names();
+    let at: std::collections::HashMap<&str, u32> = trained
+        .features
+        .iter()
+        .enumerate()
+        .map(|(j, n)| (n.as_str(), j as u32))
+        .collect();
+    let to_trained: Vec<Option<u32>> = block
+        .names
+        .iter()
+        .map(|n| at.get(n.as_str()).copied())
+        .collect();
+    let ignored_features: Vec<String> = block
+        .names
+        .iter()
+        .zip(&to_trained)
+        .filter(|(_, t)| t.is_none())
+        .map(|(n, _)| n.clone())
+        .collect();
+    let renumbered = SparseFeatures::from_rows(
+        trained.features.to_vec(),
+        (0..block.n_rows()).map(|i| {
+            let (idx, val) = block.row(i);
+            let mut r: Vec<(u32, f64)> = idx
+                .iter()
+                .zip(val)
+                .filter_map(|(&j, &v)| to_trained[j as usize].map(|t| (t, v)))
+                .collect();
+            r.sort_unstable_by_key(|e| e.0);
+            r
+        }),
+    );
+    let every_row: Vec<usize> = (0..renumbered.n_rows()).collect();
+    super::prepare::check_sparse_magnitude(path, &renumbered, &every_row)?;
+    let truth = read_truth(&raw, &names, trained)?;
+    let read = |n: &str| {
+        trained.class.is_some_and(|c| c.0 == n) || trained.outputs.names.iter().any(|o| o == n)
+    };
+    let mut ignored: Vec<String> = names
+        .iter()
+        .filter(|n| !read(n))
+        .map(|n| n.to_string())
+        .collect();
+    ignored.extend(ignored_features);
+    Ok(NewRows {
+        x: Array2::zeros((renumbered.n_rows(), 0)),
+        sparse: Some(renumbered),
+        filled_rows: 0,
         truth,
         ignored,
     })

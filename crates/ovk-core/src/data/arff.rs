@@ -350,6 +350,7 @@ pub(crate) fn read_arff(path: &Path, bytes: &[u8]) -> Result<RawTable> {
         columns,
         sha256: String::new(),
         size: 0,
+        sparse: None,
     })
 }
 

@@ -241,6 +241,7 @@ mod tests {
             n_rows: n,
             sha256: String::new(),
             size: 0,
+            sparse: None,
             columns: cols
                 .into_iter()
                 .map(|(name, cells)| RawColumn {

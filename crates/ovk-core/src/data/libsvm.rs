@@ -3,11 +3,13 @@
 //! (`1,5,7 3:0.5`, or an empty set: a line that starts with a feature) make the file
 //! multi-label, one 0/1 column `label_<v>` per label value seen. Features are columns `f<i>`
 //! for every index from 1 (from 0 when the file uses index 0) to the largest; an absent
-//! feature is 0.
+//! feature is 0. They are read as a sparse block (`RawTable::sparse`), which a fit keeps sparse
+//! or writes out as ordinary columns (`--sparse`).
 
 use std::path::Path;
 
 use super::raw::{Cells, RawColumn, RawTable};
+use super::sparse::SparseFeatures;
 use crate::error::input_at;
 use crate::Result;
 
@@ -121,12 +123,19 @@ pub(crate) fn read_libsvm(path: &Path, bytes: &[u8]) -> Result<RawTable> {
     let n_features = hi - first + 1;
     let n = rows.len();
     let label_values = label_values(&rows, multi);
-    super::cells_fit::check_cells_fit(
-        path,
-        n as u64,
-        (n_features as u64).saturating_add(label_values.len() as u64),
-    )?;
-    let mut columns = Vec::with_capacity(label_values.len() + n_features);
+    super::cells_fit::check_cells_fit(path, n as u64, label_values.len().max(1) as u64)?;
+    // A name, a mean and a deviation per feature column: bounded before they are allocated.
+    super::cells_fit::check_cells_fit(path, 4, n_features as u64)?;
+    if u32::try_from(n_features).is_err() {
+        return Err(input_at(
+            path,
+            format!(
+                "feature index {hi} is beyond the {} columns ovk reads",
+                u32::MAX
+            ),
+        ));
+    }
+    let mut columns = Vec::with_capacity(label_values.len().max(1));
     if multi {
         for v in &label_values {
             let cells = rows
@@ -142,21 +151,24 @@ pub(crate) fn read_libsvm(path: &Path, bytes: &[u8]) -> Result<RawTable> {
             .collect();
         columns.push(number_column(LABEL.to_string(), cells));
     }
-    let mut x = vec![vec![Some(0.0); n]; n_features];
-    for (k, r) in rows.iter().enumerate() {
-        for &(i, v) in &r.features {
-            x[i - first][k] = Some(v);
-        }
-    }
-    for (j, cells) in x.into_iter().enumerate() {
-        columns.push(number_column(format!("f{}", j + first), cells));
-    }
+    let names = (0..n_features).map(|j| format!("f{}", j + first)).collect();
+    // Indices fit in u32: n_features does, and every index is below it.
+    let sparse = SparseFeatures::from_rows(
+        names,
+        rows.iter().map(|r| {
+            r.features
+                .iter()
+                .map(|&(i, v)| ((i - first) as u32, v))
+                .collect()
+        }),
+    );
     Ok(RawTable {
         path: path.to_path_buf(),
         n_rows: n,
         columns,
         sha256: String::new(),
         size: 0,
+        sparse: Some(sparse),
     })
 }
 
@@ -192,7 +204,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> Result<RawTable> {
-        read_libsvm(Path::new("t.svm"), text.as_bytes())
+        read_libsvm(Path::new("t.svm"), text.as_bytes())?.densified()
     }
 
     fn numbers(t: &RawTable, c: usize) -> Vec<f64> {

@@ -109,8 +109,14 @@ fn read_bytes(path: &Path, format: Format) -> Result<Vec<u8>> {
     }
 }
 
-/// Read every column of a CSV/TSV/Parquet file, and hash the very bytes parsed.
+/// Read every column of a file, and hash the very bytes parsed; a sparse block (LIBSVM,
+/// sparse ARFF) is written out as ordinary columns.
 pub(crate) fn read_raw(path: &Path) -> Result<RawTable> {
+    read_raw_keeping_sparse(path)?.densified()
+}
+
+/// `read_raw`, a sparse feature block left sparse (`RawTable::sparse`).
+pub(crate) fn read_raw_keeping_sparse(path: &Path) -> Result<RawTable> {
     if let Some(research) = super::research_formats::research_format_of(path) {
         return super::research_formats::read_research(path, research);
     }
@@ -230,6 +236,7 @@ fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable
         columns,
         sha256: String::new(),
         size: 0,
+        sparse: None,
     })
 }
 

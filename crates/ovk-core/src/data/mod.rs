@@ -30,6 +30,8 @@ mod rows;
 mod scale;
 mod select;
 mod sidecar;
+mod sparse;
+pub use sparse::{SparseChoice, AUTO_DENSE_BYTES, AUTO_DENSITY};
 mod split;
 mod table;
 mod thrift_compact;
@@ -204,6 +206,9 @@ pub struct DataConfig {
     /// of `cv` are cut from it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train_rows: Option<usize>,
+    /// Whether a sparse file's features stay sparse (LIBSVM, sparse ARFF; `--sparse`).
+    #[serde(default, skip_serializing_if = "SparseChoice::is_auto")]
+    pub sparse: SparseChoice,
 }
 
 /// One fold of a k-fold split of the training part.
@@ -242,6 +247,7 @@ impl DataConfig {
             cv: None,
             outer: None,
             train_rows: None,
+            sparse: SparseChoice::Auto,
         }
     }
 
@@ -298,6 +304,10 @@ pub struct DatasetInfo {
     pub features: Vec<String>,
     /// Target (or class) columns used.
     pub targets: Vec<String>,
+    /// Features kept as a sparse block (`--sparse`): their packed rows' width, the widest
+    /// training or test row's non-zero count (`kernels::packed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packed_width: Option<usize>,
 }
 
 /// The fitted feature scaling (identity for `Scale::None`).

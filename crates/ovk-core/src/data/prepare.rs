@@ -7,9 +7,10 @@ use sha2::{Digest, Sha256};
 use super::encode::{encode, RawOutputs};
 use super::features;
 use super::impute::impute;
-use super::load::read_raw;
+use super::load::read_raw_keeping_sparse;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
 use super::rows::{usable_rows, MissingCells};
+use super::sparse::{SparseChoice, SparseFeatures};
 use super::split::{cv_fold, keep_labels, split, split_by_column, subsample, Split};
 use super::views::resolve_views;
 use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
@@ -17,12 +18,56 @@ use crate::Result;
 
 pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared> {
     let path = cfg.path.as_path();
-    let raw = read_raw(path)?;
+    let mut raw = read_raw_keeping_sparse(path)?;
+    let block = match raw.sparse.take() {
+        Some(b) if b.stays_sparse(cfg.sparse) => {
+            refuse_choices_of_dense_columns(path, cfg, &raw, &b)?;
+            Some(b)
+        }
+        Some(b) => {
+            raw.sparse = Some(b);
+            raw = raw.densified()?;
+            None
+        }
+        None if cfg.sparse == SparseChoice::Yes => {
+            return Err(crate::error::input_at(
+                path,
+                "--sparse yes: the file holds no sparse features (LIBSVM, or sparse ARFF rows \
+                 `{i v, …}`); use --sparse auto",
+            ))
+        }
+        None => None,
+    };
     let names = raw.names();
     let mut sidecar = SidecarCache::new(path);
-    let mut roles = resolve_roles(cfg, &names, &mut sidecar)?;
+    // Roles are resolved over every column, the sparse block's after the ordinary ones.
+    let all_names: Vec<&str> = match &block {
+        Some(b) => names
+            .iter()
+            .copied()
+            .chain(b.names.iter().map(String::as_str))
+            .collect(),
+        None => names.clone(),
+    };
+    let mut roles = resolve_roles(cfg, &all_names, &mut sidecar)?;
     let mut left_out = Vec::new();
-    if cfg.features.is_none() {
+    if block.is_some() {
+        // The sparse block is the features; an ordinary column that is no output is unused.
+        for &c in roles.features.iter().filter(|&&c| c < names.len()) {
+            left_out.push((names[c].to_string(), "beside the sparse features"));
+        }
+        if let Some(&o) = roles.outputs.indices().iter().find(|&&c| c >= names.len()) {
+            return Err(crate::error::input_at(
+                path,
+                format!(
+                    "`{}` is one of the sparse features and cannot be an output; read the file \
+                     with --sparse no to use it so",
+                    all_names[o]
+                ),
+            ));
+        }
+        roles.features.clear();
+    } else if cfg.features.is_none() {
         roles.features.retain(|&c| {
             let why = features::not_a_default_feature(&raw, c);
             if let Some(why) = why {
@@ -39,7 +84,10 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         }
     }
     let feats = features::build(path, &raw, &roles.features, cfg.categories.as_deref())?;
-    let (x_all, feature_names) = (feats.x, feats.names);
+    let (x_all, mut feature_names) = (feats.x, feats.names);
+    if let Some(b) = &block {
+        feature_names = b.names.clone();
+    }
     let outputs = RawOutputs::read(&raw, &roles.outputs)?;
     let rows = usable_rows(
         path,
@@ -60,7 +108,10 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         .chain(&rows.unlabeled)
         .copied()
         .collect();
-    check_magnitude(path, &x_all, &feature_names, &used)?;
+    match &block {
+        Some(b) => check_sparse_magnitude(path, b, &used)?,
+        None => check_magnitude(path, &x_all, &feature_names, &used)?,
+    }
     check_magnitude(path, &coded.y, &coded.output_names, &rows.labeled)?;
 
     let parts = parts_of(path, cfg, &raw, &names, roles.test_column, &rows)?;
@@ -99,9 +150,22 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         }
     }
 
-    let scaler = Scaler::fit(&x_train, cfg.scale);
-    scaler.apply(&mut x_train);
-    scaler.apply(&mut x_test);
+    let scaler = match &block {
+        Some(b) => {
+            // Packed rows carry the standardisation without densifying (`kernels::packed`).
+            let scaler = b.scaler(&parts.train, cfg.scale);
+            let width = b.width(&parts.train).max(b.width(&parts.test));
+            x_train = b.pack(&parts.train, &scaler, width);
+            x_test = b.pack(&parts.test, &scaler, width);
+            scaler
+        }
+        None => {
+            let scaler = Scaler::fit(&x_train, cfg.scale);
+            scaler.apply(&mut x_train);
+            scaler.apply(&mut x_test);
+            scaler
+        }
+    };
 
     let mut views = resolve_views(
         path,
@@ -113,11 +177,14 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     features::remap_views(&mut views, &feats.source);
 
     // One dtype per feature as fitted: a one-hot feature carries its text column's.
-    let feature_dtypes = feats
-        .source
-        .iter()
-        .map(|&s| raw.columns[roles.features[s]].dtype.clone())
-        .collect();
+    let feature_dtypes = match &block {
+        Some(b) => vec!["f64".to_string(); b.n_cols()],
+        None => feats
+            .source
+            .iter()
+            .map(|&s| raw.columns[roles.features[s]].dtype.clone())
+            .collect(),
+    };
     let class_column = match &roles.outputs {
         OutputColumns::Class(c) => {
             Some((raw.columns[*c].name.clone(), raw.columns[*c].dtype.clone()))
@@ -132,6 +199,9 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         rows: raw.n_rows,
         features: feature_names.clone(),
         targets: coded.output_names.clone(),
+        packed_width: block
+            .as_ref()
+            .map(|_| crate::kernels::packed::width_of(x_train.view())),
     };
     Ok(Prepared {
         x_train,
@@ -197,6 +267,64 @@ fn parts_of(
 
 /// Seeds the outer folds of a nested cross-validation apart from its inner folds.
 const OUTER_SALT: u64 = 0x0de7_0f01;
+
+/// What only ordinary feature columns can do, refused for a sparse block with the way out.
+fn refuse_choices_of_dense_columns(
+    path: &std::path::Path,
+    cfg: &DataConfig,
+    raw: &super::raw::RawTable,
+    block: &SparseFeatures,
+) -> Result<()> {
+    // Naming every column of the block (as the workbench does) is choosing the block.
+    let whole_block = |sel: &[String]| {
+        let names: Vec<&str> = raw
+            .names()
+            .into_iter()
+            .chain(block.names.iter().map(String::as_str))
+            .collect();
+        let mut got = super::select::resolve(path, &names, sel).unwrap_or_default();
+        got.sort_unstable();
+        got.len() == block.n_cols()
+            && got.first() == Some(&raw.columns.len())
+            && got.windows(2).all(|w| w[1] == w[0] + 1)
+    };
+    let chosen = [
+        (
+            cfg.features.as_deref().is_some_and(|f| !whole_block(f)),
+            "--features",
+        ),
+        (cfg.views.is_some(), "--views"),
+        (cfg.categories.is_some(), "one-hot categories"),
+        (cfg.impute_missing, "--missing impute"),
+    ];
+    match chosen.iter().find(|c| c.0) {
+        Some((_, what)) => Err(crate::error::input_at(
+            path,
+            format!(
+                "{what} picks among ordinary columns, and this file's features are kept as one \
+                 sparse block (all its index:value columns); read them as columns with \
+                 --sparse no, or leave {what} out"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `check_magnitude` for a sparse block: the largest stored value over `rows`.
+pub(super) fn check_sparse_magnitude(
+    path: &std::path::Path,
+    b: &SparseFeatures,
+    rows: &[usize],
+) -> Result<()> {
+    match b.largest(rows) {
+        Some((v, i, j)) if v > MAX_MAGNITUDE => {
+            let mut m = Array2::zeros((i + 1, 1));
+            m[[i, 0]] = v;
+            check_magnitude(path, &m, &b.names[j..=j], &[i])
+        }
+        _ => Ok(()),
+    }
+}
 
 /// Values beyond this overflow double precision once squared (distances, variances, the
 /// objective): 1e154² is about the largest f64.

@@ -32,6 +32,8 @@ pub(crate) struct RawTable {
     /// recorded under another file's hash).
     pub sha256: String,
     pub size: u64,
+    /// Feature columns kept in compressed sparse rows, after `columns` (LIBSVM, sparse ARFF).
+    pub sparse: Option<super::sparse::SparseFeatures>,
 }
 
 /// Text cells that mean "no value" rather than "not a number".
@@ -48,6 +50,15 @@ pub(crate) fn row_label(row: usize) -> String {
 }
 
 impl RawTable {
+    /// The table with its sparse block, if any, appended to `columns` as ordinary columns.
+    pub fn densified(mut self) -> Result<RawTable> {
+        if let Some(block) = self.sparse.take() {
+            let cols = block.into_columns(&self.path)?;
+            self.columns.extend(cols);
+        }
+        Ok(self)
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.columns.iter().map(|c| c.name.as_str()).collect()
     }

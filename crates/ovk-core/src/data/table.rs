@@ -49,11 +49,24 @@ pub struct Table {
 
 /// Read a CSV or Parquet file and summarise its columns; `head_rows` rows are kept formatted.
 pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
-    let raw = read_raw(path)?;
-    let columns = raw.columns.iter().map(summarise).collect();
-    let head = (0..head_rows.min(raw.n_rows))
+    let mut raw = super::load::read_raw_keeping_sparse(path)?;
+    // A sparse block is summarised as it is: its dense form may not fit in memory.
+    let block = raw.sparse.take();
+    let mut columns: Vec<ColumnSummary> = raw.columns.iter().map(summarise).collect();
+    let mut head: Vec<Vec<String>> = (0..head_rows.min(raw.n_rows))
         .map(|i| raw.columns.iter().map(|c| format_cell(c, i)).collect())
         .collect();
+    if let Some(b) = block {
+        columns.extend(b.summaries());
+        for (i, row) in head.iter_mut().enumerate() {
+            let mut cells = vec!["0".to_string(); b.n_cols()];
+            let (idx, val) = b.row(i);
+            for (&j, &v) in idx.iter().zip(val) {
+                cells[j as usize] = v.to_string();
+            }
+            row.extend(cells);
+        }
+    }
     Ok(Table {
         path: path.to_path_buf(),
         n_rows: raw.n_rows,

@@ -41,6 +41,13 @@ pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Re
         )?;
         return super::precomputed::cross_lookup(x, z);
     }
+    if super::packed::is_packed(x) || super::packed::is_packed(z) {
+        check_fits(
+            dense_bytes(x.nrows(), z.nrows()),
+            &format!("the {}×{} Gram matrix", x.nrows(), z.nrows()),
+        )?;
+        return super::packed::cross_gram(kernel, x, z);
+    }
     if x.ncols() != z.ncols() {
         return Err(OvkError::internal(format!(
             "cross-Gram of {}-feature and {}-feature points",
@@ -94,6 +101,9 @@ pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Re
 
 /// Squared Euclidean distances between all rows of `x` (used by the median heuristic and kNN).
 pub(crate) fn sq_dists(x: ArrayView2<f64>) -> Array2<f64> {
+    if super::packed::is_packed(x) {
+        return super::packed::sq_dists(x);
+    }
     let n = x.nrows();
     let g = matmul(x, x.t());
     let d = g.diag().to_owned();

@@ -40,6 +40,15 @@ fn pair_distances(x: ArrayView2<f64>) -> Vec<f64> {
     let n = x.nrows();
     let step = n.div_ceil(MEDIAN_MAX_ROWS).max(1);
     let rows: Vec<usize> = (0..n).step_by(step).collect();
+    if super::packed::is_packed(x) {
+        // Sparse rows: one inverted-index product over the subsample, not a merge per pair.
+        let d2 = super::packed::sq_dists(x.select(ndarray::Axis(0), &rows).view());
+        let m = rows.len();
+        return (0..m)
+            .flat_map(|a| (a + 1..m).map(move |b| (a, b)))
+            .map(|(a, b)| d2[[a, b]].sqrt())
+            .collect();
+    }
     let mut d = Vec::with_capacity(rows.len() * rows.len().saturating_sub(1) / 2);
     for (a, &i) in rows.iter().enumerate() {
         for &j in &rows[a + 1..] {

@@ -86,7 +86,13 @@ pub(crate) fn nearest_neighbours(
     }
     let n = x.nrows();
     let k = k.min(n.saturating_sub(1));
-    let norms: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r)).collect();
+    let packed = super::packed::is_packed(x);
+    // With packed rows the block holds −½‖xᵢ − xⱼ‖², so zero norms give the distance back.
+    let norms: Vec<f64> = if packed {
+        vec![0.0; n]
+    } else {
+        x.rows().into_iter().map(|r| r.dot(&r)).collect()
+    };
     let blocks: Vec<usize> = (0..n).step_by(KNN_BLOCK).collect();
     let mut out: Vec<Vec<(f64, usize)>> = Vec::with_capacity(n);
     for group in blocks.chunks(BLOCKS_PER_STEP) {
@@ -97,7 +103,15 @@ pub(crate) fn nearest_neighbours(
                 |buf, &start| {
                     let end = (start + KNN_BLOCK).min(n);
                     let mut g = buf.slice_mut(s![..end - start, ..]);
-                    matmul_into(&mut g, x.slice(s![start..end, ..]), x.t()); // B×N inner products
+                    if packed {
+                        // Sparse rows: ‖xᵢ‖² + ‖xⱼ‖² − 2 gᵢⱼ comes out as distances already.
+                        let d2 = super::packed::cross_sq_dists(x.slice(s![start..end, ..]), x)
+                            .expect("one matrix is packed alike");
+                        g.assign(&d2.mapv(|d| -0.5 * d));
+                    } else {
+                        matmul_into(&mut g, x.slice(s![start..end, ..]), x.t());
+                        // B×N inner products
+                    }
                     g.axis_iter(Axis(0))
                         .enumerate()
                         .map(|(b, row)| {
@@ -153,6 +167,7 @@ pub fn knn_sparse(
         ));
     }
     let n = x.nrows();
+    let packed = super::packed::is_packed(x);
     let nearest = nearest_neighbours(x, k, progress)?;
     let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, list) in nearest.iter().enumerate() {
@@ -177,6 +192,9 @@ pub fn knn_sparse(
         .flat_map_iter(|i| {
             let xi = x.row(i);
             indices[indptr[i]..indptr[i + 1]].iter().map(move |&j| {
+                if packed {
+                    return super::packed::sq_dist_of_rows(x.row(i), x.row(j));
+                }
                 xi.iter()
                     .zip(x.row(j))
                     .map(|(a, b)| (a - b) * (a - b))

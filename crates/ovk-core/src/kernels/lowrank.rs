@@ -142,6 +142,9 @@ pub(crate) fn kernel_diagonal(kernel: &Kernel, x: ArrayView2<f64>) -> Vec<f64> {
             if *kernel == Kernel::Precomputed {
                 return r[1 + r[0] as usize];
             }
+            if let Some(r) = r.as_slice().filter(|r| super::packed::is_packed_row(r)) {
+                return super::packed::self_value(kernel, r);
+            }
             let v = if kernel.is_distance_based() {
                 0.0
             } else {

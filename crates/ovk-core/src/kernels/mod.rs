@@ -10,6 +10,7 @@ mod lowrank;
 mod memory;
 mod nystrom;
 pub mod options;
+pub(crate) mod packed;
 pub mod precomputed;
 mod spec;
 

@@ -382,6 +382,9 @@ impl Kernel {
         if *self == Kernel::Precomputed {
             return super::precomputed::lookup(x, z);
         }
+        if super::packed::is_packed_row(x) {
+            return super::packed::eval(self, x, z);
+        }
         let v = if self.is_distance_based() {
             x.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum()
         } else {

@@ -42,7 +42,9 @@ impl ProblemShape {
             views: p.views.len(),
             input_rank: p.kernel_spec.input_rank,
             landmarks: p.kernel_spec.landmarks,
-            linear: p.kernel_spec.name == KernelName::Linear,
+            // Packed sparse rows are not the features themselves: no primal route on them.
+            linear: p.kernel_spec.name == KernelName::Linear
+                && !crate::kernels::packed::is_packed(p.x.view()),
         }
     }
 

@@ -531,6 +531,7 @@ mod tests {
             rows: 0,
             features: Vec::new(),
             targets: Vec::new(),
+            packed_width: None,
         };
         let dir = |p: &str, a: &str| run_dir(&info(p, a));
         assert_eq!(dir("lin.csv", "/w/a/lin.csv"), Some("/w/a".into()));

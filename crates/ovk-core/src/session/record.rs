@@ -263,14 +263,18 @@ pub struct SessionRecord {
 }
 
 impl SessionRecord {
-    /// Columns of the inputs the model reads: the feature columns, or for a precomputed
-    /// kernel one `[j | K row]` block per Gram over the split's rows (`kernels::precomputed`).
+    /// Columns of the inputs the model reads: the feature columns, their packed rows when
+    /// they were kept sparse (`kernels::packed`), or for a precomputed kernel one `[j | K row]`
+    /// block per Gram over the split's rows (`kernels::precomputed`).
     pub fn model_inputs(&self) -> usize {
         match self.kernel.resolved {
             Kernel::Precomputed => {
                 self.kernel.spec.gram.len() * (1 + self.split.train.len() + self.split.test.len())
             }
-            _ => self.feature_names.len(),
+            _ => match self.dataset.packed_width {
+                Some(w) => crate::kernels::packed::columns_for(w),
+                None => self.feature_names.len(),
+            },
         }
     }
 }
@@ -361,6 +365,7 @@ impl SessionRecord {
                 rows: 0,
                 features: Vec::new(),
                 targets: Vec::new(),
+                packed_width: None,
             },
             task: config.data.task.unwrap_or(Task::Regression),
             method: config.method.name().to_string(),

@@ -151,14 +151,20 @@ impl Prediction {
                 names: &r.output_names,
                 coding: rec.class_coding,
             },
+            sparse: r.dataset.packed_width.is_some(),
         };
         let data::NewRows {
             mut x,
+            sparse,
             filled_rows,
             truth,
             ignored,
         } = data::read_new_rows(data_path, &trained)?;
-        rec.scaler.apply(&mut x);
+        match (&sparse, r.dataset.packed_width) {
+            // As wide as the training rows, so that a training row packs to the same bits.
+            (Some(block), Some(width)) => x = block.pack_all(&rec.scaler, width),
+            _ => rec.scaler.apply(&mut x),
+        }
         // Hashing is only worth it when there is something to score.
         let trained_rows = match &truth {
             Some(_) if data::sha256_file(data_path)? == r.dataset.sha256 => {

@@ -27,7 +27,9 @@ pub(super) fn shape_of(prepared: &Prepared, config: &RunConfig) -> ProblemShape 
         views: prepared.views.len(),
         input_rank: config.kernel.input_rank,
         landmarks: config.kernel.landmarks,
-        linear: config.kernel.name == crate::kernels::KernelName::Linear,
+        // Packed sparse rows are not the features themselves: no primal route on them.
+        linear: config.kernel.name == crate::kernels::KernelName::Linear
+            && !crate::kernels::packed::is_packed(prepared.x_train.view()),
     }
 }
 
