@@ -279,3 +279,76 @@ fn a_text_sized_table_stays_sparse_and_its_kernel_is_the_dense_one() {
         lin[[0, 0]]
     );
 }
+
+/// A sparse ARFF file (MEKA's `-C 2`, its two labels declared numeric, so they start inside
+/// the numeric block and are taken out as outputs) fits alike kept sparse and as columns.
+#[test]
+fn a_sparse_arff_file_fits_alike_kept_sparse_and_as_columns() {
+    let dir = temp_dir("sparse", "arff", true);
+    let store = dir.join("store");
+    let arff = dir.join("text.arff");
+    let mut rng = Rng::new(9);
+    let mut t =
+        String::from("@relation 'text: -C 2'\n@attribute y0 numeric\n@attribute y1 numeric\n");
+    for j in 0..80 {
+        writeln!(t, "@attribute w{j} numeric").unwrap();
+    }
+    t.push_str("@attribute source {web,mail}\n@data\n");
+    for _ in 0..90 {
+        let mut pairs: Vec<(usize, f64)> = (0..6)
+            .map(|_| (2 + rng.below(80), 1.0 + rng.below(5) as f64))
+            .collect();
+        pairs.sort_unstable_by_key(|p| p.0);
+        pairs.dedup_by_key(|p| p.0);
+        let s: f64 = pairs
+            .iter()
+            .map(|p| if p.0 % 3 == 0 { p.1 } else { -p.1 * 0.5 })
+            .sum();
+        let mut cells: Vec<String> = Vec::new();
+        if s > 0.0 {
+            cells.push("0 1".into());
+        }
+        if pairs.len() > 5 {
+            cells.push("1 1".into());
+        }
+        cells.extend(pairs.iter().map(|(j, v)| format!("{j} {v}")));
+        if rng.uniform() < 0.5 {
+            cells.push("82 mail".into());
+        }
+        writeln!(t, "{{{}}}", cells.join(", ")).unwrap();
+    }
+    std::fs::write(&arff, t).unwrap();
+    let fit = |sparse: &str| {
+        run(
+            &store,
+            &arff,
+            &[
+                "--method", "okl", "--kernel", "gaussian", "--sparse", sparse,
+            ],
+        )
+    };
+    let (s, d) = (fit("yes"), fit("no"));
+    let (js, jd) = (session(&s), session(&d));
+    assert_eq!(js["output_names"], jd["output_names"]);
+    assert_eq!(js["output_names"].as_array().unwrap().len(), 2);
+    // The nominal `source` is no sparse feature: beside the block it is left out, where the
+    // column reading one-hot encodes it. Without it, the column reading matches.
+    assert!(js["dataset"]["packed_width"].is_u64());
+    let d2 = run(
+        &store,
+        &arff,
+        &[
+            "--method",
+            "okl",
+            "--kernel",
+            "gaussian",
+            "--sparse",
+            "no",
+            "--features",
+            "w*",
+        ],
+    );
+    let p: Array2<f64> = read_npy(s.join("predictions_test.npy")).unwrap();
+    let q: Array2<f64> = read_npy(d2.join("predictions_test.npy")).unwrap();
+    assert!(close(&p, &q, 1e-8), "{p} vs {q}");
+}

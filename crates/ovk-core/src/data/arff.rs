@@ -3,11 +3,14 @@
 //! whose values are all 0/1 (Mulan's and MEKA's labels) is a 0/1 number column; any other
 //! nominal, string or date attribute is text (a feature one-hot encoded, or a class column);
 //! `?` is missing. In a sparse row an omitted value is 0 — for a nominal attribute its first
-//! declared value, as Weka reads it.
+//! declared value, as Weka reads it. A file of sparse rows keeps its numeric attributes as a
+//! sparse block (`RawTable::sparse`), which a fit keeps sparse or writes out as columns in
+//! the file's order (`--sparse`).
 
 use std::path::Path;
 
 use super::raw::{Cells, RawColumn, RawTable};
+use super::sparse::SparseFeatures;
 use crate::error::input_at;
 use crate::Result;
 
@@ -301,6 +304,9 @@ pub(crate) fn read_arff(path: &Path, bytes: &[u8]) -> Result<RawTable> {
             ),
         ));
     }
+    if let Some(t) = read_with_sparse_block(path, &header, &data)? {
+        return Ok(t);
+    }
     let m = header.attributes.len();
     super::cells_fit::check_cells_fit(path, data.len() as u64, m as u64)?;
     let mut cols: Vec<Building> = header
@@ -352,6 +358,155 @@ pub(crate) fn read_arff(path: &Path, bytes: &[u8]) -> Result<RawTable> {
         size: 0,
         sparse: None,
     })
+}
+
+/// A file whose every row is sparse, read with its numeric attributes as one sparse block
+/// (`RawTable::sparse`) and the others (nominal, string) as columns; `None` when it has
+/// fewer than two numeric attributes or a missing (`?`) numeric value, which only columns
+/// can hold.
+fn read_with_sparse_block(
+    path: &Path,
+    header: &Header,
+    data: &[(usize, &str)],
+) -> Result<Option<RawTable>> {
+    let attrs = &header.attributes;
+    let numeric: Vec<usize> = (0..attrs.len())
+        .filter(|&j| attrs[j].kind == AttrKind::Numeric)
+        .collect();
+    if numeric.len() < 2 || !data.iter().all(|(_, l)| l.starts_with('{')) {
+        return Ok(None);
+    }
+    let mut block_of = vec![None::<u32>; attrs.len()];
+    for (k, &j) in numeric.iter().enumerate() {
+        block_of[j] = u32::try_from(k).ok();
+    }
+    let others: Vec<usize> = (0..attrs.len())
+        .filter(|&j| block_of[j].is_none())
+        .collect();
+    super::cells_fit::check_cells_fit(path, data.len() as u64, others.len().max(1) as u64)?;
+    let mut cols: Vec<Building> = others
+        .iter()
+        .map(|&j| {
+            if attrs[j].is_numeric_column() {
+                Building::Numeric(Vec::with_capacity(data.len()))
+            } else {
+                Building::Text(Vec::with_capacity(data.len()))
+            }
+        })
+        .collect();
+    let mut rows: Vec<Vec<(u32, f64)>> = Vec::with_capacity(data.len());
+    let mut cells = vec![None::<String>; attrs.len()];
+    for &(line, l) in data {
+        let inner = &l[1..];
+        let close = inner.rfind('}').ok_or_else(|| {
+            input_at(
+                path,
+                format!("{}: a sparse row must end with `}}`", line_no(line)),
+            )
+        })?;
+        let body = inner[..close].trim();
+        let mut entries = Vec::new();
+        for &j in &others {
+            cells[j] = None;
+        }
+        for pair in split_cells(body)
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+        {
+            let (index, value) = split_word(pair.trim());
+            let j = index
+                .parse::<usize>()
+                .ok()
+                .filter(|&j| j < attrs.len())
+                .ok_or_else(|| {
+                    input_at(
+                        path,
+                        format!(
+                            "{}: `{}` is not an attribute index (0 to {})",
+                            line_no(line),
+                            clip(pair.trim()),
+                            attrs.len() - 1
+                        ),
+                    )
+                })?;
+            let value = unquote(value.trim());
+            let Some(k) = block_of[j] else {
+                if cells[j].replace(value).is_some() {
+                    return Err(twice(path, line, j, &attrs[j].name));
+                }
+                continue;
+            };
+            if value == "?" {
+                return Ok(None);
+            }
+            let v = value
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    input_at(
+                        path,
+                        format!(
+                            "{}: numeric attribute `{}` holds `{}`, not a finite number",
+                            line_no(line),
+                            attrs[j].name,
+                            clip(&value)
+                        ),
+                    )
+                })?;
+            entries.push((k, v));
+        }
+        entries.sort_unstable_by_key(|e| e.0);
+        if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+            let j = numeric[w[0].0 as usize];
+            return Err(twice(path, line, j, &attrs[j].name));
+        }
+        for (c, &j) in others.iter().enumerate() {
+            let default = || match &attrs[j].kind {
+                AttrKind::Nominal(v) => v[0].clone(),
+                _ => "0".to_string(),
+            };
+            let cell = cells[j].take().unwrap_or_else(default);
+            push_cell(path, line, &attrs[j], &cell, &mut cols[c])?;
+        }
+        rows.push(entries);
+    }
+    let columns = others
+        .iter()
+        .zip(cols)
+        .map(|(&j, c)| RawColumn {
+            name: attrs[j].name.clone(),
+            dtype: match &c {
+                Building::Numeric(_) => "f64".into(),
+                Building::Text(_) => "str".into(),
+            },
+            cells: match c {
+                Building::Numeric(v) => Cells::Numeric(v),
+                Building::Text(v) => Cells::Text(v),
+            },
+        })
+        .collect();
+    let names = numeric.iter().map(|&j| attrs[j].name.clone()).collect();
+    let mut block = SparseFeatures::from_rows(names, rows.into_iter());
+    block.positions = Some(numeric);
+    Ok(Some(RawTable {
+        path: path.to_path_buf(),
+        n_rows: data.len(),
+        columns,
+        sha256: String::new(),
+        size: 0,
+        sparse: Some(block),
+    }))
+}
+
+fn twice(path: &Path, line: usize, j: usize, name: &str) -> crate::OvkError {
+    input_at(
+        path,
+        format!(
+            "{}: attribute index {j} (`{name}`) appears twice",
+            line_no(line)
+        ),
+    )
 }
 
 /// A dense row `v1,v2,…` (a trailing instance weight `,{w}` is ignored) into `row`.

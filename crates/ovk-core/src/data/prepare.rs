@@ -38,33 +38,27 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         }
         None => None,
     };
-    let names = raw.names();
     let mut sidecar = SidecarCache::new(path);
-    // Roles are resolved over every column, the sparse block's after the ordinary ones.
-    let all_names: Vec<&str> = match &block {
-        Some(b) => names
-            .iter()
-            .copied()
-            .chain(b.names.iter().map(String::as_str))
-            .collect(),
-        None => names.clone(),
-    };
-    let mut roles = resolve_roles(cfg, &all_names, &mut sidecar)?;
+    let mut block = block;
+    let mut roles = roles_over_all(cfg, &raw, block.as_ref(), &mut sidecar)?;
+    if let Some(b) = block.as_mut() {
+        // An output (or the test marker) among the block's columns becomes an ordinary column.
+        let d = raw.columns.len();
+        let mut taken: Vec<usize> = roles.outputs.indices();
+        taken.extend(roles.test_column);
+        taken.retain(|&c| c >= d);
+        if !taken.is_empty() {
+            let local: Vec<usize> = taken.iter().map(|c| c - d).collect();
+            raw.columns.extend(b.take_columns(&local));
+            roles = roles_over_all(cfg, &raw, Some(b), &mut sidecar)?;
+        }
+    }
+    let names = raw.names();
     let mut left_out = Vec::new();
     if block.is_some() {
         // The sparse block is the features; an ordinary column that is no output is unused.
         for &c in roles.features.iter().filter(|&&c| c < names.len()) {
             left_out.push((names[c].to_string(), "beside the sparse features"));
-        }
-        if let Some(&o) = roles.outputs.indices().iter().find(|&&c| c >= names.len()) {
-            return Err(crate::error::input_at(
-                path,
-                format!(
-                    "`{}` is one of the sparse features and cannot be an output; read the file \
-                     with --sparse no to use it so",
-                    all_names[o]
-                ),
-            ));
         }
         roles.features.clear();
     } else if cfg.features.is_none() {
@@ -267,6 +261,25 @@ fn parts_of(
 
 /// Seeds the outer folds of a nested cross-validation apart from its inner folds.
 const OUTER_SALT: u64 = 0x0de7_0f01;
+
+/// Column roles over the ordinary columns and, after them, the sparse block's.
+fn roles_over_all(
+    cfg: &DataConfig,
+    raw: &super::raw::RawTable,
+    block: Option<&SparseFeatures>,
+    sidecar: &mut SidecarCache,
+) -> Result<super::roles::Roles> {
+    let names: Vec<&str> = raw
+        .names()
+        .into_iter()
+        .chain(
+            block
+                .iter()
+                .flat_map(|b| b.names.iter().map(String::as_str)),
+        )
+        .collect();
+    resolve_roles(cfg, &names, sidecar)
+}
 
 /// What only ordinary feature columns can do, refused for a sparse block with the way out.
 fn refuse_choices_of_dense_columns(

@@ -50,11 +50,29 @@ pub(crate) fn row_label(row: usize) -> String {
 }
 
 impl RawTable {
-    /// The table with its sparse block, if any, appended to `columns` as ordinary columns.
+    /// The table with its sparse block, if any, written out as ordinary columns: in their
+    /// places in the file when the block records them, else after the others.
     pub fn densified(mut self) -> Result<RawTable> {
-        if let Some(block) = self.sparse.take() {
-            let cols = block.into_columns(&self.path)?;
-            self.columns.extend(cols);
+        let Some(block) = self.sparse.take() else {
+            return Ok(self);
+        };
+        let positions = block.positions.clone();
+        let cols = block.into_columns(&self.path)?;
+        match positions {
+            None => self.columns.extend(cols),
+            Some(at) => {
+                let total = self.columns.len() + cols.len();
+                let mut slots: Vec<Option<RawColumn>> = (0..total).map(|_| None).collect();
+                for (p, c) in at.into_iter().zip(cols) {
+                    slots[p] = Some(c);
+                }
+                let mut rest = std::mem::take(&mut self.columns).into_iter();
+                self.columns = slots
+                    .into_iter()
+                    .map(|s| s.or_else(|| rest.next()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| crate::OvkError::internal("a sparse block's positions"))?;
+            }
         }
         Ok(self)
     }

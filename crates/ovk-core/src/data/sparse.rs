@@ -43,6 +43,9 @@ pub const AUTO_DENSITY: f64 = 0.1;
 pub(crate) struct SparseFeatures {
     /// One name per column (`f1`, `f2` … for LIBSVM).
     pub names: Vec<String>,
+    /// Where each column stands among all the file's columns (ARFF: its attribute index),
+    /// so that written out they take their places; `None`: after the ordinary columns.
+    pub positions: Option<Vec<usize>>,
     pub indptr: Vec<usize>,
     pub indices: Vec<u32>,
     pub values: Vec<f64>,
@@ -53,6 +56,7 @@ impl SparseFeatures {
     pub fn from_rows(names: Vec<String>, rows: impl Iterator<Item = Vec<(u32, f64)>>) -> Self {
         let mut s = SparseFeatures {
             names,
+            positions: None,
             indptr: vec![0],
             indices: Vec::new(),
             values: Vec::new(),
@@ -224,6 +228,60 @@ impl SparseFeatures {
             .collect()
     }
 
+    /// Take the columns `cols` (block positions) out of the block, as ordinary columns; the
+    /// others keep their order.
+    pub fn take_columns(&mut self, cols: &[usize]) -> Vec<RawColumn> {
+        let d = self.n_cols();
+        let mut out_at = vec![None::<usize>; d];
+        for (k, &c) in cols.iter().enumerate() {
+            out_at[c] = Some(k);
+        }
+        let mut keep_at = vec![0u32; d];
+        let mut kept = 0u32;
+        for j in 0..d {
+            if out_at[j].is_none() {
+                keep_at[j] = kept;
+                kept += 1;
+            }
+        }
+        let n = self.n_rows();
+        let mut taken = vec![vec![Some(0.0); n]; cols.len()];
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for (i, r) in self.indptr.windows(2).enumerate() {
+            for k in r[0]..r[1] {
+                let j = self.indices[k] as usize;
+                match out_at[j] {
+                    Some(t) => taken[t][i] = Some(self.values[k]),
+                    None => {
+                        indices.push(keep_at[j]);
+                        values.push(self.values[k]);
+                    }
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let names: Vec<String> = cols.iter().map(|&c| self.names[c].clone()).collect();
+        let kept = |j: &usize| out_at[*j].is_none();
+        self.names = (0..d)
+            .filter(kept)
+            .map(|j| std::mem::take(&mut self.names[j]))
+            .collect();
+        self.positions = self
+            .positions
+            .take()
+            .map(|p| (0..d).filter(kept).map(|j| p[j]).collect());
+        (self.indptr, self.indices, self.values) = (indptr, indices, values);
+        names
+            .into_iter()
+            .zip(taken)
+            .map(|(name, cells)| RawColumn {
+                name,
+                dtype: "f64".into(),
+                cells: Cells::Numeric(cells),
+            })
+            .collect()
+    }
+
     /// The block as ordinary columns (what `--sparse no` and a new-rows file read), refused
     /// before allocating when it would not fit in memory.
     pub fn into_columns(self, path: &std::path::Path) -> Result<Vec<RawColumn>> {
@@ -286,6 +344,24 @@ mod tests {
         }
         let sub = s.scaler(&[1], Scale::Standard);
         assert_eq!(sub.std, vec![1.0; 3], "one row: every column is constant");
+    }
+
+    #[test]
+    fn taken_columns_leave_the_others_in_order() {
+        let mut s = block();
+        s.positions = Some(vec![4, 7, 9]);
+        let taken = s.take_columns(&[1]);
+        assert_eq!(taken.len(), 1);
+        assert_eq!(taken[0].name, "b");
+        assert_eq!(
+            taken[0].cells,
+            Cells::Numeric(vec![Some(0.0), Some(-2.0), Some(0.0)])
+        );
+        assert_eq!(s.names, ["a", "c"]);
+        assert_eq!(s.positions, Some(vec![4, 9]));
+        assert_eq!(s.row(0), (&[0u32, 1][..], &[1.0, 4.0][..]));
+        assert_eq!(s.row(1), (&[][..], &[][..]));
+        assert_eq!(s.row(2), (&[0u32][..], &[3.0][..]));
     }
 
     #[test]
