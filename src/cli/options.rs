@@ -108,6 +108,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     declared(&kernels::options::INPUT_RANK, "R|exact|auto"),
     declared(&kernels::options::LANDMARKS, "HOW"),
     opt("gram", "FILE", "with --kernel precomputed: the Gram matrix K as .npy (f64 or f32), n × n over all rows of the table in its row order; ovk takes the training and test blocks by its split (docs/kernels.md)", None),
+    opt("gram_ids", "FILE", "with --kernel precomputed: match the table's rows to K's by an id column instead of by position — a one-column CSV whose header names the table's id column, then the ids of K's rows in K's order (K may hold rows the table does not)", None),
     opt("gram_view", "NAME=FILE", "with --kernel precomputed and a multi-view method: one Gram .npy per view, named as the views are; --gram-view may be repeated", None),
     opt("name", "NAME", "session name (default: <dataset>-<method>)", None),
 ];
@@ -182,6 +183,9 @@ pub fn read_config(path: &Path) -> Result<RawOptions> {
         *d = beside(d);
     }
     if let Some(g) = out.get_mut("gram") {
+        *g = beside(g);
+    }
+    if let Some(g) = out.get_mut("gram_ids") {
         *g = beside(g);
     }
     if let Some(g) = out.get_mut("gram_view") {
@@ -439,6 +443,11 @@ pub fn build_run_config(raw: &RawOptions) -> Result<RunConfig> {
         kernel.landmarks = choice(l)?;
     }
     kernel.gram = gram_files(get("gram"), get("gram_view"))?;
+    kernel.gram_ids = get("gram_ids").map(|p| GramFile {
+        view: None,
+        path: PathBuf::from(p.trim()),
+        sha256: None,
+    });
 
     let mut params = Params::new();
     let all = method_params();

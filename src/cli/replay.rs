@@ -243,14 +243,16 @@ fn close(a: f64, b: f64) -> bool {
 /// A precomputed kernel's Gram files must be the ones the session read: another matrix is
 /// another kernel, so the re-run would verify nothing.
 fn check_grams(record: &session::SessionRecord) -> Result<()> {
-    for g in &record.kernel.spec.gram {
+    let spec = &record.kernel.spec;
+    let files = spec.gram.iter().map(|g| ("Gram matrix", g));
+    for (what, g) in files.chain(spec.gram_ids.iter().map(|g| ("Gram ids", g))) {
         let Some(saved) = &g.sha256 else { continue };
         let now = ovk_core::data::sha256_file(&g.path)?;
         if &now != saved {
             return Err(ovk_core::OvkError::input(format!(
-                "Gram matrix {}: its SHA-256 is {} now but was {} when the session was saved; \
-                 the file changed, so a re-run would fit another kernel — restore the original \
-                 Gram to verify the session",
+                "{what} {}: its SHA-256 is {} now but was {} when the session was saved; the \
+                 file changed, so a re-run would fit another kernel — restore the original to \
+                 verify the session",
                 session::display_safe(&g.path.display().to_string()),
                 short(&now),
                 short(saved)

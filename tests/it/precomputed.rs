@@ -414,3 +414,114 @@ fn the_workbench_opens_a_precomputed_session() {
         }
     }
 }
+
+/// `--gram-ids`: the table's rows found in K by an id column — K over a shuffled superset of
+/// the rows (three rows the table lacks) — fit exactly as the same kernel matched by position;
+/// an unknown or repeated id is refused naming the file, and a changed ids file stops a replay.
+#[test]
+fn rows_matched_by_an_id_column_fit_as_rows_matched_by_position() {
+    let s = Scratch::new("ids");
+    let all = ndarray::concatenate![ndarray::Axis(0), s.x, features(3, 9.0)];
+    let k_all = gram(&gaussian(), all.view()).unwrap();
+    write_npy(
+        &s.path("K.npy"),
+        &k_all.slice(s![..ROWS, ..ROWS]).to_owned(),
+    );
+    // K's rows in a shuffled order: every 7th row first, then the rest.
+    let n = all.nrows();
+    let perm: Vec<usize> = (0..n)
+        .step_by(7)
+        .chain((0..n).filter(|i| i % 7 != 0))
+        .collect();
+    let k_big = Array2::from_shape_fn((n, n), |(a, b)| k_all[[perm[a], perm[b]]]);
+    write_npy(&s.path("Kbig.npy"), &k_big);
+    let name = |i: usize| format!("img-{i:03}");
+    let ids: String = perm.iter().map(|&i| name(i) + "\n").collect();
+    std::fs::write(s.path("ids.csv"), format!("image\n{ids}")).unwrap();
+    // The table with its id column first.
+    let text = std::fs::read_to_string(&s.table).unwrap();
+    let with_ids: String = text
+        .lines()
+        .enumerate()
+        .map(|(r, l)| match r {
+            0 => format!("image,{l}\n"),
+            r => format!("{},{l}\n", name(r - 1)),
+        })
+        .collect();
+    let table = s.path("t_ids.csv");
+    std::fs::write(&table, with_ids).unwrap();
+    let store = s.path("store");
+    let fit = |data: &Path, gram: &[&str], name: &str| {
+        let mut args = vec![
+            "run",
+            "--data",
+            data.to_str().unwrap(),
+            "--targets",
+            "y0,y1",
+            "--method",
+            "okl",
+            "--kernel",
+            "precomputed",
+            "--features",
+            "a_0,a_1,a_2,b_0,b_1",
+            "--name",
+            name,
+        ];
+        args.extend_from_slice(gram);
+        let o = ovk(&args, &store);
+        assert_ok(&o, name);
+        let dir = Store::open(Some(&store)).unwrap().resolve(name).unwrap();
+        ndarray_npy::read_npy::<_, Array2<f64>>(dir.join("predictions_test.npy")).unwrap()
+    };
+    let k_path = s.path("K.npy");
+    let big = s.path("Kbig.npy");
+    let ids_path = s.path("ids.csv");
+    let by_position = fit(&s.table, &["--gram", k_path.to_str().unwrap()], "pos");
+    let by_id = fit(
+        &table,
+        &[
+            "--gram",
+            big.to_str().unwrap(),
+            "--gram-ids",
+            ids_path.to_str().unwrap(),
+        ],
+        "ids",
+    );
+    assert_eq!(max_diff(&by_position, &by_id), 0.0);
+    let o = ovk(&["replay", "ids", "--verify"], &store);
+    assert_ok(&o, "replay --verify with --gram-ids: ");
+    for (ids, why) in [
+        (
+            format!("image\n{}", ids.replacen("img-007", "img-x", 1)),
+            "lists no id `img-007`",
+        ),
+        (format!("image\nimg-000\n{ids}"), "is on lines"),
+        (format!("picture\n{ids}"), "has no column `picture`"),
+    ] {
+        std::fs::write(s.path("bad.csv"), ids).unwrap();
+        let o = ovk(
+            &[
+                "run",
+                "--data",
+                table.to_str().unwrap(),
+                "--targets",
+                "y0,y1",
+                "--method",
+                "okl",
+                "--kernel",
+                "precomputed",
+                "--gram",
+                big.to_str().unwrap(),
+                "--gram-ids",
+                s.path("bad.csv").to_str().unwrap(),
+            ],
+            &store,
+        );
+        assert_eq!(o.status.code(), Some(2), "{why}: {}", stderr(&o));
+        says(&o, why);
+    }
+    std::fs::write(&ids_path, format!("image\n{ids}img-999\n")).unwrap();
+    let o = ovk(&["replay", "ids", "--verify"], &store);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    says(&o, "Gram ids");
+}

@@ -50,7 +50,9 @@ pub use select::resolve as select_columns;
 pub use sidecar::Sidecar;
 pub use sidecar::ViewSpec;
 pub use sidecar::{parse_sidecar, sidecar_for, sidecar_path};
-pub use table::{load_table, read_numeric_columns, read_numeric_table, ColumnSummary, Table};
+pub use table::{
+    column_text, load_table, read_numeric_columns, read_numeric_table, ColumnSummary, Table,
+};
 pub use views::view_columns;
 pub(crate) use write::BlockWriter;
 pub use write::{output_format, write_table, OutColumn};
@@ -369,6 +371,8 @@ pub struct Prepared {
     pub(crate) left_out: Vec<(String, &'static str)>,
     /// Precomputed kernel: the Gram files as read, with their SHA-256 (empty otherwise).
     pub grams: Vec<crate::kernels::GramFile>,
+    /// Precomputed kernel: the ids file of `--gram-ids` as read, with its SHA-256.
+    pub gram_ids: Option<crate::kernels::GramFile>,
     /// Warnings about the inputs for the session (a Gram that is not PSD).
     pub notes: Vec<String>,
 }

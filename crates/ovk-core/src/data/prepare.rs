@@ -221,6 +221,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         dropped_rows: rows.dropped,
         left_out,
         grams: Vec::new(),
+        gram_ids: None,
         notes: Vec::new(),
     })
 }

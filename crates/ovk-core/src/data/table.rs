@@ -81,6 +81,26 @@ pub fn read_numeric_columns(path: &Path, names: &[String]) -> Result<Array2<f64>
     Ok(read_selected(path, names)?.1)
 }
 
+/// The cells of column `name` as text (numbers in their shortest form), `None` where missing;
+/// refused naming the file's columns when it has no such column.
+pub fn column_text(path: &Path, name: &str) -> Result<Vec<Option<String>>> {
+    let raw = read_raw(path)?;
+    let Some(c) = raw.names().iter().position(|n| *n == name) else {
+        return Err(input_at(
+            path,
+            format!(
+                "has no column `{name}` (its columns: {})",
+                raw.names().join(", ")
+            ),
+        ));
+    };
+    Ok(raw
+        .labels(c)
+        .into_iter()
+        .map(|l| l.map(|l| l.text()))
+        .collect())
+}
+
 /// Every column of a numeric table, with the header (`read_numeric_columns` of them all).
 pub fn read_numeric_table(path: &Path) -> Result<(Vec<String>, Array2<f64>)> {
     read_selected(path, &["*".to_string()])

@@ -196,6 +196,10 @@ pub struct KernelSpec {
     /// The precomputed kernel's Gram files (one, or one per view); empty for the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gram: Vec<GramFile>,
+    /// The ids of the Gram's rows (`--gram-ids`): the table's rows are matched to K's by an id
+    /// column instead of by position (`kernels::precomputed::GramIds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gram_ids: Option<GramFile>,
 }
 
 fn default_sigma() -> Sigma {
@@ -218,6 +222,7 @@ impl Default for KernelSpec {
             input_rank: InputRank::Auto,
             landmarks: Landmarks::Rpcholesky,
             gram: Vec::new(),
+            gram_ids: None,
         }
     }
 }
@@ -227,7 +232,14 @@ impl KernelSpec {
     pub fn check(&self) -> Result<()> {
         DEGREE.check(&Value::Int(i64::from(self.degree)))?;
         COEF0.check(&Value::Float(self.coef0))?;
-        check_gram_files(self.name, &self.gram)
+        check_gram_files(self.name, &self.gram)?;
+        if self.gram_ids.is_some() && self.name != KernelName::Precomputed {
+            return Err(OvkError::input(format!(
+                "--gram-ids goes with --kernel precomputed, not --kernel {}",
+                self.name
+            )));
+        }
+        Ok(())
     }
 
     /// Fix every parameter: σ = median becomes the median distance between distinct rows of

@@ -54,18 +54,23 @@ pub(crate) fn attach(prepared: &mut Prepared, spec: &KernelSpec) -> Result<()> {
     }
     let mut files = spec.gram.clone();
     match_views(&prepared.views, &files)?;
-    let n = prepared.info.rows;
+    // Table row → row of K: the same row, or the row whose id the table's id column holds.
+    let (n, k_row) = match &spec.gram_ids {
+        None => (prepared.info.rows, (0..prepared.info.rows).collect()),
+        Some(ids) => {
+            let (n, k_row, read) = rows_by_id(&prepared.info.path, ids)?;
+            prepared.gram_ids = Some(read);
+            (n, k_row)
+        }
+    };
     // K, its rows as the inputs, and the PSD check's shifted copy and factor
     check_fits(
         dense_bytes(n, n).saturating_mul(4),
         &format!("the {n}×{n} precomputed Gram matrix and its checks"),
     )?;
-    let order: Vec<usize> = prepared
-        .train_rows
-        .iter()
-        .chain(&prepared.test_rows)
-        .copied()
-        .collect();
+    let in_k = |rows: &[usize]| -> Vec<usize> { rows.iter().map(|&r| k_row[r]).collect() };
+    let (train_k, test_k) = (in_k(&prepared.train_rows), in_k(&prepared.test_rows));
+    let order: Vec<usize> = train_k.iter().chain(&test_k).copied().collect();
     let mut notes = Vec::new();
     let (mut train, mut test, mut views) = (Vec::new(), Vec::new(), Vec::new());
     let width = 1 + order.len();
@@ -82,8 +87,8 @@ pub(crate) fn attach(prepared: &mut Prepared, spec: &KernelSpec) -> Result<()> {
         if let Ok(abs) = std::path::absolute(&file.path) {
             file.path = abs;
         }
-        train.push(layout(k.view(), &prepared.train_rows, &order));
-        test.push(layout(k.view(), &prepared.test_rows, &order));
+        train.push(layout(k.view(), &train_k, &order));
+        test.push(layout(k.view(), &test_k, &order));
         if let Some(v) = &file.view {
             views.push(View {
                 name: v.clone(),
@@ -97,6 +102,70 @@ pub(crate) fn attach(prepared: &mut Prepared, spec: &KernelSpec) -> Result<()> {
     prepared.notes.extend(notes);
     prepared.grams = files;
     Ok(())
+}
+
+/// `--gram-ids FILE`: a one-column CSV whose header names the table's id column and whose
+/// lines are the ids of K's rows in K's order. Returns K's size, the row of K of every table
+/// row, and the file as read (absolute path, SHA-256). Every table row must have an id that
+/// the file lists once; K may hold rows the table does not.
+fn rows_by_id(table: &Path, ids: &GramFile) -> Result<(usize, Vec<usize>, GramFile)> {
+    let path = &ids.path;
+    let refuse = |why: String| OvkError::input(format!("--gram-ids {}: {why}", path.display()));
+    let text = String::from_utf8(crate::data::files::read_text_file(
+        path,
+        256 << 20,
+        "ids file",
+    )?)
+    .map_err(|_| refuse("not UTF-8 text".into()))?;
+    let mut lines = text.lines().map(str::trim);
+    let column = lines
+        .next()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| refuse("empty; its first line names the table's id column".into()))?;
+    let mut at = std::collections::HashMap::new();
+    for (k, id) in lines.enumerate() {
+        if id.is_empty() {
+            return Err(refuse(format!("line {} is empty; one id per line", k + 2)));
+        }
+        if let Some(first) = at.insert(id.to_string(), k) {
+            return Err(refuse(format!(
+                "the id `{id}` is on lines {} and {}; each row of K has one id",
+                first + 2,
+                k + 2
+            )));
+        }
+    }
+    let cells = crate::data::column_text(table, column)?;
+    let mut seen = std::collections::HashMap::new();
+    let mut k_row = Vec::with_capacity(cells.len());
+    for (r, cell) in cells.iter().enumerate() {
+        let row = crate::data::row_label(r);
+        let id = cell.as_deref().ok_or_else(|| {
+            OvkError::input(format!(
+                "{}: column `{column}` has no id in {row}",
+                table.display()
+            ))
+        })?;
+        if let Some(other) = seen.insert(id.to_string(), r) {
+            return Err(OvkError::input(format!(
+                "{}: the id `{id}` of column `{column}` is in {} and {row}; each row needs its own",
+                table.display(),
+                crate::data::row_label(other)
+            )));
+        }
+        k_row.push(*at.get(id).ok_or_else(|| {
+            refuse(format!(
+                "lists no id `{id}` (column `{column}` of {row} of {})",
+                table.display()
+            ))
+        })?);
+    }
+    let read = GramFile {
+        view: None,
+        path: std::path::absolute(path).unwrap_or_else(|_| path.clone()),
+        sha256: Some(crate::data::sha256_file(path)?),
+    };
+    Ok((at.len(), k_row, read))
 }
 
 /// Per-view Grams name the table's views, when it has views: every view one Gram.

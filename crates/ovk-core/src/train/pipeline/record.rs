@@ -233,6 +233,9 @@ fn recorded_kernel(config: &RunConfig, prepared: &Prepared) -> crate::kernels::K
     if !prepared.grams.is_empty() {
         spec.gram = prepared.grams.clone();
     }
+    if prepared.gram_ids.is_some() {
+        spec.gram_ids = prepared.gram_ids.clone();
+    }
     spec
 }
 
