@@ -352,3 +352,59 @@ fn a_sparse_arff_file_fits_alike_kept_sparse_and_as_columns() {
     let q: Array2<f64> = read_npy(d2.join("predictions_test.npy")).unwrap();
     assert!(close(&p, &q, 1e-8), "{p} vs {q}");
 }
+
+/// A Parquet file with the features as two list columns (`indices`, `values`; scipy's CSR, a
+/// Hugging Face dataset) fits as the LIBSVM file of the same rows, kept sparse.
+#[test]
+fn a_parquet_list_pair_fits_as_the_libsvm_file() {
+    use polars::prelude::*;
+    let dir = temp_dir("sparse", "parquet", true);
+    let store = dir.join("store");
+    let svm = dir.join("text.svm");
+    write_text_like(&svm, 120, 400, 15, 13);
+    let text = std::fs::read_to_string(&svm).unwrap();
+    let (mut idx, mut val, mut labels) = (Vec::new(), Vec::new(), vec![Vec::new(); 4]);
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let first = words.next().unwrap();
+        let (set, feats): (&str, Vec<&str>) = if first.contains(':') {
+            ("", std::iter::once(first).chain(words).collect())
+        } else {
+            (first, words.collect())
+        };
+        for (k, l) in labels.iter_mut().enumerate() {
+            l.push(f64::from(u8::from(
+                set.split(',').any(|s| s == k.to_string()),
+            )));
+        }
+        let (i, v): (Vec<i64>, Vec<f64>) = feats
+            .iter()
+            .map(|t| {
+                let (i, v) = t.split_once(':').unwrap();
+                (i.parse::<i64>().unwrap() - 1, v.parse::<f64>().unwrap())
+            })
+            .unzip();
+        idx.push(Series::new("".into(), i));
+        val.push(Series::new("".into(), v));
+    }
+    let mut cols: Vec<Column> = labels
+        .into_iter()
+        .enumerate()
+        .map(|(k, l)| Column::new(format!("label_{k}").into(), l))
+        .collect();
+    cols.push(Column::new("indices".into(), idx));
+    cols.push(Column::new("values".into(), val));
+    let mut df = DataFrame::new_infer_height(cols).unwrap();
+    let pq = dir.join("text.parquet");
+    ParquetWriter::new(std::fs::File::create(&pq).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let args = ["--method", "okl", "--kernel", "gaussian", "--sparse", "yes"];
+    let a = run(&store, &svm, &args);
+    let targets = ["--targets", "label_*"];
+    let b = run(&store, &pq, &[&args[..], &targets[..]].concat());
+    let p: Array2<f64> = read_npy(a.join("predictions_test.npy")).unwrap();
+    let q: Array2<f64> = read_npy(b.join("predictions_test.npy")).unwrap();
+    assert!(close(&p, &q, 1e-12), "{p} vs {q}");
+    assert_eq!(session(&b)["dataset"]["features"][0], "f0");
+}

@@ -152,8 +152,12 @@ pub(crate) fn read_raw_keeping_sparse(path: &Path) -> Result<RawTable> {
     Ok(hashed(t, sha256))
 }
 
-fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
-    if df.width() == 0 {
+fn from_frame(path: &Path, format: Format, mut df: DataFrame) -> Result<RawTable> {
+    let sparse = match format {
+        Format::Parquet => super::parquet_sparse::take_sparse_lists(path, &mut df)?,
+        Format::Csv { .. } => None,
+    };
+    if df.width() == 0 && sparse.is_none() {
         return Err(input_at(path, "the file is empty"));
     }
     if df.height() == 0 {
@@ -170,7 +174,9 @@ fn from_frame(path: &Path, format: Format, df: DataFrame) -> Result<RawTable> {
         .into_iter()
         .map(|c| raw_column(&c).map_err(|e| polars_failure(path, format, e)))
         .collect::<Result<Vec<_>>>()?;
-    table(path, height, columns)
+    let mut t = table(path, height, columns)?;
+    t.sparse = sparse;
+    Ok(t)
 }
 
 /// The first line of delimited text, without its line end.

@@ -19,6 +19,7 @@ mod load;
 mod numeric_csv;
 pub mod options;
 mod parquet_footer;
+mod parquet_sparse;
 mod parquet_write;
 mod prepare;
 mod raw;
