@@ -130,7 +130,7 @@ struct SessionsArgs {
 struct PredictArgs {
     /// A session directory, or an id or name in the store
     session: String,
-    /// The rows to predict: CSV, TSV or Parquet with the trained feature columns (by name)
+    /// The rows to predict: CSV, TSV, Parquet, ARFF or LIBSVM with the trained feature columns (by name; a sparse model reads the file's sparse block)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
     /// Where to write the predictions: .csv, .tsv or .parquet, or - for standard output
