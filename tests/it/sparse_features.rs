@@ -86,6 +86,8 @@ fn sparse_and_column_readings_of_a_libsvm_file_fit_and_predict_alike() {
         ("okl", "linear", vec![]),
         ("okl", "gaussian", vec![]),
         ("okl", "polynomial", vec![]),
+        ("okl", "cosine", vec![]),
+        ("lowrank-okl", "cosine", vec!["--input-rank", "40"]),
         ("lowrank-okl", "gaussian", vec!["--input-rank", "40"]),
         ("vvmr", "laplacian", vec!["--labeled", "0.5"]),
     ] {

@@ -29,6 +29,11 @@ pub fn gram(kernel: &Kernel, x: ArrayView2<f64>) -> Result<Array2<f64>> {
     if kernel.is_distance_based() {
         k.diag_mut().fill(kernel.of_inner_or_dist(0.0));
     }
+    if *kernel == Kernel::Cosine {
+        // exactly 1 (0 for a zero row), not 1 ± rounding
+        let d = super::lowrank::kernel_diagonal(kernel, x);
+        k.diag_mut().assign(&ndarray::Array1::from(d));
+    }
     Ok(k)
 }
 
@@ -89,6 +94,12 @@ pub fn cross_gram(kernel: &Kernel, x: ArrayView2<f64>, z: ArrayView2<f64>) -> Re
                         }
                         orow[j] = kernel.of_inner_or_dist(d2);
                     }
+                } else if *kernel == Kernel::Cosine {
+                    let xi = xb.row(i);
+                    let xn = xi.dot(&xi);
+                    for j in 0..m {
+                        orow[j] = super::spec::cosine(irow[j], xn, zn[j]);
+                    }
                 } else {
                     for j in 0..m {
                         orow[j] = kernel.of_inner_or_dist(irow[j]);
@@ -139,6 +150,7 @@ mod tests {
                 coef0: 1.0,
             },
             Kernel::Laplacian { sigma: 1.3 },
+            Kernel::Cosine,
         ] {
             let g = gram(&k, x.view()).unwrap();
             let b = brute(&k, x.view(), x.view());

@@ -147,6 +147,9 @@ pub(crate) fn kernel_diagonal(kernel: &Kernel, x: ArrayView2<f64>) -> Vec<f64> {
             }
             let v = if kernel.is_distance_based() {
                 0.0
+            } else if *kernel == Kernel::Cosine {
+                let n = r.dot(&r);
+                super::spec::cosine(n, n, n)
             } else {
                 r.dot(&r)
             };
@@ -426,6 +429,7 @@ mod tests {
             for kern in [
                 Kernel::Gaussian { sigma: 2.0 },
                 Kernel::Laplacian { sigma: 1.5 },
+                Kernel::Cosine,
             ] {
                 let k = gram(&kern, x.view()).unwrap();
                 let f = input_factor(&kern, x.view(), 40, how, 7, &mut |_| Ok(())).unwrap();

@@ -11,8 +11,8 @@ use crate::util::param::{ParamDefault, ParamKind, ParamSpec};
 pub const KERNEL: ParamSpec = ParamSpec {
     key: "kernel",
     label: "input kernel",
-    help: "scalar input kernel: linear | gaussian | polynomial | laplacian | precomputed (a \
-           Gram matrix given with --gram, or --gram-view per view)",
+    help: "scalar input kernel: linear | gaussian | polynomial | laplacian | cosine (xᵀz over \
+           ‖x‖‖z‖) | precomputed (a Gram matrix given with --gram, or --gram-view per view)",
     unit: "",
     kind: ParamKind::Choice(KernelName::NAMES),
     default: ParamDefault::Text(KernelName::Gaussian.name()),

@@ -23,7 +23,7 @@
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 
-use super::spec::Kernel;
+use super::spec::{cosine, Kernel};
 use crate::{OvkError, Result};
 
 /// The first entry of every packed row.
@@ -162,6 +162,8 @@ fn sq_dist_direct(x: Row, z: Row) -> f64 {
 fn of_pair(kernel: &Kernel, x: Row, z: Row, xz: f64) -> f64 {
     if kernel.is_distance_based() {
         kernel.of_inner_or_dist(sq_dist(x, z, xz))
+    } else if *kernel == Kernel::Cosine {
+        cosine(xz - x.a - z.a + x.c, centred_norm2(x), centred_norm2(z))
     } else {
         kernel.of_inner_or_dist(xz - x.a - z.a + x.c)
     }
@@ -177,6 +179,12 @@ fn sq_dist(x: Row, z: Row, xz: f64) -> f64 {
     }
 }
 
+/// ‖x̃ − μ̃‖² of a packed row.
+#[inline]
+fn centred_norm2(x: Row) -> f64 {
+    (x.n2 - 2.0 * x.a + x.c).max(0.0)
+}
+
 /// k(x, z) for two packed rows.
 pub(crate) fn eval(kernel: &Kernel, x: &[f64], z: &[f64]) -> f64 {
     let (x, z) = (row_of(x), row_of(z));
@@ -188,6 +196,9 @@ pub(crate) fn self_value(kernel: &Kernel, x: &[f64]) -> f64 {
     let x = row_of(x);
     if kernel.is_distance_based() {
         kernel.of_inner_or_dist(0.0)
+    } else if *kernel == Kernel::Cosine {
+        let n = centred_norm2(x);
+        cosine(n, n, n)
     } else {
         kernel.of_inner_or_dist(x.n2 - 2.0 * x.a + x.c)
     }
@@ -262,6 +273,8 @@ enum Measure {
     Inner,
     /// The squared distance `‖x̃ − z̃‖²`.
     SqDist,
+    /// The centred inner product over the centred norms (the cosine kernel).
+    Cosine,
 }
 
 /// `map(measure(xᵢ, zⱼ))` for every pair, in parallel row blocks. Each row is three plain
@@ -283,6 +296,7 @@ fn pairwise(
     let zrows: Vec<Row> = (0..m).map(|j| row_at(z, j)).collect();
     let zn2: Vec<f64> = zrows.iter().map(|r| r.n2).collect();
     let za: Vec<f64> = zrows.iter().map(|r| r.a).collect();
+    let zcn: Vec<f64> = zrows.iter().map(|&r| centred_norm2(r)).collect();
     let blocks: Vec<_> = out.axis_chunks_iter_mut(Axis(0), BLOCK_ROWS).collect();
     blocks
         .into_par_iter()
@@ -301,6 +315,12 @@ fn pairwise(
                         let shift = xi.c - xi.a;
                         for ((o, &p), &a) in o.iter_mut().zip(&acc).zip(&za) {
                             *o = p - a + shift;
+                        }
+                    }
+                    Measure::Cosine => {
+                        let (shift, xn) = (xi.c - xi.a, centred_norm2(xi));
+                        for (j, (o, &p)) in o.iter_mut().zip(&acc).enumerate() {
+                            *o = cosine(p - za[j] + shift, xn, zcn[j]);
                         }
                     }
                     Measure::SqDist => {
@@ -347,6 +367,8 @@ pub(crate) fn cross_gram(
 ) -> Result<Array2<f64>> {
     let measure = if kernel.is_distance_based() {
         Measure::SqDist
+    } else if *kernel == Kernel::Cosine {
+        Measure::Cosine
     } else {
         Measure::Inner
     };
@@ -440,6 +462,7 @@ mod tests {
                 coef0: 1.0,
             },
             Kernel::Laplacian { sigma: 2.5 },
+            Kernel::Cosine,
         ] {
             let want = super::super::gram::cross_gram(&kernel, d.view(), d.view()).unwrap();
             let got = cross_gram(&kernel, p.view(), p.view()).unwrap();

@@ -23,6 +23,8 @@ choice_enum! {
         Polynomial = "polynomial",
         /// k(x, z) = exp(−‖x − z‖ / σ).
         Laplacian = "laplacian",
+        /// k(x, z) = ⟨x, z⟩ / (‖x‖ ‖z‖), 0 when either is the zero vector.
+        Cosine = "cosine",
         /// K[i, j] read from a Gram matrix the user gives (`--gram K.npy`).
         Precomputed = "precomputed",
     }
@@ -290,6 +292,7 @@ impl KernelSpec {
                 degree: self.degree,
                 coef0: self.coef0,
             },
+            KernelName::Cosine => Kernel::Cosine,
             KernelName::Precomputed => Kernel::Precomputed,
         })
     }
@@ -336,6 +339,8 @@ pub enum Kernel {
         /// Width σ, in the (scaled) inputs' units.
         sigma: f64,
     },
+    /// `xᵀz / (‖x‖ ‖z‖)`: the linear kernel on rows scaled to unit length (text, counts).
+    Cosine,
     /// `K[i, j]` looked up in a given Gram matrix: each row of the inputs is `[j | K[i, ·]]`,
     /// its own column index then its row of K (`kernels::precomputed`).
     Precomputed,
@@ -347,7 +352,7 @@ impl Kernel {
     /// in their declared ranges.
     pub fn check(&self) -> Result<()> {
         match *self {
-            Kernel::Linear | Kernel::Precomputed => Ok(()),
+            Kernel::Linear | Kernel::Cosine | Kernel::Precomputed => Ok(()),
             Kernel::Gaussian { sigma } | Kernel::Laplacian { sigma } => {
                 sigma_in_range(sigma).map_err(|why| OvkError::input(format!("sigma {why}")))
             }
@@ -369,6 +374,7 @@ impl Kernel {
             Kernel::Gaussian { .. } => KernelName::Gaussian,
             Kernel::Polynomial { .. } => KernelName::Polynomial,
             Kernel::Laplacian { .. } => KernelName::Laplacian,
+            Kernel::Cosine => KernelName::Cosine,
             Kernel::Precomputed => KernelName::Precomputed,
         }
     }
@@ -382,7 +388,8 @@ impl Kernel {
     #[inline]
     pub(crate) fn of_inner_or_dist(&self, v: f64) -> f64 {
         match *self {
-            Kernel::Linear | Kernel::Precomputed => v,
+            // The cosine's division by the norms happens where the norms are known.
+            Kernel::Linear | Kernel::Cosine | Kernel::Precomputed => v,
             Kernel::Polynomial { degree, coef0 } => (v + coef0).powi(degree as i32),
             Kernel::Gaussian { sigma } => (-v.max(0.0) / (2.0 * sigma * sigma)).exp(),
             Kernel::Laplacian { sigma } => (-v.max(0.0).sqrt() / sigma).exp(),
@@ -397,10 +404,13 @@ impl Kernel {
         if super::packed::is_packed_row(x) {
             return super::packed::eval(self, x, z);
         }
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
         let v = if self.is_distance_based() {
             x.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum()
+        } else if *self == Kernel::Cosine {
+            cosine(dot(x, z), dot(x, x), dot(z, z))
         } else {
-            x.iter().zip(z).map(|(a, b)| a * b).sum()
+            dot(x, z)
         };
         self.of_inner_or_dist(v)
     }
@@ -413,7 +423,19 @@ impl std::fmt::Display for Kernel {
             Kernel::Gaussian { sigma } => write!(f, "gaussian(σ={sigma:.4})"),
             Kernel::Polynomial { degree, coef0 } => write!(f, "polynomial(d={degree}, c={coef0})"),
             Kernel::Laplacian { sigma } => write!(f, "laplacian(σ={sigma:.4})"),
+            Kernel::Cosine => write!(f, "cosine"),
             Kernel::Precomputed => write!(f, "precomputed"),
         }
+    }
+}
+
+/// `xᵀz / (‖x‖ ‖z‖)` from the inner product and the squared norms; 0 when either norm is 0.
+#[inline]
+pub(crate) fn cosine(xz: f64, xx: f64, zz: f64) -> f64 {
+    let d = (xx * zz).sqrt();
+    if d > 0.0 {
+        (xz / d).clamp(-1.0, 1.0)
+    } else {
+        0.0
     }
 }

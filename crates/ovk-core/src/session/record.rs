@@ -345,6 +345,7 @@ impl SessionRecord {
             KernelName::Linear => Kernel::Linear,
             KernelName::Gaussian => Kernel::Gaussian { sigma },
             KernelName::Laplacian => Kernel::Laplacian { sigma },
+            KernelName::Cosine => Kernel::Cosine,
             KernelName::Polynomial => Kernel::Polynomial {
                 degree: spec.degree,
                 coef0: spec.coef0,

@@ -22,7 +22,7 @@ pub(super) fn unused_settings(config: &RunConfig, method: &dyn Method) -> Vec<St
     }
     if let (
         Sigma::Value(s),
-        KernelName::Linear | KernelName::Polynomial | KernelName::Precomputed,
+        KernelName::Linear | KernelName::Polynomial | KernelName::Cosine | KernelName::Precomputed,
     ) = (k.sigma, k.name)
     {
         notes.push(format!(
