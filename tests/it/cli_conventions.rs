@@ -131,7 +131,7 @@ fn a_choice_typo_names_the_closest_word_in_flags_and_config_files() {
         (
             "kernel",
             "gausian",
-            "linear, gaussian, polynomial, laplacian, precomputed",
+            "linear, gaussian, polynomial, laplacian, cosine, precomputed",
             "gaussian",
         ),
         ("landmarks", "uniforn", "rpcholesky, uniform", "uniform"),
