@@ -154,6 +154,9 @@ pub enum Action {
     SessionChanged(Result<String, String>),
     /// An export finished (message for the status bar).
     Exported(Result<String, String>),
+    /// A search's absolute widths far from the median distance the kernel will see
+    /// (`train::width::sweep_width_warnings`), for Run's notes.
+    WidthWarnings(Vec<String>),
     /// The marked runs compared (`ovk_core::session::compare`).
     ComparisonLoaded(Result<Box<ovk_core::session::compare::Comparison>, String>),
     /// A figure's file exists: ask before overwriting it.

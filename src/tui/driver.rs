@@ -128,6 +128,7 @@ impl Driver {
             }
             Effect::StartRun(cfg) => self.start(Work::Fit(Box::new(cfg))),
             Effect::StartSweep { configs, folds } => {
+                self.warn_widths(&configs);
                 // Fits run one at a time: the machine's cores go to each fit's own threads.
                 self.start(Work::Sweep {
                     configs,
@@ -140,12 +141,15 @@ impl Driver {
                 configs,
                 folds,
                 factor,
-            } => self.start(Work::Sweep {
-                configs,
-                folds,
-                jobs: 1,
-                halving: Some(factor),
-            }),
+            } => {
+                self.warn_widths(&configs);
+                self.start(Work::Sweep {
+                    configs,
+                    folds,
+                    jobs: 1,
+                    halving: Some(factor),
+                })
+            }
             Effect::LoadMarked(path) => self.in_background(move || {
                 let r = session::load(&path)
                     .map(|l| marked_run(l.record))
@@ -308,6 +312,15 @@ impl Driver {
 
     /// Hand a read to the reader thread; its action arrives through `poll`. Without a reader
     /// (it could not start, or it died) the read runs here: a slower screen, the same answer.
+    /// A search's σ values far from the median distance, found off the UI thread (the data
+    /// are prepared once per scaling), as `ovk sweep` prints them.
+    fn warn_widths(&mut self, configs: &[ovk_core::train::RunConfig]) {
+        let configs = configs.to_vec();
+        self.in_background(move || {
+            Action::WidthWarnings(ovk_core::train::width::sweep_width_warnings(&configs))
+        });
+    }
+
     fn in_background(&mut self, read: impl FnOnce() -> Action + Send + 'static) {
         let read: Read = Box::new(read);
         let unsent = match &self.reads {

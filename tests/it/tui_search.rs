@@ -510,3 +510,43 @@ fn e_on_a_chart_or_heatmap_asks_the_figure_file_and_never_overwrites_unasked() {
         "{effects:?}"
     );
 }
+
+/// A searched σ far from the median distance the kernel will see is said before the fits, as
+/// `ovk sweep` says it: the driver computes the warnings of the search's own configurations
+/// in the background, and Run's notes show them.
+#[test]
+fn a_search_over_widths_far_from_the_median_warns_in_run() {
+    let mut s = kernel_at("sigma");
+    mark(&mut s, "sigma", "500 5000 2 log");
+    let effects = search(&mut s, "grid cv=3");
+    let [Effect::StartSweep { configs, .. }] = effects.as_slice() else {
+        panic!("{effects:?} {}", s.status)
+    };
+    // The state's table is a stand-in: the same search on the real digits table.
+    let digits = crate::common::binary::root().join("datasets/digits.csv");
+    let configs: Vec<RunConfig> = configs
+        .iter()
+        .cloned()
+        .map(|mut c| {
+            c.data = ovk_core::data::DataConfig {
+                class: Some("digit".into()),
+                ..ovk_core::data::DataConfig::new(&digits)
+            };
+            c
+        })
+        .collect();
+    let warnings = ovk_core::train::width::sweep_width_warnings(&configs);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].contains("wider than the median distance"),
+        "{warnings:?}"
+    );
+    update(&mut s, Action::WidthWarnings(warnings));
+    assert!(s.status.starts_with("warning: σ = "), "{}", s.status);
+    let out = screen(&on(s.clone(), Pane::Run), 120, 36);
+    assert!(out.contains("warning: σ = 500"), "{out}");
+    // Once the search is over and another run shown, late warnings are not pinned on it.
+    s.run = Default::default();
+    update(&mut s, Action::WidthWarnings(vec!["late".into()]));
+    assert!(s.run.notes.is_empty());
+}

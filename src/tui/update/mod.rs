@@ -127,6 +127,17 @@ pub fn update(s: &mut State, action: Action) -> Vec<Effect> {
         | Action::Predicted(_)
         | Action::MarkedLoaded(..)
         | Action::SessionChanged(_)) => sessions::answer(s, a),
+        Action::WidthWarnings(warnings) => {
+            // Found in the background: they belong to the search still shown, if any.
+            if s.run.sweep.is_none() {
+                return vec![];
+            }
+            for w in warnings {
+                s.status = format!("warning: {w}");
+                s.run.notes.push(format!("warning: {w}"));
+            }
+            vec![]
+        }
         Action::Exported(r) => {
             s.status = match r {
                 Ok(m) => m,
