@@ -6,7 +6,6 @@
 //! dense) and each process's peak resident memory. Asserts nothing.
 //! Run: `cargo bench --bench sparse` (`SPARSE_PAIRS=k`: k pairs, 1 by default).
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -20,42 +19,13 @@ const DENSE_COLS: usize = 1000;
 const LABELS: usize = 10;
 
 fn write_sparse(path: &Path) -> f64 {
-    let mut rng = Rng::new(1);
-    let w: Vec<f64> = (0..SPARSE_COLS * LABELS).map(|_| rng.normal()).collect();
-    let (mut t, mut nnz) = (String::new(), 0usize);
-    for _ in 0..ROWS {
-        // u³ skews the draws towards the first columns: a few frequent words, many rare ones.
-        let mut idx: Vec<usize> = (0..PER_ROW)
-            .map(|_| (rng.uniform().powi(3) * SPARSE_COLS as f64) as usize)
-            .collect();
-        idx.sort_unstable();
-        idx.dedup();
-        nnz += idx.len();
-        let vals: Vec<f64> = idx
-            .iter()
-            .map(|_| (rng.uniform() * 2e4).round() / 1e4 + 0.01)
-            .collect();
-        let labels: Vec<String> = (0..LABELS)
-            .filter(|&k| {
-                idx.iter()
-                    .zip(&vals)
-                    .map(|(&j, v)| v * w[j * LABELS + k])
-                    .sum::<f64>()
-                    > 0.0
-            })
-            .map(|k| k.to_string())
-            .collect();
-        let feats: Vec<String> = idx
-            .iter()
-            .zip(&vals)
-            .map(|(j, v)| format!("{}:{v}", j + 1))
-            .collect();
-        writeln!(t, "{} {}", labels.join(","), feats.join(" ")).unwrap();
-    }
+    let density =
+        ovk_lab::synthetic::write_text_like_libsvm(path, ROWS, SPARSE_COLS, PER_ROW, LABELS, 1)
+            .unwrap();
     // The last column once, so the file spans all 47 236.
-    writeln!(t, "0 {SPARSE_COLS}:1").unwrap();
-    std::fs::write(path, t).unwrap();
-    nnz as f64 / (ROWS as f64 * SPARSE_COLS as f64)
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    std::io::Write::write_all(&mut f, format!("0 {SPARSE_COLS}:1\n").as_bytes()).unwrap();
+    density
 }
 
 fn write_dense(path: &Path) {

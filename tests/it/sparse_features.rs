@@ -14,44 +14,9 @@ use ovk_core::util::rng::Rng;
 
 use crate::common::binary::{assert_ok, ovk, stderr, stdout, temp_dir};
 
-/// A text-like multi-label LIBSVM file: `rows` rows over `features` columns, each row holding
-/// about `per_row` non-zeros drawn with Zipf-like frequencies, labels from a sparse linear rule.
+/// A text-like multi-label LIBSVM file of 4 labels (`ovk_lab::synthetic`).
 fn write_text_like(path: &Path, rows: usize, features: usize, per_row: usize, seed: u64) {
-    let mut rng = Rng::new(seed);
-    let weights: Vec<f64> = (0..features * 4).map(|_| rng.normal()).collect();
-    let mut t = String::new();
-    for _ in 0..rows {
-        let mut idx: Vec<usize> = (0..per_row)
-            .map(|_| {
-                // u^3 skews towards the first columns: frequent words.
-                let u = rng.uniform();
-                ((u * u * u) * features as f64) as usize
-            })
-            .collect();
-        idx.sort_unstable();
-        idx.dedup();
-        let vals: Vec<f64> = idx
-            .iter()
-            .map(|_| (rng.uniform() * 2.0 * 1e4).round() / 1e4 + 0.01)
-            .collect();
-        let labels: Vec<String> = (0..4)
-            .filter(|&k| {
-                idx.iter()
-                    .zip(&vals)
-                    .map(|(&j, v)| v * weights[j * 4 + k])
-                    .sum::<f64>()
-                    > 0.0
-            })
-            .map(|k| k.to_string())
-            .collect();
-        let feats: Vec<String> = idx
-            .iter()
-            .zip(&vals)
-            .map(|(j, v)| format!("{}:{v}", j + 1))
-            .collect();
-        writeln!(t, "{} {}", labels.join(","), feats.join(" ")).unwrap();
-    }
-    std::fs::write(path, t).unwrap();
+    ovk_lab::synthetic::write_text_like_libsvm(path, rows, features, per_row, 4, seed).unwrap();
 }
 
 fn run(store: &Path, data: &Path, args: &[&str]) -> PathBuf {

@@ -6,3 +6,4 @@
 pub mod bench_engine;
 pub mod datasets;
 pub mod papers;
+pub mod synthetic;

@@ -397,39 +397,11 @@ fn read_with_sparse_block(
     let mut rows: Vec<Vec<(u32, f64)>> = Vec::with_capacity(data.len());
     let mut cells = vec![None::<String>; attrs.len()];
     for &(line, l) in data {
-        let inner = &l[1..];
-        let close = inner.rfind('}').ok_or_else(|| {
-            input_at(
-                path,
-                format!("{}: a sparse row must end with `}}`", line_no(line)),
-            )
-        })?;
-        let body = inner[..close].trim();
         let mut entries = Vec::new();
         for &j in &others {
             cells[j] = None;
         }
-        for pair in split_cells(body)
-            .into_iter()
-            .filter(|p| !p.trim().is_empty())
-        {
-            let (index, value) = split_word(pair.trim());
-            let j = index
-                .parse::<usize>()
-                .ok()
-                .filter(|&j| j < attrs.len())
-                .ok_or_else(|| {
-                    input_at(
-                        path,
-                        format!(
-                            "{}: `{}` is not an attribute index (0 to {})",
-                            line_no(line),
-                            clip(pair.trim()),
-                            attrs.len() - 1
-                        ),
-                    )
-                })?;
-            let value = unquote(value.trim());
+        for (j, value) in sparse_pairs(path, line, &l[1..], attrs)? {
             let Some(k) = block_of[j] else {
                 if cells[j].replace(value).is_some() {
                     return Err(twice(path, line, j, &attrs[j].name));
@@ -439,22 +411,7 @@ fn read_with_sparse_block(
             if value == "?" {
                 return Ok(None);
             }
-            let v = value
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| {
-                    input_at(
-                        path,
-                        format!(
-                            "{}: numeric attribute `{}` holds `{}`, not a finite number",
-                            line_no(line),
-                            attrs[j].name,
-                            clip(&value)
-                        ),
-                    )
-                })?;
-            entries.push((k, v));
+            entries.push((k, number(path, line, &attrs[j], &value)?));
         }
         entries.sort_unstable_by_key(|e| e.0);
         if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -537,15 +494,13 @@ fn dense_row(
     Ok(m)
 }
 
-/// A sparse row `{i v, j v}` (its text after `{`) into `row`; omitted values are 0 (a
-/// nominal attribute's first value).
-fn sparse_row(
+/// The `(attribute index, value)` pairs of a sparse row `{i v, j v}` (its text after `{`).
+fn sparse_pairs(
     path: &Path,
     line: usize,
     inner: &str,
     attributes: &[Attribute],
-    row: &mut [Option<String>],
-) -> Result<usize> {
+) -> Result<Vec<(usize, String)>> {
     let close = inner.rfind('}').ok_or_else(|| {
         input_at(
             path,
@@ -553,8 +508,12 @@ fn sparse_row(
         )
     })?;
     let body = inner[..close].trim();
-    if !body.is_empty() {
-        for pair in split_cells(body) {
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    split_cells(body)
+        .into_iter()
+        .map(|pair| {
             let (index, value) = split_word(pair.trim());
             let j = index
                 .parse::<usize>()
@@ -571,17 +530,23 @@ fn sparse_row(
                         ),
                     )
                 })?;
-            if row[j].is_some() {
-                return Err(input_at(
-                    path,
-                    format!(
-                        "{}: attribute index {j} (`{}`) appears twice",
-                        line_no(line),
-                        attributes[j].name
-                    ),
-                ));
-            }
-            row[j] = Some(unquote(value.trim()));
+            Ok((j, unquote(value.trim())))
+        })
+        .collect()
+}
+
+/// A sparse row `{i v, j v}` (its text after `{`) into `row`; omitted values are 0 (a
+/// nominal attribute's first value).
+fn sparse_row(
+    path: &Path,
+    line: usize,
+    inner: &str,
+    attributes: &[Attribute],
+    row: &mut [Option<String>],
+) -> Result<usize> {
+    for (j, value) in sparse_pairs(path, line, inner, attributes)? {
+        if row[j].replace(value).is_some() {
+            return Err(twice(path, line, j, &attributes[j].name));
         }
     }
     for (slot, a) in row.iter_mut().zip(attributes) {
@@ -593,6 +558,24 @@ fn sparse_row(
         }
     }
     Ok(attributes.len())
+}
+
+/// A numeric attribute's cell as a finite number, refused naming the line otherwise.
+fn number(path: &Path, line: usize, a: &Attribute, cell: &str) -> Result<f64> {
+    cell.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| {
+            input_at(
+                path,
+                format!(
+                    "{}: numeric attribute `{}` holds `{}`, not a finite number",
+                    line_no(line),
+                    a.name,
+                    clip(cell)
+                ),
+            )
+        })
 }
 
 fn push_cell(
@@ -619,20 +602,7 @@ fn push_cell(
     }
     match col {
         Building::Numeric(v) if missing => v.push(None),
-        Building::Numeric(v) => match cell.parse::<f64>() {
-            Ok(x) if x.is_finite() => v.push(Some(x)),
-            _ => {
-                return Err(input_at(
-                    path,
-                    format!(
-                        "{}: numeric attribute `{}` holds `{}`, not a finite number",
-                        line_no(line),
-                        a.name,
-                        clip(cell)
-                    ),
-                ))
-            }
-        },
+        Building::Numeric(v) => v.push(Some(number(path, line, a, cell)?)),
         Building::Text(v) => v.push((!missing).then(|| cell.to_string())),
     }
     Ok(())
