@@ -375,3 +375,40 @@ fn a_parquet_list_pair_fits_as_the_libsvm_file() {
     assert!(close(&p, &q, 1e-12), "{p} vs {q}");
     assert_eq!(session(&b)["dataset"]["features"][0], "f0");
 }
+
+/// A model that read a LIBSVM file as columns predicts a new LIBSVM file whose largest index
+/// is smaller than training's: the columns past it are zeros, as in the file, not missing.
+#[test]
+fn a_column_model_predicts_a_libsvm_file_that_stops_short() {
+    let dir = temp_dir("sparse", "short", true);
+    let store = dir.join("store");
+    let svm = dir.join("text.svm");
+    write_text_like(&svm, 80, 200, 12, 17);
+    let fit = run(&store, &svm, &["--method", "krr", "--sparse", "no"]);
+    let width = session(&fit)["feature_names"].as_array().unwrap().len();
+    let short = "0 1:0.5 5:1.0\n1 2:0.25\n";
+    let spanning = format!("{short}0 {width}:0\n");
+    let predict = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = ovk(
+            &[
+                "predict",
+                fit.to_str().unwrap(),
+                "--data",
+                path.to_str().unwrap(),
+            ],
+            &store,
+        );
+        assert_ok(&out, name);
+        stdout(&out)
+            .lines()
+            .take(3)
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        predict("short.svm", short),
+        predict("spanning.svm", &spanning)
+    );
+}

@@ -7,7 +7,6 @@ use std::path::Path;
 use ndarray::Array2;
 
 use super::features::Categorical;
-use super::load::read_raw;
 use super::raw::{row_label, RawTable};
 use super::sparse::SparseFeatures;
 use super::{ClassCoding, Task};
@@ -81,7 +80,8 @@ pub(crate) fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<New
     if trained.sparse {
         return read_new_sparse_rows(path, trained);
     }
-    let raw = read_raw(path)?;
+    let mut raw = super::load::read_raw_keeping_sparse(path)?;
+    keep_trained_columns_of_block(&mut raw, trained.features);
     let names = raw.names();
     // The feature count is the session's: bounded before it sizes the matrix.
     crate::kernels::check_fits_or(
@@ -184,6 +184,43 @@ pub(crate) fn read_new_rows(path: &Path, trained: &TrainedColumns) -> Result<New
         truth,
         ignored,
     })
+}
+
+/// A sparse file (LIBSVM, sparse ARFF, Parquet lists) for a model that read its features as
+/// columns: the block's trained columns written out, and zeros for a trained column the block
+/// could hold but does not reach (a LIBSVM file whose largest index is smaller than training's
+/// lacks `f<i>` past it, yet its rows are 0 there). The rest of the block is never densified.
+fn keep_trained_columns_of_block(raw: &mut RawTable, features: &[String]) {
+    let Some(mut block) = raw.sparse.take() else {
+        return;
+    };
+    let stem = |n: &str| n.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+    let stems: std::collections::HashSet<String> = block.names.iter().map(|n| stem(n)).collect();
+    let at: std::collections::HashMap<&str, usize> = block
+        .names
+        .iter()
+        .enumerate()
+        .map(|(j, n)| (n.as_str(), j))
+        .collect();
+    let wanted: Vec<usize> = features
+        .iter()
+        .filter_map(|f| at.get(f.as_str()).copied())
+        .collect();
+    let dense: std::collections::HashSet<String> =
+        raw.columns.iter().map(|c| c.name.clone()).collect();
+    let beyond: Vec<&String> = features
+        .iter()
+        .filter(|f| !at.contains_key(f.as_str()) && !dense.contains(*f))
+        .filter(|f| f.len() > stem(f).len() && stems.contains(&stem(f)))
+        .collect();
+    let taken = block.take_columns(&wanted);
+    raw.columns.extend(taken);
+    raw.columns
+        .extend(beyond.into_iter().map(|f| super::raw::RawColumn {
+            name: f.clone(),
+            dtype: "f64".into(),
+            cells: super::raw::Cells::Numeric(vec![Some(0.0); raw.n_rows]),
+        }));
 }
 
 /// New rows for a model fitted on sparse features: the file's sparse block, each column
