@@ -239,6 +239,7 @@ mod tests {
             n_rows: 100,
             columns: cols,
             head: Vec::new(),
+            sparse: 0,
         }
     }
 

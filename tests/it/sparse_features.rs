@@ -207,6 +207,10 @@ fn a_text_sized_table_stays_sparse_and_its_kernel_is_the_dense_one() {
         "{bytes} bytes for a {dense_bytes}-byte table"
     );
     assert_eq!(p.x_train.ncols(), 5 + 2 * width);
+    // The workbench's preview says so, and summarises the block without densifying it.
+    let table = ovk_core::data::load_table(&svm, 3).unwrap();
+    assert_eq!(table.sparse, p.feature_names.len());
+    assert_eq!(table.columns.len(), 4 + p.feature_names.len());
     // Brute force over every column for two training rows, from the file's text.
     let text = std::fs::read_to_string(&svm).unwrap();
     let dense_row = |file_row: usize| {
@@ -384,6 +388,11 @@ fn a_column_model_predicts_a_libsvm_file_that_stops_short() {
     let store = dir.join("store");
     let svm = dir.join("text.svm");
     write_text_like(&svm, 80, 200, 12, 17);
+    assert_eq!(
+        ovk_core::data::load_table(&svm, 3).unwrap().sparse,
+        0,
+        "small: auto is dense"
+    );
     let fit = run(&store, &svm, &["--method", "krr", "--sparse", "no"]);
     let width = session(&fit)["feature_names"].as_array().unwrap().len();
     let short = "0 1:0.5 5:1.0\n1 2:0.25\n";

@@ -53,6 +53,7 @@ pub(crate) fn table() -> Table {
             vec!["0".into(), "3".into(), "0.5".into(), "7".into()],
             vec!["1".into(), "4".into(), "1.5".into(), "2".into()],
         ],
+        sparse: 0,
     }
 }
 

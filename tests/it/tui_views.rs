@@ -24,6 +24,7 @@ fn jura() -> Table {
         n_rows: 359,
         columns: names.iter().map(|n| col(n, 0.5, 5.0)).collect(),
         head: vec![vec!["1".into(); names.len()]],
+        sparse: 0,
     }
 }
 

@@ -126,6 +126,12 @@ fn draw_table(frame: &mut Frame, area: Rect, s: &State, t: &DataTable, files_w: 
             d.class().unwrap_or_else(|| "—".into())
         )),
     ];
+    if t.sparse > 0 {
+        line.push(Span::styled(
+            format!(" · {} columns kept sparse", t.sparse),
+            s.theme.dim,
+        ));
+    }
     if let Some(src) = &d.roles_source {
         line.push(Span::styled(format!(" · {src}"), s.theme.dim));
     }

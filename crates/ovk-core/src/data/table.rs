@@ -45,6 +45,9 @@ pub struct Table {
     pub columns: Vec<ColumnSummary>,
     /// The first rows, formatted, one Vec per row in column order.
     pub head: Vec<Vec<String>>,
+    /// How many of the columns (the last ones) a fit under `--sparse auto` keeps as a sparse
+    /// block (LIBSVM, sparse ARFF, Parquet lists); 0 for none.
+    pub sparse: usize,
 }
 
 /// Read a CSV or Parquet file and summarise its columns; `head_rows` rows are kept formatted.
@@ -52,6 +55,11 @@ pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
     let mut raw = super::load::read_raw_keeping_sparse(path)?;
     // A sparse block is summarised as it is: its dense form may not fit in memory.
     let block = raw.sparse.take();
+    // What a fit under `--sparse auto` keeps sparse (the workbench's choice).
+    let sparse = block
+        .as_ref()
+        .filter(|b| b.stays_sparse(super::SparseChoice::Auto))
+        .map_or(0, |b| b.n_cols());
     let mut columns: Vec<ColumnSummary> = raw.columns.iter().map(summarise).collect();
     let mut head: Vec<Vec<String>> = (0..head_rows.min(raw.n_rows))
         .map(|i| raw.columns.iter().map(|c| format_cell(c, i)).collect())
@@ -72,6 +80,7 @@ pub fn load_table(path: &Path, head_rows: usize) -> Result<Table> {
         n_rows: raw.n_rows,
         columns,
         head,
+        sparse,
     })
 }
 
