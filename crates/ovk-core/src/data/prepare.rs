@@ -19,7 +19,7 @@ use crate::Result;
 pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared> {
     let path = cfg.path.as_path();
     let mut raw = read_raw_keeping_sparse(path)?;
-    let block = match raw.sparse.take() {
+    let mut block = match raw.sparse.take() {
         Some(b) if b.stays_sparse(cfg.sparse) => {
             refuse_choices_of_dense_columns(path, cfg, &raw, &b)?;
             Some(b)
@@ -39,7 +39,6 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         None => None,
     };
     let mut sidecar = SidecarCache::new(path);
-    let mut block = block;
     let mut roles = roles_over_all(cfg, &raw, block.as_ref(), &mut sidecar)?;
     if let Some(b) = block.as_mut() {
         // An output (or the test marker) among the block's columns becomes an ordinary column.
