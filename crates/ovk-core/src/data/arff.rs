@@ -283,6 +283,30 @@ enum Building {
     Text(Vec<Option<String>>),
 }
 
+impl Building {
+    /// Room for `rows` cells of attribute `a`: numbers for a numeric or 0/1 attribute.
+    fn for_attribute(a: &Attribute, rows: usize) -> Building {
+        if a.is_numeric_column() {
+            Building::Numeric(Vec::with_capacity(rows))
+        } else {
+            Building::Text(Vec::with_capacity(rows))
+        }
+    }
+
+    /// The finished column, named.
+    fn into_column(self, name: String) -> RawColumn {
+        let (dtype, cells) = match self {
+            Building::Numeric(v) => ("f64", Cells::Numeric(v)),
+            Building::Text(v) => ("str", Cells::Text(v)),
+        };
+        RawColumn {
+            name,
+            dtype: dtype.into(),
+            cells,
+        }
+    }
+}
+
 /// Read ARFF text (the whole file) into columns.
 pub(crate) fn read_arff(path: &Path, bytes: &[u8]) -> Result<RawTable> {
     let text = std::str::from_utf8(bytes)
@@ -312,13 +336,7 @@ pub(crate) fn read_arff(path: &Path, bytes: &[u8]) -> Result<RawTable> {
     let mut cols: Vec<Building> = header
         .attributes
         .iter()
-        .map(|a| {
-            if a.is_numeric_column() {
-                Building::Numeric(Vec::with_capacity(data.len()))
-            } else {
-                Building::Text(Vec::with_capacity(data.len()))
-            }
-        })
+        .map(|a| Building::for_attribute(a, data.len()))
         .collect();
     let mut row = vec![None::<String>; m];
     for &(line, l) in &data {
@@ -338,17 +356,7 @@ pub(crate) fn read_arff(path: &Path, bytes: &[u8]) -> Result<RawTable> {
         .attributes
         .iter()
         .zip(cols)
-        .map(|(a, c)| RawColumn {
-            name: a.name.clone(),
-            dtype: match &c {
-                Building::Numeric(_) => "f64".into(),
-                Building::Text(_) => "str".into(),
-            },
-            cells: match c {
-                Building::Numeric(v) => Cells::Numeric(v),
-                Building::Text(v) => Cells::Text(v),
-            },
-        })
+        .map(|(a, c)| c.into_column(a.name.clone()))
         .collect();
     Ok(RawTable {
         path: path.to_path_buf(),
@@ -386,13 +394,7 @@ fn read_with_sparse_block(
     super::cells_fit::check_cells_fit(path, data.len() as u64, others.len().max(1) as u64)?;
     let mut cols: Vec<Building> = others
         .iter()
-        .map(|&j| {
-            if attrs[j].is_numeric_column() {
-                Building::Numeric(Vec::with_capacity(data.len()))
-            } else {
-                Building::Text(Vec::with_capacity(data.len()))
-            }
-        })
+        .map(|&j| Building::for_attribute(&attrs[j], data.len()))
         .collect();
     let mut rows: Vec<Vec<(u32, f64)>> = Vec::with_capacity(data.len());
     let mut cells = vec![None::<String>; attrs.len()];
@@ -431,17 +433,7 @@ fn read_with_sparse_block(
     let columns = others
         .iter()
         .zip(cols)
-        .map(|(&j, c)| RawColumn {
-            name: attrs[j].name.clone(),
-            dtype: match &c {
-                Building::Numeric(_) => "f64".into(),
-                Building::Text(_) => "str".into(),
-            },
-            cells: match c {
-                Building::Numeric(v) => Cells::Numeric(v),
-                Building::Text(v) => Cells::Text(v),
-            },
-        })
+        .map(|(&j, c)| c.into_column(attrs[j].name.clone()))
         .collect();
     let names = numeric.iter().map(|&j| attrs[j].name.clone()).collect();
     let mut block = SparseFeatures::from_rows(names, rows.into_iter());
