@@ -231,8 +231,8 @@ fn read_new_sparse_rows(path: &Path, trained: &TrainedColumns) -> Result<NewRows
     let Some(block) = raw.sparse.take() else {
         return Err(input_at(
             path,
-            "the model was fitted on sparse features (a LIBSVM or sparse ARFF file); give its \
-             new rows in such a file too",
+            "the model was fitted on sparse features (LIBSVM, sparse ARFF or Parquet \
+             `indices`/`values` lists); give its new rows in such a file too",
         ));
     };
     let names = raw.names();

@@ -47,23 +47,8 @@ pub(super) fn take_sparse_lists(path: &Path, df: &mut DataFrame) -> Result<Optio
         as_list(&idx_name, DataType::Int64)?,
         as_list(&val_name, DataType::Float64)?,
     );
-    // Each row's list read out at once: the amortised iterator reuses its container.
-    let indices: Vec<Vec<Option<i64>>> = idx_ca
-        .amortized_iter()
-        .map(|s| match s {
-            Some(s) => Ok(s.as_ref().i64()?.iter().collect()),
-            None => Ok(Vec::new()),
-        })
-        .collect::<PolarsResult<_>>()
-        .map_err(fail)?;
-    let values: Vec<Vec<Option<f64>>> = val_ca
-        .amortized_iter()
-        .map(|s| match s {
-            Some(s) => Ok(s.as_ref().f64()?.iter().collect()),
-            None => Ok(Vec::new()),
-        })
-        .collect::<PolarsResult<_>>()
-        .map_err(fail)?;
+    let indices = list_rows(&idx_ca, |s| Ok(s.i64()?.iter().collect())).map_err(fail)?;
+    let values = list_rows(&val_ca, |s| Ok(s.f64()?.iter().collect())).map_err(fail)?;
     let mut rows = Vec::with_capacity(indices.len());
     let mut width = 0usize;
     for (r, (i, v)) in indices.iter().zip(&values).enumerate() {
@@ -103,6 +88,17 @@ pub(super) fn take_sparse_lists(path: &Path, df: &mut DataFrame) -> Result<Optio
     df.drop_in_place(&idx_name).map_err(fail)?;
     df.drop_in_place(&val_name).map_err(fail)?;
     Ok(Some(SparseFeatures::from_rows(names, rows.into_iter())))
+}
+
+/// Each row's list as a vector (a null list is empty), read out at once: the amortised
+/// iterator reuses its container.
+fn list_rows<T>(
+    ca: &ListChunked,
+    cells: impl Fn(&Series) -> PolarsResult<Vec<Option<T>>>,
+) -> PolarsResult<Vec<Vec<Option<T>>>> {
+    ca.amortized_iter()
+        .map(|s| s.map_or_else(|| Ok(Vec::new()), |s| cells(s.as_ref())))
+        .collect()
 }
 
 #[cfg(test)]

@@ -32,8 +32,8 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         None if cfg.sparse == SparseChoice::Yes => {
             return Err(crate::error::input_at(
                 path,
-                "--sparse yes: the file holds no sparse features (LIBSVM, or sparse ARFF rows \
-                 `{i v, …}`); use --sparse auto",
+                "--sparse yes: the file holds no sparse features (LIBSVM, sparse ARFF rows \
+                 `{i v, …}`, or Parquet `indices`/`values` list columns); use --sparse auto",
             ))
         }
         None => None,

@@ -107,7 +107,7 @@ pub(crate) fn nearest_neighbours(
                         // Sparse rows: ‖xᵢ‖² + ‖xⱼ‖² − 2 gᵢⱼ comes out as distances already.
                         let d2 = super::packed::cross_sq_dists(x.slice(s![start..end, ..]), x)
                             .expect("one matrix is packed alike");
-                        g.assign(&d2.mapv(|d| -0.5 * d));
+                        g.zip_mut_with(&d2, |g, &d| *g = -0.5 * d);
                     } else {
                         matmul_into(&mut g, x.slice(s![start..end, ..]), x.t());
                         // B×N inner products

@@ -160,12 +160,14 @@ fn sq_dist_direct(x: Row, z: Row) -> f64 {
 /// the squared distance for distance-based ones (with the near-pair recomputation).
 #[inline]
 fn of_pair(kernel: &Kernel, x: Row, z: Row, xz: f64) -> f64 {
+    // (x̃ − μ̃)ᵀ(z̃ − μ̃) = x̃ᵀz̃ − x̃ᵀμ̃ − z̃ᵀμ̃ + ‖μ̃‖²
+    let centred = xz - x.a - z.a + x.c;
     if kernel.is_distance_based() {
         kernel.of_inner_or_dist(sq_dist(x, z, xz))
     } else if *kernel == Kernel::Cosine {
-        cosine(xz - x.a - z.a + x.c, centred_norm2(x), centred_norm2(z))
+        cosine(centred, centred_norm2(x), centred_norm2(z))
     } else {
-        kernel.of_inner_or_dist(xz - x.a - z.a + x.c)
+        kernel.of_inner_or_dist(centred)
     }
 }
 
@@ -194,14 +196,7 @@ pub(crate) fn eval(kernel: &Kernel, x: &[f64], z: &[f64]) -> f64 {
 /// k(x, x) of one packed row.
 pub(crate) fn self_value(kernel: &Kernel, x: &[f64]) -> f64 {
     let x = row_of(x);
-    if kernel.is_distance_based() {
-        kernel.of_inner_or_dist(0.0)
-    } else if *kernel == Kernel::Cosine {
-        let n = centred_norm2(x);
-        cosine(n, n, n)
-    } else {
-        kernel.of_inner_or_dist(x.n2 - 2.0 * x.a + x.c)
-    }
+    of_pair(kernel, x, x, x.n2)
 }
 
 /// The reference rows by column: for column index k, the (row, value) pairs holding it.
