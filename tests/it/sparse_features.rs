@@ -101,6 +101,31 @@ fn sparse_and_column_readings_of_a_libsvm_file_fit_and_predict_alike() {
         }
         let out = ovk(&["replay", sparse.to_str().unwrap(), "--verify"], &store);
         assert_ok(&out, &format!("replay {method}"));
+        // The same rows in another file with one row wider than any trained on (its rows pack
+        // wider): the training rows are still recognised by their content.
+        let copy = dir.join("copy.svm");
+        let wide: Vec<String> = (1..=200).map(|j| format!("{j}:1")).collect();
+        let text = std::fs::read_to_string(&svm).unwrap();
+        std::fs::write(&copy, format!("{text}0 {}\n", wide.join(" "))).unwrap();
+        let out = ovk(
+            &[
+                "predict",
+                sparse.to_str().unwrap(),
+                "--data",
+                copy.to_str().unwrap(),
+                "--json",
+            ],
+            &store,
+        );
+        assert_ok(&out, method);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        if s["model"]["arrays"].to_string().contains("x_train") {
+            assert_eq!(
+                v["training_rows_left_out"],
+                s["split"]["train"].as_array().unwrap().len(),
+                "{method} {kernel}"
+            );
+        }
     }
 }
 

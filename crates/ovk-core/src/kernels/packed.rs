@@ -119,6 +119,17 @@ pub(crate) fn width_of(x: ArrayView2<f64>) -> usize {
     (x.ncols() - HEAD) / 2
 }
 
+/// The bits of what a row holds, its padding left out: a packed row equals itself in a
+/// matrix of any width. A dense row is all of it.
+pub(crate) fn content_bits(r: &[f64]) -> Vec<u64> {
+    let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    if !is_packed_row(r) {
+        return bits(r);
+    }
+    let row = row_of(r);
+    [bits(&r[..HEAD]), bits(row.idx), bits(row.val)].concat()
+}
+
 /// x̃ᵀz̃ of two packed rows: a merge of their ascending indices.
 fn dot(x: Row, z: Row) -> f64 {
     let (mut p, mut q, mut s) = (0, 0, 0.0);

@@ -499,10 +499,16 @@ fn gram_advice(record: &session::SessionRecord, view: Option<&str>) -> OvkError 
 /// fitted on: the training table in another file (a TSV copy of the CSV) is recognised too. A
 /// held-out row identical to a training row is left out with them — it was seen in training.
 fn rows_seen_in_training(x: &Array2<f64>, x_train: &Array2<f64>) -> Vec<usize> {
-    if x.ncols() != x_train.ncols() {
+    use crate::kernels::packed;
+    // Packed sparse rows are compared without their padding: new rows may pack wider.
+    let packed = packed::is_packed(x.view()) && packed::is_packed(x_train.view());
+    if x.ncols() != x_train.ncols() && !packed {
         return Vec::new();
     }
-    let key = |row: ndarray::ArrayView1<f64>| row.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let key = |row: ndarray::ArrayView1<f64>| match row.as_slice() {
+        Some(r) => packed::content_bits(r),
+        None => row.iter().map(|v| v.to_bits()).collect(),
+    };
     let seen: std::collections::HashSet<Vec<u64>> = x_train.rows().into_iter().map(key).collect();
     x.rows()
         .into_iter()
