@@ -74,9 +74,17 @@ fn run(store: &Path, data: &Path, args: &[&str]) -> (f64, f64, String) {
     let peak = v["memory"]["process_peak_rss_bytes"]
         .as_f64()
         .unwrap_or(f64::NAN);
-    let route = match v["input_factor"].get("rank") {
-        Some(r) => format!("rank {r}"),
-        None => "exact".to_string(),
+    let session = PathBuf::from(v["session"].as_str().unwrap());
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(session.join("session.json")).unwrap())
+            .unwrap();
+    let route = match (
+        v["input_factor"].get("rank"),
+        s["details"]["krylov"].get("dim"),
+    ) {
+        (Some(r), _) => format!("rank {r}"),
+        (None, Some(q)) => format!("Krylov, q = {q}"),
+        (None, None) => "exact".to_string(),
     };
     (secs, peak, route)
 }

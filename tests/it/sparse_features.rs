@@ -446,3 +446,47 @@ fn a_column_model_predicts_a_libsvm_file_that_stops_short() {
         predict("spanning.svm", &spanning)
     );
 }
+
+#[test]
+fn a_linear_kernel_on_sparse_rows_is_solved_on_a_krylov_basis_as_exactly_as_by_eigh() {
+    // 900 training rows: the basis is accepted well before it spans them, and the fit still
+    // equals the dense reading's eigendecomposition route.
+    let dir = temp_dir("sparse", "krylov", true);
+    let store = dir.join("store");
+    let svm = dir.join("text.svm");
+    write_text_like(&svm, 1200, 5000, 30, 11);
+    for method in ["okl", "krr"] {
+        let with = |sparse: &str| {
+            let args = ["--method", method, "--kernel", "linear", "--sparse", sparse];
+            run(&store, &svm, &args)
+        };
+        let (sparse, dense) = (with("yes"), with("no"));
+        let s = session(&sparse);
+        let n = s["split"]["train"].as_array().unwrap().len() as u64;
+        let k = &s["details"]["krylov"];
+        let dim = k["dim"].as_u64().unwrap();
+        assert!(
+            dim > 0 && dim < n / 2,
+            "{method}: a {dim}-column basis for {n} rows"
+        );
+        assert!(
+            k["sylvester_residual"].as_f64().unwrap() < 1e-6,
+            "{method}: {k}"
+        );
+        assert!(session(&dense)["details"].get("krylov").is_none());
+        let p: Array2<f64> = read_npy(sparse.join("predictions_test.npy")).unwrap();
+        let q: Array2<f64> = read_npy(dense.join("predictions_test.npy")).unwrap();
+        assert!(close(&p, &q, 1e-6), "{method}: {p} vs {q}");
+        if method == "okl" {
+            let notes = s["notes"].to_string();
+            assert!(notes.contains("Krylov basis"), "{notes}");
+            let objective: Vec<f64> = s["trace"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["objective"].as_f64().unwrap())
+                .collect();
+            assert!(objective.windows(2).all(|w| w[1] <= w[0] * (1.0 + 1e-12)));
+        }
+    }
+}

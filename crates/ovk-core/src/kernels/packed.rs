@@ -381,6 +381,107 @@ pub(crate) fn cross_gram(
     pairwise(x, z, measure, |v| kernel.of_inner_or_dist(v))
 }
 
+/// `K(X, Z) V` for the linear kernel on packed rows (`LinearGram`).
+pub(crate) fn linear_cross_apply(
+    x: ArrayView2<f64>,
+    z: ArrayView2<f64>,
+    v: ArrayView2<f64>,
+) -> Result<Array2<f64>> {
+    LinearGram::new(z)?.apply(x, v)
+}
+
+/// Products with the linear kernel's matrix against reference rows Z, the kernel never
+/// formed: with `X̃`, `Z̃` the scaled sparse rows and `aᵢ = x̃ᵢᵀμ̃`, the centred inner products
+/// are `K(X, Z) = X̃Z̃ᵀ − a_X 1ᵀ − 1 a_Zᵀ + ‖μ̃‖² 11ᵀ`, so
+/// `K V = X̃(Z̃ᵀV) − a_X(1ᵀV) − 1(a_ZᵀV) + ‖μ̃‖² 1(1ᵀV)`: O((nnz_X + nnz_Z) · b) for b columns.
+/// Z̃ᵀV runs over Z's columns (the inverted index), so each output row is written once.
+pub(crate) struct LinearGram<'a> {
+    z: ArrayView2<'a, f64>,
+    index: InvertedIndex,
+    /// Z̃ᵀV's storage, kept between products (a fresh one costs its page faults each time).
+    scratch: std::sync::Mutex<Vec<f64>>,
+}
+
+impl<'a> LinearGram<'a> {
+    /// The products against packed rows `z`.
+    pub(crate) fn new(z: ArrayView2<'a, f64>) -> Result<Self> {
+        if z.nrows() > 0 && !is_packed(z) {
+            return Err(OvkError::internal(
+                "a packed linear product with dense rows",
+            ));
+        }
+        Ok(LinearGram {
+            z,
+            index: InvertedIndex::of(z),
+            scratch: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// `K(X, Z) V` for packed rows X (V has Z's rows).
+    pub(crate) fn apply(&self, x: ArrayView2<f64>, v: ArrayView2<f64>) -> Result<Array2<f64>> {
+        let (n_z, b) = v.dim();
+        if self.z.nrows() != n_z || (x.nrows() > 0 && !is_packed(x)) {
+            return Err(OvkError::internal(format!(
+                "a packed linear product of {}×{} with {n_z} rows",
+                x.nrows(),
+                self.z.nrows()
+            )));
+        }
+        let mut out = Array2::<f64>::zeros((x.nrows(), b));
+        if b == 0 || n_z == 0 {
+            return Ok(out);
+        }
+        let v = v.as_standard_layout();
+        let v = v.as_slice().expect("standard layout");
+        let cols = self.index.start.len() - 1;
+        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let p = &mut *guard;
+        p.clear();
+        p.resize(cols * b, 0.0);
+        // P = Z̃ᵀV, one row of P per column of Z̃.
+        p.par_chunks_mut(b).enumerate().for_each(|(k, pk)| {
+            let r = self.index.start[k]..self.index.start[k + 1];
+            for (&j, &w) in self.index.rows[r.clone()].iter().zip(&self.index.vals[r]) {
+                let vj = &v[j as usize * b..(j as usize + 1) * b];
+                for (o, &vv) in pk.iter_mut().zip(vj) {
+                    *o += w * vv;
+                }
+            }
+        });
+        let (mut sum_v, mut a_v) = (vec![0.0; b], vec![0.0; b]);
+        for j in 0..n_z {
+            let a = row_at(self.z, j).a;
+            for ((s, av), &w) in sum_v.iter_mut().zip(&mut a_v).zip(&v[j * b..(j + 1) * b]) {
+                *s += w;
+                *av += a * w;
+            }
+        }
+        let p = &*p;
+        out.as_slice_mut()
+            .expect("a fresh matrix is contiguous")
+            .par_chunks_mut(b)
+            .enumerate()
+            .for_each(|(i, o)| {
+                let r = row_at(x, i);
+                // A new row's columns past the reference rows' last meet only zeros.
+                for (&k, &val) in r
+                    .idx
+                    .iter()
+                    .zip(r.val)
+                    .filter(|(&k, _)| (k as usize) < cols)
+                {
+                    for (o, &pk) in o.iter_mut().zip(&p[k as usize * b..(k as usize + 1) * b]) {
+                        *o += val * pk;
+                    }
+                }
+                for j in 0..b {
+                    o[j] += (r.c - r.a) * sum_v[j] - a_v[j];
+                }
+            });
+        Ok(out)
+    }
+}
+
 /// Squared distances between all packed rows of `x`, zero on the diagonal.
 pub(crate) fn sq_dists(x: ArrayView2<f64>) -> Array2<f64> {
     let mut d = cross_sq_dists(x, x).expect("one matrix is packed alike");
@@ -450,6 +551,45 @@ mod tests {
             *v = (*v - mean[j]) / std[j];
         }
         x
+    }
+
+    #[test]
+    fn the_linear_product_on_packed_rows_equals_the_centred_gram_times_v() {
+        let (sparse, dense) = rows();
+        let mean = [0.3, -0.2, 0.7, 0.9, 0.5, 2.0];
+        let std = [1.5, 0.5, 2.0, 1.0, 0.25, 3.0];
+        let p = packed(&sparse, &mean, &std);
+        let xs = standardised(&dense, &mean, &std);
+        let k = xs.dot(&xs.t());
+        let v = array![[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25], [2.0, 1.0]];
+        let kv = LinearGram::new(p.view())
+            .unwrap()
+            .apply(p.view(), v.view())
+            .unwrap();
+        let want = k.dot(&v);
+        let err = (&kv - &want).iter().fold(0.0f64, |m, d| m.max(d.abs()));
+        assert!(
+            err < 1e-12 * want.iter().fold(1.0f64, |m, d| m.max(d.abs())),
+            "{err}"
+        );
+        // A column-major V reads the same.
+        let vt = v.t().to_owned();
+        let kv_f = LinearGram::new(p.view())
+            .unwrap()
+            .apply(p.view(), vt.t())
+            .unwrap();
+        assert_eq!(kv, kv_f);
+        // New rows against reference rows, one of them reaching past the references' columns.
+        let refs = packed(&sparse[..2], &mean, &std);
+        let got = linear_cross_apply(p.view(), refs.view(), v.slice(s![..2, ..])).unwrap();
+        let want = xs
+            .dot(&xs.slice(s![..2, ..]).t())
+            .dot(&v.slice(s![..2, ..]));
+        let err = (&got - &want).iter().fold(0.0f64, |m, d| m.max(d.abs()));
+        assert!(
+            err < 1e-12 * want.iter().fold(1.0f64, |m, d| m.max(d.abs())),
+            "{err}"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use ndarray::{s, Array2, ArrayView2, Axis, Zip};
 use rayon::prelude::*;
 
 use super::{Model, ModelParts};
-use crate::kernels::{cross_gram, FeatureMap, Kernel};
+use crate::kernels::{cross_gram, packed, FeatureMap, Kernel};
 use crate::linalg::matmul;
 use crate::Result;
 
@@ -124,6 +124,14 @@ impl KernelExpansion {
 
 impl Model for KernelExpansion {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
+        if self.kernel == Kernel::Linear && packed::is_packed(self.x_train.view()) {
+            // K(x, X) C as X̃(X̃_trainᵀ C): O(nnz · m), the kernel never formed.
+            let apply = |c: ArrayView2<f64>| packed::linear_cross_apply(x, self.x_train.view(), c);
+            return Ok(match &self.coef {
+                Coef::Dense(c) => apply(c.view())?,
+                Coef::Factored { a, b } => matmul(apply(a.view())?.view(), b.t()),
+            });
+        }
         let k = cross_gram(&self.kernel, x, self.x_train.view())?;
         Ok(self.coef.apply(k.view()))
     }

@@ -38,6 +38,9 @@ pub enum Route {
     Exact,
     /// Linear kernel, d ≤ n: `Z = X` (exact).
     Primal,
+    /// Linear kernel on packed sparse rows: a block Krylov basis of the targets under K, grown
+    /// until the fit is exact to `krylov::KRYLOV_TOL` (`methods::krylov`; okl only).
+    Krylov,
     /// A rank-`rank` Nyström factor K ≈ ZZᵀ with these landmarks.
     LowRank {
         /// The factor's rank r (columns of Z).
@@ -90,7 +93,7 @@ impl Route {
     /// Columns of Z, or None on the exact route.
     pub(crate) fn factor_columns(&self, d: usize) -> Option<usize> {
         match *self {
-            Route::Exact => None,
+            Route::Exact | Route::Krylov => None,
             Route::Primal => Some(d),
             Route::LowRank { rank, .. } => Some(rank),
         }
@@ -113,7 +116,22 @@ impl Route {
                 "linear kernel with d ≤ n: solved in the primal (Z = X, exact, O(n d²)) instead \
                  of through the {n}×{n} Gram matrix"
             )),
+            Route::Krylov => Some(format!(
+                "linear kernel on sparse rows: solved exactly on a block Krylov basis of the \
+                 targets (each product K·V costs O(nnz)) instead of through the {n}×{n} Gram \
+                 matrix's eigendecomposition"
+            )),
             _ => None,
+        }
+    }
+
+    /// The name the session and the CLI's JSON give the route.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Route::Exact => "exact",
+            Route::Primal => "primal",
+            Route::Krylov => "krylov",
+            Route::LowRank { .. } => "low_rank",
         }
     }
 }
@@ -291,12 +309,15 @@ impl InputSpectrum {
                 check_cancel(obs)?;
                 Ok(sp)
             }
+            Route::Krylov => Err(OvkError::internal(
+                "the Krylov route's spectrum depends on λ: built by methods::krylov",
+            )),
             Route::LowRank {
                 rank, landmarks, ..
             } => {
                 // The pipeline fits the krr baseline on the same rows right after the method:
                 // the factor, its eigenproblem and the rotation are reused, not rebuilt.
-                let key = cache_key(kernel, x, y, rank, landmarks, seed);
+                let key = cache_key(kernel, x, y, (rank, landmarks.name(), seed));
                 if let Some(sp) = cached(key) {
                     return Ok(sp);
                 }
@@ -327,7 +348,7 @@ impl InputSpectrum {
         match route {
             Route::LowRank {
                 rank, landmarks, ..
-            } => cached(cache_key(kernel, x, y, rank, landmarks, seed)),
+            } => cached(cache_key(kernel, x, y, (rank, landmarks.name(), seed))),
             _ => None,
         }
     }
@@ -429,14 +450,12 @@ fn cache_key(
     kernel: &Kernel,
     x: ArrayView2<f64>,
     y: ArrayView2<f64>,
-    rank: usize,
-    landmarks: Landmarks,
-    seed: u64,
+    route: impl std::hash::Hash,
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     format!("{kernel:?}").hash(&mut h);
-    (x.dim(), y.dim(), rank, landmarks.name(), seed).hash(&mut h);
+    (x.dim(), y.dim(), route).hash(&mut h);
     for v in x.iter().chain(y.iter()) {
         v.to_bits().hash(&mut h);
     }
@@ -451,7 +470,18 @@ pub fn forget_cached_spectrum() {
     }
 }
 
-fn cached(key: u64) -> Option<InputSpectrum> {
+/// The key of a Krylov route's spectrum (`methods::krylov`): it depends on λ through the
+/// shifts its basis was grown for.
+pub(crate) fn krylov_key(
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    lambda: f64,
+) -> u64 {
+    cache_key(kernel, x, y, ("krylov", lambda.to_bits()))
+}
+
+pub(crate) fn cached(key: u64) -> Option<InputSpectrum> {
     let guard = LAST_SPECTRUM.lock().ok()?;
     guard
         .as_ref()
@@ -459,7 +489,7 @@ fn cached(key: u64) -> Option<InputSpectrum> {
         .map(|(_, sp)| sp.clone())
 }
 
-fn remember(key: u64, sp: &InputSpectrum) {
+pub(crate) fn remember(key: u64, sp: &InputSpectrum) {
     if let Ok(mut guard) = LAST_SPECTRUM.lock() {
         *guard = Some((key, sp.clone()));
     }

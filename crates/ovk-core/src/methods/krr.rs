@@ -7,13 +7,17 @@
 //! in the spectrum `K̃ = U diag(s) Uᵀ` when the method it is the baseline of left one behind.
 
 use super::expansion::{FeatureExpansion, KernelExpansion, TrainingFeatures};
-use super::input::{factor_observed, factor_peak_bytes, FactorSummary, InputSpectrum, Route};
+use super::input::{
+    cached, factor_observed, factor_peak_bytes, krylov_key, Basis, FactorSummary, InputSpectrum,
+    Route,
+};
+use super::krylov::{sylvester_residual, KrylovSpace};
 use super::params::{common, MethodConfig, ParamSpec};
 use super::{
     check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
     ProblemShape,
 };
-use crate::kernels::{gram, InputFactor};
+use crate::kernels::{gram, packed, InputFactor};
 use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn};
 use crate::methods::details::key;
 use crate::{OvkError, Result};
@@ -58,7 +62,10 @@ impl Method for Krr {
         true
     }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
-        s.route(s.n_labeled)
+        Ok(match s.route(s.n_labeled)? {
+            Route::Exact if s.sparse_linear => Route::Krylov,
+            r => r,
+        })
     }
     fn exact_eighs(&self) -> f64 {
         // one Cholesky factorisation: measured 0.06–0.13 of an eigh at n = 2000–4000
@@ -86,6 +93,9 @@ impl Method for Krr {
         let x = p.x.select(ndarray::Axis(0), &rows);
         let y = p.y.select(ndarray::Axis(0), &rows);
         let route = self.input_route(&ProblemShape::of(p))?;
+        if route == Route::Krylov {
+            return fit_on_krylov(p, x, y, lambda, obs, &clock);
+        }
         if route != Route::Exact {
             return fit_on_factor(p, route, x, y, lambda, obs, &clock);
         }
@@ -136,7 +146,9 @@ fn fit_on_factor(
             "low_rank",
         ),
         Route::Primal => (InputFactor::linear(x.view()), "primal"),
-        Route::Exact => return Err(OvkError::internal("krr: the exact route has no factor")),
+        Route::Exact | Route::Krylov => {
+            return Err(OvkError::internal("krr: the exact route has no factor"))
+        }
     };
     let seconds = started.elapsed().as_secs_f64();
     check_cancel(obs)?;
@@ -174,6 +186,46 @@ fn fit_on_factor(
     Ok(fit)
 }
 
+/// Ridge on the Krylov route (`methods::krylov`): the shift-1 system `(K + λI)C = Y` on a block
+/// Krylov basis of Y — okl's, when okl just built one on these rows (the pipeline's baseline) —
+/// checked against K itself with one product.
+fn fit_on_krylov(
+    p: &Problem,
+    x: Array2<f64>,
+    y: Array2<f64>,
+    lambda: f64,
+    obs: &mut dyn Observer,
+    clock: &Clock,
+) -> Result<Fit> {
+    let key = krylov_key(&p.kernel, x.view(), y.view(), lambda);
+    let x_model = x.clone();
+    let products = packed::LinearGram::new(x.view())?;
+    let apply = |v: ArrayView2<f64>| products.apply(x.view(), v);
+    let sp = match cached(key) {
+        Some(sp) => sp,
+        None => {
+            obs.phase(Phase::Decomposition, None);
+            let mut space = KrylovSpace::new(&apply, y.view());
+            space.grow_for(1.0, lambda, obs)?;
+            space.spectrum()?
+        }
+    };
+    let dim = sp.s.len();
+    let mut fit = fit_spectral(p, sp, x_model, y.view(), lambda, obs, clock)?;
+    let c = &fit.matrices[0].1;
+    let eye = Array2::<f64>::eye(y.ncols());
+    let residual = sylvester_residual(&apply, c.view(), eye.view(), lambda, y.view())?;
+    fit.details.insert(
+        "krylov".into(),
+        serde_json::json!({ "dim": dim, "sylvester_residual": residual }),
+    );
+    fit.notes.push(format!(
+        "linear kernel on sparse rows: solved on a {dim}-column block Krylov basis of the \
+         targets; residual ‖KC + λC − Y‖/‖Y‖ = {residual:.1e}"
+    ));
+    Ok(fit)
+}
+
 /// Ridge in a factor's spectrum: `C̃ = Ỹ ⊘ (s + λ)` row-wise, objective OKL's eq. (3) at L = I
 /// with the null-space rows' constant `‖Y − UUᵀY‖²/(2λ)`.
 fn fit_spectral(
@@ -206,10 +258,14 @@ fn fit_spectral(
     let objective = fit_sq / (2.0 * lambda) + reg / 2.0 + y.ncols() as f64 / 2.0;
     record_solved(obs, objective, None, clock)?;
     let beta = sp.basis.lift(ct.view());
+    let name = match sp.basis {
+        Basis::Eigen(_) => "coefficients",
+        Basis::Factor(_) => "feature_coefficients",
+    };
     let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone().into()));
     fit.iterations = 1;
     fit.objective = Some(objective);
-    fit.matrices.push(("feature_coefficients".into(), beta));
+    fit.matrices.push((name.into(), beta));
     if let Some(f) = sp.basis.factor_summary() {
         fit.details.insert(key::INPUT_FACTOR.into(), f.to_json());
     }

@@ -6,6 +6,7 @@
 pub mod details;
 mod expansion;
 pub mod input;
+mod krylov;
 mod observer;
 pub mod params;
 mod parts;

@@ -28,11 +28,15 @@ pub struct ProblemShape {
     pub landmarks: Landmarks,
     /// Whether the input kernel is linear (a primal route may apply).
     pub linear: bool,
+    /// Whether the input kernel is linear on packed sparse rows (okl's Krylov route).
+    pub sparse_linear: bool,
 }
 
 impl ProblemShape {
     /// The shape of `p`.
     pub fn of(p: &Problem) -> Self {
+        let linear = p.kernel_spec.name == KernelName::Linear;
+        let packed = crate::kernels::packed::is_packed(p.x.view());
         ProblemShape {
             n_train: p.n_train(),
             n_labeled: p.labeled.iter().filter(|&&b| b).count(),
@@ -42,9 +46,10 @@ impl ProblemShape {
             views: p.views.len(),
             input_rank: p.kernel_spec.input_rank,
             landmarks: p.kernel_spec.landmarks,
-            // Packed sparse rows are not the features themselves: no primal route on them.
-            linear: p.kernel_spec.name == KernelName::Linear
-                && !crate::kernels::packed::is_packed(p.x.view()),
+            // Packed sparse rows are not the features themselves: no primal route on them, but
+            // their linear kernel's products are cheap (the Krylov route).
+            linear: linear && !packed,
+            sparse_linear: linear && packed,
         }
     }
 

@@ -478,7 +478,9 @@ fn fit_on_factor(
             let f = factor_observed(&p.kernel, p.x.view(), rank, landmarks, p.seed, obs)?;
             (f, "low_rank")
         }
-        Route::Exact => return Err(OvkError::internal("vvmr: the exact route has no factor")),
+        Route::Exact | Route::Krylov => {
+            return Err(OvkError::internal("vvmr: the exact route has no factor"))
+        }
     };
     let summary = FactorSummary {
         route: route_name,

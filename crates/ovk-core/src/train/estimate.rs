@@ -66,6 +66,11 @@ pub(crate) fn phase_seconds(
 ) -> Vec<(Phase, f64)> {
     let r8 = rates();
     let (n_f, d) = (n as f64, shape.d.max(1) as f64);
+    if route == Route::Krylov {
+        // A floor: a basis of about 20 blocks of m, each reorthogonalised against the last.
+        let q = (20 * shape.m.max(1)).min(n) as f64;
+        return vec![(Phase::Decomposition, r8.gemm * 4.0 * n_f * q * q)];
+    }
     match route.factor_columns(shape.d) {
         None => vec![
             (Phase::Gram, r8.gemm * n_f * n_f * d),

@@ -163,8 +163,8 @@ fn factor_plan(
 ) -> Result<Option<FactorPlan>> {
     let explicit = matches!(s.input_rank, InputRank::Rank(_));
     Ok(match (route, low_rank) {
-        (Route::Exact, None) => None,
-        (Route::Exact, Some((m1, m2))) => Some(FactorPlan {
+        (Route::Exact | Route::Krylov, None) => None,
+        (Route::Exact | Route::Krylov, Some((m1, m2))) => Some(FactorPlan {
             input: Route::LowRank {
                 rank: m1.min(s.n_labeled.max(1)),
                 landmarks: s.landmarks,

@@ -103,7 +103,9 @@ pub(super) fn factored(
         Route::LowRank {
             rank, landmarks, ..
         } => factor_observed(&p.kernel, on.x, rank, landmarks, p.seed, obs)?,
-        Route::Exact => return Err(OvkError::internal("kde: a factor plan on the exact route")),
+        Route::Exact | Route::Krylov => {
+            return Err(OvkError::internal("kde: a factor plan on the exact route"))
+        }
     };
     let landmarks = a.how.unwrap_or_default();
     // The identity kernel's operator needs no output factor.

@@ -18,6 +18,8 @@ pub(super) struct Admitted {
 
 /// The shape of the problem `prepared` poses to `config`'s method.
 pub(super) fn shape_of(prepared: &Prepared, config: &RunConfig) -> ProblemShape {
+    let linear = config.kernel.name == crate::kernels::KernelName::Linear;
+    let packed = crate::kernels::packed::is_packed(prepared.x_train.view());
     ProblemShape {
         n_train: prepared.x_train.nrows(),
         n_labeled: prepared.labeled.iter().filter(|&&b| b).count(),
@@ -27,9 +29,10 @@ pub(super) fn shape_of(prepared: &Prepared, config: &RunConfig) -> ProblemShape 
         views: prepared.views.len(),
         input_rank: config.kernel.input_rank,
         landmarks: config.kernel.landmarks,
-        // Packed sparse rows are not the features themselves: no primal route on them.
-        linear: config.kernel.name == crate::kernels::KernelName::Linear
-            && !crate::kernels::packed::is_packed(prepared.x_train.view()),
+        // Packed sparse rows are not the features themselves: no primal route on them, but
+        // their linear kernel's products are cheap (the Krylov route).
+        linear: linear && !packed,
+        sparse_linear: linear && packed,
     }
 }
 
@@ -202,11 +205,7 @@ impl Guidance {
     pub(super) fn to_json(&self) -> serde_json::Value {
         // the input kernel's route (mvml's --nystrom is its own, in its details)
         serde_json::json!({
-            "input_kernel": match self.route {
-                Route::Exact => "exact",
-                Route::Primal => "primal",
-                Route::LowRank { .. } => "low_rank",
-            },
+            "input_kernel": self.route.name(),
             "floor_seconds": self.seconds,
         })
     }
