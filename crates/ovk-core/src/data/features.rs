@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use ndarray::Array2;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::raw::{is_missing_text, Cells, RawTable};
@@ -80,11 +81,18 @@ pub(crate) fn build(
     let mut blocks: Vec<(Vec<String>, Vec<Vec<f64>>)> = Vec::new();
     let mut categories = Vec::new();
     let mut groups = Vec::new();
-    for &c in cols {
+    let given_for =
+        |c: usize| fixed.and_then(|f| f.iter().find(|k| k.column == raw.columns[c].name));
+    // The numeric columns parsed in parallel; their errors are raised in column order below.
+    let mut numeric: Vec<Option<Result<Vec<f64>>>> = cols
+        .par_iter()
+        .map(|&c| (given_for(c).is_none() && !is_text(raw, c)).then(|| raw.numeric(c)))
+        .collect();
+    for (i, &c) in cols.iter().enumerate() {
         let name = &raw.columns[c].name;
-        let given = fixed.and_then(|f| f.iter().find(|k| &k.column == name));
-        if given.is_none() && !is_text(raw, c) {
-            blocks.push((vec![name.clone()], vec![raw.numeric(c)?]));
+        let given = given_for(c);
+        if let Some(column) = numeric[i].take() {
+            blocks.push((vec![name.clone()], vec![column?]));
             groups.push(Group {
                 column: name.clone(),
                 one_hot: false,
@@ -138,17 +146,16 @@ pub(crate) fn build(
         });
     }
     let width: usize = blocks.iter().map(|b| b.1.len()).sum();
-    let mut x = Array2::zeros((raw.n_rows, width));
     let (mut names, mut source) = (Vec::with_capacity(width), Vec::with_capacity(width));
-    let mut j = 0;
+    let mut columns: Vec<Vec<f64>> = Vec::with_capacity(width);
     for (k, (n, block)) in blocks.into_iter().enumerate() {
         for (name, column) in n.into_iter().zip(block) {
-            x.column_mut(j).assign(&ndarray::Array1::from(column));
             names.push(name);
             source.push(k);
-            j += 1;
+            columns.push(column);
         }
     }
+    let x = rows_of_columns(raw.n_rows, &columns);
     Ok(Features {
         x,
         names,
@@ -156,6 +163,26 @@ pub(crate) fn build(
         categories,
         groups,
     })
+}
+
+/// Columns (each `n` long) as the rows of a row-major matrix, blocks of rows in parallel.
+fn rows_of_columns(n: usize, columns: &[Vec<f64>]) -> Array2<f64> {
+    const ROWS: usize = 4096;
+    let width = columns.len();
+    let mut x = Array2::<f64>::zeros((n, width));
+    if let Some(all) = x.as_slice_mut().filter(|_| width > 0) {
+        all.par_chunks_mut(ROWS * width)
+            .enumerate()
+            .for_each(|(b, block)| {
+                for (r, row) in block.chunks_mut(width).enumerate() {
+                    let i = b * ROWS + r;
+                    for (v, c) in row.iter_mut().zip(columns) {
+                        *v = c[i];
+                    }
+                }
+            });
+    }
+    x
 }
 
 /// The cells of column `c` as trimmed text, missing markers as `None`.

@@ -154,6 +154,10 @@ fn too_large(path: &Path, len: u64, cap: u64, what: &str) -> OvkError {
 /// Refuse text that holds a NUL byte: no CSV, TSV, TOML or JSON file does, and a sparse or
 /// binary file would otherwise be read (and parsed) in full before being found empty.
 pub(crate) fn refuse_nul(path: &Path, offset: u64, chunk: &[u8], what: &str) -> Result<()> {
+    // `contains` is memchr: a 190 MB file's byte-by-byte search took about 0.1 s.
+    if !chunk.contains(&0) {
+        return Ok(());
+    }
     match chunk.iter().position(|&b| b == 0) {
         None => Ok(()),
         Some(i) => Err(input_at(

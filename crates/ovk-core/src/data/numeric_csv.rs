@@ -21,11 +21,20 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;
-    let mut lines = text
-        .split('\n')
-        .filter(|l| !l.bytes().all(|b| b.is_ascii_whitespace()));
-    let header: Vec<String> = lines
-        .next()?
+    // The header is the first line that is not blank; the body is everything after it.
+    let mut at = 0;
+    let header_line = loop {
+        let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+        let line = &text[at..end];
+        at = (end + 1).min(text.len());
+        if !is_blank(line) {
+            break line;
+        }
+        if end == text.len() {
+            return None;
+        }
+    };
+    let header: Vec<String> = header_line
         .trim_start_matches('\u{feff}')
         .split(separator as char)
         .map(|s| s.trim().to_string())
@@ -34,15 +43,24 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
     if !header.iter().all(|h| seen.insert(h.as_str())) {
         return None; // `check_csv_shape` names the duplicate
     }
-    let body: Vec<&str> = lines.collect();
     let width = header.len();
-    // Blocks of rows in parallel, each parsed straight into its own columns (no per-row
-    // allocation), then the blocks' columns joined once.
-    let blocks: Option<Vec<Block>> = body
-        .par_chunks(ROWS_PER_BLOCK)
-        .map(|lines| Block::parse(lines, width, separator))
+    // Blocks of lines in parallel — cut at line ends, so even finding the lines is shared —
+    // each parsed straight into its own columns (no per-row allocation), then the blocks'
+    // columns joined once.
+    let blocks: Option<Vec<Block>> = line_blocks(&text[at..])
+        .into_par_iter()
+        .map(|block| {
+            let rows = block.bytes().filter(|&b| b == b'\n').count() + 1;
+            Block::parse(
+                block.split('\n').filter(|l| !is_blank(l)),
+                rows,
+                width,
+                separator,
+            )
+        })
         .collect();
     let blocks = blocks?;
+    let n_rows: usize = blocks.iter().map(|b| b.rows).sum();
     let columns: Option<Vec<RawColumn>> = header
         .into_par_iter()
         .enumerate()
@@ -50,7 +68,7 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
             if blocks.iter().all(|b| b.empty[j]) {
                 return None;
             }
-            let mut cells: Vec<Option<f64>> = Vec::with_capacity(body.len());
+            let mut cells: Vec<Option<f64>> = Vec::with_capacity(n_rows);
             for b in &blocks {
                 cells.extend_from_slice(&b.columns[j]);
             }
@@ -62,15 +80,33 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
             })
         })
         .collect();
-    Some((body.len(), columns?))
+    Some((n_rows, columns?))
 }
 
-/// Rows parsed per parallel task.
-const ROWS_PER_BLOCK: usize = 4096;
+/// Bytes of text per parallel task (about 4 000 rows of 20 numbers).
+const BYTES_PER_BLOCK: usize = 1 << 18;
+
+fn is_blank(line: &str) -> bool {
+    line.bytes().all(|b| b.is_ascii_whitespace())
+}
+
+/// `text` cut into pieces of about `BYTES_PER_BLOCK`, each ending at a line end.
+fn line_blocks(text: &str) -> Vec<&str> {
+    let mut out = Vec::with_capacity(text.len() / BYTES_PER_BLOCK + 1);
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + BYTES_PER_BLOCK).min(text.len());
+        end = text[end..].find('\n').map_or(text.len(), |e| end + e);
+        out.push(&text[start..end]);
+        start = end + 1;
+    }
+    out
+}
 
 /// A block of rows as columns: each column's cells, whether every value in it is an integer,
 /// and whether it has no value at all.
 struct Block {
+    rows: usize,
     columns: Vec<Vec<Option<f64>>>,
     integral: Vec<bool>,
     empty: Vec<bool>,
@@ -78,18 +114,25 @@ struct Block {
 
 impl Block {
     /// The rows `lines`, or None when one has another width or a cell that is not a number.
-    fn parse(lines: &[&str], width: usize, separator: u8) -> Option<Block> {
+    /// `rows` is the lines' count (blank ones included), to size the columns once.
+    fn parse<'a>(
+        lines: impl Iterator<Item = &'a str>,
+        rows: usize,
+        width: usize,
+        separator: u8,
+    ) -> Option<Block> {
         let mut b = Block {
-            columns: (0..width)
-                .map(|_| Vec::with_capacity(lines.len()))
-                .collect(),
+            rows: 0,
+            columns: (0..width).map(|_| Vec::with_capacity(rows)).collect(),
             integral: vec![true; width],
             empty: vec![true; width],
         };
         for line in lines {
-            let mut cells = line.split(separator as char);
+            b.rows += 1;
+            // Separators are ASCII, so cutting at them keeps every cell valid UTF-8.
+            let mut cells = line.as_bytes().split(|&c| c == separator);
             for j in 0..width {
-                let cell = number(cells.next()?)?;
+                let cell = number(std::str::from_utf8(cells.next()?).ok()?)?;
                 if let Some((_, int)) = cell {
                     b.integral[j] &= int;
                     b.empty[j] = false;

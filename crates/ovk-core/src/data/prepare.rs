@@ -9,7 +9,7 @@ use super::features;
 use super::impute::impute;
 use super::load::read_raw_keeping_sparse;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
-use super::rows::{usable_rows, MissingCells};
+use super::rows::{take_rows, usable_rows, MissingCells};
 use super::sparse::{SparseChoice, SparseFeatures};
 use super::split::{cv_fold, keep_labels, split, split_by_column, subsample, Split};
 use super::views::resolve_views;
@@ -108,8 +108,8 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     check_magnitude(path, &coded.y, &coded.output_names, &rows.labeled)?;
 
     let parts = parts_of(path, cfg, &raw, &names, roles.test_column, &rows)?;
-    let mut x_train = x_all.select(Axis(0), &parts.train);
-    let mut x_test = x_all.select(Axis(0), &parts.test);
+    let mut x_train = take_rows(&x_all, &parts.train);
+    let mut x_test = take_rows(&x_all, &parts.test);
     let imputed = if cfg.impute_missing {
         Some(impute(
             path,

@@ -97,3 +97,24 @@ pub(crate) fn usable_rows(
     }
     Ok(rows)
 }
+
+/// `x.select(Axis(0), rows)`, blocks of rows copied in parallel (a 10⁶-row split took 0.19 s
+/// on one thread).
+pub(crate) fn take_rows(x: &Array2<f64>, rows: &[usize]) -> Array2<f64> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4096;
+    let width = x.ncols();
+    let mut out = Array2::<f64>::zeros((rows.len(), width));
+    match (out.as_slice_mut(), width) {
+        (Some(all), w) if w > 0 => all
+            .par_chunks_mut(BLOCK * w)
+            .zip(rows.par_chunks(BLOCK))
+            .for_each(|(block, idx)| {
+                for (dst, &i) in block.chunks_mut(w).zip(idx) {
+                    dst.iter_mut().zip(x.row(i)).for_each(|(d, s)| *d = *s);
+                }
+            }),
+        _ => out = x.select(ndarray::Axis(0), rows),
+    }
+    out
+}

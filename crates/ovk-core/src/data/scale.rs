@@ -2,6 +2,7 @@
 //! scaling fitted on the labeled training rows and undone on every prediction.
 
 use ndarray::{Array2, ArrayView2, Axis};
+use rayon::prelude::*;
 
 use super::{Scale, Scaler, TargetScale};
 
@@ -21,12 +22,28 @@ impl Scaler {
             Scale::None => Scaler::identity(x.ncols()),
             Scale::Standard => {
                 let n = x.nrows().max(1) as f64;
-                let mean: Vec<f64> = x.axis_iter(Axis(1)).map(|c| c.sum() / n).collect();
-                let std = x
-                    .axis_iter(Axis(1))
-                    .zip(&mean)
-                    .map(|(c, m)| {
-                        let s = (c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
+                // A single contiguous column is summed as ndarray sums a slice; otherwise row
+                // by row, which reads a row-major matrix once in order and still adds each
+                // column's entries in row order — the rounding of summing the column alone.
+                let mean: Vec<f64> = if x.ncols() == 1 {
+                    vec![x.sum() / n]
+                } else {
+                    let mut sum = vec![0.0; x.ncols()];
+                    for row in x.rows() {
+                        sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                    }
+                    sum.into_iter().map(|s| s / n).collect()
+                };
+                let mut sq = vec![0.0; x.ncols()];
+                for row in x.rows() {
+                    for ((s, v), m) in sq.iter_mut().zip(row).zip(&mean) {
+                        *s += (v - m) * (v - m);
+                    }
+                }
+                let std = sq
+                    .into_iter()
+                    .map(|q| {
+                        let s = (q / n).sqrt();
                         if s > 0.0 && s.is_finite() {
                             s
                         } else {
@@ -69,11 +86,22 @@ impl Scaler {
         }
     }
 
-    /// `(x − mean) / std`, column by column, in place.
+    /// `(x − mean) / std`, in place, rows in parallel.
     pub fn apply(&self, x: &mut Array2<f64>) {
-        for (j, mut c) in x.axis_iter_mut(Axis(1)).enumerate() {
-            let (m, s) = (self.mean[j], self.std[j]);
-            c.mapv_inplace(|v| (v - m) / s);
+        let scale_row = |row: &mut [f64]| {
+            for ((v, m), s) in row.iter_mut().zip(&self.mean).zip(&self.std) {
+                *v = (*v - m) / s;
+            }
+        };
+        let p = x.ncols().max(1);
+        match x.as_slice_mut() {
+            Some(all) => all.par_chunks_mut(p).for_each(scale_row),
+            None => {
+                for (j, mut c) in x.axis_iter_mut(Axis(1)).enumerate() {
+                    let (m, s) = (self.mean[j], self.std[j]);
+                    c.mapv_inplace(|v| (v - m) / s);
+                }
+            }
         }
     }
 }
