@@ -330,16 +330,19 @@ impl DataState {
                 }
             ));
         }
-        // Say here, in full, what the engine would refuse after loading the whole file.
-        let used: Vec<String> = features
+        // Say here, in full, what the engine would refuse after loading the whole file. Sets,
+        // not lists: a sparse block's 47 236 features made this check take seconds a frame.
+        let feature_set: std::collections::HashSet<&str> =
+            features.iter().map(String::as_str).collect();
+        let used: std::collections::HashSet<&str> = feature_set
             .iter()
-            .chain(&targets)
-            .chain(class.iter())
-            .cloned()
+            .copied()
+            .chain(targets.iter().map(String::as_str))
+            .chain(class.as_deref())
             .collect();
-        for c in t.columns.iter().filter(|c| used.contains(&c.name)) {
+        for c in t.columns.iter().filter(|c| used.contains(c.name.as_str())) {
             let is_class = class.as_deref() == Some(c.name.as_str());
-            let is_feature = features.contains(&c.name);
+            let is_feature = feature_set.contains(c.name.as_str());
             let encodable = is_feature && super::super::roles::one_hot(c).is_some();
             if !is_class && !encodable && c.min.is_none() && c.missing < t.n_rows {
                 let why = match c.levels {

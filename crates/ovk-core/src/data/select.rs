@@ -2,6 +2,7 @@
 //! (`p_0_0..p_3_7`), regular expressions between slashes (`/^(Cr|Ni)$/`, no commas; matched anywhere in
 //! the name unless anchored), and comma lists inside one string (`a,b,c*`).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::input_at;
@@ -13,13 +14,19 @@ pub fn resolve(path: &Path, columns: &[&str], selectors: &[String]) -> Result<Ve
     let mut picked: Vec<usize> = Vec::new();
     // A mask, not `picked.contains`: selecting 10⁵ columns must not cost 10¹⁰ comparisons.
     let mut taken = vec![false; columns.len()];
+    // Names looked up in a map: the workbench names a 47 236-column sparse block one by one,
+    // and a search per name took 5 s.
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(columns.len());
+    for (i, c) in columns.iter().enumerate() {
+        index.entry(c).or_insert(i);
+    }
     let mut any = false;
     for token in selectors.iter().flat_map(|s| s.split(',')).map(str::trim) {
         if token.is_empty() {
             continue;
         }
         any = true;
-        for i in resolve_one(path, columns, token)? {
+        for i in resolve_one(path, columns, &index, token)? {
             if !taken[i] {
                 taken[i] = true;
                 picked.push(i);
@@ -32,15 +39,21 @@ pub fn resolve(path: &Path, columns: &[&str], selectors: &[String]) -> Result<Ve
     Ok(picked)
 }
 
-fn resolve_one(path: &Path, columns: &[&str], token: &str) -> Result<Vec<usize>> {
+fn resolve_one(
+    path: &Path,
+    columns: &[&str],
+    index: &HashMap<&str, usize>,
+    token: &str,
+) -> Result<Vec<usize>> {
+    let exact = |name: &str| match index.get(name) {
+        Some(&i) => Ok(i),
+        None => exact(path, columns, name),
+    };
     if let Some(pattern) = regex_of(token) {
         return by_regex(path, columns, token, pattern);
     }
     if let Some((a, b)) = token.split_once("..") {
-        let (ia, ib) = (
-            exact(path, columns, a.trim())?,
-            exact(path, columns, b.trim())?,
-        );
+        let (ia, ib) = (exact(a.trim())?, exact(b.trim())?);
         if ia > ib {
             return Err(input_at(
                 path,
@@ -69,7 +82,7 @@ fn resolve_one(path: &Path, columns: &[&str], token: &str) -> Result<Vec<usize>>
         }
         return Ok(hits);
     }
-    Ok(vec![exact(path, columns, token)?])
+    Ok(vec![exact(token)?])
 }
 
 /// The pattern of a `/…/` token (at least one character between the slashes).
