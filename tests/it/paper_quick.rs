@@ -23,18 +23,34 @@ const NAMES: [&str; 11] = [
     "mvml-uwave",
 ];
 
-fn store_dir(name: &str) -> PathBuf {
+/// A test's folder (its store and the data the experiment writes beside it), removed when the
+/// test passes and kept when it fails, to look at: the experiments write about 150 MB a run.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+            // The process's folder goes with its last test (it is not empty before).
+            let _ = self.0.parent().map(std::fs::remove_dir);
+        }
+    }
+}
+
+/// The test's folder and the session store inside it.
+fn store_dir(name: &str) -> (Scratch, PathBuf) {
     let d = std::env::temp_dir()
         .join(format!("ovk-paper-quick-{}", std::process::id()))
         .join(name);
     let _ = std::fs::remove_dir_all(&d);
-    d.join("sessions")
+    let sessions = d.join("sessions");
+    (Scratch(d), sessions)
 }
 
 /// Rows, columns, finiteness and one session per fit at least.
 fn check(name: &str, min_rows: usize) {
     let exp = papers::find(name).unwrap();
-    let dir = store_dir(name);
+    let (_scratch, dir) = store_dir(name);
     let store = Store::open(Some(&dir)).unwrap();
     let t = papers::run(exp, true, None, &store, &mut Silent).unwrap();
     assert_eq!(t.experiment, name);
@@ -80,7 +96,7 @@ fn okl_sim_quick() {
 #[test]
 fn a_users_file_where_the_experiment_writes_is_never_replaced() {
     let exp = papers::find("okl-sim").unwrap();
-    let dir = store_dir("okl-sim-foreign");
+    let (_scratch, dir) = store_dir("okl-sim-foreign");
     let store = Store::open(Some(&dir)).unwrap();
     papers::run(exp, true, None, &store, &mut Silent).unwrap();
     // Again over its own files: fine.
@@ -170,7 +186,7 @@ fn list_names_every_experiment() {
 
 #[test]
 fn bad_name_and_data_are_input_errors() {
-    let dir = store_dir("bad");
+    let (_scratch, dir) = store_dir("bad");
     for args in [
         vec!["paper", "no-such"],
         vec!["paper"],
@@ -195,7 +211,7 @@ fn bad_name_and_data_are_input_errors() {
 /// no half-written session (a `.tmp-` folder) is left in the store.
 #[test]
 fn sigint_stops_an_experiment_cleanly() {
-    let dir = store_dir("sigint");
+    let (_scratch, dir) = store_dir("sigint");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ovk"))
         .args(["paper", "okl-sim", "--sessions"])
         .arg(&dir)
