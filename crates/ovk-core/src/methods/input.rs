@@ -1,9 +1,11 @@
 //! Which input kernel a method solves on, and K's spectrum on that route.
 //!
-//! Three routes (docs/methods.md §6):
+//! Four routes (docs/methods.md §6):
 //! - **exact**: the n×n Gram matrix, eigendecomposed once (O(n³), several n×n in memory);
 //! - **primal**: a linear kernel with d ≤ n features is `K = XXᵀ` exactly, so `Z = X`;
-//! - **low rank**: a Nyström factor `K ≈ ZZᵀ` (Z n×r, `kernels::input_factor`).
+//! - **low rank**: a Nyström factor `K ≈ ZZᵀ` (Z n×r, `kernels::input_factor`);
+//! - **Krylov**: a linear kernel on sparse rows, for okl and krr, on a block Krylov basis of
+//!   the targets (`methods::krylov`, which builds that spectrum).
 //!
 //! On the last two, `ZᵀZ = V diag(s) Vᵀ` (r×r) gives the thin SVD `Z = U diag(√s) Vᵀ` with
 //! `U = Z V diag(s)^{-½}` never formed: `K̃ = U diag(s) Uᵀ` has r nonzero eigenvalues and an
@@ -39,7 +41,7 @@ pub enum Route {
     /// Linear kernel, d ≤ n: `Z = X` (exact).
     Primal,
     /// Linear kernel on packed sparse rows: a block Krylov basis of the targets under K, grown
-    /// until the fit is exact to `krylov::KRYLOV_TOL` (`methods::krylov`; okl only).
+    /// until the fit is exact to `krylov::KRYLOV_TOL` (`methods::krylov`; okl and krr).
     Krylov,
     /// A rank-`rank` Nyström factor K ≈ ZZᵀ with these landmarks.
     LowRank {

@@ -5,6 +5,8 @@
 //! `K̃ = ZZᵀ` (`methods::input`) the model keeps `ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY` — ridge regression on
 //! the features z(x) — from one r×r Cholesky factorisation, or diagonally (`C̃ = Ỹ ⊘ (s + λ)`)
 //! in the spectrum `K̃ = U diag(s) Uᵀ` when the method it is the baseline of left one behind.
+//! A linear kernel on sparse rows takes the Krylov route instead of the exact one
+//! (`methods::krylov`): the same diagonal solve on a block Krylov basis of Y.
 
 use super::expansion::{FeatureExpansion, KernelExpansion, TrainingFeatures};
 use super::input::{
