@@ -273,31 +273,41 @@ const STATS: [&str; 4] = ["missing", "min", "max", "mean"];
 fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
     let d = &s.data;
     let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "—".into());
-    let roles: Vec<(Role, String)> = t
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let role = d.roles.get(i).copied().unwrap_or(Role::Feature);
-            let text = match (d.view_name(i), super::super::roles::one_hot(c)) {
-                (Some(v), _) => format!("view {v}"),
-                (None, Some(k)) if matches!(role, Role::Feature) => format!("one-hot {k}"),
-                (None, _) => role.label().to_string(),
-            };
-            (role, text)
-        })
-        .collect();
-    let stats: Vec<[String; 4]> = t
-        .columns
-        .iter()
-        .map(|c| [c.missing.to_string(), opt(c.min), opt(c.max), opt(c.mean)])
-        .collect();
-    let dtype_w = widest("dtype", t.columns.iter().map(|c| &c.dtype)).min(6);
+    // The rows on screen (the selection kept in view, as the table itself scrolls), and the
+    // rows the widths are measured on: all of them, unless there are so many (a sparse block
+    // of 47 236 features) that formatting them took 0.2 s a frame.
+    let visible = area.height.saturating_sub(3).max(1) as usize;
+    let start = d.col_cursor.saturating_sub(visible - 1);
+    let window = start..(start + visible).min(t.columns.len());
+    let measured = if t.columns.len() <= MEASURE_ALL_UP_TO {
+        0..t.columns.len()
+    } else {
+        window.clone()
+    };
+    let role_of = |i: usize| {
+        let c = &t.columns[i];
+        let role = d.roles.get(i).copied().unwrap_or(Role::Feature);
+        let text = match (d.view_name(i), super::super::roles::one_hot(c)) {
+            (Some(v), _) => format!("view {v}"),
+            (None, Some(k)) if matches!(role, Role::Feature) => format!("one-hot {k}"),
+            (None, _) => role.label().to_string(),
+        };
+        (role, text)
+    };
+    let stats_of = |i: usize| {
+        let c = &t.columns[i];
+        [c.missing.to_string(), opt(c.min), opt(c.max), opt(c.mean)]
+    };
+    let roles: Vec<(Role, String)> = measured.clone().map(role_of).collect();
+    let stats: Vec<[String; 4]> = measured.clone().map(stats_of).collect();
+    let at = |i: usize| i - measured.start;
+    let columns = &t.columns[measured.clone()];
+    let dtype_w = widest("dtype", columns.iter().map(|c| &c.dtype)).min(6);
     let role_w = widest("role", roles.iter().map(|r| &r.1)).min(13);
     let stat_w: Vec<usize> = (0..STATS.len())
         .map(|k| widest(STATS[k], stats.iter().map(|r| &r[k])))
         .collect();
-    let name_need = widest("column", t.columns.iter().map(|c| &c.name));
+    let name_need = widest("column", columns.iter().map(|c| &c.name));
     // borders and the highlight symbol; each column after the name has a gap before it
     let inner = area.width.saturating_sub(4) as usize;
     let others =
@@ -310,8 +320,9 @@ fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
     let mut head_cells = vec!["column", "dtype", "role"];
     head_cells.extend(&STATS[..shown]);
     let header = Row::new(head_cells).style(s.theme.title);
-    let rows = t.columns.iter().enumerate().map(|(i, c)| {
-        let (role, role_text) = &roles[i];
+    let rows = window.clone().map(|i| {
+        let c = &t.columns[i];
+        let (role, role_text) = &roles[at(i)];
         let missing_style = if c.missing > 0 {
             s.theme.warn
         } else {
@@ -330,10 +341,15 @@ fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
             Cell::from(clip(&c.dtype, dtype_w)),
             Cell::from(Span::styled(clip(role_text, role_w), role_style(s, *role))),
         ];
-        cells.extend(stats[i][..shown].iter().enumerate().map(|(k, v)| match k {
-            0 => Cell::from(Span::styled(v.clone(), missing_style)),
-            _ => Cell::from(v.clone()),
-        }));
+        cells.extend(
+            stats[at(i)][..shown]
+                .iter()
+                .enumerate()
+                .map(|(k, v)| match k {
+                    0 => Cell::from(Span::styled(v.clone(), missing_style)),
+                    _ => Cell::from(v.clone()),
+                }),
+        );
         Row::new(cells)
     });
     let mut widths = vec![name_w, dtype_w, role_w];
@@ -365,10 +381,14 @@ fn draw_columns(frame: &mut Frame, area: Rect, s: &State, t: &DataTable) {
         .block(block(title, &s.theme, d.focus == DataFocus::Columns))
         .row_highlight_style(s.theme.selected)
         .highlight_symbol("> ");
-    let mut st =
-        TableState::default().with_selected((!t.columns.is_empty()).then_some(d.col_cursor));
+    let mut st = TableState::default()
+        .with_selected((!t.columns.is_empty()).then_some(d.col_cursor - start));
     frame.render_stateful_widget(table, area, &mut st);
 }
+
+/// Tables with at most this many columns measure every row for the widths (steady while
+/// scrolling); wider ones measure the rows on screen.
+const MEASURE_ALL_UP_TO: usize = 5000;
 
 /// The width of a table column: its header's or its widest cell's, in characters.
 fn widest<'a>(header: &str, cells: impl Iterator<Item = &'a String>) -> usize {
@@ -380,17 +400,22 @@ fn widest<'a>(header: &str, cells: impl Iterator<Item = &'a String>) -> usize {
 /// The split, missing-value and median lines under the columns.
 fn split_lines(s: &State) -> Vec<Line<'static>> {
     let d = &s.data;
+    // Checked only while the median is unknown: on a 47 236-column sparse block the check
+    // costs a frame's time.
+    let unready = matches!(d.median, Median::Unknown)
+        .then(|| d.config().err())
+        .flatten();
     let median = match &d.median {
-        Median::Unknown => match d.config() {
-            Err(why) if d.table.is_some() => format!("not ready: {why}"),
+        Median::Unknown => match &unready {
+            Some(why) if d.table.is_some() => format!("not ready: {why}"),
             _ => "median σ: choose features and a target first".to_string(),
         },
         Median::Computing => "median σ: computing…".to_string(),
         Median::Value(v) => format!("median σ = {} on the training rows", fmt_num(*v)),
         Median::Failed(e) => format!("median σ unavailable: {e}"),
     };
-    let median_style = match (&d.median, d.config()) {
-        (Median::Failed(_), _) | (Median::Unknown, Err(_)) => s.theme.warn,
+    let median_style = match (&d.median, &unready) {
+        (Median::Failed(_), _) | (Median::Unknown, Some(_)) => s.theme.warn,
         _ => s.theme.dim,
     };
     let scale = d.split.scale.name();
