@@ -2,7 +2,8 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
-use faer::{Conj, MatMut, MatRef, Par};
+use faer::linalg::qr::no_pivoting::factor as qr_factor;
+use faer::{Conj, Mat, MatMut, MatRef, Par};
 use ndarray::{s, Array2, ArrayView2};
 
 use super::convert::{faer_to_array, view, view_mut};
@@ -26,17 +27,24 @@ pub fn qr_thin(a: ArrayView2<f64>) -> Result<ThinQr> {
              values)",
         ));
     }
-    let qr = view(&a).qr();
-    let q = faer_to_array(qr.compute_thin_Q().as_ref());
-    let r = faer_to_array(qr.thin_R());
-    Ok(ThinQr { q, r })
+    let h = Householder::factor(a);
+    let (n, k) = h.basis.shape();
+    let mut q = Array2::<f64>::zeros((n, k));
+    for i in 0..k {
+        q[[i, i]] = 1.0;
+    }
+    h.apply(&mut q, false);
+    Ok(ThinQr {
+        q,
+        r: faer_to_array(h.r.as_ref()),
+    })
 }
 
 /// `A = Q R` with Q kept as its Householder reflectors: for callers that need R and `Qᵀ B`
 /// for a few columns B, never Q itself — forming a thin Q costs as much again as the
 /// factorisation.
 pub(crate) struct Reflectors {
-    qr: faer::linalg::solvers::Qr<f64>,
+    h: Householder,
 }
 
 impl Reflectors {
@@ -55,35 +63,92 @@ impl Reflectors {
                 a.ncols()
             )));
         }
-        Ok(Reflectors { qr: view(&a).qr() })
+        Ok(Reflectors {
+            h: Householder::factor(a),
+        })
     }
 
     /// R (c×c, upper triangular).
     pub fn r(&self) -> Array2<f64> {
-        faer_to_array(self.qr.thin_R())
+        faer_to_array(self.h.r.as_ref())
     }
 
     /// The thin `Qᵀ B` (c×k) for an n×k matrix B.
     pub(crate) fn qt(&self, b: ArrayView2<f64>) -> Array2<f64> {
-        let c = self.qr.Q_basis().ncols();
+        let c = self.h.basis.ncols();
         let mut m = b.to_owned();
-        self.apply(&mut m, true);
+        self.h.apply(&mut m, true);
         m.slice(s![..c, ..]).to_owned()
     }
 
     /// The thin `Q B` (n×k) for a c×k matrix B.
     pub fn q(&self, b: ArrayView2<f64>) -> Array2<f64> {
-        let (n, c) = self.qr.Q_basis().shape();
+        let (n, c) = self.h.basis.shape();
         let mut m = Array2::zeros((n, b.ncols()));
         m.slice_mut(s![..c, ..]).assign(&b);
-        self.apply(&mut m, false);
+        self.h.apply(&mut m, false);
         m
+    }
+}
+
+/// Two threads pay for a QR only on large matrices: measured 2026-11-27 (2 cores, load about
+/// 1.4) a 2-thread QR was 5.5× slower than one thread at 50×50, 2.5× at 400×400, 1.2× at
+/// 800×800 and at 10 000×50, even at 10⁵×100, and 0.83× at 2 000×2 000 — so from about
+/// 2·10⁹ of n·c·min(n, c).
+const PARALLEL_QR_FROM: usize = 2_000_000_000;
+
+/// faer's blocked Householder QR, run with this size's parallelism: the reflectors (a unit lower
+/// trapezoidal n×k basis and their block coefficients) and R (k×c), k = min(n, c).
+struct Householder {
+    basis: Mat<f64>,
+    coeff: Mat<f64>,
+    r: Mat<f64>,
+    par: Par,
+}
+
+impl Householder {
+    fn factor(a: ArrayView2<f64>) -> Self {
+        let (n, c) = a.dim();
+        let k = n.min(c);
+        let work = n.saturating_mul(c).saturating_mul(k);
+        let par = super::decomp::par_from(work, PARALLEL_QR_FROM);
+        let mut qr = Mat::<f64>::zeros(n, c);
+        qr.copy_from(view(&a));
+        let block = qr_factor::recommended_block_size::<f64>(n, c);
+        let mut coeff = Mat::<f64>::zeros(block, k);
+        let mut mem = MemBuffer::new(qr_factor::qr_in_place_scratch::<f64>(
+            n,
+            c,
+            block,
+            par,
+            Default::default(),
+        ));
+        qr_factor::qr_in_place(
+            qr.as_mut(),
+            coeff.as_mut(),
+            par,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        super::convert::leave_avx_state();
+        // R above the diagonal of the first k rows; the reflectors below it, unit diagonal.
+        let r = Mat::<f64>::from_fn(k, c, |i, j| if i <= j { qr[(i, j)] } else { 0.0 });
+        let basis = Mat::<f64>::from_fn(n, k, |i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Less => 0.0,
+            std::cmp::Ordering::Equal => 1.0,
+            std::cmp::Ordering::Greater => qr[(i, j)],
+        });
+        Householder {
+            basis,
+            coeff,
+            r,
+            par,
+        }
     }
 
     /// `M ← Qᵀ M` (`transpose`) or `M ← Q M`, Q as the full n×n product of reflectors.
     fn apply(&self, m: &mut Array2<f64>, transpose: bool) {
-        let basis = self.qr.Q_basis();
-        let coeff = self.qr.Q_coeff();
+        let (basis, coeff) = (self.basis.as_ref(), self.coeff.as_ref());
         let (n, k) = m.dim();
         if basis.ncols() == 0 || k == 0 {
             return;
@@ -109,7 +174,7 @@ impl Reflectors {
             coeff,
             Conj::No,
             view_mut(&mut mv),
-            faer::get_global_parallelism(),
+            self.par,
             MemStack::new(&mut buf),
         );
         super::convert::leave_avx_state();
