@@ -105,7 +105,7 @@ impl Cholesky {
 /// n×n matrices 6.4× at n = 50, 1.5× at 200 and 0.83× at 400. A 25-λ path of lowrank-okl on
 /// 10⁵ outputs — thousands of small decompositions — took 3.8 s with two threads and 1.8 s
 /// with one.
-const PARALLEL_EIGH_FROM: usize = 1000;
+pub(crate) const PARALLEL_EIGH_FROM: usize = 1000;
 const PARALLEL_CHOLESKY_FROM: usize = 1000;
 /// Multiply-adds of a product (m·k·n) from which two threads pay.
 const PARALLEL_PRODUCT_FROM: usize = 30_000_000;

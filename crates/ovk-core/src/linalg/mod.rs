@@ -15,6 +15,7 @@ mod sylvester;
 
 pub use convert::view;
 pub use decomp::gram_tn;
+pub(crate) use decomp::PARALLEL_EIGH_FROM;
 pub use decomp::{cholesky, eigh, lu, matmul, Cholesky, Lu, SymEigen};
 pub(crate) use decomp::{matmul_into, matmul_tn, solve_lower};
 pub(crate) use hessenberg::hessenberg;

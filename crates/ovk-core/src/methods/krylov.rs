@@ -126,9 +126,17 @@ impl<'a> KrylovSpace<'a> {
         loop {
             check_cancel(obs)?;
             let bq = self.next.ncols();
-            if bq == 0 || self.q + bq > n {
+            if bq == 0 {
                 self.record.invariant = true;
                 self.record.galerkin_residual = 0.0;
+                break;
+            }
+            if self.q + bq > n {
+                // Q spans ℝⁿ up to rounding, and the next block is rounding: stop, and say
+                // what is left.
+                if self.q > 0 {
+                    self.record.galerkin_residual = self.galerkin_residual(&shifts, lambda)?;
+                }
                 break;
             }
             if self.q > 0 && self.q >= next_test {
@@ -200,6 +208,11 @@ impl<'a> KrylovSpace<'a> {
             worst = worst.max(t * frobenius(&matmul(self.coupling.view(), x_last)));
         }
         Ok(worst / self.y_norm.max(f64::MIN_POSITIVE))
+    }
+
+    /// Whether the basis can grow no further: the space is invariant, or Q spans ℝⁿ.
+    pub fn complete(&self) -> bool {
+        self.record.invariant || self.q + self.next.ncols() > self.y.nrows()
     }
 
     /// What the basis did so far.

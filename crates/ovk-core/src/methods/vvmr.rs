@@ -433,12 +433,19 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64
     let search = threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48;
     let build = factor_peak_bytes(n, r, m, s.n_test);
     let block = FACTOR_ROWS.min(n);
+    // ZᵀMZ's eigenproblem: its matrix, vectors and faer's workspace, one r×r more when it runs
+    // on two threads (`linalg::decomp`; measured 0.3–0.6 MiB less at r = 300 once it ran on one).
+    let eig = if r >= crate::linalg::PARALLEL_EIGH_FROM {
+        4
+    } else {
+        3
+    };
     // p odd multiplies a block of L·V per task; p ≥ 2 holds V = L^{⌊p/2⌋} Z whole.
     let solve = mats(1, n, r)
         + mats(1, s.n_labeled, r) // Z_J, the labeled rows
         + if power >= 2 { mats(1, n, r) } else { 0 }
         + busy * (mats(2, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
-        + mats(4, r, r)
+        + mats(eig, r, r)
         + mats(8, n, m)
         + mats(1, s.n_test.min(4096), r);
     graph + search.max(build).max(solve)

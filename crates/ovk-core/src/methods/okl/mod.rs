@@ -263,7 +263,7 @@ fn solve_on_krylov(
             .last()
             .copied()
             .unwrap_or(0.0);
-        if top <= t || t >= bound || space.record().invariant {
+        if top <= t || t >= bound || space.complete() {
             let (records, notes) = (held.records, held.notes);
             records.iter().for_each(|r| obs.record(r));
             notes.iter().for_each(|n| obs.note(n));
