@@ -64,10 +64,7 @@ impl Method for Krr {
         true
     }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
-        Ok(match s.route(s.n_labeled)? {
-            Route::Exact if s.sparse_linear => Route::Krylov,
-            r => r,
-        })
+        s.route_or_krylov(s.n_labeled)
     }
     fn exact_eighs(&self) -> f64 {
         // one Cholesky factorisation: measured 0.06–0.13 of an eigh at n = 2000–4000

@@ -86,12 +86,13 @@ impl<'a> KrylovSpace<'a> {
     pub fn new(apply: &'a Apply<'a>, y: ArrayView2<'a, f64>) -> Self {
         let (n, m) = y.dim();
         let cap = (4 * m).min(n);
-        let reference = column_norms(&y.to_owned());
-        let (next, r0) = orthonormalize(y.to_owned(), &reference);
+        let y0 = y.to_owned();
+        let reference = column_norms(&y0);
+        let (next, r0) = orthonormalize(y0, &reference);
         KrylovSpace {
             apply,
             y,
-            y_norm: frobenius(&y.to_owned()),
+            y_norm: frobenius(&y),
             q_mat: Array2::zeros((n, cap).f()),
             t_mat: Array2::zeros((cap, cap)),
             q: 0,
@@ -254,7 +255,7 @@ pub(crate) fn sylvester_residual(
 ) -> Result<f64> {
     let kc = apply(c)?;
     let r = matmul(kc.view(), l) + &c * lambda - y;
-    let y_norm = frobenius(&y.to_owned());
+    let y_norm = frobenius(&y);
     Ok(frobenius(&r) / y_norm.max(f64::MIN_POSITIVE))
 }
 

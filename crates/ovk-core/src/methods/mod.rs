@@ -33,6 +33,7 @@ pub use params::ParamDefault;
 pub use params::{MethodConfig, ParamKind, ParamSpec, Params, Value};
 pub use parts::ModelParts;
 pub use parts::{load_model, KINDS};
+pub(crate) use shape::linear_kind;
 pub use shape::{mats, ProblemShape};
 pub(crate) use target_scaled::TargetScaled;
 

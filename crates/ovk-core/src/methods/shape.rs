@@ -1,6 +1,8 @@
 //! The sizes of a problem, known before any kernel matrix is built: what a method's memory
 //! estimate (`Method::peak_bytes`) is computed from.
 
+use ndarray::ArrayView2;
+
 use super::input::Route;
 use super::Problem;
 use crate::kernels::{InputRank, KernelName, Landmarks};
@@ -35,8 +37,7 @@ pub struct ProblemShape {
 impl ProblemShape {
     /// The shape of `p`.
     pub fn of(p: &Problem) -> Self {
-        let linear = p.kernel_spec.name == KernelName::Linear;
-        let packed = crate::kernels::packed::is_packed(p.x.view());
+        let (linear, sparse_linear) = linear_kind(p.kernel_spec.name, p.x.view());
         ProblemShape {
             n_train: p.n_train(),
             n_labeled: p.labeled.iter().filter(|&&b| b).count(),
@@ -46,10 +47,8 @@ impl ProblemShape {
             views: p.views.len(),
             input_rank: p.kernel_spec.input_rank,
             landmarks: p.kernel_spec.landmarks,
-            // Packed sparse rows are not the features themselves: no primal route on them, but
-            // their linear kernel's products are cheap (the Krylov route).
-            linear: linear && !packed,
-            sparse_linear: linear && packed,
+            linear,
+            sparse_linear,
         }
     }
 
@@ -57,6 +56,24 @@ impl ProblemShape {
     pub fn route(&self, n: usize) -> Result<Route> {
         Route::resolve(self.input_rank, self.landmarks, self.linear, n, self.d)
     }
+
+    /// `route` for a method that also solves on a Krylov basis of Y (okl, krr): a linear kernel
+    /// on sparse rows takes the Krylov route where `route` would be exact.
+    pub fn route_or_krylov(&self, n: usize) -> Result<Route> {
+        Ok(match self.route(n)? {
+            Route::Exact if self.sparse_linear => Route::Krylov,
+            r => r,
+        })
+    }
+}
+
+/// `(linear, sparse_linear)` of a `kernel` on rows `x`. Packed sparse rows are not the
+/// features themselves: no primal route on them, but their linear kernel's products are cheap
+/// (the Krylov route).
+pub(crate) fn linear_kind(kernel: KernelName, x: ArrayView2<f64>) -> (bool, bool) {
+    let linear = kernel == KernelName::Linear;
+    let packed = crate::kernels::packed::is_packed(x);
+    (linear && !packed, linear && packed)
 }
 
 /// Bytes of `count` dense r×c matrices of f64 (saturating: an absurd size stays absurd).

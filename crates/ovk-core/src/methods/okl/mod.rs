@@ -132,10 +132,7 @@ impl Method for Okl {
         true
     }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
-        Ok(match s.route(s.n_labeled)? {
-            Route::Exact if s.sparse_linear => Route::Krylov,
-            r => r,
-        })
+        s.route_or_krylov(s.n_labeled)
     }
 
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
@@ -245,7 +242,7 @@ fn solve_on_krylov(
     solve: &dyn Fn(&Spectral, &mut dyn Observer) -> Result<Outcome>,
     obs: &mut dyn Observer,
 ) -> Result<(InputSpectrum, Spectral, Outcome, KrylovRecord)> {
-    let y_norm = frobenius(&y.to_owned());
+    let y_norm = frobenius(&y);
     // Q(L, C) ≤ Q(0, 0) = ‖Y‖²/(2λ) and Q ≥ ‖L‖²/2: no eigenvalue of L passes this.
     let bound = y_norm / lambda.sqrt();
     let mut space = KrylovSpace::new(apply, y);

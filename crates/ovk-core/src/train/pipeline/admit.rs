@@ -18,8 +18,8 @@ pub(super) struct Admitted {
 
 /// The shape of the problem `prepared` poses to `config`'s method.
 pub(super) fn shape_of(prepared: &Prepared, config: &RunConfig) -> ProblemShape {
-    let linear = config.kernel.name == crate::kernels::KernelName::Linear;
-    let packed = crate::kernels::packed::is_packed(prepared.x_train.view());
+    let (linear, sparse_linear) =
+        crate::methods::linear_kind(config.kernel.name, prepared.x_train.view());
     ProblemShape {
         n_train: prepared.x_train.nrows(),
         n_labeled: prepared.labeled.iter().filter(|&&b| b).count(),
@@ -29,10 +29,8 @@ pub(super) fn shape_of(prepared: &Prepared, config: &RunConfig) -> ProblemShape 
         views: prepared.views.len(),
         input_rank: config.kernel.input_rank,
         landmarks: config.kernel.landmarks,
-        // Packed sparse rows are not the features themselves: no primal route on them, but
-        // their linear kernel's products are cheap (the Krylov route).
-        linear: linear && !packed,
-        sparse_linear: linear && packed,
+        linear,
+        sparse_linear,
     }
 }
 
