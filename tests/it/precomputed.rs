@@ -451,7 +451,7 @@ fn rows_matched_by_an_id_column_fit_as_rows_matched_by_position() {
     let table = s.path("t_ids.csv");
     std::fs::write(&table, with_ids).unwrap();
     let store = s.path("store");
-    let fit = |data: &Path, gram: &[&str], name: &str| {
+    let run = |data: &Path, gram: &[&str], name: &str| {
         let mut args = vec![
             "run",
             "--data",
@@ -468,7 +468,10 @@ fn rows_matched_by_an_id_column_fit_as_rows_matched_by_position() {
             name,
         ];
         args.extend_from_slice(gram);
-        let o = ovk(&args, &store);
+        ovk(&args, &store)
+    };
+    let fit = |data: &Path, gram: &[&str], name: &str| {
+        let o = run(data, gram, name);
         assert_ok(&o, name);
         let dir = Store::open(Some(&store)).unwrap().resolve(name).unwrap();
         ndarray_npy::read_npy::<_, Array2<f64>>(dir.join("predictions_test.npy")).unwrap()
@@ -498,25 +501,15 @@ fn rows_matched_by_an_id_column_fit_as_rows_matched_by_position() {
         (format!("image\nimg-000\n{ids}"), "is on lines"),
         (format!("picture\n{ids}"), "has no column `picture`"),
     ] {
-        std::fs::write(s.path("bad.csv"), ids).unwrap();
-        let o = ovk(
-            &[
-                "run",
-                "--data",
-                table.to_str().unwrap(),
-                "--targets",
-                "y0,y1",
-                "--method",
-                "okl",
-                "--kernel",
-                "precomputed",
-                "--gram",
-                big.to_str().unwrap(),
-                "--gram-ids",
-                s.path("bad.csv").to_str().unwrap(),
-            ],
-            &store,
-        );
+        let bad = s.path("bad.csv");
+        std::fs::write(&bad, ids).unwrap();
+        let gram = [
+            "--gram",
+            big.to_str().unwrap(),
+            "--gram-ids",
+            bad.to_str().unwrap(),
+        ];
+        let o = run(&table, &gram, "bad");
         assert_eq!(o.status.code(), Some(2), "{why}: {}", stderr(&o));
         says(&o, why);
     }
