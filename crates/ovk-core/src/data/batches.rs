@@ -77,8 +77,11 @@ pub(crate) fn for_each_batch(
     mut each: impl FnMut(usize, Array2<f64>) -> Result<bool>,
 ) -> Result<usize> {
     let format = check_file(path)?;
-    let lazy = scan(path, format, columns)?
-        .select(columns.iter().map(|c| col(c.as_str())).collect::<Vec<_>>());
+    let selection: Vec<Expr> = columns.iter().map(|c| col(c.as_str())).collect();
+    if format == Format::Parquet {
+        return parquet_slices(path, columns, &selection, &mut each);
+    }
+    let lazy = scan(path, format, columns)?.select(selection);
     // polars calls the sink from its own threads; a bounded channel holds them back while a
     // batch is processed, so at most two batches wait in memory.
     let (send, recv) = sync_channel::<DataFrame>(1);
@@ -128,6 +131,46 @@ pub(crate) fn for_each_batch(
         Ok(Ok(())) => Ok(first),
         Ok(Err(e)) | Err(e) => Err(unreadable(path, format, &e)),
     }
+}
+
+/// Rows per Parquet slice: a row group is read whole, so a slice spans about two of polars'
+/// default groups (2¹⁸ rows) and decodes at most one more than it keeps.
+pub(crate) const PARQUET_SLICE_ROWS: usize = 1 << 19;
+
+/// `for_each_batch` on a Parquet file, one collected slice at a time. polars' streaming scan
+/// of Parquet reads ahead by up to 16 row groups and keeps the file's pages mapped to the end:
+/// a 1.5 GB file held 1.3 GB of pages and about 1 GB of decoded data while the consumer lagged
+/// (measured, 10⁷ rows). A slice's collect reads only the row groups it overlaps, then lets
+/// them go.
+fn parquet_slices(
+    path: &Path,
+    columns: &[String],
+    selection: &[Expr],
+    each: &mut dyn FnMut(usize, Array2<f64>) -> Result<bool>,
+) -> Result<usize> {
+    let format = Format::Parquet;
+    let rows = parquet_rows(path)?;
+    let mut first = 0;
+    while first < rows {
+        let len = PARQUET_SLICE_ROWS.min(rows - first);
+        let lazy = scan(path, format, columns)?
+            .select(selection)
+            .slice(first as i64, len as IdxSize);
+        let df = super::guard::guarded(|| lazy.collect())
+            .map_err(|panic| unreadable(path, format, &panic))?
+            .map_err(|e| unreadable(path, format, &e.to_string()))?;
+        if df.height() == 0 {
+            break;
+        }
+        let block = to_matrix(path, &df, columns, first)?;
+        drop(df);
+        let n = block.nrows();
+        if !each(first, block)? {
+            return Ok(first + n);
+        }
+        first += n;
+    }
+    Ok(first)
 }
 
 /// polars' lazy scan of the file on disk; a CSV's `numeric` columns are parsed as f64 (polars

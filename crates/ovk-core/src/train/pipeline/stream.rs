@@ -25,7 +25,7 @@ use super::fit::Fitted;
 use super::record::{self, Stages};
 use super::score::Scored;
 use super::{Ended, WARNING};
-use crate::data::batches::{column_names, for_each_batch, BATCH_ROWS};
+use crate::data::batches::{column_names, for_each_batch, BATCH_ROWS, PARQUET_SLICE_ROWS};
 use crate::data::{
     select_columns, ClassCoding, DatasetInfo, Prepared, Scale, Scaler, StreamChoice, Task,
 };
@@ -86,22 +86,79 @@ pub(super) fn chosen(method: &dyn Method, config: &RunConfig) -> Result<Option<S
             Ok(Some("--stream yes".into()))
         }
         StreamChoice::Auto => {
-            let Ok(plan) = plan_of(method, config) else {
+            if refusal(method, config).is_some() {
+                return Ok(None);
+            }
+            // The file is only peeked at here (its header, or a Parquet footer, and a row
+            // count): the in-memory route reads it safely when it is not streamed.
+            let Some((names, n)) = peek(&config.data.path) else {
                 return Ok(None);
             };
-            let (Some(usable), Some(n)) = (usable_bytes()?, count_rows(&config.data.path)) else {
+            let Ok(plan) = plan_from(config, &names) else {
                 return Ok(None);
             };
-            let in_memory = in_memory_bytes(method, config, &plan, n)?;
-            Ok((in_memory > usable).then(|| {
+            let Some(usable) = usable_bytes()? else {
+                return Ok(None);
+            };
+            let n_test = ((n as f64 * config.data.test_fraction).round() as usize).min(n);
+            let shape = shape(config, &plan, n - n_test, n_test);
+            let rank = match shape.route(n - n_test) {
+                Ok(Route::LowRank { rank, .. }) => rank,
+                Ok(Route::Primal) => shape.d,
+                _ => return Ok(None),
+            };
+            let in_memory = in_memory_bytes(method, config, &shape)?;
+            let sample = (SAMPLE_PER_RANK * rank).max(SAMPLE_MIN).min(shape.n_train);
+            let streamed = stream_peak_bytes(&shape, rank, sample);
+            Ok((in_memory > usable && streamed <= usable).then(|| {
                 format!(
-                    "the in-memory route needs about {} for {n} rows and {} is available: the \
-                     table is read in row batches and the factor Z is never stored (--stream no \
-                     to refuse instead)",
+                    "the in-memory route needs about {} for about {n} rows and {} is available: \
+                     the table is read in row batches and the factor Z is never stored (about \
+                     {}; --stream no to refuse instead)",
                     format_bytes(in_memory),
-                    format_bytes(usable)
+                    format_bytes(usable),
+                    format_bytes(streamed)
                 )
             }))
+        }
+    }
+}
+
+/// A data file's column names and (about) its row count, without reading it whole or through
+/// polars: a CSV's header line and its line ends in the first MiB scaled to the file's size; a
+/// Parquet footer's. `None` when the file is not plainly a table (the in-memory route then
+/// reads it and says why).
+fn peek(path: &Path) -> Option<(Vec<String>, usize)> {
+    use std::io::Read;
+    const SAMPLE: usize = 1 << 20;
+    match crate::data::format_of(path).ok()? {
+        crate::data::Format::Parquet => {
+            let names = column_names(path).ok()?;
+            Some((names, crate::data::batches::parquet_rows(path).ok()?))
+        }
+        crate::data::Format::Csv { separator } => {
+            let (f, meta) = crate::data::files::open_regular(path, "data").ok()?;
+            let mut head = Vec::with_capacity(SAMPLE);
+            f.take(SAMPLE as u64).read_to_end(&mut head).ok()?;
+            if head.contains(&0) {
+                return None;
+            }
+            let end = head.iter().position(|&b| b == b'\n')?;
+            let header = std::str::from_utf8(&head[..end]).ok()?;
+            let names = header
+                .trim_end_matches('\r')
+                .split(separator as char)
+                .map(|c| c.trim().trim_matches('"').to_string())
+                .collect();
+            let body = &head[end + 1..];
+            let lines = body.iter().filter(|&&b| b == b'\n').count();
+            let rows = if head.len() as u64 == meta.len() {
+                lines + usize::from(body.last().is_some_and(|&b| b != b'\n'))
+            } else {
+                let per_line = body.len() as f64 / lines.max(1) as f64;
+                ((meta.len() - end as u64 - 1) as f64 / per_line) as usize
+            };
+            Some((names, rows))
         }
     }
 }
@@ -193,18 +250,24 @@ pub(super) fn advice(
     ))
 }
 
+fn refused(why: String) -> OvkError {
+    OvkError::input(format!(
+        "--stream yes: {why}; use --stream no (the in-memory route) or change the run"
+    ))
+}
+
 /// The columns a streamed run reads, or why it cannot be streamed.
 fn plan_of(method: &dyn Method, config: &RunConfig) -> Result<Plan> {
-    let refuse = |why: String| {
-        OvkError::input(format!(
-            "--stream yes: {why}; use --stream no (the in-memory route) or change the run"
-        ))
-    };
     if let Some(why) = refusal(method, config) {
-        return Err(refuse(why));
+        return Err(refused(why));
     }
+    plan_from(config, &column_names(&config.data.path)?)
+}
+
+/// The columns in their roles, among the file's `names`.
+fn plan_from(config: &RunConfig, names: &[String]) -> Result<Plan> {
+    let refuse = refused;
     let d = &config.data;
-    let names = column_names(&d.path)?;
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let Some(target_sel) = &d.targets else {
         return Err(refuse("name the target columns with --targets".into()));
@@ -274,11 +337,9 @@ fn count_rows(path: &Path) -> Option<usize> {
 
 /// The in-memory route's peak for `n` rows: the read (the file's bytes and polars' columns) and
 /// the run's own estimate.
-fn in_memory_bytes(method: &dyn Method, config: &RunConfig, plan: &Plan, n: usize) -> Result<u64> {
+fn in_memory_bytes(method: &dyn Method, config: &RunConfig, shape: &ProblemShape) -> Result<u64> {
     let file = std::fs::metadata(&config.data.path).map_or(0, |m| m.len());
-    let n_test = (n as f64 * config.data.test_fraction).round() as usize;
-    let shape = shape(config, plan, n - n_test.min(n), n_test.min(n));
-    let run = super::admit::peak_estimate(method, &shape, &config.params)?;
+    let run = super::admit::peak_estimate(method, shape, &config.params)?;
     Ok(run.max(file.saturating_mul(2)))
 }
 
@@ -303,8 +364,10 @@ fn shape(config: &RunConfig, plan: &Plan, n_train: usize, n_test: usize) -> Prob
 /// and the split's row lists.
 pub(crate) fn stream_peak_bytes(s: &ProblemShape, r: usize, sample: usize) -> u64 {
     let n = (s.n_train + s.n_test) as u64;
-    let b = BATCH_ROWS.min(s.n_train + s.n_test);
-    mats(4, b, s.d + s.m + 1)
+    // A Parquet slice is also held decoded by polars (the row groups it overlaps), then as a
+    // matrix, its training rows and their scaled copies.
+    let b = BATCH_ROWS.max(PARQUET_SLICE_ROWS).min(s.n_train + s.n_test);
+    mats(7, b, s.d + s.m + 1)
         .saturating_add(mats(3, FEATURE_ROWS.min(b), r))
         .saturating_add(mats(1, sample, s.d + s.m))
         .saturating_add(crate::methods::input::factor_peak_bytes(sample, r, s.m, 0))
