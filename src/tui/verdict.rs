@@ -6,7 +6,7 @@ use ovk_core::methods::params::common;
 use ovk_core::session::SessionRecord;
 use ovk_core::train::RunOutcome;
 
-use super::widgets::count;
+use super::widgets::{count, fmt_num};
 
 /// "test accuracy 0.9712, 37 iterations", then " — not converged (hit max_iter 3)" when so.
 pub fn headline(o: &RunOutcome) -> String {
@@ -17,7 +17,8 @@ pub fn headline(o: &RunOutcome) -> String {
         .test
         .get_key_value(key)
         .or_else(|| r.metrics.test.iter().next())
-        .map(|(k, v)| format!("test {k} {v:.4}, "))
+        // fmt_num: a small mse is not "0.0000"
+        .map(|(k, v)| format!("test {k} {}, ", fmt_num(*v)))
         .unwrap_or_default();
     let stopped = not_converged(r).map_or_else(String::new, |w| format!(" — {w}"));
     format!("{metric}{}{stopped}", count(r.iterations, "iteration"))

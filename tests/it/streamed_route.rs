@@ -224,6 +224,13 @@ fn the_guard_streams_when_the_in_memory_route_would_not_fit() {
     let s = session(Path::new(v["session"].as_str().unwrap()));
     let notes = s["notes"].to_string();
     assert!(notes.contains("the in-memory route needs about"), "{notes}");
+    // The route taken is recorded, so a replay without the limit streams too.
+    assert_eq!(s["config"]["data"]["stream"], "yes");
+    let replay = ovk(
+        &["replay", "--verify", v["session"].as_str().unwrap()],
+        &store,
+    );
+    assert!(replay.status.success(), "{}", stderr(&replay));
     assert!(s["details"]["stream"]["rows"].as_u64() == Some(100_000));
     let r2 = s["metrics"]["test"]["r2"].as_f64().unwrap();
     assert!(r2 > 0.99, "a smooth target fitted streamed: r2 {r2}");

@@ -933,7 +933,11 @@ pub(super) fn run(
             total_s: t_start.elapsed().as_secs_f64(),
         },
     };
-    let outcome = record::record(method, config, stages)?;
+    // The route taken is part of the run: a replay on a machine with more memory streams too,
+    // so it draws the same split and sample.
+    let mut recorded = config.clone();
+    recorded.data.stream = StreamChoice::Yes;
+    let outcome = record::record(method, &recorded, stages)?;
     Ok(Ended::Finished(Box::new(outcome)))
 }
 
