@@ -19,7 +19,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let (lambdas, gamma_i): (&[f64], &[f64]) = if quick {
         (&[0.1, 1.0], &[0.0, 1e-3])
     } else {
-        (&[0.1, 1.0, 10.0], &[0.0, 1e-5, 1e-3])
+        (&[0.01, 0.1, 1.0, 10.0], &[0.0, 1e-5, 1e-3])
     };
     let mut sets = vec![Draws {
         path: emotions(ctx)?,
