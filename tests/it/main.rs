@@ -59,6 +59,7 @@ mod session_summary;
 mod signal_exits;
 mod sparse_features;
 mod stale_saves;
+mod streamed_route;
 mod sweep_search;
 mod sweep_spawn;
 mod tampered_models;

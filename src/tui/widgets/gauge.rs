@@ -25,7 +25,7 @@ const PHASES: [Phase; 6] = [
 /// a path of fits where the iterations do.
 fn slot(p: Phase) -> Phase {
     match p {
-        Phase::Graph | Phase::Factor => Phase::Gram,
+        Phase::Graph | Phase::Factor | Phase::Sums => Phase::Gram,
         Phase::Path => Phase::Iterating,
         p => p,
     }

@@ -3,6 +3,8 @@
 
 mod apply;
 mod arff;
+pub(crate) mod batches;
+pub use batches::StreamChoice;
 mod cells_fit;
 mod csv_shape;
 mod encode;
@@ -42,6 +44,7 @@ mod write;
 pub use crate::util::rng;
 pub(crate) use apply::{read_new_rows, NewRows, TrainedColumns, TrainedOutputs, Truth};
 pub use features::{Categorical, MAX_LEVELS};
+pub(crate) use load::format_of;
 pub use load::write_parquet;
 pub use load::Format;
 pub(crate) use prepare::MAX_MAGNITUDE;
@@ -212,6 +215,9 @@ pub struct DataConfig {
     /// Whether a sparse file's features stay sparse (LIBSVM, sparse ARFF; `--sparse`).
     #[serde(default, skip_serializing_if = "SparseChoice::is_auto")]
     pub sparse: SparseChoice,
+    /// Whether the table is read in row batches, the factor Z never stored (`--stream`).
+    #[serde(default, skip_serializing_if = "StreamChoice::is_auto")]
+    pub stream: StreamChoice,
 }
 
 /// One fold of a k-fold split of the training part.
@@ -251,6 +257,7 @@ impl DataConfig {
             outer: None,
             train_rows: None,
             sparse: SparseChoice::Auto,
+            stream: StreamChoice::Auto,
         }
     }
 

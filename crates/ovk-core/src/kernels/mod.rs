@@ -24,6 +24,7 @@ pub(crate) use heuristics::mean_distance;
 pub use heuristics::median_distance;
 pub(crate) use knn::KNN_BLOCK;
 pub use knn::{knn_sparse, SparseGraph};
+pub(crate) use lowrank::kernel_diagonal;
 pub use lowrank::FeatureMap;
 pub use lowrank::{input_factor, InputFactor, Landmarks};
 pub use memory::{available_memory_bytes, fit_allocator_to_limits, format_bytes, peak_rss_bytes};

@@ -225,12 +225,57 @@ pub fn gram_tn(a: ArrayView2<f64>) -> Array2<f64> {
         par_for_product(k, a.nrows(), k),
     );
     let mut g = faer_to_array(c.as_ref());
-    for i in 0..k {
+    mirror_lower(&mut g);
+    g
+}
+
+/// `acc += AᵀA` into `acc`'s lower triangle only (a streamed sum of row blocks; `mirror_lower`
+/// completes it once the blocks are done).
+pub(crate) fn add_gram_tn_lower(acc: &mut Array2<f64>, a: ArrayView2<f64>) {
+    let k = a.ncols();
+    assert_eq!(acc.dim(), (k, k), "add_gram_tn_lower: shape differs");
+    let mut out = acc.view_mut();
+    faer::linalg::matmul::triangular::matmul(
+        view_mut(&mut out),
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        view(&a.t()),
+        BlockStructure::Rectangular,
+        view(&a),
+        BlockStructure::Rectangular,
+        1.0,
+        par_for_product(k, a.nrows(), k),
+    );
+    leave_avx_state();
+}
+
+/// `acc += Aᵀ B` (a streamed sum of row blocks).
+pub(crate) fn add_matmul_tn(acc: &mut Array2<f64>, a: ArrayView2<f64>, b: ArrayView2<f64>) {
+    assert_eq!(a.nrows(), b.nrows(), "add_matmul_tn: row counts differ");
+    assert_eq!(
+        acc.dim(),
+        (a.ncols(), b.ncols()),
+        "add_matmul_tn: shape differs"
+    );
+    let mut out = acc.view_mut();
+    faer::linalg::matmul::matmul(
+        view_mut(&mut out),
+        Accum::Add,
+        view(&a.t()),
+        view(&b),
+        1.0,
+        par_for_product(a.ncols(), a.nrows(), b.ncols()),
+    );
+    leave_avx_state();
+}
+
+/// Copy the lower triangle of a square matrix onto its upper one.
+pub(crate) fn mirror_lower(g: &mut Array2<f64>) {
+    for i in 0..g.nrows() {
         for j in 0..i {
             g[[j, i]] = g[[i, j]];
         }
     }
-    g
 }
 
 fn check_square(a: &ArrayView2<f64>, what: &str) -> Result<()> {

@@ -16,6 +16,7 @@ mod sylvester;
 pub use convert::view;
 pub use decomp::gram_tn;
 pub(crate) use decomp::PARALLEL_EIGH_FROM;
+pub(crate) use decomp::{add_gram_tn_lower, add_matmul_tn, mirror_lower};
 pub use decomp::{cholesky, eigh, lu, matmul, Cholesky, Lu, SymEigen};
 pub(crate) use decomp::{matmul_into, matmul_tn, solve_lower};
 pub(crate) use hessenberg::hessenberg;

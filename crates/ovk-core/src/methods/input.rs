@@ -390,11 +390,32 @@ impl InputSpectrum {
         x: Option<ArrayView2<f64>>,
     ) -> Result<Self> {
         check_rows(f.z.nrows(), y)?;
-        let n = f.z.nrows();
-        let ztz = gram_tn(f.z.view());
+        let sums = FactorSums {
+            ztz: gram_tn(f.z.view()),
+            zty: matmul_tn(f.z.view(), y), // r_z×m
+            y_sq: y.iter().map(|v| v * v).sum(),
+            n: f.z.nrows(),
+        };
+        let summary = FactorSummary::of(route, &f, seconds);
+        let mut sp = Self::from_sums(sums, f.map, summary)?;
+        if let (Some(x), Basis::Factor(b)) = (x, &mut sp.basis) {
+            b.training = Some(TrainingFeatures::kept(x.to_owned(), f.z));
+        }
+        Ok(sp)
+    }
+
+    /// From a factor's sums alone (Z itself never held: `train::pipeline::stream`):
+    /// `ZᵀZ = V diag(s) Vᵀ`, eigenvalues below `r·ε·max s` dropped (Z's numerical rank),
+    /// `Ỹ = diag(s)^{-½} Vᵀ (ZᵀY)`, and the null-space share `‖Y‖² − ‖Ỹ‖²`.
+    pub(crate) fn from_sums(
+        sums: FactorSums,
+        map: FeatureMap,
+        summary: FactorSummary,
+    ) -> Result<Self> {
+        let FactorSums { ztz, zty, y_sq, n } = sums;
         let e = eigh(ztz.view())?;
         let s_max = e.values.iter().copied().fold(0.0, f64::max);
-        let cut = s_max * f.rank() as f64 * f64::EPSILON;
+        let cut = s_max * ztz.nrows() as f64 * f64::EPSILON;
         let keep = e
             .values
             .iter()
@@ -402,7 +423,6 @@ impl InputSpectrum {
             .unwrap_or(e.values.len());
         let s = e.values.slice(s![keep..]).to_owned();
         let v = e.vectors.slice(s![.., keep..]).to_owned();
-        let zty = matmul_tn(f.z.view(), y); // r_z×m
         let mut v_inv_sqrt = v.clone();
         let mut vs = v;
         Zip::from(v_inv_sqrt.columns_mut())
@@ -413,12 +433,11 @@ impl InputSpectrum {
                 b.mapv_inplace(|x| x * si.sqrt());
             });
         let yt = matmul_tn(v_inv_sqrt.view(), zty.view()); // Ỹ = diag(s)^{-½} Vᵀ ZᵀY
-        let y_sq: f64 = y.iter().map(|v| v * v).sum();
         let yt_sq: f64 = yt.iter().map(|v| v * v).sum();
         // The rank kept: the factor's directions above the cut.
         let summary = FactorSummary {
             rank: s.len(),
-            ..FactorSummary::of(route, &f, seconds)
+            ..summary
         };
         Ok(InputSpectrum {
             s,
@@ -428,13 +447,27 @@ impl InputSpectrum {
             basis: Basis::Factor(Box::new(FactorBasis {
                 vs,
                 v_inv_sqrt,
-                map: f.map,
+                map,
                 summary,
-                training: x.map(|x| TrainingFeatures::kept(x.to_owned(), f.z)),
+                training: None,
             })),
             n,
         })
     }
+}
+
+/// What a factor route needs of Z (n×r) and the targets Y (n×m): summed over row blocks when
+/// Z is never held whole (`train::pipeline::stream`).
+#[derive(Debug, Clone)]
+pub(crate) struct FactorSums {
+    /// ZᵀZ (r×r).
+    pub ztz: Array2<f64>,
+    /// ZᵀY (r×m).
+    pub zty: Array2<f64>,
+    /// ‖Y‖²_F.
+    pub y_sq: f64,
+    /// The rows summed over.
+    pub n: usize,
 }
 
 /// Peak bytes of a fit on a factor with n rows and r columns: Z and the two n×b residual blocks

@@ -225,6 +225,21 @@ fn fit_on_krylov(
     Ok(fit)
 }
 
+/// Ridge on a factor whose sums were streamed (`train::pipeline::stream`): `p` names the
+/// problem but holds no rows.
+pub(crate) fn fit_streamed(
+    p: &Problem,
+    sp: InputSpectrum,
+    params: &Params,
+    obs: &mut dyn Observer,
+) -> Result<Fit> {
+    let clock = Clock::start();
+    let KrrConfig { lambda } = KrrConfig::from_params(params)?;
+    let no_targets = Array2::zeros((0, sp.yt.ncols()));
+    let no_rows = Array2::zeros((0, p.x.ncols()));
+    fit_spectral(p, sp, no_rows, no_targets.view(), lambda, obs, &clock)
+}
+
 /// Ridge in a factor's spectrum: `C̃ = Ỹ ⊘ (s + λ)` row-wise, objective OKL's eq. (3) at L = I
 /// with the null-space rows' constant `‖Y − UUᵀY‖²/(2λ)`.
 fn fit_spectral(

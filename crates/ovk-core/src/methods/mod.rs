@@ -409,6 +409,27 @@ pub fn find_named(name: &str) -> Result<&'static dyn Method> {
     MethodName::parse(name).map(find)
 }
 
+/// The methods that fit from a factor's sums streamed past memory (`train::pipeline::stream`):
+/// with squared loss on a factor they need only ZᵀZ, ZᵀY and ‖Y‖², never Z.
+pub const STREAMED: &[MethodName] = &[MethodName::Krr, MethodName::Okl];
+
+/// Fit method `name` (one of `STREAMED`) on the spectrum of a factor's streamed sums; `p` names
+/// the problem and holds no rows, `y_norm` is ‖Y‖_F over the rows summed.
+pub(crate) fn fit_streamed(
+    name: MethodName,
+    p: &Problem,
+    sp: input::InputSpectrum,
+    y_norm: f64,
+    params: &Params,
+    obs: &mut dyn Observer,
+) -> Result<Fit> {
+    match name {
+        MethodName::Krr => krr::fit_streamed(p, sp, params, obs),
+        MethodName::Okl => okl::fit_streamed(p, sp, y_norm, params, obs),
+        other => Err(OvkError::internal(format!("{other} has no streamed route"))),
+    }
+}
+
 /// Reject non-finite values before they reach a session (a diverging fit names the cause).
 pub(crate) fn ensure_finite(what: &str, value: f64) -> Result<()> {
     if value.is_finite() {

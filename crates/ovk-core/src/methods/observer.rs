@@ -20,6 +20,9 @@ pub enum Phase {
     Graph,
     /// A low-rank factor of a kernel (Nyström, incomplete Cholesky): in the Gram slot.
     Factor,
+    /// A factor's sums ZᵀZ and ZᵀY over the table read in batches (the streamed route): in the
+    /// Gram slot.
+    Sums,
     /// An eigendecomposition or factorisation before iterating.
     Decomposition,
     /// The method's iterations (steps count trace records).
@@ -40,6 +43,7 @@ impl Phase {
             Phase::Gram => "Gram matrix",
             Phase::Graph => "k-NN graph",
             Phase::Factor => "landmarks",
+            Phase::Sums => "streamed sums",
             Phase::Decomposition => "decomposition",
             Phase::Iterating => "iterations",
             Phase::Path => "λ path",

@@ -29,13 +29,23 @@ pub(super) fn fit_watched(
     params: &Params,
     obs: &mut dyn Observer,
 ) -> std::result::Result<Watched, Unfinished> {
+    watched_by(method, params, obs, |tap| method.fit(problem, params, tap))
+}
+
+/// `fit_watched` for a fit that `fit` runs some other way (a streamed factor's spectrum).
+pub(super) fn watched_by(
+    method: &dyn Method,
+    params: &Params,
+    obs: &mut dyn Observer,
+    fit: impl FnOnce(&mut dyn Observer) -> crate::Result<crate::methods::Fit>,
+) -> std::result::Result<Watched, Unfinished> {
     let mut tap = Tap {
         inner: obs,
         records: Vec::new(),
         notes: Vec::new(),
         diverged: None,
     };
-    let result = method.fit(problem, params, &mut tap);
+    let result = fit(&mut tap);
     let checked = match (tap.diverged.take(), result) {
         (Some(rec), _) if !tap.inner.is_cancelled() => Err(diverged(method, params, &rec)),
         (_, Err(e)) => Err(complete(method, params, e)),

@@ -206,7 +206,8 @@ impl Method for Okl {
             // Checked against K itself: eq. (6)'s true residual.
             let c = sp.coefficients(&out.ct);
             let residual = sylvester_residual(&apply, c.view(), out.l.view(), lambda, y.view())?;
-            let mut fit = assemble(p, x, &sp, out, solver, update)?;
+            let n = x.nrows();
+            let mut fit = assemble(p, x, n, &sp, out, solver, update)?;
             note_krylov(&mut fit, &record, residual);
             return Ok(fit);
         }
@@ -214,8 +215,35 @@ impl Method for Okl {
         let sp = Spectral::from_input(input, frobenius(&y), lambda)?;
         obs.phase(Phase::Iterating, Some(max_iter));
         let out = solve(&sp, obs)?;
-        assemble(p, x, &sp, out, solver, update)
+        let n = x.nrows();
+        assemble(p, x, n, &sp, out, solver, update)
     }
+}
+
+/// okl on a factor whose sums were streamed (`train::pipeline::stream`): `p` names the problem
+/// but holds no rows; `y_norm` is ‖Y‖_F over the rows summed.
+pub(crate) fn fit_streamed(
+    p: &Problem,
+    input: InputSpectrum,
+    y_norm: f64,
+    params: &Params,
+    obs: &mut dyn Observer,
+) -> Result<Fit> {
+    let clock = Clock::start();
+    let cfg = OklConfig::from_params(params)?;
+    let (n, m) = (input.n, input.yt.ncols());
+    let sp = Spectral::from_input(input, y_norm, cfg.lambda)?;
+    obs.phase(Phase::Iterating, Some(cfg.max_iter));
+    let out = if y_norm == 0.0 {
+        zero_outcome(&sp, m)
+    } else {
+        match cfg.solver {
+            Solver::Bcd => bcd::run(&sp, cfg.l_update, cfg.tol, cfg.max_iter, obs, &clock)?,
+            Solver::Qn => qn::run(&sp, cfg.tol, cfg.max_iter, obs, &clock)?,
+        }
+    };
+    let no_rows = Array2::zeros((0, p.x.ncols()));
+    assemble(p, no_rows, n, &sp, out, cfg.solver, cfg.l_update)
 }
 
 /// The outcome when Y = 0: Q ≥ 0 = Q(0, 0).
@@ -309,6 +337,7 @@ impl Observer for Held<'_> {
 fn assemble(
     p: &Problem,
     x: Array2<f64>,
+    n_labeled: usize,
     sp: &Spectral,
     out: Outcome,
     solver: Solver,
@@ -363,7 +392,7 @@ fn assemble(
     );
     details.insert("min_eigenvalue_L".into(), serde_json::json!(min_eig));
     details.insert("final_residual".into(), serde_json::json!(residual));
-    details.insert("n_labeled".into(), x.nrows().into());
+    details.insert("n_labeled".into(), n_labeled.into());
 
     let coef_name = match sp.basis {
         Basis::Eigen(_) => "coefficients",

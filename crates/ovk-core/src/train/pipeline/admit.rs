@@ -57,6 +57,10 @@ pub(super) fn admit(
         ),
         None => guidance.memory_advice(method),
     };
+    let advice = match super::stream::advice(method, shape, route, config) {
+        Some(streamed) => format!("{streamed}; or {advice}"),
+        None => advice,
+    };
     check_fits_or(
         estimate,
         &format!(
@@ -136,7 +140,7 @@ pub(super) struct Guidance {
 const SLOW_SECONDS: f64 = 60.0;
 
 impl Guidance {
-    fn for_run(
+    pub(super) fn for_run(
         method: &dyn Method,
         shape: &ProblemShape,
         route: Route,

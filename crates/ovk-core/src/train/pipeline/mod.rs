@@ -10,6 +10,7 @@ mod cv;
 mod fit;
 mod record;
 mod score;
+mod stream;
 
 use std::time::Instant;
 
@@ -75,6 +76,9 @@ pub fn run_to_end(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
 /// The stages once, on the split `config` names.
 fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     let method = config.checked_method()?;
+    if let Some(why) = stream::chosen(method, config)? {
+        return stream::run(method, config, why, obs);
+    }
     let t_start = Instant::now();
     obs.phase(Phase::Loading, None);
     let mut prepared = prepare(method, config)?;
