@@ -9,7 +9,7 @@ use ovk_core::methods::Silent;
 use ovk_core::session::Store;
 use ovk_lab::papers::{self, EXPERIMENTS};
 
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 12] = [
     "okl-sim",
     "okl-usps",
     "okl-usps-tuned",
@@ -19,6 +19,7 @@ const NAMES: [&str; 11] = [
     "kde-ocr",
     "vvmr-multilabel",
     "vvmr-scene",
+    "vvmr-tuned",
     "mvml-views",
     "mvml-uwave",
 ];
@@ -144,6 +145,12 @@ fn vvmr_multilabel_quick() {
 }
 
 #[test]
+fn vvmr_tuned_quick() {
+    // emotions: vvmr and krr tuned by the same CV, each transductive and inductive.
+    check("vvmr-tuned", 2);
+}
+
+#[test]
 fn mvml_views_quick() {
     check("mvml-views", 4);
 }
@@ -154,7 +161,8 @@ fn mvml_views_quick() {
 #[test]
 #[ignore = "reads the shared scene.csv"]
 fn paper_own_data_vvmr_scene_quick() {
-    check("vvmr-scene", 20);
+    // 3 models, krr, γ_I on each scale, vvmr and krr tuned: each transductive and inductive.
+    check("vvmr-scene", 16);
 }
 
 #[test]

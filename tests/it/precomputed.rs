@@ -125,9 +125,20 @@ fn max_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
 #[test]
 fn a_gaussian_gram_reproduces_the_gaussian_runs_predictions() {
     let s = Scratch::new("same");
-    for method in ["krr", "okl", "mvml"] {
-        let g = train::run(&s.gaussian_config(method), &mut Silent).unwrap();
-        let p = train::run(&s.precomputed_config(method), &mut Silent).unwrap();
+    for method in ["krr", "okl", "mvml", "kde", "kde-conditional"] {
+        // kde scores k(x, X_train) only (its pre-image candidates are outputs): a Gram serves.
+        let (mut gc, mut pc) = (
+            s.gaussian_config(method.trim_end_matches("-conditional")),
+            s.precomputed_config(method.trim_end_matches("-conditional")),
+        );
+        if method == "kde-conditional" {
+            for c in [&mut gc, &mut pc] {
+                c.params
+                    .set("ovk", ovk_core::methods::Value::Text("conditional".into()));
+            }
+        }
+        let g = train::run(&gc, &mut Silent).unwrap();
+        let p = train::run(&pc, &mut Silent).unwrap();
         let name = "predictions_test";
         let d = max_diff(g.matrix(name).unwrap(), p.matrix(name).unwrap());
         eprintln!("{method} {name}: largest difference {d:.3e}");
@@ -345,12 +356,6 @@ fn bad_grams_and_methods_are_refused_naming_the_file() {
         "vvmr",
         &["--gram", &good],
         "does not work with --method vvmr",
-    );
-    refused(
-        &s,
-        "kde",
-        &["--gram", &good],
-        "does not work with --method kde",
     );
     refused(&s, "mvml", &["--gram", &good], "one Gram per view");
     refused(

@@ -76,16 +76,12 @@ fn precomputed_fits(method: MethodName, kernel: &KernelSpec) -> Result<()> {
             "vvmr's graph joins each row to its k nearest neighbours by distance between the \
              inputs, which a Gram matrix does not give",
         ),
-        MethodName::Kde => Some(
-            "kde's pre-image evaluates the input kernel on candidate points, which a Gram matrix \
-             over the table's rows does not reach",
-        ),
         _ => None,
     };
     if let Some(why) = why {
         return Err(crate::OvkError::input(format!(
             "--kernel precomputed does not work with --method {method}: {why}; use krr, okl, \
-             lowrank-okl or mvml, or give {method} a kernel function"
+             lowrank-okl, kde or mvml, or give {method} a kernel function"
         )));
     }
     let per_view = kernel.gram.iter().any(|g| g.view.is_some());

@@ -53,6 +53,21 @@ pub fn write_columns(path: &Path, columns: &[(String, OutColumn)]) -> Result<()>
     let mut text = Vec::new();
     write_table(&mut text, Format::Csv { separator: b',' }, columns)
         .map_err(|e| OvkError::io(format!("writing {}", path.display()), e))?;
+    write_own(path, &text)
+}
+
+/// Write a matrix as `.npy` (a precomputed Gram), whole or not at all, as `write_columns`.
+pub fn write_npy(path: &Path, a: &Array2<f64>) -> Result<()> {
+    use ndarray_npy::WriteNpyExt;
+    let mut bytes = Vec::new();
+    a.write_npy(&mut bytes)
+        .map_err(|e| OvkError::internal(format!("writing {}: {e}", path.display())))?;
+    write_own(path, &bytes)
+}
+
+/// `bytes` to `path`, whole or not at all; the same bytes already there are kept, other
+/// contents are refused (see `write_columns`).
+fn write_own(path: &Path, text: &[u8]) -> Result<()> {
     if let Ok(old) = std::fs::read(path) {
         if old == text {
             return Ok(());
@@ -63,7 +78,7 @@ pub fn write_columns(path: &Path, columns: &[(String, OutColumn)]) -> Result<()>
             path.display()
         )));
     }
-    output::plan(path, &OutputRules::new(false))?.write(&text)
+    output::plan(path, &OutputRules::new(false))?.write(text)
 }
 
 /// A run of `method` on `path` with a kernel and parameters.

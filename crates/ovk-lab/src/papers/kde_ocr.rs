@@ -11,15 +11,21 @@
 //! Pixels are written as 1/16 and the kernel's offset as 1/256: `(xᵀz/256 + 1/256)³ =
 //! (xᵀz + 1)³/16⁶`, the paper's kernel on 0/1 pixels up to a constant factor, which only
 //! rescales λ and ε (and keeps them near 1).
+//!
+//! "A polynomial kernel on the letter images" has two readings, both run: one cubic kernel on
+//! the word's images side by side, and a sum over the 14 positions of cubic kernels on each
+//! position's image, `Σ_p (x_pᵀz_p + 1)³` (zero images past a word's end, as in the first),
+//! which is no kernel of ovk's: its Gram matrix over the table's words is computed here and
+//! given to ovk as a precomputed kernel (`--kernel precomputed --gram`).
 
 use std::collections::BTreeMap;
 
 use ndarray::Array2;
 
-use super::data::{config, read_csv, write_numeric_csv};
+use super::data::{config, read_csv, write_npy, write_numeric_csv};
 use super::{float, params, Ctx, Row, Stat, Table};
 use ovk_core::data::{Scale, Task};
-use ovk_core::kernels::{InputRank, KernelName, KernelSpec};
+use ovk_core::kernels::{GramFile, InputRank, KernelName, KernelSpec};
 use ovk_core::methods::{MethodName, Value};
 use ovk_core::{OvkError, Result};
 
@@ -35,6 +41,30 @@ const KINDS: [(&str, f64); 3] = [
     ("covariance", 89.2),
     ("conditional", 91.8),
 ];
+
+/// A reading of the paper's "polynomial kernel of degree 3 on the letter images".
+#[derive(Clone, Copy, PartialEq)]
+enum Reading {
+    /// One cubic kernel on the word's images side by side, `(xᵀz + 1)³`.
+    Word,
+    /// A sum of cubic kernels over the positions, `Σ_p (x_pᵀz_p + 1)³`, as a precomputed Gram.
+    Positions,
+}
+
+impl Reading {
+    fn name(self) -> &'static str {
+        match self {
+            Reading::Word => "whole-word cubic kernel",
+            Reading::Positions => "sum of per-position cubic kernels",
+        }
+    }
+}
+
+/// A word table, with its Gram file under the per-position reading.
+struct WordFile {
+    table: std::path::PathBuf,
+    gram: Option<std::path::PathBuf>,
+}
 
 /// One word: its fold, its letters, its pixels position by position.
 struct Word {
@@ -124,6 +154,41 @@ fn word_table(
     Ok(path)
 }
 
+/// `Σ_p (x_pᵀz_p + 1/256)³` between every two of `words`, on the pixels as written (1/16 per
+/// ink pixel): the per-position reading's kernel /16⁶, as the whole-word one (module comment).
+fn position_gram(words: &[&Word]) -> Array2<f64> {
+    let n = words.len();
+    let mut k = Array2::<f64>::zeros((n, n));
+    for p in 0..POSITIONS {
+        let x = Array2::from_shape_fn((n, PIXELS), |(i, j)| {
+            words[i].pixels.get(p).map_or(0.0, |px| px[j])
+        });
+        let g = x.dot(&x.t());
+        k.zip_mut_with(&g, |kv, &gv| *kv += (gv + INK * INK).powi(3));
+    }
+    k
+}
+
+/// `word_table`, and under the per-position reading its Gram beside it (`{name}.npy`).
+fn word_file(
+    ctx: &Ctx,
+    reading: Reading,
+    name: &str,
+    words: &[&Word],
+    test: &[(String, Vec<bool>)],
+) -> Result<WordFile> {
+    let table = word_table(ctx, &format!("{name}.csv"), words, test)?;
+    let gram = match reading {
+        Reading::Word => None,
+        Reading::Positions => {
+            let path = ctx.work_file(&format!("{name}-positions.npy"))?;
+            write_npy(&path, &position_gram(words))?;
+            Some(path)
+        }
+    };
+    Ok(WordFile { table, gram })
+}
+
 /// The percentage of the test words' letters whose predicted indicator is the largest at their
 /// position (the per-position pre-image).
 fn letters_recognised(pred: &Array2<f64>, test: &[&Word]) -> Result<f64> {
@@ -152,20 +217,33 @@ fn letters_recognised(pred: &Array2<f64>, test: &[&Word]) -> Result<f64> {
 /// One KDE fit on `file` with test column `split`; the % of letters recognised on `test`.
 fn fit(
     ctx: &mut Ctx,
-    file: &std::path::Path,
+    file: &WordFile,
     split: &str,
     kind: &str,
     lambda: f64,
     epsilon: f64,
     test: &[&Word],
 ) -> Result<f64> {
-    let kernel = KernelSpec {
-        name: KernelName::Polynomial,
-        degree: 3,
-        coef0: INK * INK,
-        input_rank: InputRank::Exact,
-        ..KernelSpec::default()
+    let kernel = match &file.gram {
+        None => KernelSpec {
+            name: KernelName::Polynomial,
+            degree: 3,
+            coef0: INK * INK,
+            input_rank: InputRank::Exact,
+            ..KernelSpec::default()
+        },
+        Some(gram) => KernelSpec {
+            name: KernelName::Precomputed,
+            gram: vec![GramFile {
+                view: None,
+                path: gram.clone(),
+                sha256: None,
+            }],
+            input_rank: InputRank::Exact,
+            ..KernelSpec::default()
+        },
     };
+    let tag = if file.gram.is_some() { "-pos" } else { "" };
     let p = params(&[
         ("lambda", float(lambda)),
         ("ovk", Value::Text(kind.into())),
@@ -174,13 +252,16 @@ fn fit(
         ("preimage", Value::Text("closed-form".into())),
     ]);
     let mut c = config(
-        file.to_path_buf(),
+        file.table.clone(),
         MethodName::Kde,
         kernel,
         p,
-        format!("paper-kde-ocr-{kind}-{split}-l{lambda:e}-e{epsilon:e}"),
+        format!("paper-kde-ocr{tag}-{kind}-{split}-l{lambda:e}-e{epsilon:e}"),
     );
-    c.data.features = Some(vec!["x*".into()]);
+    // A precomputed kernel reads no feature column.
+    if file.gram.is_none() {
+        c.data.features = Some(vec!["x*".into()]);
+    }
     c.data.targets = Some(vec!["y*".into()]);
     c.data.test_column = Some(split.into());
     c.data.scale = Scale::None;
@@ -196,8 +277,8 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let quick = ctx.quick;
     let path = ctx.shared("ocr_letters.csv")?;
     let all = words(&path)?;
-    // Training folds run, and (quick) how many words train and test.
-    let (train_folds, sizes): (usize, Option<(usize, usize)>) = if quick {
+    // Training folds run (each reading alike), and (quick) how many words train and test.
+    let (folds, sizes) = if quick {
         (1, Some((150, 300)))
     } else {
         (10, None)
@@ -205,7 +286,10 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
     let (lambdas, epsilons): (&[f64], &[f64]) = if quick {
         (&[1e-2, 1e-1], &[0.1])
     } else {
-        (&[1e-3, 1e-2, 1e-1, 1.0], &[1e-2, 0.1, 1.0])
+        (
+            &[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0],
+            &[1e-2, 0.1, 1.0],
+        )
     };
     // The words a run uses: every word, or (quick) the first of fold 0 and of folds 1–9.
     let used: Vec<&Word> = match sizes {
@@ -216,7 +300,7 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
             u
         }
     };
-    let splits: Vec<(String, Vec<bool>)> = (0..train_folds)
+    let splits: Vec<(String, Vec<bool>)> = (0..folds)
         .map(|f| {
             (
                 format!("test_f{f}"),
@@ -224,16 +308,6 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
             )
         })
         .collect();
-    let file = word_table(
-        ctx,
-        if quick {
-            "ocr-words-quick.csv"
-        } else {
-            "ocr-words.csv"
-        },
-        &used,
-        &splits,
-    )?;
     // λ (and ε) per kernel: train on fold 0's even words, check on its odd ones (the file lists
     // a word's copies together, so halves would hold different words).
     let fold0: Vec<&Word> = used.iter().copied().filter(|w| w.fold == 0).collect();
@@ -242,91 +316,99 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
         (0..fold0.len()).map(|i| i % 2 == 1).collect(),
     )];
     let val_test: Vec<&Word> = fold0.iter().copied().skip(1).step_by(2).collect();
-    let val_file = word_table(
-        ctx,
-        if quick {
-            "ocr-val-quick.csv"
-        } else {
-            "ocr-val.csv"
-        },
-        &fold0,
-        &val_flags,
-    )?;
+    let suffix = if quick { "-quick" } else { "" };
     let mut rows = Vec::new();
     let mut chosen = Vec::new();
-    let mut identity = None;
-    for (kind, paper) in KINDS {
-        let eps: &[f64] = if kind == "conditional" {
-            epsilons
-        } else {
-            &epsilons[..1]
-        };
-        let mut best = (f64::NEG_INFINITY, lambdas[0], eps[0]);
-        let mut seen = Vec::new();
-        for &l in lambdas {
-            for &e in eps {
-                let acc = fit(ctx, &val_file, "is_val", kind, l, e, &val_test)?;
-                seen.push(format!("{l:e}/{e:e} {acc:.1}"));
-                if acc > best.0 {
-                    best = (acc, l, e);
+    for reading in [Reading::Word, Reading::Positions] {
+        let file = word_file(ctx, reading, &format!("ocr-words{suffix}"), &used, &splits)?;
+        let val_file = word_file(
+            ctx,
+            reading,
+            &format!("ocr-val{suffix}"),
+            &fold0,
+            &val_flags,
+        )?;
+        let mut identity = None;
+        for (kind, paper) in KINDS {
+            let eps: &[f64] = if kind == "conditional" {
+                epsilons
+            } else {
+                &epsilons[..1]
+            };
+            let mut best = (f64::NEG_INFINITY, lambdas[0], eps[0]);
+            let mut seen = Vec::new();
+            for &l in lambdas {
+                for &e in eps {
+                    let acc = fit(ctx, &val_file, "is_val", kind, l, e, &val_test)?;
+                    seen.push(format!("{l:e}/{e:e} {acc:.1}"));
+                    if acc > best.0 {
+                        best = (acc, l, e);
+                    }
                 }
             }
+            let (_, lambda, epsilon) = best;
+            chosen.push(format!(
+                "{}, {kind}: λ {lambda:e}, ε {epsilon:e} (validation % per λ/ε: {})",
+                reading.name(),
+                seen.join(", ")
+            ));
+            let mut accs = Vec::new();
+            for (name, flags) in &splits {
+                let test: Vec<&Word> = used
+                    .iter()
+                    .zip(flags)
+                    .filter(|(_, t)| **t)
+                    .map(|(w, _)| *w)
+                    .collect();
+                accs.push(fit(ctx, &file, name, kind, lambda, epsilon, &test)?);
+            }
+            let ours = Stat::of(&accs);
+            let id = *identity.get_or_insert(ours);
+            rows.push(Row {
+                label: format!(
+                    "{}: {kind} (λ {lambda:e}{})",
+                    reading.name(),
+                    if kind == "conditional" {
+                        format!(", ε {epsilon:e}")
+                    } else {
+                        String::new()
+                    }
+                ),
+                paper: Some(paper),
+                ours,
+                baseline: Some(id),
+            });
         }
-        let (_, lambda, epsilon) = best;
-        chosen.push(format!(
-            "{kind}: λ {lambda:e}, ε {epsilon:e} (validation % per λ/ε: {})",
-            seen.join(", ")
-        ));
-        let mut accs = Vec::new();
-        for (name, flags) in &splits {
-            let test: Vec<&Word> = used
-                .iter()
-                .zip(flags)
-                .filter(|(_, t)| **t)
-                .map(|(w, _)| *w)
-                .collect();
-            accs.push(fit(ctx, &file, name, kind, lambda, epsilon, &test)?);
-        }
-        let ours = Stat::of(&accs);
-        let id = *identity.get_or_insert(ours);
-        rows.push(Row {
-            label: format!(
-                "{kind} (λ {lambda:e}{})",
-                if kind == "conditional" {
-                    format!(", ε {epsilon:e}")
-                } else {
-                    String::new()
-                }
-            ),
-            paper: Some(paper),
-            ours,
-            baseline: Some(id),
-        });
     }
     let n_test: usize = splits[0].1.iter().filter(|&&t| t).count();
     Ok(Table {
         experiment: "kde-ocr",
         metric: format!(
-            "letters recognised (%) on the test words, mean ± sd over {train_folds} training fold(s)"
+            "letters recognised (%) on the test words, mean ± sd over {folds} training fold(s)"
         ),
-        baseline: "identity kernel (KDE of Cortes et al.)".into(),
+        baseline: "identity kernel (KDE of Cortes et al.), same reading".into(),
         rows,
         notes: vec![
             format!(
                 "{}: {} words ({} letters); train on fold f's words, test on the other folds' ({} \
-                 test words for f = 0){}; polynomial kernel (xᵀz + 1)³ on the words' letter images \
-                 side by side (0/1 pixels, zero past a word's end; computed as (x'ᵀz' + 1/256)³ \
-                 with x' = x/16, the same kernel /16⁶); linear output kernel on the 26·p one-hot \
-                 letters; pre-image per position with the length known.",
+                 test words for f = 0){}; polynomial kernel (xᵀz + 1)³ on 0/1 pixels (computed as \
+                 (x'ᵀz' + 1/256)³ with x' = x/16, the same kernel /16⁶), read as one kernel on the \
+                 words' letter images side by side (zero past a word's end) and as Σ_p (x_pᵀz_p + \
+                 1)³ over the 14 positions (a precomputed Gram); linear output kernel on the 26·p \
+                 one-hot letters; pre-image per position with the length known.",
                 path.display(),
                 used.len(),
                 used.iter().map(|w| w.letters.len()).sum::<usize>(),
                 n_test,
-                if quick { " — QUICK: 150 training words of fold 0, the first 300 words of folds 1–9 as test" } else { "" }
+                if quick {
+                    " — QUICK: 150 training words of fold 0, the first 300 words of folds 1–9 as test"
+                } else {
+                    ""
+                }
             ),
             format!(
-                "λ and ε (not reported by the paper) per kernel by the % of letters on fold 0's odd \
-                 words, trained on its even words: {}",
+                "λ and ε (not reported by the paper) per reading and kernel by the % of letters on \
+                 fold 0's odd words, trained on its even words: {}",
                 chosen.join("; ")
             ),
             "Paper: Table 2 (right) — WRC of Cortes et al. 88.5, covariance 89.2, conditional \

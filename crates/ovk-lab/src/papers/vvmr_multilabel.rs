@@ -24,7 +24,7 @@ struct Set {
 
 /// Rank of tmc2007's Nyström input factor. A linear kernel would not exercise the low-rank route:
 /// with d = 500 ≤ r it is solved exactly in the primal (Z = X).
-const TMC_RANK: usize = 1000;
+pub(super) const TMC_RANK: usize = 1000;
 
 const MODELS: [(&str, Option<(&str, f64)>); 3] = [
     ("full (γ_I = 1e-3, γ_O = 0.5)", None),
@@ -33,7 +33,7 @@ const MODELS: [(&str, Option<(&str, f64)>); 3] = [
 ];
 
 /// emotions with its official split (rows 0–390 train, 391–592 test) as an `is_test` column.
-fn emotions(ctx: &Ctx) -> Result<std::path::PathBuf> {
+pub(super) fn emotions(ctx: &Ctx) -> Result<std::path::PathBuf> {
     let src = ctx.bundled("emotions.csv")?;
     let csv = read_csv(&src, None)?;
     let n = csv.rows.nrows();

@@ -4,16 +4,15 @@
 //! of the training images unlabeled, γ_A = 1e-4, 5-NN input and 2-NN output graphs, 5 draws.
 //! Transductive AUC on the unlabeled images, inductive on the test images.
 //!
-//! krr on the same labels is vvmr with γ_I = γ_O = 0 and γ_A = λ/ℓ: problem (12) becomes
-//! `(1/ℓ) Σ ‖f(xᵢ) − yᵢ‖² + γ_A ‖f‖²`, whose eq. (17) is `(J G) A + ℓγ_A A = Y` — the unlabeled
-//! rows of A are 0 and the labeled ones solve `(K + λI) A = Y`, kernel ridge with λ = ℓγ_A — so
-//! the same run gives krr's transductive figure too.
+//! krr on the same labels is vvmr with γ_I = γ_O = 0 and γ_A = λ/ℓ (`vvmr_draws`), so the same
+//! run gives krr's transductive figure too.
 
-use super::data::{config, gaussian};
-use super::{float, metric, params, Ctx, Row, Stat, Table};
-use ovk_core::data::{CvFold, Scale};
+use super::data::gaussian;
+use super::vvmr_draws::{krr_grid, vvmr_grid, Draws, Model};
+use super::{float, Ctx, Row, Stat, Table};
+use ovk_core::data::Scale;
 use ovk_core::kernels::InputRank;
-use ovk_core::methods::{MethodName, Params, Value};
+use ovk_core::methods::Value;
 use ovk_core::Result;
 
 /// The paper's σ: the median distance between scene's raw feature vectors.
@@ -23,127 +22,30 @@ const LABELED: f64 = 100.0;
 /// Table 1, scene, the paper's vvmr: transductive mean AUC (%).
 const PAPER_AUC: f64 = 84.9;
 
-/// A configuration: its label and vvmr's parameters over the protocol's.
-struct Model {
-    label: String,
-    set: Vec<(&'static str, Value)>,
-}
-
-impl Model {
-    fn new(label: impl Into<String>, set: &[(&'static str, Value)]) -> Self {
-        Model {
-            label: label.into(),
-            set: set.to_vec(),
-        }
-    }
-
-    /// krr with λ = ℓγ_A (see the module's comment).
-    fn krr(label: impl Into<String>, lambda: f64) -> Self {
-        Model::new(
-            label,
-            &[
-                ("gamma_i", float(0.0)),
-                ("gamma_o", float(0.0)),
-                ("gamma_a", float(lambda / LABELED)),
-            ],
-        )
-    }
-
-    fn params(&self) -> Params {
-        let mut p = params(&[
+pub fn run(ctx: &mut Ctx) -> Result<Table> {
+    let quick = ctx.quick;
+    let mut kernel = gaussian(Some(SIGMA));
+    kernel.input_rank = InputRank::Exact;
+    let scene = Draws {
+        path: ctx.shared("scene.csv")?,
+        name: "vvmr-scene",
+        kernel,
+        scale: Scale::None,
+        labeled: LABELED,
+        base: vec![
             ("gamma_a", float(GAMMA_A)),
             ("knn", Value::Int(5)),
             ("output_knn", Value::Int(2)),
-        ]);
-        for (k, v) in &self.set {
-            p.set(k, v.clone());
-        }
-        p
-    }
-}
-
-/// (transductive, inductive) AUC (%) of `model` on the draws, or on CV folds of draw 0.
-struct Scene {
-    path: std::path::PathBuf,
-}
-
-impl Scene {
-    fn fit(
-        &self,
-        ctx: &mut Ctx,
-        m: &Model,
-        seed: u64,
-        cv: Option<CvFold>,
-        tag: &str,
-    ) -> Result<(f64, f64)> {
-        let mut kernel = gaussian(Some(SIGMA));
-        kernel.input_rank = InputRank::Exact;
-        let mut c = config(
-            self.path.clone(),
-            MethodName::Vvmr,
-            kernel,
-            m.params(),
-            format!("paper-vvmr-scene-{tag}"),
-        );
-        c.data.targets = Some(vec!["label_*".into()]);
-        c.data.test_column = Some("is_test".into());
-        c.data.labeled = Some(LABELED);
-        c.data.scale = Scale::None;
-        c.data.seed = seed;
-        c.data.cv = cv;
-        let r = ctx.fit(c)?.record;
-        Ok((
-            100.0 * metric(&r, "unlabeled", "mean_auc")?,
-            100.0 * metric(&r, "test", "mean_auc")?,
-        ))
-    }
-
-    fn draws(&self, ctx: &mut Ctx, m: &Model, draws: u64, tag: &str) -> Result<(Stat, Stat)> {
-        let (mut t, mut i) = (Vec::new(), Vec::new());
-        for d in 0..draws {
-            let (a, b) = self.fit(ctx, m, d, None, &format!("{tag}-draw{d}"))?;
-            t.push(a);
-            i.push(b);
-        }
-        Ok((Stat::of(&t), Stat::of(&i)))
-    }
-
-    /// The model of `grid` with the best mean validation AUC over `folds` folds of the
-    /// training part (draw 0's seed; 100 labels among each fold's training rows, the held-out
-    /// fold's labels scored) — the same CV for vvmr and krr.
-    fn tune<'a>(
-        &self,
-        ctx: &mut Ctx,
-        grid: &'a [Model],
-        folds: usize,
-        tag: &str,
-    ) -> Result<(&'a Model, Vec<String>)> {
-        let mut best = (f64::NEG_INFINITY, 0);
-        let mut seen = Vec::new();
-        for (g, m) in grid.iter().enumerate() {
-            let mut auc = 0.0;
-            for fold in 0..folds {
-                let cv = Some(CvFold { folds, fold });
-                auc += self.fit(ctx, m, 0, cv, &format!("{tag}-cv{g}-f{fold}"))?.1 / folds as f64;
-            }
-            seen.push(format!("{} {auc:.2}", m.label));
-            if auc > best.0 {
-                best = (auc, g);
-            }
-        }
-        Ok((&grid[best.1], seen))
-    }
-}
-
-pub fn run(ctx: &mut Ctx) -> Result<Table> {
-    let quick = ctx.quick;
-    let scene = Scene {
-        path: ctx.shared("scene.csv")?,
+        ],
     };
     let draws: u64 = if quick { 1 } else { 5 };
     let folds = if quick { 2 } else { 3 };
     let paper_lambda = LABELED * GAMMA_A;
-    let krr = Model::krr(format!("krr, λ = ℓγ_A = {paper_lambda}"), paper_lambda);
+    let krr = Model::krr(
+        format!("krr, λ = ℓγ_A = {paper_lambda}"),
+        paper_lambda,
+        LABELED,
+    );
     let (krr_t, krr_i) = scene.draws(ctx, &krr, draws, "krr-paper")?;
     let mut rows = Vec::new();
     let mut push = |label: &str, paper: Option<f64>, (t, i): (Stat, Stat)| {
@@ -210,35 +112,16 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
             &[1e-3, 1e-2, 0.1, 1.0, 10.0],
         )
     };
-    let vvmr_grid: Vec<Model> = ga
-        .iter()
-        .flat_map(|&a| {
-            gis.iter().map(move |&g| {
-                Model::new(
-                    format!("γ_A {a:e} γ_I {g:e}"),
-                    &[("gamma_a", float(a)), gi(g)],
-                )
-            })
-        })
-        .collect();
-    let krr_grid: Vec<Model> = lambdas
-        .iter()
-        .map(|&l| Model::krr(format!("λ {l:e}"), l))
-        .collect();
-    let (best_v, seen_v) = scene.tune(ctx, &vvmr_grid, folds, "tune-vvmr")?;
-    let (best_k, seen_k) = scene.tune(ctx, &krr_grid, folds, "tune-krr")?;
-    let tuned_v = scene.draws(ctx, best_v, draws, "tuned-vvmr")?;
-    let tuned_k = scene.draws(ctx, best_k, draws, "tuned-krr")?;
-    push(
-        &format!("vvmr tuned by CV ({})", best_v.label),
-        None,
-        tuned_v,
-    );
-    push(
-        &format!("krr tuned by CV ({})", best_k.label),
-        None,
-        tuned_k,
-    );
+    let (vvmr_grid, krr_grid) = (vvmr_grid(ga, gis), krr_grid(lambdas, LABELED));
+    let tuned_v = scene.tuned(ctx, &vvmr_grid, folds, draws, "vvmr")?;
+    let tuned_k = scene.tuned(ctx, &krr_grid, folds, draws, "krr")?;
+    for (method, t) in [("vvmr", &tuned_v), ("krr", &tuned_k)] {
+        push(
+            &format!("{method} tuned by CV ({})", t.best.label),
+            None,
+            (t.transductive, t.inductive),
+        );
+    }
     Ok(Table {
         experiment: "vvmr-scene",
         metric: format!("mean AUC over the 6 labels (%), mean ± sd over {draws} labeled draws"),
@@ -263,8 +146,8 @@ pub fn run(ctx: &mut Ctx) -> Result<Table> {
                 "Tuning: {folds}-fold CV of the training part (draw 0's seed, {LABELED} labels \
                  among each fold's training rows, AUC on the held-out fold), the same for both. \
                  vvmr (γ_O = 0.5): {}. krr: {}.",
-                seen_v.join(", "),
-                seen_k.join(", ")
+                tuned_v.seen.join(", "),
+                tuned_k.seen.join(", ")
             ),
         ],
         sessions: Vec::new(),
