@@ -657,8 +657,12 @@ pub(super) fn run(
         ),
         "lower --input-rank",
     )?;
+    let batch_rows = match crate::data::format_of(&path)? {
+        crate::data::Format::Parquet => PARQUET_SLICE_ROWS,
+        crate::data::Format::Csv { .. } => BATCH_ROWS,
+    };
     let mut notes = vec![format!(
-        "streamed: {why}; the file was read three times in batches of {BATCH_ROWS} rows \
+        "streamed: {why}; the file was read three times in batches of {batch_rows} rows \
          (statistics, sums, predictions). The split draws each row's side from a hash of its \
          index and the seed ({n_test} test rows); the landmarks and σ's median come from a \
          uniform sample of {} training rows, and the training metrics are that sample's",
@@ -836,7 +840,7 @@ pub(super) fn run(
     details.insert(
         "stream".into(),
         serde_json::json!({
-            "batch_rows": BATCH_ROWS,
+            "batch_rows": batch_rows,
             "rows": st.rows,
             "sample_rows": sample.x.nrows(),
             "passes": 3,
