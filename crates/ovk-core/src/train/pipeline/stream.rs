@@ -661,10 +661,16 @@ pub(super) fn run(
         crate::data::Format::Parquet => PARQUET_SLICE_ROWS,
         crate::data::Format::Csv { .. } => BATCH_ROWS,
     };
+    let split = match &plan.test_column {
+        Some(c) => format!("The test rows are those `{c}` marks ({n_test})"),
+        None => format!(
+            "The split draws each row's side from a hash of its index and the seed ({n_test} \
+             test rows)"
+        ),
+    };
     let mut notes = vec![format!(
         "streamed: {why}; the file was read three times in batches of {batch_rows} rows \
-         (statistics, sums, predictions). The split draws each row's side from a hash of its \
-         index and the seed ({n_test} test rows); the landmarks and σ's median come from a \
+         (statistics, sums, predictions). {split}; the landmarks and σ's median come from a \
          uniform sample of {} training rows, and the training metrics are that sample's",
         sample.x.nrows()
     )];
