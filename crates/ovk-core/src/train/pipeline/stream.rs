@@ -33,7 +33,7 @@ use crate::kernels::{
     check_fits_or, format_bytes, input_factor, kernel_diagonal, usable_bytes, FeatureMap,
     KernelName,
 };
-use crate::linalg::{add_gram_tn_lower, add_matmul_tn, mirror_lower};
+use crate::linalg::{add_gram_tn_lower, add_matmul_tn, matmul, mirror_lower};
 use crate::methods::input::{FactorSummary, FactorSums, InputSpectrum};
 use crate::methods::{
     self, check_cancel, mats, Method, MethodName, Observer, Params, Phase, Problem, ProblemShape,
@@ -382,14 +382,37 @@ pub(crate) fn stream_peak_bytes(s: &ProblemShape, r: usize, sample: usize) -> u6
 /// r = 1000) while their products keep matrix-product speed.
 const FEATURE_ROWS: usize = 8192;
 
-/// `model`'s predictions for the rows of `x`, row-major, `FEATURE_ROWS` rows at a time.
-fn predict_in_blocks(model: &dyn crate::methods::Model, x: ArrayView2<f64>) -> Result<Vec<f64>> {
-    let mut out = Vec::new();
-    for lo in (0..x.nrows()).step_by(FEATURE_ROWS) {
-        let rows = lo..(lo + FEATURE_ROWS).min(x.nrows());
-        out.extend(model.predict(x.slice(s![rows, ..]))?.iter());
+/// The r×m weights W of a streamed fit's model `z(x)ᵀ W`: `ZᵀC` (krr) or `ZᵀC L` (okl), from
+/// the matrices the fit saved — checked against the model itself on `probe` rows, so a method
+/// whose model is anything else is an internal error, not a wrong prediction.
+fn streamed_weights(
+    fit: &crate::methods::Fit,
+    map: &FeatureMap,
+    probe: ArrayView2<f64>,
+) -> Result<Array2<f64>> {
+    let named = |n: &str| fit.matrices.iter().find(|(k, _)| k == n).map(|(_, a)| a);
+    let c = named("feature_coefficients")
+        .ok_or_else(|| OvkError::internal("a streamed fit without feature_coefficients"))?;
+    let w = match named("output_kernel") {
+        Some(l) => matmul(c.view(), l.view()),
+        None => c.clone(),
+    };
+    let probe = probe.slice(s![..probe.nrows().min(256), ..]);
+    let (direct, model) = (
+        matmul(map.features(probe)?.view(), w.view()),
+        fit.model.predict(probe)?,
+    );
+    let scale = model.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1e-300);
+    let gap = direct
+        .iter()
+        .zip(&model)
+        .fold(0.0f64, |a, (p, q)| a.max((p - q).abs()));
+    if gap > 1e-9 * scale {
+        return Err(OvkError::internal(format!(
+            "a streamed fit's weights predict {gap:e} away from its model"
+        )));
     }
-    Ok(out)
+    Ok(w)
 }
 
 /// Training rows and their moments, the test rows, and the sample: pass 1's findings.
@@ -754,7 +777,7 @@ pub(super) fn run(
         },
         seconds: t_fit.elapsed().as_secs_f64(),
     };
-    let sp = InputSpectrum::from_sums(sums, map, summary)?;
+    let sp = InputSpectrum::from_sums(sums, map.clone(), summary)?;
     let problem = Problem::new(Array2::zeros((0, d)), Array2::zeros((0, m)), kernel)
         .with_task(task)
         .with_kernel_spec(config.kernel.clone())
@@ -789,9 +812,15 @@ pub(super) fn run(
     };
     let fit_s = t_fit.elapsed().as_secs_f64();
 
-    // Pass 3: the test rows through both models.
+    // Pass 3: the test rows through both models. Both predict z(x)ᵀW on the same map, so each
+    // block's z(x) — the pass's whole cost — is computed once for the two.
     obs.phase(Phase::Predicting, None);
     let t_pred = Instant::now();
+    let w = streamed_weights(&fit, &map, sample.x.view())?;
+    let w_base = base
+        .as_ref()
+        .map(|b| streamed_weights(b, &map, sample.x.view()))
+        .transpose()?;
     let mut y_test = Vec::with_capacity(n_test * m);
     let mut pred = Vec::with_capacity(n_test * m);
     let mut pred_base = Vec::with_capacity(if base.is_some() { n_test * m } else { 0 });
@@ -802,9 +831,13 @@ pub(super) fn run(
         if !rows.is_empty() {
             let c = coded(block.view(), &rows, d, m, &scaler, &code);
             y_test.extend(c.y.iter());
-            pred.extend(predict_in_blocks(fit.model.as_ref(), c.x.view())?);
-            if let Some(b) = &base {
-                pred_base.extend(predict_in_blocks(b.model.as_ref(), c.x.view())?);
+            for lo in (0..rows.len()).step_by(FEATURE_ROWS) {
+                let x = c.x.slice(s![lo..(lo + FEATURE_ROWS).min(rows.len()), ..]);
+                let z = map.features(x)?;
+                pred.extend(matmul(z.view(), w.view()).iter());
+                if let Some(wb) = &w_base {
+                    pred_base.extend(matmul(z.view(), wb.view()).iter());
+                }
             }
         }
         obs.step(first + block.nrows(), total);
