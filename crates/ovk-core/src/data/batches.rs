@@ -7,7 +7,6 @@
 //! not to hold it.
 
 use std::path::Path;
-use std::sync::mpsc::sync_channel;
 
 use ndarray::Array2;
 use polars::prelude::*;
@@ -38,13 +37,22 @@ impl StreamChoice {
     }
 }
 
-/// Rows per batch: about 64 MiB of f64 at a hundred columns, few enough calls per file.
-pub(crate) const BATCH_ROWS: usize = 65_536;
-
 /// The file's column names, from its header or footer alone.
 pub(crate) fn column_names(path: &Path) -> Result<Vec<String>> {
     let format = check_file(path)?;
-    let mut lazy = scan(path, format, &[])?;
+    let mut lazy = match format {
+        Format::Csv { separator } => {
+            use std::io::BufRead;
+            // The header line read into memory, never the file mapped (see `csv_chunks`).
+            let (file, _) = super::files::open_regular(path, "data")?;
+            let mut header = Vec::new();
+            std::io::BufReader::new(file)
+                .read_until(b'\n', &mut header)
+                .map_err(|e| OvkError::io_path(path, e))?;
+            csv_frame(path, separator, &[], super::load::in_memory(header))?
+        }
+        Format::Parquet => scan_parquet(path)?,
+    };
     let schema = super::guard::guarded(|| lazy.collect_schema())
         .map_err(|panic| unreadable(path, format, &panic))?
         .map_err(|e| unreadable(path, format, &e.to_string()))?;
@@ -54,7 +62,7 @@ pub(crate) fn column_names(path: &Path) -> Result<Vec<String>> {
 /// A Parquet file's row count, from its footer.
 pub(crate) fn parquet_rows(path: &Path) -> Result<usize> {
     let format = check_file(path)?;
-    let lazy = scan(path, format, &[])?.select([len().alias("rows")]);
+    let lazy = scan_parquet(path)?.select([len().alias("rows")]);
     let df = super::guard::guarded(|| lazy.collect())
         .map_err(|panic| unreadable(path, format, &panic))?
         .map_err(|e| unreadable(path, format, &e.to_string()))?;
@@ -73,7 +81,6 @@ pub(crate) fn parquet_rows(path: &Path) -> Result<usize> {
 pub(crate) fn for_each_batch(
     path: &Path,
     columns: &[String],
-    rows_per_batch: usize,
     mut each: impl FnMut(usize, Array2<f64>) -> Result<bool>,
 ) -> Result<usize> {
     let format = check_file(path)?;
@@ -81,56 +88,95 @@ pub(crate) fn for_each_batch(
     if format == Format::Parquet {
         return parquet_slices(path, columns, &selection, &mut each);
     }
-    let lazy = scan(path, format, columns)?.select(selection);
-    // polars calls the sink from its own threads; a bounded channel holds them back while a
-    // batch is processed, so at most two batches wait in memory.
-    let (send, recv) = sync_channel::<DataFrame>(1);
-    let sink = PlanCallback::new(move |df: DataFrame| Ok(send.send(df).is_err()));
-    let lazy = lazy
-        .sink_batches(
-            sink,
-            true,
-            std::num::NonZeroUsize::new(rows_per_batch.max(1)),
-        )
-        .map_err(|e| unreadable(path, format, &e.to_string()))?;
-    let reader = std::thread::Builder::new()
-        .name("ovk-batches".into())
-        .spawn(move || {
-            super::guard::guarded(|| {
-                lazy.collect_with_engine(Engine::Streaming)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            })
-        })
-        .map_err(|e| OvkError::io("starting the batch reader", e))?;
+    let Format::Csv { separator } = format else {
+        return Err(OvkError::internal("batches: not CSV"));
+    };
+    csv_chunks(
+        path,
+        separator,
+        columns,
+        &selection,
+        CSV_CHUNK_BYTES,
+        &mut each,
+    )
+}
+
+/// Bytes of a CSV read per batch (cut back to the last line end).
+pub(crate) const CSV_CHUNK_BYTES: usize = 64 << 20;
+
+/// `for_each_batch` on a CSV file: its bytes read a chunk at a time, cut at a line end, and
+/// parsed by polars from memory with the header in front. polars' own scan of a CSV maps the
+/// file, and a file truncated while mapped kills the process with SIGBUS; reading it ends in a
+/// short read and a message instead.
+fn csv_chunks(
+    path: &Path,
+    separator: u8,
+    columns: &[String],
+    selection: &[Expr],
+    chunk_bytes: usize,
+    each: &mut dyn FnMut(usize, Array2<f64>) -> Result<bool>,
+) -> Result<usize> {
+    use std::io::{BufRead, BufReader, Read};
+    let format = Format::Csv { separator };
+    let (file, _) = super::files::open_regular(path, "data")?;
+    let mut reader = BufReader::new(file);
+    let io = |e: std::io::Error| OvkError::io_path(path, e);
+    let mut header = Vec::new();
+    reader.read_until(b'\n', &mut header).map_err(io)?;
+    if header.last() != Some(&b'\n') {
+        header.push(b'\n');
+    }
+    let mut carry: Vec<u8> = Vec::new();
     let mut first = 0usize;
-    let mut outcome = Ok(());
-    for df in recv.iter() {
-        let rows = df.height();
-        if rows == 0 {
-            continue;
+    loop {
+        let mut chunk = std::mem::take(&mut carry);
+        let want = chunk_bytes.saturating_sub(chunk.len()) as u64;
+        (&mut reader)
+            .take(want)
+            .read_to_end(&mut chunk)
+            .map_err(io)?;
+        let end_of_file = chunk.len() < chunk_bytes;
+        if chunk.is_empty() {
+            break;
         }
-        let step = to_matrix(path, &df, columns, first).and_then(|block| each(first, block));
-        first += rows;
-        match step {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                outcome = Err(e);
-                break;
+        if !end_of_file {
+            // Keep the last partial line for the next chunk.
+            match chunk.iter().rposition(|&b| b == b'\n') {
+                Some(cut) => carry = chunk.split_off(cut + 1),
+                None => continue_reading(&mut reader, &mut chunk).map_err(io)?,
             }
         }
+        let mut bytes = Vec::with_capacity(header.len() + chunk.len());
+        bytes.extend_from_slice(&header);
+        bytes.extend_from_slice(&chunk);
+        drop(chunk);
+        let lazy =
+            csv_frame(path, separator, columns, super::load::in_memory(bytes))?.select(selection);
+        let df = super::guard::guarded(|| lazy.collect())
+            .map_err(|panic| unreadable(path, format, &panic))?
+            .map_err(|e| unreadable(path, format, &e.to_string()))?;
+        if df.height() > 0 {
+            let block = to_matrix(path, &df, columns, first)?;
+            drop(df);
+            let n = block.nrows();
+            if !each(first, block)? {
+                return Ok(first + n);
+            }
+            first += n;
+        }
+        if end_of_file && carry.is_empty() {
+            break;
+        }
     }
-    // Dropping the receiver makes the sink answer "stop" to polars.
-    drop(recv);
-    let read = reader
-        .join()
-        .map_err(|_| OvkError::internal("the batch reader panicked"))?;
-    outcome?;
-    match read {
-        Ok(Ok(())) => Ok(first),
-        Ok(Err(e)) | Err(e) => Err(unreadable(path, format, &e)),
-    }
+    Ok(first)
+}
+
+/// A line longer than a chunk: read on to its end.
+fn continue_reading(
+    reader: &mut impl std::io::BufRead,
+    chunk: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    reader.read_until(b'\n', chunk).map(|_| ())
 }
 
 /// Rows per Parquet slice: a row group is read whole, so a slice spans about two of polars'
@@ -153,7 +199,7 @@ fn parquet_slices(
     let mut first = 0;
     while first < rows {
         let len = PARQUET_SLICE_ROWS.min(rows - first);
-        let lazy = scan(path, format, columns)?
+        let lazy = scan_parquet(path)?
             .select(selection)
             .slice(first as i64, len as IdxSize);
         let df = super::guard::guarded(|| lazy.collect())
@@ -173,43 +219,46 @@ fn parquet_slices(
     Ok(first)
 }
 
-/// polars' lazy scan of the file on disk; a CSV's `numeric` columns are parsed as f64 (polars
-/// would infer i64 from the first rows and fail on a decimal further down).
-fn scan(path: &Path, format: Format, numeric: &[String]) -> Result<LazyFrame> {
-    let fail = |e: PolarsError| unreadable(path, format, &e.to_string());
+/// polars' lazy scan of a Parquet file on disk (its footer checked first).
+fn scan_parquet(path: &Path) -> Result<LazyFrame> {
     let text = path
         .to_str()
         .ok_or_else(|| input_at(path, "the path is not valid UTF-8"))?;
-    let source = PlRefPath::new(text);
-    match format {
-        Format::Csv { separator } => {
-            let numeric: Vec<String> = numeric.to_vec();
-            LazyCsvReader::new(source)
-                .with_separator(separator)
-                .with_has_header(true)
-                .with_glob(false)
-                .with_schema_modify(move |mut schema: Schema| {
-                    for (name, dtype) in schema.iter_mut() {
-                        if numeric.iter().any(|n| n == name.as_str()) {
-                            *dtype = DataType::Float64;
-                        }
-                    }
-                    Ok(schema)
-                })
-                .map_err(fail)?
-                .finish()
-                .map_err(fail)
-        }
-        Format::Parquet => {
-            super::parquet_footer::check_parquet_footer(path)?;
-            let args = ScanArgsParquet {
-                glob: false,
-                hive_options: HiveOptions::new_disabled(),
-                ..Default::default()
-            };
-            LazyFrame::scan_parquet(source, args).map_err(fail)
-        }
-    }
+    super::parquet_footer::check_parquet_footer(path)?;
+    let args = ScanArgsParquet {
+        glob: false,
+        hive_options: HiveOptions::new_disabled(),
+        ..Default::default()
+    };
+    LazyFrame::scan_parquet(PlRefPath::new(text), args)
+        .map_err(|e| unreadable(path, Format::Parquet, &e.to_string()))
+}
+
+/// polars' lazy CSV reader over `source`, the `numeric` columns parsed as f64 (polars would
+/// infer i64 from the first rows and fail on a decimal further down).
+fn csv_frame(
+    path: &Path,
+    separator: u8,
+    numeric: &[String],
+    source: ScanSources,
+) -> Result<LazyFrame> {
+    let fail = |e: PolarsError| unreadable(path, Format::Csv { separator }, &e.to_string());
+    let numeric: Vec<String> = numeric.to_vec();
+    LazyCsvReader::new_with_sources(source)
+        .with_separator(separator)
+        .with_has_header(true)
+        .with_glob(false)
+        .with_schema_modify(move |mut schema: Schema| {
+            for (name, dtype) in schema.iter_mut() {
+                if numeric.iter().any(|n| n == name.as_str()) {
+                    *dtype = DataType::Float64;
+                }
+            }
+            Ok(schema)
+        })
+        .map_err(fail)?
+        .finish()
+        .map_err(fail)
 }
 
 /// A batch's columns as a row-major f64 matrix; rows are numbered from `first` in messages.
@@ -258,4 +307,51 @@ fn unreadable(path: &Path, format: Format, why: &str) -> OvkError {
         Format::Parquet => "Parquet",
     };
     input_at(path, format!("cannot be read as {kind} in batches: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks far smaller than a line or a few lines: every row arrives once, in order, with its
+    /// first row's number, whatever the cut (a last line without its end included).
+    #[test]
+    fn csv_chunks_cut_at_line_ends_keep_every_row_once() {
+        let dir = std::env::temp_dir().join(format!("ovk-batches-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let mut text = String::from("a,skip,b\n");
+        for i in 0..500 {
+            text.push_str(&format!("{i},x{i},{}.5\n", 2 * i));
+        }
+        text.push_str("500,x,1000.5");
+        std::fs::write(&path, text).unwrap();
+        let columns = vec!["b".to_string(), "a".to_string()];
+        let selection: Vec<Expr> = columns.iter().map(|c| col(c.as_str())).collect();
+        for chunk in [7, 64, 1000, 1 << 20] {
+            let mut seen = Vec::new();
+            let rows = csv_chunks(
+                &path,
+                b',',
+                &columns,
+                &selection,
+                chunk,
+                &mut |first, block| {
+                    assert_eq!(first, seen.len(), "chunk {chunk}");
+                    seen.extend(block.rows().into_iter().map(|r| (r[0], r[1])));
+                    Ok(true)
+                },
+            )
+            .unwrap();
+            assert_eq!(rows, 501, "chunk {chunk}");
+            for (i, &(b, a)) in seen.iter().enumerate() {
+                assert_eq!(
+                    (a, b),
+                    (i as f64, 2.0 * i as f64 + 0.5),
+                    "chunk {chunk} row {i}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -304,7 +304,7 @@ fn read_frame(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DataFrame> 
 }
 
 /// Bytes already in memory, as polars' scan source (it never maps the file itself).
-fn in_memory(bytes: Vec<u8>) -> ScanSources {
+pub(crate) fn in_memory(bytes: Vec<u8>) -> ScanSources {
     ScanSources::Buffers(one_buffer(bytes))
 }
 

@@ -25,7 +25,7 @@ use super::fit::Fitted;
 use super::record::{self, Stages};
 use super::score::Scored;
 use super::{Ended, WARNING};
-use crate::data::batches::{column_names, for_each_batch, BATCH_ROWS, PARQUET_SLICE_ROWS};
+use crate::data::batches::{column_names, for_each_batch, CSV_CHUNK_BYTES, PARQUET_SLICE_ROWS};
 use crate::data::{
     select_columns, ClassCoding, DatasetInfo, Prepared, Scale, Scaler, StreamChoice, Task,
 };
@@ -109,7 +109,7 @@ pub(super) fn chosen(method: &dyn Method, config: &RunConfig) -> Result<Option<S
             };
             let in_memory = in_memory_bytes(method, config, &shape)?;
             let sample = (SAMPLE_PER_RANK * rank).max(SAMPLE_MIN).min(shape.n_train);
-            let streamed = stream_peak_bytes(&shape, rank, sample);
+            let streamed = stream_peak_bytes(&shape, rank, sample, &config.data.path);
             Ok((in_memory > usable && streamed <= usable).then(|| {
                 format!(
                     "the in-memory route needs about {} for about {n} rows and {} is available: \
@@ -246,7 +246,7 @@ pub(super) fn advice(
     };
     Some(format!(
         "{flags} reads the rows in batches and never stores the factor Z: about {}",
-        format_bytes(stream_peak_bytes(shape, r, sample))
+        format_bytes(stream_peak_bytes(shape, r, sample, &config.data.path))
     ))
 }
 
@@ -358,24 +358,31 @@ fn shape(config: &RunConfig, plan: &Plan, n_train: usize, n_test: usize) -> Prob
     }
 }
 
-/// Peak bytes of the streamed route: two batches in flight with their features z(x), the
-/// sample and its factor while the landmarks are chosen, the r×r and r×m sums with the
-/// eigenproblem, the test part's targets and predictions (the method's and the baseline's),
-/// and the split's row lists.
-pub(crate) fn stream_peak_bytes(s: &ProblemShape, r: usize, sample: usize) -> u64 {
+/// Peak bytes of the streamed route. Held throughout: the r×r and r×m sums with the
+/// eigenproblem, the sample, the test part's targets and predictions (the method's and the
+/// baseline's) and the split's row lists. On top, the larger of the landmark phase (the sample's
+/// factor, dropped once its map is taken) and a batch in flight: a Parquet slice decoded by
+/// polars, as a matrix and as its scaled training rows, with the features z(x) of one block.
+/// Measured within 15 % at 10⁶ and 10⁷ rows (docs/performance.md, streaming).
+pub(crate) fn stream_peak_bytes(s: &ProblemShape, r: usize, sample: usize, path: &Path) -> u64 {
     let n = (s.n_train + s.n_test) as u64;
-    // A Parquet slice is also held decoded by polars (the row groups it overlaps), then as a
-    // matrix, its training rows and their scaled copies.
-    let b = BATCH_ROWS.max(PARQUET_SLICE_ROWS).min(s.n_train + s.n_test);
-    mats(7, b, s.d + s.m + 1)
-        .saturating_add(mats(3, FEATURE_ROWS.min(b), r))
-        .saturating_add(mats(1, sample, s.d + s.m))
-        .saturating_add(crate::methods::input::factor_peak_bytes(sample, r, s.m, 0))
-        .saturating_add(mats(6, r, r))
+    let b = PARQUET_SLICE_ROWS.min(s.n_train + s.n_test);
+    // a CSV chunk's bytes, and their copy with the header in front
+    let text = match crate::data::format_of(path) {
+        Ok(crate::data::Format::Csv { .. }) => 2 * CSV_CHUNK_BYTES as u64,
+        _ => 0,
+    };
+    let held = mats(6, r, r)
         .saturating_add(mats(12, r, s.m) + mats(12, s.m, s.m))
+        .saturating_add(mats(1, sample, s.d + s.m))
         .saturating_add(mats(3, s.n_test, s.m))
         // row lists and their JSON in the session
-        .saturating_add(n.saturating_mul(8 + 12))
+        .saturating_add(n.saturating_mul(8 + 12));
+    let landmarks = crate::methods::input::factor_peak_bytes(sample, r, s.m, 0);
+    let batch = mats(4, b, s.d + s.m + 1)
+        .saturating_add(mats(3, FEATURE_ROWS.min(b), r))
+        .saturating_add(text);
+    held.saturating_add(landmarks.max(batch))
 }
 
 /// A batch's rows are mapped to z(x) this many at a time: the n×r blocks stay small (65 MB at
@@ -471,43 +478,38 @@ fn pass_statistics(
     };
     let mut rng = Rng::new(config.data.seed ^ 0x5354_5245_414D); // "STREAM"
     let mut seen = 0usize;
-    let rows = for_each_batch(
-        &config.data.path,
-        &plan.columns(),
-        BATCH_ROWS,
-        |first, block| {
-            check_cancel(obs)?;
-            let test = sides(config, plan, first, block.view());
-            let train: Vec<usize> = (0..block.nrows()).filter(|&i| !test[i]).collect();
-            st.binary &= block
-                .slice(s![.., d..d + m])
-                .iter()
-                .all(|&v| v == 0.0 || v == 1.0);
-            for (i, &t) in test.iter().enumerate() {
-                if t {
-                    st.test_rows.push(first + i);
-                } else {
-                    st.train_rows.push(first + i);
+    let rows = for_each_batch(&config.data.path, &plan.columns(), |first, block| {
+        check_cancel(obs)?;
+        let test = sides(config, plan, first, block.view());
+        let train: Vec<usize> = (0..block.nrows()).filter(|&i| !test[i]).collect();
+        st.binary &= block
+            .slice(s![.., d..d + m])
+            .iter()
+            .all(|&v| v == 0.0 || v == 1.0);
+        for (i, &t) in test.iter().enumerate() {
+            if t {
+                st.test_rows.push(first + i);
+            } else {
+                st.train_rows.push(first + i);
+            }
+        }
+        st.moments.merge(block.view(), &train);
+        // Reservoir sampling (Vitter's algorithm R): each training row kept with equal chance.
+        let row = |i: usize| block.row(i).slice(s![..d + m]).to_vec();
+        for &i in &train {
+            if st.sample.len() < sample_size {
+                st.sample.push(row(i));
+            } else {
+                let j = rng.below(seen + 1);
+                if j < sample_size {
+                    st.sample[j] = row(i);
                 }
             }
-            st.moments.merge(block.view(), &train);
-            // Reservoir sampling (Vitter's algorithm R): each training row kept with equal chance.
-            let row = |i: usize| block.row(i).slice(s![..d + m]).to_vec();
-            for &i in &train {
-                if st.sample.len() < sample_size {
-                    st.sample.push(row(i));
-                } else {
-                    let j = rng.below(seen + 1);
-                    if j < sample_size {
-                        st.sample[j] = row(i);
-                    }
-                }
-                seen += 1;
-            }
-            obs.step(first + block.nrows(), total);
-            Ok(true)
-        },
-    )?;
+            seen += 1;
+        }
+        obs.step(first + block.nrows(), total);
+        Ok(true)
+    })?;
     st.rows = rows;
     Ok(st)
 }
@@ -671,7 +673,7 @@ pub(super) fn run(
             )))
         }
     };
-    let estimate = stream_peak_bytes(&shape, rank, sample.x.nrows());
+    let estimate = stream_peak_bytes(&shape, rank, sample.x.nrows(), &path);
     check_fits_or(
         estimate,
         &format!(
@@ -680,9 +682,9 @@ pub(super) fn run(
         ),
         "lower --input-rank",
     )?;
-    let batch_rows = match crate::data::format_of(&path)? {
-        crate::data::Format::Parquet => PARQUET_SLICE_ROWS,
-        crate::data::Format::Csv { .. } => BATCH_ROWS,
+    let batches = match crate::data::format_of(&path)? {
+        crate::data::Format::Parquet => format!("slices of {PARQUET_SLICE_ROWS} rows"),
+        crate::data::Format::Csv { .. } => format!("chunks of {} MiB", CSV_CHUNK_BYTES >> 20),
     };
     let split = match &plan.test_column {
         Some(c) => format!("The test rows are those `{c}` marks ({n_test})"),
@@ -692,7 +694,7 @@ pub(super) fn run(
         ),
     };
     let mut notes = vec![format!(
-        "streamed: {why}; the file was read three times in batches of {batch_rows} rows \
+        "streamed: {why}; the file was read three times in {batches} \
          (statistics, sums, predictions). {split}; the landmarks and σ's median come from a \
          uniform sample of {} training rows, and the training metrics are that sample's",
         sample.x.nrows()
@@ -740,7 +742,7 @@ pub(super) fn run(
     };
     let (mut trace_k, mut z_sq) = (0.0, 0.0);
     let total = st.rows;
-    for_each_batch(&path, &plan.columns(), BATCH_ROWS, |first, block| {
+    for_each_batch(&path, &plan.columns(), |first, block| {
         check_cancel(obs)?;
         let test = sides(config, &plan, first, block.view());
         let train: Vec<usize> = (0..block.nrows()).filter(|&i| !test[i]).collect();
@@ -824,7 +826,7 @@ pub(super) fn run(
     let mut y_test = Vec::with_capacity(n_test * m);
     let mut pred = Vec::with_capacity(n_test * m);
     let mut pred_base = Vec::with_capacity(if base.is_some() { n_test * m } else { 0 });
-    for_each_batch(&path, &plan.columns(), BATCH_ROWS, |first, block| {
+    for_each_batch(&path, &plan.columns(), |first, block| {
         check_cancel(obs)?;
         let test = sides(config, &plan, first, block.view());
         let rows: Vec<usize> = (0..block.nrows()).filter(|&i| test[i]).collect();
@@ -879,7 +881,7 @@ pub(super) fn run(
     details.insert(
         "stream".into(),
         serde_json::json!({
-            "batch_rows": batch_rows,
+            "batches": batches,
             "rows": st.rows,
             "sample_rows": sample.x.nrows(),
             "passes": 3,
