@@ -63,9 +63,7 @@ pub(crate) fn column_names(path: &Path) -> Result<Vec<String>> {
 pub(crate) fn parquet_rows(path: &Path) -> Result<usize> {
     let format = check_file(path)?;
     let lazy = scan_parquet(path)?.select([len().alias("rows")]);
-    let df = super::guard::guarded(|| lazy.collect())
-        .map_err(|panic| unreadable(path, format, &panic))?
-        .map_err(|e| unreadable(path, format, &e.to_string()))?;
+    let df = collected(path, format, lazy)?;
     let rows = df
         .column("rows")
         .and_then(|c| c.cast(&DataType::Float64))
@@ -152,9 +150,7 @@ fn csv_chunks(
         drop(chunk);
         let lazy =
             csv_frame(path, separator, columns, super::load::in_memory(bytes))?.select(selection);
-        let df = super::guard::guarded(|| lazy.collect())
-            .map_err(|panic| unreadable(path, format, &panic))?
-            .map_err(|e| unreadable(path, format, &e.to_string()))?;
+        let df = collected(path, format, lazy)?;
         if df.height() > 0 {
             let block = to_matrix(path, &df, columns, first)?;
             drop(df);
@@ -202,9 +198,7 @@ fn parquet_slices(
         let lazy = scan_parquet(path)?
             .select(selection)
             .slice(first as i64, len as IdxSize);
-        let df = super::guard::guarded(|| lazy.collect())
-            .map_err(|panic| unreadable(path, format, &panic))?
-            .map_err(|e| unreadable(path, format, &e.to_string()))?;
+        let df = collected(path, format, lazy)?;
         if df.height() == 0 {
             break;
         }
@@ -299,6 +293,14 @@ fn to_matrix(path: &Path, df: &DataFrame, columns: &[String], first: usize) -> R
         }
     }
     Ok(out)
+}
+
+/// `lazy` collected under the read guard: a polars panic or error becomes a message naming the
+/// file.
+fn collected(path: &Path, format: Format, lazy: LazyFrame) -> Result<DataFrame> {
+    super::guard::guarded(|| lazy.collect())
+        .map_err(|panic| unreadable(path, format, &panic))?
+        .map_err(|e| unreadable(path, format, &e.to_string()))
 }
 
 fn unreadable(path: &Path, format: Format, why: &str) -> OvkError {

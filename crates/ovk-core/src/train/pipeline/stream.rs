@@ -311,30 +311,6 @@ fn plan_from(config: &RunConfig, names: &[String]) -> Result<Plan> {
     })
 }
 
-/// The file's data rows, when known without parsing it: a Parquet footer's count, a CSV's
-/// line ends (one fast pass over its bytes).
-fn count_rows(path: &Path) -> Option<usize> {
-    use std::io::Read;
-    match crate::data::format_of(path).ok()? {
-        crate::data::Format::Parquet => crate::data::batches::parquet_rows(path).ok(),
-        crate::data::Format::Csv { .. } => {
-            let mut f = std::fs::File::open(path).ok()?;
-            let mut buf = vec![0u8; 1 << 22];
-            let (mut lines, mut last) = (0usize, b'\n');
-            loop {
-                let k = f.read(&mut buf).ok()?;
-                if k == 0 {
-                    break;
-                }
-                lines += buf[..k].iter().filter(|&&b| b == b'\n').count();
-                last = buf[k - 1];
-            }
-            // The header is not a row; a last line without its end is.
-            Some((lines + usize::from(last != b'\n')).saturating_sub(1))
-        }
-    }
-}
-
 /// The in-memory route's peak for `n` rows: the read (the file's bytes and polars' columns) and
 /// the run's own estimate.
 fn in_memory_bytes(method: &dyn Method, config: &RunConfig, shape: &ProblemShape) -> Result<u64> {
@@ -507,7 +483,8 @@ fn pass_statistics(
             }
             seen += 1;
         }
-        obs.step(first + block.nrows(), total);
+        let done = first + block.nrows();
+        obs.step(done, total.max(done));
         Ok(true)
     })?;
     st.rows = rows;
@@ -615,7 +592,8 @@ pub(super) fn run(
         _ => crate::methods::input::AUTO_RANK,
     };
     let sample_size = (SAMPLE_PER_RANK * rank_hint).max(SAMPLE_MIN);
-    let total = count_rows(&path).unwrap_or(0);
+    // For the progress gauge: a Parquet footer's count, a CSV's estimate from its first MiB.
+    let total = peek(&path).map_or(0, |(_, n)| n);
     let st = pass_statistics(config, &plan, sample_size, total, obs)?;
     let (n_train, n_test) = (st.train_rows.len(), st.test_rows.len());
     if n_train < 2 {
