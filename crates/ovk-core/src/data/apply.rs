@@ -219,7 +219,7 @@ fn keep_trained_columns_of_block(raw: &mut RawTable, features: &[String]) {
         .extend(beyond.into_iter().map(|f| super::raw::RawColumn {
             name: f.clone(),
             dtype: "f64".into(),
-            cells: super::raw::Cells::Numeric(vec![Some(0.0); raw.n_rows]),
+            cells: super::raw::Cells::Numeric(super::raw::Numbers::dense(vec![0.0; raw.n_rows])),
         }));
 }
 

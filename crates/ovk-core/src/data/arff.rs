@@ -296,7 +296,7 @@ impl Building {
     /// The finished column, named.
     fn into_column(self, name: String) -> RawColumn {
         let (dtype, cells) = match self {
-            Building::Numeric(v) => ("f64", Cells::Numeric(v)),
+            Building::Numeric(v) => ("f64", Cells::Numeric(v.into_iter().collect())),
             Building::Text(v) => ("str", Cells::Text(v)),
         };
         RawColumn {
@@ -621,11 +621,11 @@ mod tests {
         assert_eq!(dense.names(), ["L1", "L 2", "x", "c", "s"]);
         assert_eq!(
             dense.columns[0].cells,
-            Cells::Numeric(vec![Some(1.0), Some(0.0)])
+            Cells::Numeric([Some(1.0), Some(0.0)].into_iter().collect())
         );
         assert_eq!(
             dense.columns[2].cells,
-            Cells::Numeric(vec![Some(2.5), None])
+            Cells::Numeric([Some(2.5), None].into_iter().collect())
         );
         assert_eq!(
             dense.columns[3].cells,

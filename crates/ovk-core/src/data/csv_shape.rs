@@ -32,7 +32,7 @@ pub(crate) fn check_table_fits(
     };
     let columns = header.iter().filter(|&&b| b == separator).count() as u64 + 1;
     // An upper bound on the rows (blank lines counted too), in one vectorised pass.
-    let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    let rows = count_byte(bytes, b'\n') as u64;
     let need = (bytes.len() as u64)
         .saturating_add(columns.saturating_mul(per_column))
         .saturating_add(columns.saturating_mul(rows).saturating_mul(BYTES_PER_CELL));
@@ -44,6 +44,23 @@ pub(crate) fn check_table_fits(
         ),
         "is the file transposed? otherwise subsample its rows or columns",
     )
+}
+
+/// How many bytes of `bytes` equal `b`, eight at a time: a byte-by-byte count ran at about
+/// 2 GB/s, a sizeable share of reading a numeric table.
+pub(crate) fn count_byte(bytes: &[u8], b: u8) -> usize {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let pattern = u64::from_ne_bytes([b; 8]);
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder().iter().filter(|&&c| c == b).count();
+    let whole: usize = words
+        .map(|w| {
+            // A zero byte of x (a match) is the only one whose high bit ends clear here.
+            let x = u64::from_ne_bytes(w.try_into().unwrap_or_default()) ^ pattern;
+            (!(((x & LOW7) + LOW7) | x | LOW7)).count_ones() as usize
+        })
+        .sum();
+    whole + tail
 }
 
 /// Check the shape of delimited text; `bytes` is the whole file. Returns the names of the
@@ -239,5 +256,25 @@ fn unquote(cell: &str) -> String {
     match t.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
         Some(inner) => inner.replace("\"\"", "\"").trim().to_string(),
         None => t.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    #[test]
+    fn counts_every_byte_at_every_offset() {
+        let text: Vec<u8> = (0..1000u32)
+            .map(|i| [b'\n', b'a', 0x8a, 0xff, b'\n'][(i * 7 % 5) as usize])
+            .collect();
+        for start in 0..9 {
+            for b in [b'\n', b'a', 0x8a, 0xff, 0] {
+                let want = text[start..].iter().filter(|&&c| c == b).count();
+                assert_eq!(
+                    super::count_byte(&text[start..], b),
+                    want,
+                    "{b} from {start}"
+                );
+            }
+        }
     }
 }

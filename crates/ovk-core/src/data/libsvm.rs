@@ -195,7 +195,7 @@ fn number_column(name: String, cells: Vec<Option<f64>>) -> RawColumn {
     RawColumn {
         name,
         dtype: "f64".into(),
-        cells: Cells::Numeric(cells),
+        cells: Cells::Numeric(cells.into_iter().collect()),
     }
 }
 
@@ -209,7 +209,10 @@ mod tests {
 
     fn numbers(t: &RawTable, c: usize) -> Vec<f64> {
         match &t.columns[c].cells {
-            Cells::Numeric(v) => v.iter().map(|x| x.unwrap()).collect(),
+            Cells::Numeric(v) => {
+                assert!(v.null.is_none(), "a null cell");
+                v.values.clone()
+            }
             Cells::Text(_) => panic!("text"),
         }
     }

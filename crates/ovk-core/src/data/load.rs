@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::csv_shape::{check_csv_shape, check_table_fits, BYTES_PER_COLUMN};
 use super::files;
 use super::numeric_csv::read_numeric;
-use super::raw::{Cells, RawColumn, RawTable};
+use super::raw::{Cells, Numbers, RawColumn, RawTable};
 use crate::error::input_at;
 use crate::Result;
 
@@ -343,7 +343,7 @@ fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
     let dtype = c.dtype().clone();
     let cells = if dtype.is_primitive_numeric() || dtype.is_bool() {
         let f = c.cast(&DataType::Float64)?;
-        Cells::Numeric(f.f64()?.iter().collect())
+        Cells::Numeric(numbers(f.f64()?))
     } else {
         let s = if dtype.is_string() {
             c.clone()
@@ -357,6 +357,29 @@ fn raw_column(c: &Column) -> PolarsResult<RawColumn> {
         dtype: dtype.to_string(),
         cells,
     })
+}
+
+/// A float column's values copied chunk by chunk (a memcpy when it has no null), nulls as NaN
+/// marked in the mask.
+fn numbers(ca: &Float64Chunked) -> Numbers {
+    let mut values = Vec::with_capacity(ca.len());
+    let mut null = (ca.null_count() > 0).then(|| Vec::with_capacity(ca.len()));
+    for arr in ca.downcast_iter() {
+        match (null.as_mut(), arr.validity()) {
+            (Some(null), Some(valid)) => {
+                for (v, ok) in arr.values().iter().zip(valid.iter()) {
+                    values.push(if ok { *v } else { f64::NAN });
+                    null.push(!ok);
+                }
+            }
+            (Some(null), None) => {
+                values.extend_from_slice(arr.values());
+                null.extend(std::iter::repeat_n(false, arr.len()));
+            }
+            (None, _) => values.extend_from_slice(arr.values()),
+        }
+    }
+    Numbers { values, null }
 }
 
 /// Write a table as Parquet (tests and conversions; keeps polars inside `data`).

@@ -350,6 +350,12 @@ pub(super) fn check_magnitude(
     names: &[String],
     rows: &[usize],
 ) -> Result<()> {
+    use rayon::prelude::*;
+    let too_large = |v: &f64| v.is_finite() && v.abs() > MAX_MAGNITUDE;
+    // Rows in parallel to find whether any value is too large; in order to name the first.
+    if !rows.par_iter().any(|&i| m.row(i).iter().any(too_large)) {
+        return Ok(());
+    }
     for &i in rows {
         for (j, v) in m.row(i).iter().enumerate() {
             if v.is_finite() && v.abs() > MAX_MAGNITUDE {

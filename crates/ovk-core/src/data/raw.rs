@@ -9,9 +9,63 @@ use crate::Result;
 /// The cells of one column: numbers when the file stores numbers, text otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Cells {
-    /// `None` is a null cell; NaN is kept as NaN (both count as missing).
-    Numeric(Vec<Option<f64>>),
+    Numeric(Numbers),
     Text(Vec<Option<String>>),
+}
+
+/// A numeric column as plain f64 (8 bytes a cell, where `Option<f64>` took 16) and a validity
+/// mask. A null cell (no value in the file) holds NaN and is marked in `null`; a NaN the file
+/// wrote is kept as NaN and not marked. Both count as missing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Numbers {
+    pub values: Vec<f64>,
+    /// `null[i]` when cell `i` was null; `None` when no cell was (the usual case costs nothing).
+    pub null: Option<Vec<bool>>,
+}
+
+impl Numbers {
+    /// Values without a null cell.
+    pub fn dense(values: Vec<f64>) -> Numbers {
+        Numbers { values, null: None }
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Cell `i`: `None` when null.
+    pub fn get(&self, i: usize) -> Option<f64> {
+        match &self.null {
+            Some(null) if null[i] => None,
+            _ => Some(self.values[i]),
+        }
+    }
+}
+
+/// Two columns are equal cell by cell, a NaN equal to a NaN (a null holds one).
+impl PartialEq for Numbers {
+    fn eq(&self, other: &Numbers) -> bool {
+        self.null == other.null
+            && self.values.len() == other.values.len()
+            && self
+                .values
+                .iter()
+                .zip(&other.values)
+                .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()))
+    }
+}
+
+impl FromIterator<Option<f64>> for Numbers {
+    fn from_iter<I: IntoIterator<Item = Option<f64>>>(cells: I) -> Numbers {
+        let mut n = Numbers::default();
+        let mut null = Vec::new();
+        for cell in cells {
+            null.push(cell.is_none());
+            n.values.push(cell.unwrap_or(f64::NAN));
+        }
+        n.null = null.contains(&true).then_some(null);
+        n
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,17 +138,17 @@ impl RawTable {
     /// Column `col` as numbers, missing cells as NaN. A cell that is neither a number nor a
     /// missing marker, or an infinite number, is an error naming the column, row and value.
     pub fn numeric(&self, col: usize) -> Result<Vec<f64>> {
+        Ok(self.numeric_view(col)?.into_owned())
+    }
+
+    /// `numeric`, borrowing a numeric column's own values instead of copying them.
+    pub fn numeric_view(&self, col: usize) -> Result<std::borrow::Cow<'_, [f64]>> {
         let c = &self.columns[col];
         match &c.cells {
-            Cells::Numeric(v) => v
-                .iter()
-                .enumerate()
-                .map(|(i, x)| match x {
-                    Some(x) if x.is_infinite() => Err(self.not_finite(col, i, &x.to_string())),
-                    Some(x) => Ok(*x),
-                    None => Ok(f64::NAN),
-                })
-                .collect(),
+            Cells::Numeric(v) => match v.values.iter().position(|x| x.is_infinite()) {
+                Some(i) => Err(self.not_finite(col, i, &v.values[i].to_string())),
+                None => Ok(std::borrow::Cow::Borrowed(&v.values)),
+            },
             Cells::Text(v) => v
                 .iter()
                 .enumerate()
@@ -115,7 +169,8 @@ impl RawTable {
                         )),
                     },
                 })
-                .collect(),
+                .collect::<Result<Vec<f64>>>()
+                .map(std::borrow::Cow::Owned),
         }
     }
 
@@ -135,8 +190,9 @@ impl RawTable {
     ) -> Vec<Option<T>> {
         match &self.columns[col].cells {
             Cells::Numeric(v) => v
+                .values
                 .iter()
-                .map(|x| x.filter(|x| !x.is_nan()).map(&number))
+                .map(|x| (!x.is_nan()).then(|| number(*x)))
                 .collect(),
             Cells::Text(v) => v
                 .iter()

@@ -44,11 +44,21 @@ pub(crate) fn usable_rows(
         dropped: 0,
     };
     let missing_outputs = outputs.missing_by_row();
+    // One parallel look for any missing feature first: a complete table (the usual case) is
+    // then not walked row by row.
+    let look_per_row = !missing.features_filled_later
+        && match x.as_slice() {
+            Some(all) => {
+                use rayon::prelude::*;
+                all.par_iter().any(|v| v.is_nan())
+            }
+            None => true,
+        };
     for (i, &(n_missing, first_missing_output)) in missing_outputs.iter().enumerate() {
-        let missing_feature = if missing.features_filled_later {
-            None
-        } else {
+        let missing_feature = if look_per_row {
             x.row(i).iter().position(|v| v.is_nan())
+        } else {
+            None
         };
         let all_outputs_missing = n_missing == outputs.width();
         let missing_column = match (missing_feature, first_missing_output) {

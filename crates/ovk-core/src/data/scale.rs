@@ -28,18 +28,12 @@ impl Scaler {
                 let mean: Vec<f64> = if x.ncols() == 1 {
                     vec![x.sum() / n]
                 } else {
-                    let mut sum = vec![0.0; x.ncols()];
-                    for row in x.rows() {
-                        sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-                    }
-                    sum.into_iter().map(|s| s / n).collect()
+                    column_sums(x, |_, v| v)
+                        .into_iter()
+                        .map(|s| s / n)
+                        .collect()
                 };
-                let mut sq = vec![0.0; x.ncols()];
-                for row in x.rows() {
-                    for ((s, v), m) in sq.iter_mut().zip(row).zip(&mean) {
-                        *s += (v - m) * (v - m);
-                    }
-                }
+                let sq = column_sums(x, |j, v| (v - mean[j]) * (v - mean[j]));
                 let std = sq
                     .into_iter()
                     .map(|q| {
@@ -104,6 +98,28 @@ impl Scaler {
             }
         }
     }
+}
+
+/// Per column j of `x`, the sum of `f(j, x_ij)` over the rows, added in row order (the rounding
+/// of summing the column alone); ranges of columns in parallel.
+fn column_sums(x: &Array2<f64>, f: impl Fn(usize, f64) -> f64 + Sync) -> Vec<f64> {
+    let p = x.ncols();
+    let per = p.div_ceil(rayon::current_num_threads().max(1)).max(1);
+    let starts: Vec<usize> = (0..p).step_by(per).collect();
+    let parts: Vec<Vec<f64>> = starts
+        .into_par_iter()
+        .map(|lo| {
+            let hi = (lo + per).min(p);
+            let mut s = vec![0.0; hi - lo];
+            for row in x.rows() {
+                for (k, s) in s.iter_mut().enumerate() {
+                    *s += f(lo + k, row[lo + k]);
+                }
+            }
+            s
+        })
+        .collect();
+    parts.concat()
 }
 
 /// Per column of `y`: how many entries are finite (NaN marks an unlabeled row), their mean and

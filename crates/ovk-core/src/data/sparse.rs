@@ -6,7 +6,7 @@
 
 use ndarray::Array2;
 
-use super::raw::{Cells, RawColumn};
+use super::raw::{Cells, Numbers, RawColumn};
 use super::{Scale, Scaler};
 use crate::util::choice::choice_enum;
 use crate::Result;
@@ -245,13 +245,13 @@ impl SparseFeatures {
             }
         }
         let n = self.n_rows();
-        let mut taken = vec![vec![Some(0.0); n]; cols.len()];
+        let mut taken = vec![vec![0.0; n]; cols.len()];
         let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
         for (i, r) in self.indptr.windows(2).enumerate() {
             for k in r[0]..r[1] {
                 let j = self.indices[k] as usize;
                 match out_at[j] {
-                    Some(t) => taken[t][i] = Some(self.values[k]),
+                    Some(t) => taken[t][i] = self.values[k],
                     None => {
                         indices.push(keep_at[j]);
                         values.push(self.values[k]);
@@ -277,7 +277,7 @@ impl SparseFeatures {
             .map(|(name, cells)| RawColumn {
                 name,
                 dtype: "f64".into(),
-                cells: Cells::Numeric(cells),
+                cells: Cells::Numeric(Numbers::dense(cells)),
             })
             .collect()
     }
@@ -287,10 +287,10 @@ impl SparseFeatures {
     pub fn into_columns(self, path: &std::path::Path) -> Result<Vec<RawColumn>> {
         super::cells_fit::check_cells_fit(path, self.n_rows() as u64, self.n_cols() as u64)?;
         let n = self.n_rows();
-        let mut cols = vec![vec![Some(0.0); n]; self.n_cols()];
+        let mut cols = vec![vec![0.0; n]; self.n_cols()];
         for (i, r) in self.indptr.windows(2).enumerate() {
             for k in r[0]..r[1] {
-                cols[self.indices[k] as usize][i] = Some(self.values[k]);
+                cols[self.indices[k] as usize][i] = self.values[k];
             }
         }
         Ok(self
@@ -300,7 +300,7 @@ impl SparseFeatures {
             .map(|(name, cells)| RawColumn {
                 name,
                 dtype: "f64".into(),
-                cells: Cells::Numeric(cells),
+                cells: Cells::Numeric(Numbers::dense(cells)),
             })
             .collect())
     }
@@ -332,8 +332,8 @@ mod tests {
             let Cells::Numeric(v) = &c.cells else {
                 panic!()
             };
-            for (i, x) in v.iter().enumerate() {
-                dense[[i, j]] = x.unwrap();
+            for (i, x) in v.values.iter().enumerate() {
+                dense[[i, j]] = *x;
             }
         }
         let want = Scaler::fit(&dense, Scale::Standard);
@@ -355,7 +355,7 @@ mod tests {
         assert_eq!(taken[0].name, "b");
         assert_eq!(
             taken[0].cells,
-            Cells::Numeric(vec![Some(0.0), Some(-2.0), Some(0.0)])
+            Cells::Numeric(Numbers::dense(vec![0.0, -2.0, 0.0]))
         );
         assert_eq!(s.names, ["a", "c"]);
         assert_eq!(s.positions, Some(vec![4, 9]));

@@ -141,9 +141,7 @@ fn read_selected(path: &Path, names: &[String]) -> Result<(Vec<String>, Array2<f
 
 fn summarise(c: &RawColumn) -> ColumnSummary {
     let missing_rows: Vec<usize> = match &c.cells {
-        Cells::Numeric(v) => (0..v.len())
-            .filter(|&i| v[i].is_none_or(f64::is_nan))
-            .collect(),
+        Cells::Numeric(v) => (0..v.len()).filter(|&i| v.values[i].is_nan()).collect(),
         Cells::Text(v) => (0..v.len())
             .filter(|&i| v[i].as_deref().is_none_or(is_missing_text))
             .collect(),
@@ -162,12 +160,7 @@ fn summarise(c: &RawColumn) -> ColumnSummary {
         || (!present_text.is_empty() && present_text.iter().all(|s| looks_like_date(s)));
     let (missing, stats) = match &c.cells {
         Cells::Numeric(v) => {
-            let present: Vec<f64> = v
-                .iter()
-                .flatten()
-                .copied()
-                .filter(|x| !x.is_nan())
-                .collect();
+            let present: Vec<f64> = v.values.iter().copied().filter(|x| !x.is_nan()).collect();
             (v.len() - present.len(), stats_of(&present))
         }
         Cells::Text(v) => match numbers_with_markers(v) {
@@ -232,10 +225,12 @@ fn numbers_with_markers(v: &[Option<String>]) -> Option<Vec<f64>> {
 
 fn format_cell(c: &RawColumn, i: usize) -> String {
     match &c.cells {
-        Cells::Numeric(v) if c.dtype == "bool" => {
-            v[i].map_or_else(|| "null".to_string(), |x| (x != 0.0).to_string())
-        }
-        Cells::Numeric(v) => v[i].map_or_else(|| "null".to_string(), |x| x.to_string()),
+        Cells::Numeric(v) if c.dtype == "bool" => v
+            .get(i)
+            .map_or_else(|| "null".to_string(), |x| (x != 0.0).to_string()),
+        Cells::Numeric(v) => v
+            .get(i)
+            .map_or_else(|| "null".to_string(), |x| x.to_string()),
         Cells::Text(v) => v[i].clone().unwrap_or_else(|| "null".to_string()),
     }
 }
