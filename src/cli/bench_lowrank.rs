@@ -358,7 +358,7 @@ fn summary(o: &Outcome) -> String {
 
 fn markdown(rows: &[(Case, Outcome)]) -> String {
     let mut s = String::from(
-        "| run | wall (load included) | fit | peak memory | test metric | exact route | Δ metric | speed-up (wall) | speed-up (fit) |\n\
+        "| run | wall (load included) | fit | peak memory (estimate ÷ peak) | test metric | exact route | Δ metric | speed-up (wall) | speed-up (fit) |\n\
          |---|---:|---:|---:|---|---|---:|---:|---:|\n",
     );
     let find = |name: &str| rows.iter().find(|(c, _)| c.name == name).map(|(_, o)| o);
@@ -410,8 +410,30 @@ fn markdown(rows: &[(Case, Outcome)]) -> String {
         s.push_str(&format!(
             "| {} | {wall} | {fit} | {} | {metric_cell} | {exact_cell} | {delta} | {speed} | {fit_speed} |\n",
             c.name,
-            o.peak.map(format_bytes).unwrap_or_else(|| "?".into()),
+            peak_and_estimate(o),
         ));
     }
     s
+}
+
+/// "318.2 MiB (1.04)": the child's peak and the memory guard's estimate for the run as a share
+/// of it. The estimate counts what the run adds, so the process's resident set before it
+/// loaded anything (the program itself) is added to it, as `bench scaling` does.
+fn peak_and_estimate(o: &Outcome) -> String {
+    let Some(peak) = o.peak else {
+        return "?".into();
+    };
+    let memory = o.json.as_ref().and_then(|j| j.get("memory"));
+    let field = |k: &str| memory.and_then(|m| m.get(k)).and_then(Json::as_u64);
+    match (
+        field("estimated_peak_bytes"),
+        field("process_base_rss_bytes"),
+    ) {
+        (Some(e), Some(base)) if peak > 0 => format!(
+            "{} ({:.2})",
+            format_bytes(peak),
+            (e + base) as f64 / peak as f64
+        ),
+        _ => format_bytes(peak),
+    }
 }

@@ -96,7 +96,8 @@ pub struct BenchResult {
     /// VmHWM of the process after the fit (after the floor for `eigh`), data included.
     pub peak_rss_bytes: Option<u64>,
     /// The peak the run's memory guard expects: the process before the problem (VmRSS), the
-    /// problem's x and y, and the method's own `peak_bytes`.
+    /// problem's x and y, the method's own `peak_bytes` and the fit's runtime
+    /// (`methods::RUNTIME_BYTES`).
     #[serde(default)]
     pub estimate_bytes: Option<u64>,
     pub iterations: usize,
@@ -268,7 +269,11 @@ pub fn run_one(
             .peak_bytes(&shape, &params)
             .ok()
             .zip(before)
-            .map(|(b, rss)| rss + b + methods::mats(1, n, problem.x.ncols() + problem.y.ncols()));
+            .map(|(b, rss)| {
+                rss + b
+                    + methods::mats(1, n, problem.x.ncols() + problem.y.ncols())
+                    + methods::RUNTIME_BYTES
+            });
         let start = Instant::now();
         let fit = m.fit(&problem, &params, &mut Silent)?;
         let fit_s = start.elapsed().as_secs_f64();

@@ -247,10 +247,17 @@ pub(crate) fn check_fits_or(bytes: u64, what: &str, advice: &str) -> Result<()> 
 
 /// This process's peak resident memory so far (VmHWM in /proc/self/status), where readable.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// This process's resident memory now (VmRSS in /proc/self/status), where readable.
+pub fn rss_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+fn status_bytes(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    kib_field(&s, field)
 }
 
 /// 1536 → "1.5 KiB".

@@ -478,6 +478,23 @@ pub(crate) fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> 
     mats(1, n, r) + mats(3, n, b) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(4096), r)
 }
 
+/// Peak bytes of `InputSpectrum::exact` on ℓ rows: K, then its eigendecomposition — faer's
+/// eigenvectors, its scratch (a copy of K and two ℓ×ℓ blocks of divide and conquer) and their
+/// ndarray copy — 6 ℓ×ℓ, and one more for what the allocator has not yet returned (measured
+/// 6.5–7 ℓ² at ℓ = 2000–4000, `ovk bench scaling`: okl and lowrank-okl peak alike).
+pub(crate) fn exact_spectrum_bytes(l: usize) -> u64 {
+    mats(7, l, l)
+}
+
+/// What a spectrum on a factor adds to `factor_peak_bytes` (r columns): ZᵀZ's eigenproblem —
+/// its eigenvectors, faer's scratch (three r×r) and their copy — and V·s^{±½}. Blocks of r×r
+/// below glibc's mmap threshold stay in the heap once freed, so they add up rather than
+/// replace each other: 8.9 r² beside Z in all at r = 1000 (okl, ℓ = 3200, measured across
+/// the factor and the eigenproblem), of which `factor_peak_bytes` counts 4.
+pub(crate) fn spectrum_bytes(r: usize) -> u64 {
+    mats(5, r, r)
+}
+
 /// The last low-rank spectrum built in this process, by a hash of everything it depends on.
 static LAST_SPECTRUM: std::sync::Mutex<Option<(u64, InputSpectrum)>> = std::sync::Mutex::new(None);
 

@@ -76,6 +76,16 @@ pub(crate) fn linear_kind(kernel: KernelName, x: ArrayView2<f64>) -> (bool, bool
     (linear && !packed, linear && packed)
 }
 
+/// What a fit adds to its process beside the matrices a method's `peak_bytes` counts: the
+/// worker threads' stacks and heaps and the code paged in as it first runs (measured 2.5–5 MiB
+/// over the estimate at n = 500, where the matrices are small, `ovk bench scaling`).
+pub const RUNTIME_BYTES: u64 = 4 << 20;
+
+/// What loading a table adds to the process beside the rows it holds: polars' reader, its
+/// thread pool and their code paged in (VmRSS grew by 13 MiB across loading a 1.5 MB CSV, of
+/// which `RUNTIME_BYTES` are the fit's own threads and code).
+pub const LOADING_BYTES: u64 = 9 << 20;
+
 /// Bytes of `count` dense r×c matrices of f64 (saturating: an absurd size stays absurd).
 pub fn mats(count: u64, r: usize, c: usize) -> u64 {
     crate::kernels::dense_bytes(r, c).saturating_mul(count)

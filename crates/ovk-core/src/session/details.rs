@@ -31,6 +31,10 @@ pub struct Memory {
     /// The measuring process's peak resident set, in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_peak_rss_bytes: Option<u64>,
+    /// The measuring process's resident set as the run started, before loading: the part of
+    /// the peak the estimate leaves out (the program itself), in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_base_rss_bytes: Option<u64>,
     /// "worker" when the process ran nothing but this fit; absent when it was the whole
     /// process (older sessions, the CLI).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -22,7 +22,7 @@ pub use reduced::AStep;
 pub use reduced::Solution;
 pub use reduced::{Factor, Reduced};
 
-use super::input::{factor_peak_bytes, Route};
+use super::input::{exact_spectrum_bytes, factor_peak_bytes, spectrum_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{Fit, Method, Observer, Params, Problem};
 use crate::kernels::{check_fits, dense_bytes};
@@ -220,12 +220,12 @@ impl Method for LowRankOkl {
         }
         .min(m);
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
-        // K and its eigendecomposition with the solver's copies and workspace (measured: about
-        // 9 ℓ×ℓ, see tests/it/resource_limits.rs); Y, its rotation and the model's ℓ×m blocks;
-        // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
+        // K and its eigendecomposition, or the factor and its spectrum (the same
+        // `InputSpectrum` okl builds); Y, its rotation and the model's ℓ×m blocks; B, A and
+        // the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
         let kernel_part = match factor {
-            Some(c) => factor_peak_bytes(l, c, m, s.n_test),
-            None => mats(9, l, l) + mats(1, s.n_test, l),
+            Some(c) => factor_peak_bytes(l, c, m, s.n_test) + spectrum_bytes(c),
+            None => exact_spectrum_bytes(l) + mats(1, s.n_test, l),
         };
         Ok(kernel_part + mats(8, l, m) + mats(24, m.max(l), p) + mats(1, saved_l, saved_l))
     }

@@ -288,12 +288,15 @@ impl Method for Mvml {
         let (n, v) = (s.n_labeled, s.views.max(1));
         let pairs = cfg.init == Init::Covariance;
         let products = if pairs { v * (v + 1) / 2 } else { v } as u64;
-        let t = if cfg.fixed_metric {
+        let default_route = cfg.default_route();
+        // A's low-rank part gains a term per round; the optimal A-step of the default route
+        // lands in one round on a rank-one A per output (`spectral::optimal_metrics`).
+        let optimal = default_route && cfg.a_step == AStepRule::Optimal && cfg.eta > 0.0;
+        let t = if cfg.fixed_metric || optimal {
             1
         } else {
             cfg.max_iter.saturating_add(1)
         };
-        let default_route = cfg.default_route();
         let out = s.m as u64;
         // Every output's dense metric (vr×vr) is saved when small enough (moved into the fit,
         // held once).
@@ -309,19 +312,27 @@ impl Method for Mvml {
         let saved = if small_enough(v * r_view) { out } else { 0 };
         let metrics = mats(saved, v * r_view, v * r_view);
         Ok(match fraction {
-            // Exact: the v Grams, S and its eigenvectors and temporaries (n×n); the general
-            // route adds the products Ψ_l Ψ_mᵀ, the dual matrix and its factor, and per
-            // output U_l, Ψ_l U_l (n×t) and C.
-            None if default_route => mats(v as u64 + 5, n, n) + mats(3 * out, n * v, t),
+            // Exact: the v Grams, S, its unsymmetrised first sum and one product Ψ_lΨ_lᵀ
+            // (basis.rs), then S's eigendecomposition: eigenvectors, faer's scratch (a copy
+            // of S and two n×n blocks of divide and conquer) and their ndarray copy — v + 7
+            // n×n in all (measured 9.4–10.8 n² at v = 3, n = 1000–4000, `ovk bench scaling`;
+            // 9.7 n² at v = 2, n = 1600, `ovk bench lowrank`). The general route adds the
+            // products Ψ_l Ψ_mᵀ, the dual matrix and its factor, and per output U_l, Ψ_l U_l
+            // (n×t) and C.
+            None if default_route => mats(v as u64 + 7, n, n) + mats(3 * out, n * v, t),
             None => {
                 mats(v as u64 + products + 9, n, n)
                     + mats(2 * v as u64, n, t).saturating_mul(out)
                     + mats(1, v * t, v * t).saturating_mul(out)
             }
-            // Nyström: n×p factors and features, the shared n×vp basis, per output vp×vp at most.
+            // Nyström: the features Ψ_l (n×p per view) and the thin basis's reflectors (n×vp),
+            // held to the end, and two n×p while a view's factor N_l is built and turned into
+            // Ψ_l (the kept columns of Ψ_w the QR starts from are freed before the peak):
+            // 2v + 2 n×p, measured 7–8 n·p at v = 2 and 3 (`ovk bench scaling`, `ovk bench
+            // lowrank`); per output vp×vp at most.
             Some(f) => {
                 let p = ((f * n as f64) as usize).max(1);
-                mats(4 * v as u64 + 2, n, p)
+                mats(2 * v as u64 + 2, n, p)
                     + mats(4, v * p, v * p)
                     + mats(2, v * p, v * p).saturating_mul(if default_route { 0 } else { out })
                     + mats(3 * out, v * p, t)

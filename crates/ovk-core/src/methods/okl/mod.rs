@@ -13,7 +13,10 @@ pub mod qn;
 
 use ndarray::{Array2, ArrayView2, Axis};
 
-use super::input::{factor_peak_bytes, krylov_key, remember, Basis, InputSpectrum, Route};
+use super::input::{
+    exact_spectrum_bytes, factor_peak_bytes, krylov_key, remember, spectrum_bytes, Basis,
+    InputSpectrum, Route,
+};
 use super::krylov::{sylvester_residual, Apply, KrylovRecord, KrylovSpace, KRYLOV_TOL};
 use super::params::common::{self, Solver};
 use super::params::{MethodConfig, ParamDefault, ParamKind, ParamSpec};
@@ -138,18 +141,19 @@ impl Method for Okl {
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         let (l, m) = (s.n_labeled, s.m);
         if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
-            return Ok(factor_peak_bytes(l, r, m, s.n_test) + mats(6, l, m) + mats(12, m, m));
+            return Ok(factor_peak_bytes(l, r, m, s.n_test)
+                + spectrum_bytes(r)
+                + mats(6, l, m)
+                + mats(12, m, m));
         }
         if self.input_route(s)? == Route::Krylov {
             // At worst the basis grows to ℓ columns: Q, U = QW, T and its eigenvectors. The
             // packed rows themselves are small beside them.
             return Ok(mats(2, l, l) + mats(2, l, l) + mats(12, l, m) + mats(12, m, m));
         }
-        // During K's eigendecomposition: K, the solver's copy, its eigenvectors and their
-        // ndarray copy; then the ℓ×m iterates (Uᵀ Y, C, gradients, L-BFGS pairs) and m×m
-        // matrices (L, its eigenvectors, products). Faer's workspace and the allocator's slack
-        // add about three more ℓ×ℓ (measured: see tests/it/resource_limits.rs).
-        Ok(mats(7, l, l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
+        // K's eigendecomposition (`exact_spectrum_bytes`); then the ℓ×m iterates (Uᵀ Y, C,
+        // gradients, L-BFGS pairs) and m×m matrices (L, its eigenvectors, products).
+        Ok(exact_spectrum_bytes(l) + mats(12, l, m) + mats(12, m, m) + mats(1, s.n_test, l))
     }
     fn memory_advice(&self) -> &'static str {
         concat!(

@@ -5,13 +5,15 @@
 use crate::data::Prepared;
 use crate::kernels::{check_fits_or, format_bytes, InputRank};
 use crate::methods::input::AUTO_RANK;
-use crate::methods::{mats, Method, Params, ProblemShape, Route};
+use crate::methods::{mats, Method, Params, ProblemShape, Route, LOADING_BYTES, RUNTIME_BYTES};
 use crate::train::{estimate, RunConfig};
 use crate::Result;
 
 /// A run admitted: its estimated peak, the guidance shown before the fit, and the notes.
 pub(super) struct Admitted {
     pub estimate: u64,
+    /// The process's resident set before the run loaded anything (`Memory`'s base).
+    pub base_rss: Option<u64>,
     pub guidance: Guidance,
     pub notes: Vec<String>,
 }
@@ -76,6 +78,7 @@ pub(super) fn admit(
     notes.extend(crate::train::unused::unused_settings(config, method));
     Ok(Admitted {
         estimate,
+        base_rss: None,
         guidance,
         notes,
     })
@@ -115,12 +118,14 @@ fn smaller_rank(
 }
 
 /// The method's own peak plus the pipeline's copies of the data (prepared rows, the problem,
-/// predictions).
+/// predictions), the loader and the fit's runtime: what the run adds to the process it starts
+/// in.
 pub(super) fn peak_estimate(method: &dyn Method, s: &ProblemShape, params: &Params) -> Result<u64> {
     let rows = s.n_train + s.n_test;
     Ok(method
         .peak_bytes(s, params)?
-        .saturating_add(mats(3, rows, s.d + 2 * s.m)))
+        .saturating_add(mats(3, rows, s.d + 2 * s.m))
+        .saturating_add(LOADING_BYTES + RUNTIME_BYTES))
 }
 
 /// What ovk tells the user before a fit: the floor time of the route taken and, where the exact

@@ -80,10 +80,12 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
         return stream::run(method, config, why, obs);
     }
     let t_start = Instant::now();
+    let base_rss = crate::kernels::rss_bytes();
     obs.phase(Phase::Loading, None);
     let mut prepared = prepare(method, config)?;
     let shape = admit::shape_of(&prepared, config);
     let mut admitted = admit::admit(method, &shape, config)?;
+    admitted.base_rss = base_rss;
     if let Some(w) = super::width_warning(
         &config.kernel,
         prepared.x_train.view(),

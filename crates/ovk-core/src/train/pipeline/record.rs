@@ -71,6 +71,7 @@ pub(super) fn record(
         estimated_peak_bytes: Some(admitted.estimate),
         estimated_peak: Some(format_bytes(admitted.estimate)),
         process_peak_rss_bytes: peak_rss_bytes(),
+        process_base_rss_bytes: admitted.base_rss,
         process: None,
     };
     details.insert(key::MEMORY.into(), memory.to_json());

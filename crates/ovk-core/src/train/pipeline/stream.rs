@@ -580,6 +580,7 @@ pub(super) fn run(
     obs: &mut dyn Observer,
 ) -> Result<Ended> {
     let t_start = Instant::now();
+    let base_rss = crate::kernels::rss_bytes();
     let name = MethodName::parse(method.name())?;
     let plan = plan_of(method, config)?;
     let (d, m) = (plan.d(), plan.m());
@@ -921,6 +922,7 @@ pub(super) fn run(
     let guidance = Guidance::for_run(method, &shape, route, &config.params)?;
     let admitted = Admitted {
         estimate,
+        base_rss,
         guidance,
         notes,
     };
