@@ -5,6 +5,7 @@
 //! columns the same way whatever rows it reads.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use ndarray::Array2;
@@ -27,12 +28,13 @@ pub struct Categorical {
     pub levels: Vec<String>,
 }
 
-/// The feature matrix and how it was made.
+/// The features, column by column, and how they were made. The matrix of every file row is
+/// never built: the split's parts are gathered from the columns (`rows`).
 #[derive(Debug, Clone)]
-pub(crate) struct Features {
-    /// File rows × features; NaN = missing (a text column's missing cell: NaN in each of its
-    /// features). `data::impute` fills them from the training rows after the split.
-    pub x: Array2<f64>,
+pub(crate) struct Features<'a> {
+    /// One per feature, over the file rows; NaN = missing (a text column's missing cell: NaN in
+    /// each of its features). `data::impute` fills them from the training rows after the split.
+    pub columns: Vec<Column<'a>>,
     pub names: Vec<String>,
     /// For each feature, the index (into the requested feature columns) it came from.
     pub source: Vec<usize>,
@@ -77,20 +79,20 @@ type Column<'a> = Cow<'a, [f64]>;
 /// Build the features from the file columns `cols`. `fixed` are the encodings of an earlier
 /// run (a value it did not see encodes as all zeros); a text column without one is encoded
 /// with its sorted distinct values, refused beyond [`MAX_LEVELS`].
-pub(crate) fn build(
+pub(crate) fn build<'a>(
     path: &Path,
-    raw: &RawTable,
+    raw: &'a RawTable,
     cols: &[usize],
     fixed: Option<&[Categorical]>,
-) -> Result<Features> {
+) -> Result<Features<'a>> {
     // A numeric column is borrowed from the table, not copied (10⁶ rows × 20 columns: 160 MB).
-    let mut blocks: Vec<(Vec<String>, Vec<Column<'_>>)> = Vec::new();
+    let mut blocks: Vec<(Vec<String>, Vec<Column<'a>>)> = Vec::new();
     let mut categories = Vec::new();
     let mut groups = Vec::new();
     let given_for =
         |c: usize| fixed.and_then(|f| f.iter().find(|k| k.column == raw.columns[c].name));
     // The numeric columns parsed in parallel; their errors are raised in column order below.
-    let mut numeric: Vec<Option<Result<Cow<'_, [f64]>>>> = cols
+    let mut numeric: Vec<Option<Result<Column<'a>>>> = cols
         .par_iter()
         .map(|&c| (given_for(c).is_none() && !is_text(raw, c)).then(|| raw.numeric_view(c)))
         .collect();
@@ -130,7 +132,7 @@ pub(crate) fn build(
                 l
             }
         };
-        let encoded: Vec<Cow<'_, [f64]>> = levels
+        let encoded: Vec<Column<'a>> = levels
             .iter()
             .map(|level| {
                 cells
@@ -154,7 +156,7 @@ pub(crate) fn build(
     }
     let width: usize = blocks.iter().map(|b| b.1.len()).sum();
     let (mut names, mut source) = (Vec::with_capacity(width), Vec::with_capacity(width));
-    let mut columns: Vec<Cow<'_, [f64]>> = Vec::with_capacity(width);
+    let mut columns: Vec<Column<'a>> = Vec::with_capacity(width);
     for (k, (n, block)) in blocks.into_iter().enumerate() {
         for (name, column) in n.into_iter().zip(block) {
             names.push(name);
@@ -162,9 +164,8 @@ pub(crate) fn build(
             columns.push(column);
         }
     }
-    let x = rows_of_columns(raw.n_rows, &columns);
     Ok(Features {
-        x,
+        columns,
         names,
         source,
         categories,
@@ -172,24 +173,59 @@ pub(crate) fn build(
     })
 }
 
-/// Columns (each `n` long) as the rows of a row-major matrix, blocks of rows in parallel.
-fn rows_of_columns(n: usize, columns: &[Cow<'_, [f64]>]) -> Array2<f64> {
-    const ROWS: usize = 4096;
-    let width = columns.len();
-    let mut x = Array2::<f64>::zeros((n, width));
-    if let Some(all) = x.as_slice_mut().filter(|_| width > 0) {
-        all.par_chunks_mut(ROWS * width)
-            .enumerate()
-            .for_each(|(b, block)| {
-                for (r, row) in block.chunks_mut(width).enumerate() {
-                    let i = b * ROWS + r;
-                    for (v, c) in row.iter_mut().zip(columns) {
-                        *v = c[i];
+impl Features<'_> {
+    /// The file rows `rows` (in that order) × the features, as a row-major matrix; blocks of
+    /// rows in parallel.
+    pub fn rows(&self, rows: &[usize]) -> Array2<f64> {
+        const ROWS: usize = 4096;
+        let width = self.columns.len();
+        let mut x = Array2::<f64>::zeros((rows.len(), width));
+        if let Some(all) = x.as_slice_mut().filter(|_| width > 0) {
+            all.par_chunks_mut(ROWS * width)
+                .zip(rows.par_chunks(ROWS))
+                .for_each(|(block, idx)| {
+                    for (row, &i) in block.chunks_mut(width).zip(idx) {
+                        for (v, c) in row.iter_mut().zip(&self.columns) {
+                            *v = c[i];
+                        }
                     }
-                }
-            });
+                });
+        }
+        x
     }
-    x
+
+    /// For each file row with a missing feature, the first such feature (columns in parallel;
+    /// empty for a complete table).
+    pub fn first_missing(&self) -> BTreeMap<usize, usize> {
+        let per_column: Vec<Vec<usize>> = self
+            .columns
+            .par_iter()
+            .map(|c| (0..c.len()).filter(|&i| c[i].is_nan()).collect())
+            .collect();
+        let mut first = BTreeMap::new();
+        // The last column first, so that a row's earliest missing feature is the one kept.
+        for (j, rows) in per_column.iter().enumerate().rev() {
+            for &i in rows {
+                first.insert(i, j);
+            }
+        }
+        first
+    }
+
+    /// The first of `rows` (in that order) holding a finite value beyond ±`limit`, with the
+    /// feature and the value; columns searched in parallel.
+    pub fn first_beyond(&self, rows: &[usize], limit: f64) -> Option<(usize, usize, f64)> {
+        self.columns
+            .par_iter()
+            .enumerate()
+            .filter_map(|(j, c)| {
+                rows.iter()
+                    .position(|&i| c[i].is_finite() && c[i].abs() > limit)
+                    .map(|k| (k, j))
+            })
+            .min()
+            .map(|(k, j)| (rows[k], j, self.columns[j][rows[k]]))
+    }
 }
 
 /// The cells of column `c` as trimmed text, missing markers as `None`.
@@ -317,8 +353,16 @@ mod tests {
             vec![false, true]
         );
         // A missing cell stays missing (NaN in each indicator) until data::impute.
-        assert!(f.x[[1, 0]].is_nan());
-        assert!(f.x[[2, 1]].is_nan() && f.x[[2, 2]].is_nan());
+        let x = f.rows(&[0, 1, 2, 3]);
+        assert!(x[[1, 0]].is_nan());
+        assert!(x[[2, 1]].is_nan() && x[[2, 2]].is_nan());
+        assert_eq!(
+            f.first_missing().into_iter().collect::<Vec<_>>(),
+            [(1, 0), (2, 1)]
+        );
+        assert_eq!(f.rows(&[3, 0]).column(0).to_vec(), [5.0, 1.0]);
+        assert_eq!(f.first_beyond(&[3, 2, 0], 2.0), Some((3, 0, 5.0)));
+        assert_eq!(f.first_beyond(&[0], 2.0), None);
         // An earlier run's levels are kept: an unseen value is all zeros.
         let fixed = [Categorical {
             column: "city".into(),
@@ -326,7 +370,7 @@ mod tests {
         }];
         let f = build(Path::new("t.csv"), &t, &[1], Some(&fixed)).unwrap();
         assert_eq!(f.names, vec!["city=Lyon", "city=Nice"]);
-        assert_eq!(f.x.row(0).to_vec(), vec![0.0, 0.0]);
+        assert_eq!(f.rows(&[0]).row(0).to_vec(), vec![0.0, 0.0]);
     }
 
     #[test]

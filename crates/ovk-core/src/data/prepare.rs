@@ -9,7 +9,7 @@ use super::features;
 use super::impute::impute;
 use super::load::read_raw_keeping_sparse;
 use super::roles::{resolve_roles, OutputColumns, SidecarCache};
-use super::rows::{take_rows, usable_rows, MissingCells};
+use super::rows::{usable_rows, MissingCells};
 use super::sparse::{SparseChoice, SparseFeatures};
 use super::split::{cv_fold, keep_labels, split, split_by_column, subsample, Split};
 use super::views::resolve_views;
@@ -77,14 +77,14 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         }
     }
     let feats = features::build(path, &raw, &roles.features, cfg.categories.as_deref())?;
-    let (x_all, mut feature_names) = (feats.x, feats.names);
+    let mut feature_names = feats.names.clone();
     if let Some(b) = &block {
         feature_names = b.names.clone();
     }
     let outputs = RawOutputs::read(&raw, &roles.outputs)?;
     let rows = usable_rows(
         path,
-        &x_all,
+        &feats.first_missing(),
         &feature_names,
         &outputs,
         MissingCells {
@@ -103,13 +103,17 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         .collect();
     match &block {
         Some(b) => check_sparse_magnitude(path, b, &used)?,
-        None => check_magnitude(path, &x_all, &feature_names, &used)?,
+        None => {
+            if let Some((i, j, v)) = feats.first_beyond(&used, MAX_MAGNITUDE) {
+                check_magnitude(path, &single(i, v), &feature_names[j..=j], &[i])?;
+            }
+        }
     }
     check_magnitude(path, &coded.y, &coded.output_names, &rows.labeled)?;
 
     let parts = parts_of(path, cfg, &raw, &names, roles.test_column, &rows)?;
-    let mut x_train = take_rows(&x_all, &parts.train);
-    let mut x_test = take_rows(&x_all, &parts.test);
+    let mut x_train = feats.rows(&parts.train);
+    let mut x_test = feats.rows(&parts.test);
     let imputed = if cfg.impute_missing {
         Some(impute(
             path,
@@ -331,12 +335,18 @@ pub(super) fn check_sparse_magnitude(
 ) -> Result<()> {
     match b.largest(rows) {
         Some((v, i, j)) if v > MAX_MAGNITUDE => {
-            let mut m = Array2::zeros((i + 1, 1));
-            m[[i, 0]] = v;
-            check_magnitude(path, &m, &b.names[j..=j], &[i])
+            check_magnitude(path, &single(i, v), &b.names[j..=j], &[i])
         }
         _ => Ok(()),
     }
+}
+
+/// A one-column matrix holding `v` in row `i` (zeros above): what `check_magnitude` reads to
+/// word the refusal of that one value.
+fn single(i: usize, v: f64) -> Array2<f64> {
+    let mut m = Array2::zeros((i + 1, 1));
+    m[[i, 0]] = v;
+    m
 }
 
 /// Values beyond this overflow double precision once squared (distances, variances, the

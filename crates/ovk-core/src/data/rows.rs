@@ -1,9 +1,8 @@
 //! Which rows a run can use: rows with a missing cell are refused (or dropped on request), and
 //! rows whose outputs are all empty may become unlabeled training rows.
 
+use std::collections::BTreeMap;
 use std::path::Path;
-
-use ndarray::Array2;
 
 use super::encode::RawOutputs;
 use super::raw::row_label;
@@ -27,11 +26,11 @@ pub(crate) struct MissingCells {
     pub(crate) features_filled_later: bool,
 }
 
-/// Sort the rows of a file into labeled, unlabeled and dropped. `x` holds the feature columns
-/// (file rows, NaN = missing).
+/// Sort the rows of a file into labeled, unlabeled and dropped. `first_missing` names, for each
+/// file row with a missing feature, the first such feature.
 pub(crate) fn usable_rows(
     path: &Path,
-    x: &Array2<f64>,
+    first_missing: &BTreeMap<usize, usize>,
     feature_names: &[String],
     outputs: &RawOutputs,
     missing: MissingCells,
@@ -44,21 +43,11 @@ pub(crate) fn usable_rows(
         dropped: 0,
     };
     let missing_outputs = outputs.missing_by_row();
-    // One parallel look for any missing feature first: a complete table (the usual case) is
-    // then not walked row by row.
-    let look_per_row = !missing.features_filled_later
-        && match x.as_slice() {
-            Some(all) => {
-                use rayon::prelude::*;
-                all.par_iter().any(|v| v.is_nan())
-            }
-            None => true,
-        };
     for (i, &(n_missing, first_missing_output)) in missing_outputs.iter().enumerate() {
-        let missing_feature = if look_per_row {
-            x.row(i).iter().position(|v| v.is_nan())
-        } else {
+        let missing_feature = if missing.features_filled_later {
             None
+        } else {
+            first_missing.get(&i).copied()
         };
         let all_outputs_missing = n_missing == outputs.width();
         let missing_column = match (missing_feature, first_missing_output) {
@@ -106,25 +95,4 @@ pub(crate) fn usable_rows(
         ));
     }
     Ok(rows)
-}
-
-/// `x.select(Axis(0), rows)`, blocks of rows copied in parallel (a 10⁶-row split took 0.19 s
-/// on one thread).
-pub(crate) fn take_rows(x: &Array2<f64>, rows: &[usize]) -> Array2<f64> {
-    use rayon::prelude::*;
-    const BLOCK: usize = 4096;
-    let width = x.ncols();
-    let mut out = Array2::<f64>::zeros((rows.len(), width));
-    match (out.as_slice_mut(), width) {
-        (Some(all), w) if w > 0 => all
-            .par_chunks_mut(BLOCK * w)
-            .zip(rows.par_chunks(BLOCK))
-            .for_each(|(block, idx)| {
-                for (dst, &i) in block.chunks_mut(w).zip(idx) {
-                    dst.iter_mut().zip(x.row(i)).for_each(|(d, s)| *d = *s);
-                }
-            }),
-        _ => out = x.select(ndarray::Axis(0), rows),
-    }
-    out
 }
