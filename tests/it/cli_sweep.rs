@@ -252,6 +252,14 @@ fn an_interrupted_sweep_stops_without_refitting() {
         .spawn()
         .unwrap();
     // Interrupt once the first configuration has been scored.
+    // stderr drained meanwhile: a sweep's progress lines would otherwise fill the pipe and
+    // block it before it could see the signal.
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr_pipe, &mut text).unwrap();
+        text
+    });
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
@@ -261,9 +269,9 @@ fn an_interrupted_sweep_stops_without_refitting() {
         .status();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let status = child.wait().unwrap();
+    let stderr = stderr_reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("sweep interrupted"), "{stderr}");
     assert!(stderr.contains("not refitted"), "{stderr}");
     assert!(
