@@ -105,25 +105,12 @@ impl Tridiagonal {
         let basis = self.reduced.as_ref().submatrix(1, 0, n - 1, n - 1);
         let mut xv = x.view_mut();
         let target = view_mut(&mut xv).subrows_mut(1, n - 1);
-        if transpose {
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
-                basis,
-                self.coeffs.as_ref(),
-                Conj::No,
-                target,
-                par,
-                stack,
-            );
+        let apply = if transpose {
+            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
         } else {
-            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                basis,
-                self.coeffs.as_ref(),
-                Conj::No,
-                target,
-                par,
-                stack,
-            );
-        }
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj
+        };
+        apply(basis, self.coeffs.as_ref(), Conj::No, target, par, stack);
         leave_avx_state();
     }
 

@@ -253,16 +253,39 @@ fn covariance_route(
     w.mapv_inplace(|v| v / nf);
     tri.apply(&mut alpha, false);
     tri.apply(&mut w, false);
-    let r_norm = sq.sqrt();
-    let scale = backward_scale(frobenius(&lg), frobenius(&alpha), frobenius(s), lambda, nf);
-    Ok(ExactSolve {
+    let t_norm = frobenius(&lg);
+    Ok(symmetric_solve(
         alpha,
         w,
-        objective: lambda * objective,
+        lambda * objective,
+        sq.sqrt(),
+        t_norm,
+        s,
+        lambda,
+    ))
+}
+
+/// A symmetric route's result, its residual norm `‖R‖_F` (in K's eigenbasis) given as the
+/// residual `‖R‖_F/√n` and the normwise backward error (`‖T̃‖_F = t_norm`).
+fn symmetric_solve(
+    alpha: Array2<f64>,
+    w: Array2<f64>,
+    objective: f64,
+    r_norm: f64,
+    t_norm: f64,
+    s: &Array1<f64>,
+    lambda: f64,
+) -> ExactSolve {
+    let nf = s.len() as f64;
+    let scale = backward_scale(t_norm, frobenius(&alpha), frobenius(s), lambda, nf);
+    ExactSolve {
+        alpha,
+        w,
+        objective,
         residual: r_norm / nf.sqrt(),
         backward_error: r_norm / scale,
         route: Route::Symmetric,
-    })
+    }
 }
 
 /// The conditional kernel's symmetric route, straight into the input basis: `T̃ = D G` is
@@ -321,15 +344,9 @@ fn symmetric_route(
     let alpha = matmul(p.view(), y.view());
     scale_rows(&mut y, t.mapv(|v| v / nf).view());
     let w = matmul(p.view(), y.view());
-    let scale = backward_scale(t_norm, frobenius(&alpha), frobenius(s), lambda, nf);
-    Ok(ExactSolve {
-        alpha,
-        w,
-        objective,
-        residual: r_norm / nf.sqrt(),
-        backward_error: r_norm / scale,
-        route: Route::Symmetric,
-    })
+    Ok(symmetric_solve(
+        alpha, w, objective, r_norm, t_norm, s, lambda,
+    ))
 }
 
 /// The conditional kernel's Schur route (its fallback), in K's eigenbasis: α̃ from
