@@ -229,6 +229,33 @@ pub fn gram_tn(a: ArrayView2<f64>) -> Array2<f64> {
     g
 }
 
+/// `A B` for a product known to be symmetric (`Uᵀ (L U)`, `U diag(f) Uᵀ`): only its lower
+/// triangle is computed (half the multiply-adds of `matmul`), then mirrored.
+pub(crate) fn matmul_symmetric(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
+    assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions differ");
+    assert_eq!(
+        a.nrows(),
+        b.ncols(),
+        "matmul_symmetric: the product is not square"
+    );
+    let n = a.nrows();
+    let mut c = Mat::<f64>::zeros(n, n);
+    faer::linalg::matmul::triangular::matmul(
+        c.as_mut(),
+        BlockStructure::TriangularLower,
+        Accum::Replace,
+        view(&a),
+        BlockStructure::Rectangular,
+        view(&b),
+        BlockStructure::Rectangular,
+        1.0,
+        par_for_product(n, a.ncols(), n),
+    );
+    let mut g = faer_to_array(c.as_ref());
+    mirror_lower(&mut g);
+    g
+}
+
 /// `acc += AᵀA` into `acc`'s lower triangle only (a streamed sum of row blocks; `mirror_lower`
 /// completes it once the blocks are done).
 pub(crate) fn add_gram_tn_lower(acc: &mut Array2<f64>, a: ArrayView2<f64>) {

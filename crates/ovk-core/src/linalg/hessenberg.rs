@@ -6,11 +6,12 @@
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::evd::hessenberg::{hessenberg_in_place, hessenberg_in_place_scratch};
 use faer::linalg::householder;
-use faer::{Conj, Mat, Par};
+use faer::{Conj, Mat};
 use ndarray::{Array2, ArrayView2};
+use rayon::prelude::*;
 
 use super::convert::{faer_to_array, view};
-use super::decomp::matmul;
+use super::decomp::{matmul, par_from, PARALLEL_EIGH_FROM};
 use crate::{OvkError, Result};
 
 /// `A = U H Uᵀ` with `U` orthogonal and `H` upper Hessenberg (zeros below the subdiagonal).
@@ -44,7 +45,7 @@ pub(crate) fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
             u: Array2::eye(n),
         });
     }
-    let par = Par::Seq;
+    let par = par_from(n, PARALLEL_EIGH_FROM);
     let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n - 1, n - 1);
     let req = StackReq::any_of(&[
         hessenberg_in_place_scratch::<f64>(n, bs, par, Default::default()),
@@ -84,7 +85,8 @@ pub(crate) fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
 
 impl Hessenberg {
     /// Solve `(scales[j]·A + shift·I) xⱼ = bⱼ` for every column j of `b`, reusing the one
-    /// reduction: `xⱼ = U (scales[j]·H + shift·I)⁻¹ Uᵀ bⱼ`, O(N²) per column.
+    /// reduction: `xⱼ = U (scales[j]·H + shift·I)⁻¹ Uᵀ bⱼ`, O(N²) per column, the columns in
+    /// parallel (each with a packed triangular buffer of its own).
     pub(crate) fn solve_shifted(
         &self,
         scales: &[f64],
@@ -102,16 +104,29 @@ impl Hessenberg {
             )));
         }
         let bt = matmul(self.u.t(), b); // Uᵀ B
-        let mut xt = Array2::<f64>::zeros(bt.dim());
-        let mut work = vec![0.0; n * n];
-        let mut rhs = vec![0.0; n];
-        for (j, &s) in scales.iter().enumerate() {
-            for (r, v) in rhs.iter_mut().zip(bt.column(j)) {
-                *r = *v;
+                                        // max |h_ij| off the diagonal: the norm of s·H + c·I is then O(N) per shift
+        let mut off_max = 0.0f64;
+        for ((i, j), v) in self.h.indexed_iter() {
+            if i != j {
+                off_max = off_max.max(v.abs());
             }
-            solve_shifted_hessenberg(&self.h, s, shift, &mut work, &mut rhs)?;
-            for (x, r) in xt.column_mut(j).iter_mut().zip(&rhs) {
-                *x = *r;
+        }
+        let columns: Vec<Result<Vec<f64>>> = scales
+            .par_iter()
+            .enumerate()
+            .map_init(
+                || (vec![0.0; n * (n + 1) / 2], vec![0.0; n]),
+                |(upper, carry), (j, &s)| {
+                    let mut x = bt.column(j).to_vec();
+                    solve_shifted_hessenberg(&self.h, off_max, s, shift, upper, carry, &mut x)?;
+                    Ok(x)
+                },
+            )
+            .collect();
+        let mut xt = Array2::<f64>::zeros(bt.dim());
+        for (j, col) in columns.into_iter().enumerate() {
+            for (x, r) in xt.column_mut(j).iter_mut().zip(col?) {
+                *x = r;
             }
         }
         Ok(matmul(self.u.view(), xt.view()))
@@ -120,56 +135,83 @@ impl Hessenberg {
 
 /// `(s H + c I) x = b` for upper Hessenberg `H` by Gaussian elimination with partial pivoting
 /// between adjacent rows (the only rows that hold a nonzero in the pivot column); `b` is
-/// overwritten with `x`. `work` is an n×n row-major buffer.
+/// overwritten with `x`. Row k+1 of `s H + c I` is read from H when step k needs it and only
+/// the eliminated row is carried (`carry`, length n), so each step writes one row of the
+/// triangular factor into `upper` (packed by rows, n(n+1)/2) and nothing is filled in advance.
+/// `off_max` is `max |h_ij|` over i ≠ j (the norm that scales the singularity test).
 fn solve_shifted_hessenberg(
     h: &Array2<f64>,
+    off_max: f64,
     s: f64,
     c: f64,
-    work: &mut [f64],
+    upper: &mut [f64],
+    carry: &mut [f64],
     b: &mut [f64],
 ) -> Result<()> {
     let n = h.nrows();
-    let mut norm = 0.0f64;
+    if n == 0 {
+        return Ok(());
+    }
+    let a = |i: usize, j: usize| s * h[[i, j]] + if i == j { c } else { 0.0 };
+    let mut norm = if n > 1 { s.abs() * off_max } else { 0.0 };
     for i in 0..n {
-        for j in 0..n {
-            let v = if j + 1 >= i { s * h[[i, j]] } else { 0.0 } + if i == j { c } else { 0.0 };
-            work[i * n + j] = v;
-            norm = norm.max(v.abs());
-        }
+        norm = norm.max(a(i, i).abs());
     }
     let tiny = norm * f64::EPSILON * n as f64;
-    for k in 0..n.saturating_sub(1) {
-        let (top, rest) = work.split_at_mut((k + 1) * n);
-        let row_k = &mut top[k * n..];
-        let row_k1 = &mut rest[..n];
-        if row_k1[k].abs() > row_k[k].abs() {
-            for j in k..n {
-                std::mem::swap(&mut row_k[j], &mut row_k1[j]);
-            }
+    // start of row k in the packed triangle
+    let row_start = |k: usize| k * n - k * k.saturating_sub(1) / 2;
+    for (j, v) in carry.iter_mut().enumerate() {
+        *v = a(0, j);
+    }
+    for k in 0..n - 1 {
+        let start = row_start(k);
+        let row = &mut upper[start..start + n - k];
+        let next_k = a(k + 1, k);
+        if next_k.abs() > carry[k].abs() {
+            // row k+1 is the pivot row; the carried row becomes carry − l·(row k+1)
             b.swap(k, k + 1);
-        }
-        let pivot = row_k[k];
-        if pivot.abs() <= tiny {
-            return Err(singular());
-        }
-        let l = row_k1[k] / pivot;
-        if l != 0.0 {
-            for j in k + 1..n {
-                row_k1[j] -= l * row_k[j];
+            let l = carry[k] / next_k;
+            if next_k.abs() <= tiny {
+                return Err(singular());
             }
-            b[k + 1] -= l * b[k];
+            for j in k..n {
+                let v = a(k + 1, j);
+                row[j - k] = v;
+                if l != 0.0 {
+                    carry[j] -= l * v;
+                }
+            }
+            if l != 0.0 {
+                b[k + 1] -= l * b[k];
+            }
+        } else {
+            let pivot = carry[k];
+            if pivot.abs() <= tiny {
+                return Err(singular());
+            }
+            let l = next_k / pivot;
+            for j in k..n {
+                row[j - k] = carry[j];
+                let v = a(k + 1, j);
+                carry[j] = if l != 0.0 { v - l * carry[j] } else { v };
+            }
+            if l != 0.0 {
+                b[k + 1] -= l * b[k];
+            }
         }
     }
+    upper[row_start(n - 1)] = carry[n - 1];
     for i in (0..n).rev() {
-        let row = &work[i * n..(i + 1) * n];
+        let start = row_start(i);
+        let row = &upper[start..start + n - i];
         let mut acc = b[i];
         for j in i + 1..n {
-            acc -= row[j] * b[j];
+            acc -= row[j - i] * b[j];
         }
-        if row[i].abs() <= tiny {
+        if row[0].abs() <= tiny {
             return Err(singular());
         }
-        b[i] = acc / row[i];
+        b[i] = acc / row[0];
     }
     Ok(())
 }

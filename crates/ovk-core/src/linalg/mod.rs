@@ -12,13 +12,14 @@ mod norm;
 mod qr;
 mod qz;
 mod sylvester;
+mod tridiag;
 
 pub use convert::view;
 pub use decomp::gram_tn;
 pub(crate) use decomp::PARALLEL_EIGH_FROM;
 pub(crate) use decomp::{add_gram_tn_lower, add_matmul_tn, mirror_lower};
 pub use decomp::{cholesky, eigh, lu, matmul, Cholesky, Lu, SymEigen};
-pub(crate) use decomp::{matmul_into, matmul_tn, solve_lower};
+pub(crate) use decomp::{matmul_into, matmul_symmetric, matmul_tn, solve_lower};
 pub(crate) use hessenberg::hessenberg;
 pub use hessenberg::Hessenberg;
 pub(crate) use interruptible::interruptible;
@@ -32,6 +33,7 @@ pub use qr::ThinQr;
 pub(crate) use qz::{generalized_schur, solve_shifted_quasi_triangular};
 pub use sylvester::sylvester_sym;
 pub(crate) use sylvester::{divide_by_spectrum, lyapunov_sym, symmetrize};
+pub(crate) use tridiag::tridiagonal;
 
 /// Choose faer's thread count: every core by default — on 2 cores a 2-thread eigh, GEMM and
 /// ZᵀZ beat one from n ≈ 500 on (`cargo bench --bench threads`, docs/performance.md), and

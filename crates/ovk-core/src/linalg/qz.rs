@@ -10,8 +10,13 @@ use faer::{Auto, Mat};
 use ndarray::{s, Array2, ArrayView2};
 
 use super::convert::{faer_to_array, view};
-use super::decomp::matmul;
+use super::decomp::{matmul, par_from};
 use crate::{OvkError, Result};
+
+/// Below this size the QZ iteration runs on one thread: measured on this machine (2 cores,
+/// load 5–6, `OVK_THREADS` 2 against 1, 2026-11-27) two threads took 1.13× as long at n = 300,
+/// 1.1–1.3× at 600 and 1.05–1.1× at 1000; larger sizes were not measured (over 30 s each).
+const PARALLEL_QZ_FROM: usize = 2000;
 
 /// `A = Q S Zᵀ`, `B = Q T Zᵀ` with `S` upper quasi-triangular (1×1 and 2×2 diagonal blocks),
 /// `T` upper triangular, `Q`, `Z` orthogonal.
@@ -55,7 +60,7 @@ pub(crate) fn generalized_schur(
     let mut q = Mat::<f64>::identity(n, n);
     let mut z = Mat::<f64>::identity(n, n);
     if n > 0 {
-        let par = faer::get_global_parallelism();
+        let par = par_from(n, PARALLEL_QZ_FROM);
         let hess_params = <gen_hessenberg::GeneralizedHessenbergParams as Auto<f64>>::auto();
         let qz_params = <faer::linalg::gevd::GeneralizedSchurParams as Auto<f64>>::auto();
         let req = StackReq::any_of(&[

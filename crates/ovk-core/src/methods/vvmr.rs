@@ -198,9 +198,10 @@ impl Method for Vvmr {
             ));
         }
         let n = s.n_train;
-        // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries (measured:
-        // about 9 N×N, tests/it/resource_limits.rs).
-        Ok(mats(N_BY_N_MATRICES + 3, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
+        // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries and a packed
+        // triangle per thread for the shifted solves (measured: `ovk bench scaling`'s VmHWM at
+        // N = 1000 and 2000, 2026-11-27, is 10.5–11 N×N with the process's own memory).
+        Ok(mats(N_BY_N_MATRICES + 5, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {
         "use a low-rank input kernel (--input-rank R, e.g. 1000), or fewer unlabeled points \
@@ -288,8 +289,9 @@ impl Method for Vvmr {
         };
         let coef = matmul(a.view(), q.view()); // f(x) = Σᵢ k(x, xᵢ) Q aᵢ, eq. (16)
         let f = matmul(g.view(), coef.view());
-        let objective = terms.objective_from_outputs(f.view(), a.view());
-        let residual = terms.residual(a.view());
+        let lf = matmul(l.view(), f.view());
+        let objective = terms.objective_from_outputs(f.view(), lf.view(), a.view());
+        let residual = terms.residual_from_outputs(f.view(), lf.view(), a.view());
         record_solved(obs, objective, Some(residual), &clock)?;
 
         let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
@@ -834,8 +836,27 @@ impl Terms<'_> {
 
     /// ‖M A Q + ℓγ_A A − Y‖_F / ‖Y‖_F, the relative residual of eq. (17).
     pub fn residual(&self, a: ArrayView2<f64>) -> f64 {
-        let m = left_matrix(self.g, self.l, self.labeled, self.gamma_i);
-        let lhs = matmul(matmul(m.view(), a).view(), self.q) + &(&a * (self.ell() * self.gamma_a));
+        let f = matmul(self.g, matmul(a, self.q).view());
+        let lf = matmul(self.l, f.view());
+        self.residual_from_outputs(f.view(), lf.view(), a)
+    }
+
+    /// `residual` with `f = G A Q` and `L f` already computed: `M A Q = (J + ℓγ_I L) f`, so no
+    /// N×N×N product is needed.
+    fn residual_from_outputs(
+        &self,
+        f: ArrayView2<f64>,
+        lf: ArrayView2<f64>,
+        a: ArrayView2<f64>,
+    ) -> f64 {
+        let ell = self.ell();
+        let mut lhs = &lf * (ell * self.gamma_i) + &(&a * (ell * self.gamma_a));
+        for (i, &lab) in self.labeled.iter().enumerate() {
+            if lab {
+                let mut row = lhs.row_mut(i);
+                row += &f.row(i);
+            }
+        }
         let r = (&lhs - &self.y).mapv(|v| v * v).sum().sqrt();
         let ny = self.y.mapv(|v| v * v).sum().sqrt();
         if ny > 0.0 {
@@ -849,17 +870,23 @@ impl Terms<'_> {
     /// `(1/ℓ) ‖J (G A Q − Y)‖² + γ_A tr(Aᵀ G A Q) + γ_I tr((G A Q)ᵀ L (G A Q))`.
     pub fn objective(&self, a: ArrayView2<f64>) -> f64 {
         let f = matmul(self.g, matmul(a, self.q).view());
-        self.objective_from_outputs(f.view(), a)
+        let lf = matmul(self.l, f.view());
+        self.objective_from_outputs(f.view(), lf.view(), a)
     }
 
-    /// `objective` with `f = G A Q` already computed.
-    fn objective_from_outputs(&self, f: ArrayView2<f64>, a: ArrayView2<f64>) -> f64 {
+    /// `objective` with `f = G A Q` and `L f` already computed.
+    fn objective_from_outputs(
+        &self,
+        f: ArrayView2<f64>,
+        lf: ArrayView2<f64>,
+        a: ArrayView2<f64>,
+    ) -> f64 {
         let (fit, ell) = labeled_fit(f, self.y, self.labeled);
         // tr(Aᵀ G A Q) = Σ (G A) ⊙ (A Q)
         let ga = matmul(self.g, a);
         let aq = matmul(a, self.q);
         let norm = (&ga * &aq).sum();
-        let smooth = (&matmul(self.l, f).view() * &f).sum();
+        let smooth = (&lf * &f).sum();
         fit / ell + self.gamma_a * norm + self.gamma_i * smooth
     }
 }
@@ -872,14 +899,50 @@ pub fn left_matrix(
     gamma_i: f64,
 ) -> Array2<f64> {
     let ell = labeled.iter().filter(|&&b| b).count() as f64;
-    let mut b = l.to_owned() * (ell * gamma_i);
-    for (i, &lab) in labeled.iter().enumerate() {
-        if lab {
-            b[[i, i]] += 1.0;
+    let scale = ell * gamma_i;
+    let n = l.nrows();
+    // B = ℓγ_I L + J row by row, its zeros left out: the k-NN graph's Laplacian (p = 1) has a
+    // few dozen nonzeros per row, so B G costs O(nnz·N) instead of an N×N×N product.
+    let rows: Vec<Vec<(usize, f64)>> = l
+        .rows()
+        .into_iter()
+        .zip(labeled)
+        .enumerate()
+        .map(|(i, (row, &lab))| {
+            row.iter()
+                .enumerate()
+                .map(|(j, &v)| (j, v * scale + if lab && i == j { 1.0 } else { 0.0 }))
+                .filter(|&(_, v)| v != 0.0)
+                .collect()
+        })
+        .collect();
+    let nnz: usize = rows.iter().map(Vec::len).sum();
+    if nnz.saturating_mul(DENSE_FROM) > n.saturating_mul(n) {
+        let mut b = Array2::<f64>::zeros((n, n));
+        for (i, row) in rows.iter().enumerate() {
+            for &(j, v) in row {
+                b[[i, j]] = v;
+            }
         }
+        return matmul(b.view(), g);
     }
-    matmul(b.view(), g)
+    let cols = g.ncols();
+    let mut out = Array2::<f64>::zeros((n, cols));
+    if let Some(flat) = out.as_slice_mut() {
+        flat.par_chunks_mut(cols.max(1))
+            .zip(rows.par_iter())
+            .for_each(|(o, row)| {
+                let mut o = ndarray::ArrayViewMut1::from(o);
+                for &(j, v) in row {
+                    o.scaled_add(v, &g.row(j));
+                }
+            });
+    }
+    out
 }
+
+/// `left_matrix` multiplies densely once B has more than N²/`DENSE_FROM` nonzeros.
+const DENSE_FROM: usize = 16;
 
 /// The largest off-diagonal entries of Q by magnitude, signed. Beware: L_out† couples two
 /// labels of a small component negatively (it is zero on the graph's null space), so a tie

@@ -123,15 +123,17 @@ const PARAMS: &[ParamSpec] = &[
     LOW_RANK,
 ];
 
-/// n×n matrices alive at the exact solve's peak (measured: `tests/it/resource_limits.rs`, and
-/// `ovk bench scaling`'s VmHWM at n = 2000 and 4000): Lg, K's eigenvectors and the eigensolver's
-/// workspace, then `G = UᵀLgU`, α̃ and T̃α̃ and their products; the covariance and conditional
-/// kernels add a second eigendecomposition and its operands.
-fn exact_matrices(ovk: Ovk) -> u64 {
+/// n×n matrices alive at the exact solve's peak, the process's own memory and the model's
+/// copies included (fitted to `ovk bench scaling`'s VmHWM at n = 1000 and 2000, 2026-11-27:
+/// estimate ÷ peak 1.05–1.10, 1.06–1.09 and 1.03–1.12), in halves: K, Lg, K's eigenvectors
+/// and the eigensolver's workspace, then α and W; the covariance kernel adds Lg's tridiagonal
+/// reduction and `C = QᵀU`, X and `XUᵀ`; the conditional one `U D^{1/2}`, `D^{1/2} G D^{1/2}`,
+/// its eigendecomposition, P and the residual.
+fn exact_half_matrices(ovk: Ovk) -> u64 {
     match ovk {
-        Ovk::Identity => 9,
-        Ovk::Covariance => 15,
-        Ovk::Conditional { .. } => 16,
+        Ovk::Identity => 18,
+        Ovk::Covariance => 18,
+        Ovk::Conditional { .. } => 29,
     }
 }
 /// Seed offset of the output factor's landmarks (the input factor uses the problem's seed).
@@ -249,7 +251,7 @@ impl Method for Kde {
         let cfg = KdeConfig::from_params(params)?;
         Ok(
             match factor_plan(self.input_route(s)?, cfg.low_rank, s, false)? {
-                None => mats(exact_matrices(cfg.operator()), n, n) + predict,
+                None => mats(exact_half_matrices(cfg.operator()), n, n) / 2 + predict,
                 Some(plan) => {
                     let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
                     // Measured (tests/it/resource_limits.rs): at the solve's and the model's peak, A
@@ -331,6 +333,7 @@ impl Method for Kde {
             matrices: fit_matrices,
             notes,
             features,
+            output_gram,
         } = solved;
 
         let outputs = Outputs {
@@ -340,7 +343,14 @@ impl Method for Kde {
             candidates,
         };
         let model = match features {
-            None => KdeModel::new(p.kernel, x, op, outputs)?,
+            // Lg is the candidates' Gram rows when the candidates are the training outputs.
+            None => KdeModel::new(
+                p.kernel,
+                x,
+                op,
+                outputs,
+                output_gram.filter(|_| cfg.candidates.is_none()),
+            )?,
             Some((map, z)) => KdeModel::on_features(map, z.view(), op, outputs)?,
         };
         let mut details = serde_json::Map::new();

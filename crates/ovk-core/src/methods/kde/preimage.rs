@@ -80,17 +80,23 @@ pub struct Outputs {
 }
 
 impl KdeModel {
-    /// The model scoring with input kernel `kernel` on `x_train` through `op`, decoding with `out`.
+    /// The model scoring with input kernel `kernel` on `x_train` through `op`, decoding with
+    /// `out`; `output_gram`, when the candidates are the training outputs, is their Gram matrix
+    /// already computed (the fit's Lg), reused as the candidates' Gram rows.
     pub fn new(
         kernel: Kernel,
         x_train: Array2<f64>,
         op: ScoreOperator,
         out: Outputs,
+        output_gram: Option<Array2<f64>>,
     ) -> Result<Self> {
         let (cand_gram, cand_self) = match out.preimage {
             Preimage::ClosedForm => (Array2::zeros((0, 0)), Vec::new()),
             Preimage::Candidates => (
-                cross_gram(&out.kernel, out.candidates.view(), out.y_train.view())?,
+                match output_gram {
+                    Some(lg) => lg,
+                    None => cross_gram(&out.kernel, out.candidates.view(), out.y_train.view())?,
+                },
                 self_kernel(&out.kernel, out.candidates.view()),
             ),
         };

@@ -23,6 +23,9 @@ pub(super) struct Solved {
     pub matrices: Vec<(String, Array2<f64>)>,
     pub notes: Vec<String>,
     pub features: Option<(FeatureMap, Array2<f64>)>,
+    /// The exact solve's output Gram matrix Lg, for the model to reuse as the candidates'
+    /// Gram rows when the candidates are the training outputs.
+    pub output_gram: Option<Array2<f64>>,
 }
 
 /// The training rows and kernels a solve works on.
@@ -38,7 +41,7 @@ pub(super) struct Inputs<'a> {
 /// The exact solve: K and L as n×n Grams, the Sylvester equation in K's eigenbasis.
 pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> Result<Solved> {
     let n = on.x.nrows();
-    let count = super::exact_matrices(on.ovk);
+    let count = super::exact_half_matrices(on.ovk).div_ceil(2);
     check_fits(
         dense_bytes(n, n).saturating_mul(count),
         &format!(
@@ -53,10 +56,10 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
     obs.phase(Phase::Decomposition, None);
     // One-shot O(n³) work: on its own thread, so a cancel returns at once.
     let (lambda, ovk) = (on.cfg.lambda, on.ovk);
-    let sol = interruptible(&|| obs.is_cancelled(), move || {
+    let (sol, lg) = interruptible(&|| obs.is_cancelled(), move || {
         let ke = solve::input_eigen(k.view())?;
         drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
-        solve::solve_exact(ovk, &ke, lg.view(), lambda)
+        Ok((solve::solve_exact(ovk, &ke, lg.view(), lambda)?, lg))
     })?;
     ensure_finite("objective", sol.objective)?;
     obs.record(&TraceRecord {
@@ -86,6 +89,7 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
         matrices: vec![("coefficients".to_string(), sol.alpha)],
         notes: Vec::new(),
         features: None,
+        output_gram: Some(lg),
     })
 }
 
@@ -154,5 +158,6 @@ pub(super) fn factored(
             "low-rank solve: the objective is not evaluated (it would need n×n matrices)".into(),
         ],
         features: Some((a.map, a.z)),
+        output_gram: None,
     })
 }

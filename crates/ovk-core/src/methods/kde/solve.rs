@@ -1,31 +1,32 @@
 //! The exact solve of Proposition 1 (Kadri et al. 2013): α (n×n) with
-//! `(1/n) T α k + λ α = I_n`, a Sylvester equation solved in O(n³) in the eigenbasis of k.
-//!
-//! With `k = U diag(s) Uᵀ`, column j of `α̃ = Uᵀ α U` solves `((s_j/n) T̃ + λ I) α̃_j = e_j`,
-//! `T̃ = Uᵀ T U`:
+//! `(1/n) T α k + λ α = I_n`, a Sylvester equation solved in O(n³) with k's eigendecomposition
+//! `k = U diag(s) Uᵀ`:
 //! * identity (`T = nI`, the operator `C = I` itself — the 1/n of Proposition 1 belongs to the
 //!   empirical covariance, not to I): `α = U diag(1/(s + λ)) Uᵀ = (k + λI)⁻¹`, eq. (3)'s ridge;
-//! * covariance (`T = Lg`): `T̃ = G = Uᵀ Lg U` is symmetric, one more eigendecomposition;
-//! * conditional (`T = Lg − M⁻¹ k Lg = nε M⁻¹ Lg`, `M = k + nεI`): `T̃ = D G` with
-//!   `D = diag(nε/(s+nε))` (so `M⁻¹` is never formed), non-symmetric but similar to the
-//!   symmetric `D^{1/2} G D^{1/2}`, solved through that one eigendecomposition. docs/methods.md §3
-//!   warns that the similarity can lose digits when nελ is tiny, so its backward error is
-//!   measured and, above [`BACKWARD_ERROR_LIMIT`], the Schur route is tried too and the better
-//!   kept: a real Schur form of `T̃` (QZ of the pencil `(T̃, I)`) and a quasi-triangular back
-//!   substitution per column (Bartels–Stewart with the second coefficient diagonal), about six
-//!   eigendecompositions more. Measured over n = 30, 120, σ = 0.3–5, ε down to 1e-14 and
-//!   λ down to 1e-10 (`tests/it/kde_solve.rs`), the symmetric route's backward error stayed
-//!   ≤ 1e-13 and the Schur route's reached 5e-12: the fallback is a guard, not the rule.
+//! * covariance (`T = Lg`): the Hessenberg–Schur method — Lg reduced to tridiagonal form
+//!   `Q T̂ Qᵀ` (half an eigendecomposition), then one O(n) tridiagonal solve per eigenvalue of k;
+//! * conditional (`T = Lg − M⁻¹ k Lg = nε M⁻¹ Lg`, `M = k + nεI`): in k's eigenbasis
+//!   `T̃ = D G` with `G = Uᵀ Lg U`, `D = diag(nε/(s+nε))` (so `M⁻¹` is never formed),
+//!   non-symmetric but similar to the symmetric `D^{1/2} G D^{1/2}`, solved through that one
+//!   eigendecomposition. docs/methods.md §3 warns that the similarity can lose digits when nελ
+//!   is tiny, so its backward error is measured and, above [`BACKWARD_ERROR_LIMIT`], the Schur
+//!   route is tried too and the better kept: a real Schur form of `T̃` (QZ of the pencil
+//!   `(T̃, I)`) and a quasi-triangular back substitution per column (Bartels–Stewart with the
+//!   second coefficient diagonal), many eigendecompositions more. Measured over n = 30, 120,
+//!   σ = 0.3–5, ε down to 1e-14 and λ down to 1e-10 (`tests/it/kde_solve.rs`), the symmetric
+//!   route's backward error stayed ≤ 1e-13 and the Schur route's reached 5e-12: the fallback
+//!   is a guard, not the rule.
 //!
-//! The objective and the residual are evaluated in the same eigenbasis (U is orthogonal, so
-//! Frobenius norms and traces are unchanged), which spares the n×n products of the original
-//! basis: the identity kernel needs two matrix products in all.
+//! Each route goes straight to α and W in the input basis and evaluates the objective and the
+//! residual in its own orthogonal bases (Frobenius norms and traces are unchanged there), in
+//! O(n²): the identity kernel needs one symmetric product in all, the covariance one product
+//! and three applications of Q's reflectors (`ovk bench scaling`, docs/performance.md).
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
 use crate::linalg::{
-    divide_by_spectrum, eigh, frobenius, generalized_schur, inner, matmul, matmul_tn,
-    solve_shifted_quasi_triangular, symmetrize, SymEigen,
+    divide_by_spectrum, eigh, frobenius, generalized_schur, inner, matmul, matmul_symmetric,
+    matmul_tn, solve_shifted_quasi_triangular, tridiagonal, SymEigen,
 };
 
 /// Largest normwise backward error of the Sylvester equation the symmetric route of the
@@ -191,57 +192,182 @@ pub fn solve_exact_by(
             "kde: input and output Gram sizes differ",
         ));
     }
-    let nf = n as f64;
-    let u = &ke.vectors;
-    let s = &ke.values;
-    if let Ovk::Identity = ovk {
-        return Ok(identity_in_eigenbasis(u, s, lg, lambda));
-    }
-    // G = Uᵀ Lg U, the output Gram matrix in k's eigenbasis.
-    let g = symmetrize(&matmul(matmul_tn(u.view(), lg).view(), u.view()));
-    // D = diag(nε/(s + nε)) for the conditional kernel (T̃ = D G); none for the covariance.
-    let d = match ovk {
-        Ovk::Conditional { epsilon } => Some(s.mapv(|v| nf * epsilon / (v + nf * epsilon))),
-        _ => None,
-    };
-    let t_norm = match &d {
-        Some(d) => frobenius_scaled_rows(&g, d.view()),
-        None => frobenius(&g),
-    };
-    let symmetric = || -> Result<Candidate> {
-        let (a, ta) = symmetric_in_eigenbasis(&g, d.as_ref(), s, lambda)?;
-        Ok(Candidate::assess(
-            a,
-            ta,
-            Route::Symmetric,
-            s,
-            lambda,
-            t_norm,
-        ))
-    };
-    let schur = |d: &Array1<f64>| -> Result<Candidate> {
-        let a = conditional_in_eigenbasis(&g, d, s, lambda)?;
-        let mut ta = matmul(g.view(), a.view());
-        scale_rows(&mut ta, d.view());
-        Ok(Candidate::assess(a, ta, Route::Schur, s, lambda, t_norm))
-    };
-    let best = match (&d, choice) {
-        (None, _) | (Some(_), RouteChoice::Only(Route::Symmetric)) => symmetric()?,
-        (Some(d), RouteChoice::Only(Route::Schur)) => schur(d)?,
-        (Some(d), RouteChoice::Auto { limit }) => {
-            let sym = symmetric()?;
-            if sym.backward_error <= limit {
-                sym
-            } else {
-                let sch = schur(d)?;
-                if sch.backward_error < sym.backward_error {
-                    sch
-                } else {
-                    sym
-                }
-            }
+    let (u, s) = (&ke.vectors, &ke.values);
+    match (ovk, choice) {
+        (Ovk::Identity, _) => Ok(identity_in_eigenbasis(u, s, lg, lambda)),
+        (Ovk::Covariance, _) => covariance_route(u, s, lg, lambda),
+        (Ovk::Conditional { epsilon }, RouteChoice::Only(Route::Symmetric)) => {
+            symmetric_route(epsilon, u, s, lg, lambda)
         }
-    };
+        (Ovk::Conditional { epsilon }, RouteChoice::Only(Route::Schur)) => {
+            schur_route(epsilon, u, s, lg, lambda)
+        }
+        (Ovk::Conditional { epsilon }, RouteChoice::Auto { limit }) => {
+            let sym = symmetric_route(epsilon, u, s, lg, lambda)?;
+            if sym.backward_error <= limit {
+                return Ok(sym);
+            }
+            let sch = schur_route(epsilon, u, s, lg, lambda)?;
+            Ok(if sch.backward_error < sym.backward_error {
+                sch
+            } else {
+                sym
+            })
+        }
+    }
+}
+
+/// The covariance kernel by the Hessenberg–Schur method (Golub, Nash, Van Loan 1979): with
+/// `Lg = Q T̂ Qᵀ` (tridiagonal: half an eigendecomposition) and `C = Qᵀ U`, column j of
+/// `X = Qᵀ α U` solves `((s_j/n) T̂ + λ I) x_j = c_j` in O(n); `α = Q X Uᵀ` and
+/// `W = Q T̂ X Uᵀ / n`: one product and three applications of Q's reflectors. Q and U being
+/// orthogonal, the residual is `‖F − C‖_F` with `F = (1/n) T̂ X S + λX`, and the objective
+/// `tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖²` with `R₀ = (1/n) T̂ X S − C = −λX` is `λ ⟨T̂ X, C⟩`.
+fn covariance_route(
+    u: &Array2<f64>,
+    s: &Array1<f64>,
+    lg: ArrayView2<f64>,
+    lambda: f64,
+) -> Result<ExactSolve> {
+    let nf = s.len() as f64;
+    let s_n: Vec<f64> = s.iter().map(|v| v / nf).collect();
+    let tri = tridiagonal(lg)?;
+    let mut c = u.clone();
+    tri.apply(&mut c, true); // C = Qᵀ U
+    let mut x = c.clone();
+    tri.solve_shifted(&mut x, &s_n, lambda)?;
+    let tx = tri.mul_t(x.view());
+    let (mut sq, mut objective) = (0.0, 0.0);
+    Zip::indexed(&tx)
+        .and(&x)
+        .and(&c)
+        .for_each(|(_, j), tv, xv, cv| {
+            let r = tv * s_n[j] + lambda * xv - cv;
+            sq += r * r;
+            objective += tv * cv;
+        });
+    drop((c, tx));
+    let mut alpha = matmul(x.view(), u.t()); // X Uᵀ
+    drop(x);
+    let mut w = tri.mul_t(alpha.view());
+    w.mapv_inplace(|v| v / nf);
+    tri.apply(&mut alpha, false);
+    tri.apply(&mut w, false);
+    let t_norm = frobenius(&lg);
+    Ok(symmetric_solve(
+        alpha,
+        w,
+        lambda * objective,
+        sq.sqrt(),
+        t_norm,
+        s,
+        lambda,
+    ))
+}
+
+/// A symmetric route's result, its residual norm `‖R‖_F` (in K's eigenbasis) given as the
+/// residual `‖R‖_F/√n` and the normwise backward error (`‖T̃‖_F = t_norm`).
+fn symmetric_solve(
+    alpha: Array2<f64>,
+    w: Array2<f64>,
+    objective: f64,
+    r_norm: f64,
+    t_norm: f64,
+    s: &Array1<f64>,
+    lambda: f64,
+) -> ExactSolve {
+    let nf = s.len() as f64;
+    let scale = backward_scale(t_norm, frobenius(&alpha), frobenius(s), lambda, nf);
+    ExactSolve {
+        alpha,
+        w,
+        objective,
+        residual: r_norm / nf.sqrt(),
+        backward_error: r_norm / scale,
+        route: Route::Symmetric,
+    }
+}
+
+/// The conditional kernel's symmetric route, straight into the input basis: `T̃ = D G` is
+/// `diag(t)` in the basis `P = U D^{1/2} V`, with `D^{1/2} G D^{1/2} = V diag(t) Vᵀ`. With
+/// `C = P⁻¹ U = Vᵀ D^{-1/2}` and `X = C ⊘ (t sᵀ/n + λ)`, `α = P X Uᵀ` and
+/// `W = Tα/n = P diag(t/n) X Uᵀ`: after the second eigendecomposition, five n×n products
+/// and a half (forming `D^{1/2} G D^{1/2}`, P, and measuring the backward error in K's
+/// eigenbasis, which the D scaling can spoil: docs/methods.md §3).
+fn symmetric_route(
+    epsilon: f64,
+    u: &Array2<f64>,
+    s: &Array1<f64>,
+    lg: ArrayView2<f64>,
+    lambda: f64,
+) -> Result<ExactSolve> {
+    let nf = s.len() as f64;
+    let s_n = s.mapv(|v| v / nf);
+    let dh = s.mapv(|v| (nf * epsilon / (v + nf * epsilon)).sqrt());
+    let mut ud = u.clone();
+    scale_columns(&mut ud, dh.view());
+    // D^{1/2} G D^{1/2} = (U D^{1/2})ᵀ Lg (U D^{1/2})
+    let gs = matmul_symmetric(ud.t(), matmul(lg, ud.view()).view());
+    // ‖T̃‖_F = ‖D G‖_F, (D G)_ij = gs_ij d_i^{1/2} / d_j^{1/2}
+    let mut sq = 0.0;
+    Zip::indexed(&gs).for_each(|(i, j), v| sq += (v * dh[i] / dh[j]).powi(2));
+    let t_norm = sq.sqrt();
+    let ge = eigh(gs.view())?;
+    drop(gs);
+    let t = ge.values.mapv(|v| v.max(0.0));
+    let v = ge.vectors;
+    let mut c = v.t().to_owned();
+    scale_columns(&mut c, dh.mapv(|x| 1.0 / x).view());
+    let p = matmul(ud.view(), v.view());
+    drop(ud);
+    let x = divide_by_spectrum(c.view(), t.view(), s_n.view(), lambda);
+    // F = (1/n) diag(t) X S + λX, the equation's left side in the (P, U) bases; in K's
+    // eigenbasis the residual is D^{1/2} V F − I.
+    let mut f = x.clone();
+    Zip::indexed(&mut f).for_each(|(i, j), v| *v *= t[i] * s_n[j] + lambda);
+    let mut r = matmul(v.view(), f.view());
+    drop((f, v));
+    scale_rows(&mut r, dh.view());
+    r.diag_mut().mapv_inplace(|x| x - 1.0);
+    let r_norm = frobenius(&r);
+    drop(r);
+    // J = tr(R₀ᵀ diag(t) R₀) + (λ/n) Σ s_j t_i² X_ij² with R₀ = (1/n) diag(t) X S − C = −λX:
+    // J = λ Σ t_i X_ij C_ij.
+    let mut objective = 0.0;
+    Zip::indexed(&x)
+        .and(&c)
+        .for_each(|(i, _), xv, cv| objective += t[i] * xv * cv);
+    objective *= lambda;
+    drop(c);
+    let mut y = matmul(x.view(), u.t()); // X Uᵀ
+    drop(x);
+    let alpha = matmul(p.view(), y.view());
+    scale_rows(&mut y, t.mapv(|v| v / nf).view());
+    let w = matmul(p.view(), y.view());
+    Ok(symmetric_solve(
+        alpha, w, objective, r_norm, t_norm, s, lambda,
+    ))
+}
+
+/// The conditional kernel's Schur route (its fallback), in K's eigenbasis: α̃ from
+/// [`conditional_in_eigenbasis`], the objective and residual there, then `α = U α̃ Uᵀ`.
+fn schur_route(
+    epsilon: f64,
+    u: &Array2<f64>,
+    s: &Array1<f64>,
+    lg: ArrayView2<f64>,
+    lambda: f64,
+) -> Result<ExactSolve> {
+    let nf = s.len() as f64;
+    // G = Uᵀ Lg U, formed directly: D^{-1/2} (D^{1/2} G D^{1/2}) D^{-1/2} would lose the digits
+    // this route is here to keep.
+    let g = matmul_symmetric(u.t(), matmul(lg, u.view()).view());
+    let d = s.mapv(|v| nf * epsilon / (v + nf * epsilon));
+    let t_norm = frobenius_scaled_rows(&g, d.view());
+    let a = conditional_in_eigenbasis(&g, &d, s, lambda)?;
+    let mut ta = matmul(g.view(), a.view());
+    scale_rows(&mut ta, d.view());
+    let best = Candidate::assess(a, ta, Route::Schur, s, lambda, t_norm);
     // fit = tr(R₀ᵀ G R₀) with R₀ = (1/n) T̃α̃ S − I; reg = tr(S α̃ᵀ G T̃α̃): the objective's two
     // terms in the eigenbasis.
     let mut r0 = best.t_alpha_tilde.clone();
@@ -311,8 +437,9 @@ fn backward_scale(t_norm: f64, a_norm: f64, s_norm: f64, lambda: f64, nf: f64) -
     t_norm * a_norm * s_norm / nf + lambda * a_norm + nf.sqrt()
 }
 
-/// The identity kernel, eq. (3): `α̃ = diag(1/(s + λ))` and `T̃ α̃ = n α̃`, so only the diagonal
-/// of `G = Uᵀ Lg U` enters the objective (`Σ r_i² G_ii + λ Σ s_i a_i² G_ii`).
+/// The identity kernel, eq. (3): `α = U diag(a) Uᵀ`, `a = 1/(s + λ)`, and `W = α`. The
+/// objective `Σ_i (r_i² + λ s_i a_i²) G_ii` (`r_i = a_i s_i − 1 = −λ a_i`, `G = Uᵀ Lg U`)
+/// collapses to `λ Σ_i a_i G_ii = λ ⟨Lg, α⟩_F`: one symmetric product in all.
 fn identity_in_eigenbasis(
     u: &Array2<f64>,
     s: &Array1<f64>,
@@ -321,74 +448,26 @@ fn identity_in_eigenbasis(
 ) -> ExactSolve {
     let nf = s.len() as f64;
     let a = s.mapv(|sj| 1.0 / (sj + lambda)); // eq. (3), Kadri et al.
-    let lu = matmul(lg, u.view());
-    let g_diag: Array1<f64> = u
-        .columns()
-        .into_iter()
-        .zip(lu.columns())
-        .map(|(ui, li)| ui.dot(&li))
-        .collect();
-    let (mut fit, mut reg, mut res, mut sq_a) = (0.0, 0.0, 0.0, 0.0);
+    let (mut res, mut sq_a) = (0.0, 0.0);
     for i in 0..a.len() {
-        let r = a[i] * s[i] - 1.0;
-        fit += r * r * g_diag[i];
-        reg += s[i] * a[i] * a[i] * g_diag[i];
-        res += (r + lambda * a[i]).powi(2);
+        res += (a[i] * s[i] - 1.0 + lambda * a[i]).powi(2);
         sq_a += a[i] * a[i];
     }
     let scale = backward_scale(nf * nf.sqrt(), sq_a.sqrt(), frobenius(s), lambda, nf); // ‖T̃‖_F = ‖nI‖_F
     let mut ua = u.clone();
     scale_columns(&mut ua, a.view());
-    let alpha = matmul(ua.view(), u.t());
+    let alpha = matmul_symmetric(ua.view(), u.t());
+    drop(ua);
+    let objective = lambda * inner(&lg, &alpha);
     let w = alpha.clone();
     ExactSolve {
         alpha,
         w,
-        objective: fit + lambda * reg,
+        objective,
         residual: res.sqrt() / nf.sqrt(),
         backward_error: res.sqrt() / scale,
         route: Route::Symmetric,
     }
-}
-
-/// `α̃` and `T̃ α̃` for `T̃ = D G` through the symmetric `D^{1/2} G D^{1/2} = P diag(t) Pᵀ`
-/// (D = I for the covariance kernel): `α̃ = D^{1/2} P [(Pᵀ D^{-1/2}) ⊘ (t sᵀ/n + λ)]` and
-/// `T̃ α̃ = D^{1/2} P diag(t) [·]`.
-fn symmetric_in_eigenbasis(
-    g: &Array2<f64>,
-    d: Option<&Array1<f64>>,
-    s: &Array1<f64>,
-    lambda: f64,
-) -> Result<(Array2<f64>, Array2<f64>)> {
-    let nf = s.len() as f64;
-    let dh = d.map(|d| d.mapv(f64::sqrt));
-    let gs = match &dh {
-        Some(dh) => {
-            let mut m = g.clone();
-            scale_rows(&mut m, dh.view());
-            scale_columns(&mut m, dh.view());
-            symmetrize(&m)
-        }
-        None => g.clone(),
-    };
-    let pe = eigh(gs.view())?;
-    let t = pe.values.mapv(|v| v.max(0.0));
-    let mut pt = pe.vectors.t().to_owned();
-    if let Some(dh) = &dh {
-        scale_columns(&mut pt, dh.mapv(|v| 1.0 / v).view());
-    }
-    let s_n = s.mapv(|v| v / nf);
-    // column j: P diag(1/(t s_j/n + λ)) Pᵀ D^{-1/2} e_j
-    let core = divide_by_spectrum(pt.view(), t.view(), s_n.view(), lambda);
-    let mut alpha_tilde = matmul(pe.vectors.view(), core.view());
-    let mut t_core = core;
-    scale_rows(&mut t_core, t.view());
-    let mut t_alpha_tilde = matmul(pe.vectors.view(), t_core.view());
-    if let Some(dh) = &dh {
-        scale_rows(&mut alpha_tilde, dh.view());
-        scale_rows(&mut t_alpha_tilde, dh.view());
-    }
-    Ok((alpha_tilde, t_alpha_tilde))
 }
 
 fn back_to_input_basis(u: &Array2<f64>, m: &Array2<f64>) -> Array2<f64> {

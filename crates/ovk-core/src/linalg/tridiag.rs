@@ -1,0 +1,236 @@
+//! Symmetric tridiagonal reduction `A = Q T Qᵀ` (Householder, faer), kept for many shifted
+//! solves `(s T + c I) x = b` at O(N) each: half an eigendecomposition when a Sylvester
+//! equation needs only one of its two sides diagonal (Golub, Nash, Van Loan 1979).
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
+use faer::linalg::householder;
+use faer::{Conj, Mat};
+use ndarray::{Array2, ArrayView2};
+
+use super::convert::{leave_avx_state, view, view_mut};
+use super::decomp::{par_from, PARALLEL_EIGH_FROM};
+use crate::{OvkError, Result};
+
+/// `A = Q T Qᵀ`: T tridiagonal (`diag`, `sub[i] = T[i+1, i]`), Q orthogonal, kept as faer's
+/// Householder reflectors (never formed).
+pub(crate) struct Tridiagonal {
+    /// The reduced matrix: the reflectors' vectors below its subdiagonal.
+    reduced: Mat<f64>,
+    /// The block reflectors' triangular factors.
+    coeffs: Mat<f64>,
+    /// T's diagonal.
+    pub diag: Vec<f64>,
+    /// T's subdiagonal.
+    pub sub: Vec<f64>,
+}
+
+/// Reduce a symmetric matrix (its lower triangle is read) to tridiagonal form.
+pub(crate) fn tridiagonal(a: ArrayView2<f64>) -> Result<Tridiagonal> {
+    let n = a.nrows();
+    if a.ncols() != n {
+        return Err(OvkError::internal(
+            "tridiagonal reduction of a non-square matrix",
+        ));
+    }
+    if a.iter().any(|v| !v.is_finite()) {
+        return Err(OvkError::numerical(
+            "tridiagonal reduction: the matrix has NaN or infinite entries (check the data for \
+             huge values, or the kernel width σ)",
+        ));
+    }
+    let mut reduced = Mat::<f64>::zeros(n, n);
+    reduced.copy_from_triangular_lower(view(&a));
+    let bs = block_size(n);
+    let mut coeffs = Mat::<f64>::zeros(bs, n.saturating_sub(1));
+    if n >= 2 {
+        let par = par_from(n, PARALLEL_EIGH_FROM);
+        let mut mem = MemBuffer::new(tridiag_in_place_scratch::<f64>(n, par, Default::default()));
+        tridiag_in_place(
+            reduced.as_mut(),
+            coeffs.as_mut(),
+            par,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        leave_avx_state();
+    }
+    let diag = (0..n).map(|i| reduced[(i, i)]).collect();
+    let sub = (0..n.saturating_sub(1))
+        .map(|i| reduced[(i + 1, i)])
+        .collect();
+    Ok(Tridiagonal {
+        reduced,
+        coeffs,
+        diag,
+        sub,
+    })
+}
+
+fn block_size(n: usize) -> usize {
+    faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n)
+}
+
+impl Tridiagonal {
+    fn n(&self) -> usize {
+        self.diag.len()
+    }
+
+    /// `x ← Q x` (`transpose`: `x ← Qᵀ x`), Q applied from its reflectors.
+    pub(crate) fn apply(&self, x: &mut Array2<f64>, transpose: bool) {
+        let n = self.n();
+        assert_eq!(
+            x.nrows(),
+            n,
+            "tridiagonal: Q applied to a matrix of another height"
+        );
+        if n < 2 || x.ncols() == 0 {
+            return;
+        }
+        let k = x.ncols();
+        let bs = self.coeffs.nrows();
+        let par = par_from(n, PARALLEL_EIGH_FROM);
+        let req = StackReq::any_of(&[
+            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+                n - 1,
+                bs,
+                k,
+            ),
+            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_scratch::<
+                f64,
+            >(n - 1, bs, k),
+        ]);
+        let mut mem = MemBuffer::new(req);
+        let stack = MemStack::new(&mut mem);
+        let basis = self.reduced.as_ref().submatrix(1, 0, n - 1, n - 1);
+        let mut xv = x.view_mut();
+        let target = view_mut(&mut xv).subrows_mut(1, n - 1);
+        let apply = if transpose {
+            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
+        } else {
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj
+        };
+        apply(basis, self.coeffs.as_ref(), Conj::No, target, par, stack);
+        leave_avx_state();
+    }
+
+    /// `T x` for every column of `x`, O(N) each.
+    pub(crate) fn mul_t(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        let n = self.n();
+        let mut out = Array2::<f64>::zeros(x.dim());
+        for i in 0..n {
+            let mut row = out.row_mut(i);
+            row.scaled_add(self.diag[i], &x.row(i));
+            if i > 0 {
+                row.scaled_add(self.sub[i - 1], &x.row(i - 1));
+            }
+            if i + 1 < n {
+                row.scaled_add(self.sub[i], &x.row(i + 1));
+            }
+        }
+        out
+    }
+
+    /// Column j of `x` ← `(shifts[j] T + c I)⁻¹` column j, by the LDLᵀ recurrence of the
+    /// tridiagonal matrix (no pivoting: it must be positive definite, as `s T + c I` is for a
+    /// PSD T, s ≥ 0, c > 0); a numerical error if a pivot is not positive.
+    pub(crate) fn solve_shifted(&self, x: &mut Array2<f64>, shifts: &[f64], c: f64) -> Result<()> {
+        let n = self.n();
+        assert_eq!(
+            x.dim(),
+            (n, shifts.len()),
+            "tridiagonal solve: shapes differ"
+        );
+        let mut delta = vec![0.0; n];
+        let mut col = vec![0.0; n];
+        for (j, &s) in shifts.iter().enumerate() {
+            let mut xj = x.column_mut(j);
+            for (v, x) in col.iter_mut().zip(xj.iter()) {
+                *v = *x;
+            }
+            for i in 0..n {
+                let mut d = s * self.diag[i] + c;
+                if i > 0 {
+                    let e = s * self.sub[i - 1];
+                    let l = e / delta[i - 1];
+                    d -= l * e;
+                    col[i] -= l * col[i - 1];
+                }
+                if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                    return Err(OvkError::numerical(
+                        "a shifted tridiagonal system is not positive definite; increase the \
+                         regularisation λ",
+                    ));
+                }
+                delta[i] = d;
+            }
+            for i in (0..n).rev() {
+                let mut v = col[i];
+                if i + 1 < n {
+                    v -= s * self.sub[i] * col[i + 1];
+                }
+                col[i] = v / delta[i];
+            }
+            for (x, v) in xj.iter_mut().zip(&col) {
+                *x = *v;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(n: usize, seed: u64) -> Array2<f64> {
+        let mut s = seed;
+        let a = Array2::from_shape_fn((n, n), |_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        });
+        a.t().dot(&a)
+    }
+
+    #[test]
+    fn reduction_reconstructs_and_shifted_solves_solve() {
+        for n in [1, 2, 5, 70] {
+            let a = sym(n, n as u64);
+            let t = tridiagonal(a.view()).unwrap();
+            // Q T Qᵀ = A, with Q and Qᵀ applied from the reflectors
+            let mut tm = Array2::<f64>::zeros((n, n));
+            for i in 0..n {
+                tm[[i, i]] = t.diag[i];
+                if i + 1 < n {
+                    tm[[i + 1, i]] = t.sub[i];
+                    tm[[i, i + 1]] = t.sub[i];
+                }
+            }
+            let mut qt = tm.clone();
+            t.apply(&mut qt, false); // Q T
+            let mut rec = qt.t().to_owned();
+            t.apply(&mut rec, false); // Q (Q T)ᵀ = Q T Qᵀ
+            let err = (&rec - &a).iter().fold(0.0f64, |m, d| m.max(d.abs()));
+            assert!(err < 1e-12, "n = {n}: {err:e}");
+            let mut round = a.clone();
+            t.apply(&mut round, true);
+            t.apply(&mut round, false);
+            assert!((&round - &a).iter().all(|d| d.abs() < 1e-12));
+            assert!((&t.mul_t(a.view()) - &tm.dot(&a))
+                .iter()
+                .all(|d| d.abs() < 1e-12));
+            let shifts: Vec<f64> = (0..n).map(|j| 0.5 + j as f64).collect();
+            let b = sym(n, 99 + n as u64);
+            let mut x = b.clone();
+            t.solve_shifted(&mut x, &shifts, 0.3).unwrap();
+            for (j, &s) in shifts.iter().enumerate() {
+                let mut m = &tm * s;
+                m.diag_mut().mapv_inplace(|v| v + 0.3);
+                let r = m.dot(&x.column(j)) - b.column(j);
+                assert!(r.iter().all(|d| d.abs() < 1e-10), "n = {n}, column {j}");
+            }
+        }
+    }
+}
