@@ -395,7 +395,13 @@ fn memory_text(m: &Memory) -> Option<String> {
         } else {
             "the whole process that ran it"
         };
-        parts.push(format!("measured peak {} ({whose})", fmt(p)));
+        // The estimate counts what the run allocates, not the program itself: say how much of
+        // the peak that is, or a small run's estimate looks half its peak.
+        let base = m
+            .process_base_rss_bytes
+            .map(|b| format!("; {} of it the program, not estimated", fmt(b)))
+            .unwrap_or_default();
+        parts.push(format!("measured peak {} ({whose}{base})", fmt(p)));
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
 }

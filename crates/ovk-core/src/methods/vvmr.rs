@@ -15,8 +15,8 @@ use super::expansion::{FeatureExpansion, KernelExpansion};
 use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
 use super::params::{MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{
-    check_cancel, mats, record_solved, Clock, Fit, Method, Observer, Params, Phase, Problem,
-    ProblemShape,
+    check_cancel, mats, mats_freed, record_solved, Clock, Fit, Method, Observer, Params, Phase,
+    Problem, ProblemShape,
 };
 use crate::kernels::{
     check_fits, dense_bytes, gram, knn_graph, knn_sparse, laplacian, laplacian_power, pinv_psd,
@@ -201,7 +201,11 @@ impl Method for Vvmr {
         // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries and a packed
         // triangle per thread for the shifted solves (measured: `ovk bench scaling`'s VmHWM at
         // N = 1000 and 2000, 2026-11-27, is 10.5–11 N×N with the process's own memory).
-        Ok(mats(N_BY_N_MATRICES + 5, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
+        // Two of the eleven are freed temporaries, resident only while glibc keeps them.
+        Ok(mats(N_BY_N_MATRICES + 3, n, n)
+            + mats_freed(2, n, n)
+            + mats(6, n, s.m)
+            + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {
         "use a low-rank input kernel (--input-rank R, e.g. 1000), or fewer unlabeled points \

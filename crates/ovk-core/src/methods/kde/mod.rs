@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::input::{factor_peak_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
-use super::{mats, Clock, Fit, Method, Observer, Params, Problem, ProblemShape};
+use super::{mats, mats_freed, Clock, Fit, Method, Observer, Params, Problem, ProblemShape};
 use crate::data::Task;
 use crate::kernels::{input_factor, median_distance, InputRank, Kernel, Landmarks, Sigma};
 use crate::util::choice::{choice_enum, Choice};
@@ -125,15 +125,17 @@ const PARAMS: &[ParamSpec] = &[
 
 /// n×n matrices alive at the exact solve's peak, the process's own memory and the model's
 /// copies included (fitted to `ovk bench scaling`'s VmHWM at n = 1000 and 2000, 2026-11-27:
-/// estimate ÷ peak 1.05–1.10, 1.06–1.09 and 1.03–1.12), in halves: K, Lg, K's eigenvectors
+/// estimate ÷ peak 1.05–1.10, 1.06–1.09 and 1.03–1.12; at n = 4000, where glibc returns each
+/// freed n×n block, 1.19–1.44 until the freed ones were counted apart), in halves: K, Lg, K's eigenvectors
 /// and the eigensolver's workspace, then α and W; the covariance kernel adds Lg's tridiagonal
 /// reduction and `C = QᵀU`, X and `XUᵀ`; the conditional one `U D^{1/2}`, `D^{1/2} G D^{1/2}`,
 /// its eigendecomposition, P and the residual.
-fn exact_half_matrices(ovk: Ovk) -> u64 {
+fn exact_half_matrices(ovk: Ovk) -> (u64, u64) {
+    // (held at the peak, freed temporaries glibc may keep resident: `mats_freed`)
     match ovk {
-        Ovk::Identity => 18,
-        Ovk::Covariance => 18,
-        Ovk::Conditional { .. } => 29,
+        Ovk::Identity => (16, 2),
+        Ovk::Covariance => (16, 2),
+        Ovk::Conditional { .. } => (21, 8),
     }
 }
 /// Seed offset of the output factor's landmarks (the input factor uses the problem's seed).
@@ -251,7 +253,10 @@ impl Method for Kde {
         let cfg = KdeConfig::from_params(params)?;
         Ok(
             match factor_plan(self.input_route(s)?, cfg.low_rank, s, false)? {
-                None => mats(exact_half_matrices(cfg.operator()), n, n) / 2 + predict,
+                None => {
+                    let (held, freed) = exact_half_matrices(cfg.operator());
+                    (mats(held, n, n) + mats_freed(freed, n, n)) / 2 + predict
+                }
                 Some(plan) => {
                     let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
                     // Measured (tests/it/resource_limits.rs): at the solve's and the model's peak, A

@@ -41,7 +41,8 @@ pub(super) struct Inputs<'a> {
 /// The exact solve: K and L as n×n Grams, the Sylvester equation in K's eigenbasis.
 pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> Result<Solved> {
     let n = on.x.nrows();
-    let count = super::exact_half_matrices(on.ovk).div_ceil(2);
+    let (held, freed) = super::exact_half_matrices(on.ovk);
+    let count = (held + freed).div_ceil(2);
     check_fits(
         dense_bytes(n, n).saturating_mul(count),
         &format!(
