@@ -543,7 +543,7 @@ fn machine() -> Machine {
         started: ovk_core::session::now_rfc3339(),
         ovk_version: env!("CARGO_PKG_VERSION").to_string(),
         ovk_threads: std::env::var("OVK_THREADS")
-            .unwrap_or_else(|_| "unset (faer sequential)".into()),
+            .unwrap_or_else(|_| "unset (every core; small decompositions on one thread)".into()),
     }
 }
 
