@@ -151,14 +151,8 @@ fn csv_chunks(
         let lazy =
             csv_frame(path, separator, columns, super::load::in_memory(bytes))?.select(selection);
         let df = collected(path, format, lazy)?;
-        if df.height() > 0 {
-            let block = to_matrix(path, &df, columns, first)?;
-            drop(df);
-            let n = block.nrows();
-            if !each(first, block)? {
-                return Ok(first + n);
-            }
-            first += n;
+        if !hand_over(path, df, columns, &mut first, each)? {
+            return Ok(first);
         }
         if end_of_file && carry.is_empty() {
             break;
@@ -199,18 +193,30 @@ fn parquet_slices(
             .select(selection)
             .slice(first as i64, len as IdxSize);
         let df = collected(path, format, lazy)?;
-        if df.height() == 0 {
+        if df.height() == 0 || !hand_over(path, df, columns, &mut first, each)? {
             break;
         }
-        let block = to_matrix(path, &df, columns, first)?;
-        drop(df);
-        let n = block.nrows();
-        if !each(first, block)? {
-            return Ok(first + n);
-        }
-        first += n;
     }
     Ok(first)
+}
+
+/// Give `each` the batch `df` as a matrix of `columns` whose first row is file row `*first`,
+/// and move `*first` past it; false when `each` asked to stop.
+fn hand_over(
+    path: &Path,
+    df: DataFrame,
+    columns: &[String],
+    first: &mut usize,
+    each: &mut dyn FnMut(usize, Array2<f64>) -> Result<bool>,
+) -> Result<bool> {
+    if df.height() == 0 {
+        return Ok(true);
+    }
+    let block = to_matrix(path, &df, columns, *first)?;
+    drop(df);
+    let (at, n) = (*first, block.nrows());
+    *first += n;
+    each(at, block)
 }
 
 /// polars' lazy scan of a Parquet file on disk (its footer checked first).

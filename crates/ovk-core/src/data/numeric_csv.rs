@@ -97,7 +97,7 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
             // An empty cell is the only null; its value is already NaN.
             let null = blocks
                 .iter()
-                .any(|b| b.nulls[j] > 0)
+                .any(|b| b.null[j])
                 .then(|| values.iter().map(|v| v.is_nan()).collect());
             let integral = blocks.iter().all(|b| b.integral[j]);
             Some(RawColumn {
@@ -130,11 +130,11 @@ fn line_blocks(text: &str) -> Vec<&str> {
     out
 }
 
-/// What parsing a block of rows found, column by column: how many cells were empty, whether
+/// What parsing a block of rows found, column by column: whether a cell was empty, whether
 /// every value is an integer, and whether the column has no value at all.
 struct Block {
     rows: usize,
-    nulls: Vec<usize>,
+    null: Vec<bool>,
     integral: Vec<bool>,
     empty: Vec<bool>,
 }
@@ -151,7 +151,7 @@ impl Block {
         let width = columns.len();
         let mut b = Block {
             rows: 0,
-            nulls: vec![0; width],
+            null: vec![false; width],
             integral: vec![true; width],
             empty: vec![true; width],
         };
@@ -175,7 +175,7 @@ impl Block {
                         v
                     }
                     None => {
-                        b.nulls[j] += 1;
+                        b.null[j] = true;
                         f64::NAN
                     }
                 };

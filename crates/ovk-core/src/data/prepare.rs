@@ -105,7 +105,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         Some(b) => check_sparse_magnitude(path, b, &used)?,
         None => {
             if let Some((i, j, v)) = feats.first_beyond(&used, MAX_MAGNITUDE) {
-                check_magnitude(path, &single(i, v), &feature_names[j..=j], &[i])?;
+                return Err(too_large_error(path, &feature_names[j], v, i));
             }
         }
     }
@@ -334,19 +334,9 @@ pub(super) fn check_sparse_magnitude(
     rows: &[usize],
 ) -> Result<()> {
     match b.largest(rows) {
-        Some((v, i, j)) if v > MAX_MAGNITUDE => {
-            check_magnitude(path, &single(i, v), &b.names[j..=j], &[i])
-        }
+        Some((v, i, j)) if v > MAX_MAGNITUDE => Err(too_large_error(path, &b.names[j], v, i)),
         _ => Ok(()),
     }
-}
-
-/// A one-column matrix holding `v` in row `i` (zeros above): what `check_magnitude` reads to
-/// word the refusal of that one value.
-fn single(i: usize, v: f64) -> Array2<f64> {
-    let mut m = Array2::zeros((i + 1, 1));
-    m[[i, 0]] = v;
-    m
 }
 
 /// Values beyond this overflow double precision once squared (distances, variances, the
@@ -367,23 +357,25 @@ pub(super) fn check_magnitude(
         return Ok(());
     }
     for &i in rows {
-        for (j, v) in m.row(i).iter().enumerate() {
-            if v.is_finite() && v.abs() > MAX_MAGNITUDE {
-                return Err(crate::error::input_at(
-                    path,
-                    format!(
-                        "column `{}` holds {v:e} in {}; values beyond ±{MAX_MAGNITUDE:e} \
-                         overflow double precision once squared (distances, variances, the \
-                         objective) — rescale the column (divide it by a power of ten, or take \
-                         its logarithm)",
-                        names.get(j).map_or("?", String::as_str),
-                        super::raw::row_label(i)
-                    ),
-                ));
-            }
+        if let Some(j) = m.row(i).iter().position(too_large) {
+            let name = names.get(j).map_or("?", String::as_str);
+            return Err(too_large_error(path, name, m[[i, j]], i));
         }
     }
     Ok(())
+}
+
+/// The refusal of `v`, in column `name` and file row `i`, as too large to square.
+fn too_large_error(path: &std::path::Path, name: &str, v: f64, i: usize) -> crate::OvkError {
+    crate::error::input_at(
+        path,
+        format!(
+            "column `{name}` holds {v:e} in {}; values beyond ±{MAX_MAGNITUDE:e} overflow double \
+             precision once squared (distances, variances, the objective) — rescale the column \
+             (divide it by a power of ten, or take its logarithm)",
+            super::raw::row_label(i)
+        ),
+    )
 }
 
 /// SHA-256 of bytes in memory, lower-case hex.
