@@ -4,13 +4,20 @@
 # in peers/peers.py), scikit-multimodallearn MVML (peers/mvml_peer.py on `cargo bench --bench
 # mvml`'s splits), and operalib's OVKRidge when a Python 3.8 can be found (operalib installs
 # only with 2019-era numpy/scipy/scikit-learn). Prints a Markdown table of times, ratios
-# (peer / ovk) and agreement.
+# (peer / ovk) and agreement. Then issue 36's side-by-side rows (peers/end_to_end.py): end to
+# end against polars + Nystroem + Ridge on usps, tmc2007 and synthetic 10⁵–10⁶ rows, exact krr
+# against KernelRidge and exact okl against one eigh, interleaved, ratios ovk ÷ peer.
 #
-#   bash peers/peers.sh            # the full ledger (11 minutes on a quiet 2-core machine)
+#   bash peers/peers.sh            # everything (the fit-only ledger: 11 minutes on a quiet
+#                                  # 2-core machine; issue 36's rows: about an hour loaded)
 #   PEERS_QUICK=1 bash peers/peers.sh   # small sizes only, no MVML (a smoke test)
+#   PEERS_ONLY=fits bash peers/peers.sh      # the fit-only ledger alone
+#   PEERS_ONLY=issue36 bash peers/peers.sh   # issue 36's rows alone (PEERS_PARTS=real,synthetic,exact
+#                                            # picks among them; PEERS_PAIRS=3 pairs per row)
 #
-# Everything runs single-threaded: BLAS pinned to one thread (the faster setting on these
-# 2-core machines), faer sequential, and ovk's Gram on one rayon thread.
+# The fit-only ledger runs single-threaded: BLAS pinned to one thread (the faster setting on
+# these 2-core machines), faer sequential, and ovk's Gram on one rayon thread. Issue 36's rows
+# run with PEERS_THREADS (2) BLAS and polars threads for the peer and ovk's default (every core).
 # Knobs: PEERS_DIR (work folder, default a fresh /tmp/ovk-peers.*), PEERS_VENV / OPERALIB_VENV
 # (reuse a venv; otherwise throw-away ones are made and deleted), PEER_OKL_MAX_SECONDS (120),
 # PEER_OPERALIB_MAX_SECONDS (300 per case), PEER_OPERALIB_MAX_N (2000), PEERS_MVML=0 (skip MVML).
@@ -23,6 +30,8 @@ echo "== machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores,
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 RAYON_NUM_THREADS=1
 unset OVK_THREADS
 quick="${PEERS_QUICK:-}"
+only="${PEERS_ONLY:-}"
+case "$only" in ""|fits|issue36) ;; *) echo "PEERS_ONLY: '$only' is not fits or issue36" >&2; exit 2 ;; esac
 cleanup=()
 trap 'for d in "${cleanup[@]:-}"; do [ -n "$d" ] && rm -rf "$d"; done' EXIT
 
@@ -40,9 +49,10 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q numpy scipy scikit-learn "scikit-multimodallearn==0.1.0" threadpoolctl \
+"$venv/bin/pip" install -q numpy scipy scikit-learn "scikit-multimodallearn==0.1.0" threadpoolctl polars \
   >"$work/pip.log" 2>&1 || { echo "pip failed, see $work/pip.log" >&2; tail -5 "$work/pip.log" >&2; exit 1; }
 
+if [ "$only" != issue36 ]; then
 echo "== operalib (needs Python 3.8)" >&2
 operalib_python=""
 py38=""
@@ -91,4 +101,16 @@ fi
 echo "== ovk vs scikit-learn, operalib, the OKL reference" >&2
 "$venv/bin/python" "$here/peers.py" --ovk "$ovk" --work "$work" \
   --operalib-python "$operalib_python" --mvml-dir "$mvml_dir" ${quick:+--quick}
+fi
+
+if [ "$only" != fits ]; then
+  data="${PEERS_DATA:-${OVK_SHARED_DATA:-$repo/../shared/datasets}}"
+  threads="${PEERS_THREADS:-2}"
+  echo "== issue 36: end to end and exact rows, $threads threads on both sides" >&2
+  # ovk: OVK_THREADS and RAYON_NUM_THREADS unset (end_to_end.py drops them), its default
+  OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads" MKL_NUM_THREADS="$threads" \
+  POLARS_MAX_THREADS="$threads" \
+    "$venv/bin/python" "$here/end_to_end.py" --ovk "$ovk" --work "$work" --data-dir "$data" \
+    --pairs "${PEERS_PAIRS:-3}" --only "${PEERS_PARTS:-}" ${quick:+--quick}
+fi
 echo "(work files, sessions and peers.json in $work)" >&2
