@@ -381,6 +381,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated parts: real, synthetic, exact")
+    ap.add_argument("--sizes", default="100000,300000,1000000",
+                    help="training rows of the synthetic curve, comma-separated")
     ap.add_argument("--render", nargs="*", default=None,
                     help="print the tables of earlier runs' end_to_end-*.json and stop")
     a = ap.parse_args()
@@ -408,11 +410,13 @@ def main():
             for r in ranks:
                 end_to_end(ovk, task, r, pairs, rows, check=(task is usps and r == ranks[0]),
                            sigma_given=True)
+                save(a, rows)
     if "synthetic" in parts:
-        for n in ([20000] if a.quick else [100_000, 300_000, 1_000_000]):
+        for n in ([20000] if a.quick else [int(v) for v in a.sizes.split(",")]):
             syn = Task(f"synthetic n={n}", ovk.data(n), ["--targets", "y_*", "--test-fraction",
                        repr(100.0 / (n + 100))], 0.1, "test MSE", "x_", label_prefix="y_")
             end_to_end(ovk, syn, 1000, min(pairs, 2) if n >= 1_000_000 else pairs, rows)
+            save(a, rows)
     if "exact" in parts:
         exact_krr(ovk, 1000 if a.quick else 8000, pairs, rows)
         for n in ([1000] if a.quick else [4000, 8000]):
@@ -426,6 +430,11 @@ def main():
               f"core: {os.cpu_count()}). Ratio = median over pairs of ovk ÷ peer (< 1: ovk is "
               f"faster); times are wall upper bounds on a shared machine.")
     print(markdown(rows, header))
+    save(a, rows)
+
+
+def save(a, rows):
+    """The rows so far, as JSON in the work folder (`--render` prints them again)."""
     tag = a.only.replace(",", "-") or "all"
     with open(os.path.join(a.work, f"end_to_end-{tag}.json"), "w") as f:
         json.dump(rows, f, indent=1)

@@ -49,7 +49,10 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q numpy scipy scikit-learn "scikit-multimodallearn==0.1.0" threadpoolctl polars \
+pkgs=(numpy scipy scikit-learn threadpoolctl)
+[ "$only" = issue36 ] || pkgs+=("scikit-multimodallearn==0.1.0")
+[ "$only" = fits ] || pkgs+=(polars)
+"$venv/bin/pip" install -q "${pkgs[@]}" \
   >"$work/pip.log" 2>&1 || { echo "pip failed, see $work/pip.log" >&2; tail -5 "$work/pip.log" >&2; exit 1; }
 
 if [ "$only" != issue36 ]; then
