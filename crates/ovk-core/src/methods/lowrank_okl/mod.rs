@@ -297,14 +297,19 @@ impl Method for LowRankOkl {
         let factor = self.input_route(s)?.factor_columns(s.d);
         let p = cfg.largest_rank().min(m);
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
-        // K and its eigendecomposition, or the factor and its spectrum (the same
-        // `InputSpectrum` okl builds); Y, its rotation and the model's ℓ×m blocks; B, A and
-        // the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
+        // K and its eigendecomposition with Y, its rotation and the model's ℓ×m blocks; or the
+        // factor and its spectrum (the same `InputSpectrum` okl builds, whose rotation is r×m)
+        // with the training rows' copy, and the fit and validation parts' when the path
+        // chooses (measured on delicious, m = 983: eight ℓ×m blocks had read 1.67× the peak);
+        // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
         let kernel_part = match factor {
-            Some(c) => factor_peak_bytes(l, c, m, s.n_test) + spectrum_bytes(c),
-            None => exact_spectrum_bytes(l) + mats(1, s.n_test, l),
+            Some(c) => {
+                let copies = if cfg.chooses() { 2 } else { 1 };
+                factor_peak_bytes(l, c, m, s.n_test) + spectrum_bytes(c) + mats(copies, l, s.d + m)
+            }
+            None => exact_spectrum_bytes(l) + mats(1, s.n_test, l) + mats(8, l, m),
         };
-        Ok(kernel_part + mats(8, l, m) + mats(24, m.max(l), p) + mats(1, saved_l, saved_l))
+        Ok(kernel_part + mats(24, m.max(l), p) + mats(1, saved_l, saved_l))
     }
     fn memory_advice(&self) -> &'static str {
         "use fewer training points (--test-fraction, or subsample the file): lowrank-okl \
