@@ -105,6 +105,26 @@ fn vvmr_with_every_point_a_landmark_equals_the_exact_solve() {
 }
 
 #[test]
+fn vvmr_without_the_graph_term_skips_the_graph_and_still_equals_the_exact_solve() {
+    // γ_I = 0: the factor route builds no k-NN graph (its term weighs 0) and must still solve
+    // eq. (17) as the exact route does with its dense graph.
+    let (n, ell, t, m) = (60, 25, 15, 4);
+    let params = vvmr_params("normalized", "heat", 2).with("gamma_i", Value::Float(0.0));
+    let exact = problem(7, n, ell, t, m, InputRank::Exact);
+    let full = problem(7, n, ell, t, m, InputRank::Rank(n));
+    let (fe, ff) = (fit("vvmr", &exact, &params), fit("vvmr", &full, &params));
+    let pe = fe.model.predict(exact.holdout_x()).unwrap();
+    let pf = ff.model.predict(full.holdout_x()).unwrap();
+    let e = max_abs_diff(&pe, &pf) / scale(&pe);
+    assert!(e < 1e-8, "test predictions differ by {e:e}");
+    let (qe, qf) = (fe.objective.unwrap(), ff.objective.unwrap());
+    assert!((qe - qf).abs() < 1e-8 * qe.abs(), "{qe} vs {qf}");
+    assert_eq!(ff.details["graph_edges"], 0);
+    let with_graph = fit("vvmr", &full, &vvmr_params("normalized", "heat", 2));
+    assert!(with_graph.details["graph_edges"].as_u64().unwrap() > 0);
+}
+
+#[test]
 fn vvmr_on_a_factor_solves_eq_17_for_the_approximated_kernel() {
     let (n, ell, t, m, r) = (40, 15, 10, 3, 9);
     for (kind, weights, power) in SETTINGS {

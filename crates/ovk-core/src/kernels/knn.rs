@@ -27,6 +27,15 @@ pub struct SparseGraph {
 }
 
 impl SparseGraph {
+    /// `nodes` nodes and no edge: the graph of a fit whose graph term is weighted 0.
+    pub(crate) fn empty(nodes: usize) -> Self {
+        SparseGraph {
+            indptr: vec![0; nodes + 1],
+            indices: Vec::new(),
+            weights: Vec::new(),
+        }
+    }
+
     pub(crate) fn nodes(&self) -> usize {
         self.indptr.len() - 1
     }

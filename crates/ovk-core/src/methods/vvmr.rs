@@ -195,6 +195,7 @@ impl Method for Vvmr {
                 r.min(s.n_train),
                 h.knn,
                 h.laplacian_power,
+                h.gamma_i != 0.0,
             ));
         }
         let n = s.n_train;
@@ -429,14 +430,27 @@ const FACTOR_ROWS: usize = 4096;
 /// throughout; then the largest of the neighbour search (one B×N distance block per thread),
 /// the factor's construction and the solve (Z, `L^{⌊p/2⌋} Z` when p ≥ 2, per-thread r×r
 /// accumulators and row blocks, `Z_J`, `ZᵀMZ` and its eigenvectors, the N×m blocks).
-fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64 {
+fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth: bool) -> u64 {
     let (n, m) = (s.n_train, s.m);
     let threads = rayon::current_num_threads().max(1) as u64;
-    // Row blocks of the ZᵀLZ product run in parallel, one accumulator per busy thread.
-    let busy = threads.min(n.div_ceil(FACTOR_ROWS).max(1) as u64);
-    let edges = 2 * k.min(n.saturating_sub(1)) * n;
+    // Row blocks of the ZᵀLZ product run in parallel, one accumulator per busy thread; with
+    // γ_I = 0 (no `smooth` term) there is no graph, no search and no ZᵀLZ.
+    let busy = if smooth {
+        threads.min(n.div_ceil(FACTOR_ROWS).max(1) as u64)
+    } else {
+        0
+    };
+    let edges = if smooth {
+        2 * k.min(n.saturating_sub(1)) * n
+    } else {
+        0
+    };
     let graph = SparseGraph::bytes(n, edges) + (edges as u64 + n as u64) * 8;
-    let search = threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48;
+    let search = if smooth {
+        threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48
+    } else {
+        0
+    };
     let build = factor_peak_bytes(n, r, m, s.n_test);
     let block = FACTOR_ROWS.min(n);
     // ZᵀMZ's eigenproblem: its matrix, vectors and faer's workspace, one r×r more when it runs
@@ -449,7 +463,7 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize) -> u64
     // p odd multiplies a block of L·V per task; p ≥ 2 holds V = L^{⌊p/2⌋} Z whole.
     let solve = mats(1, n, r)
         + mats(1, s.n_labeled, r) // Z_J, the labeled rows
-        + if power >= 2 { mats(1, n, r) } else { 0 }
+        + if smooth && power >= 2 { mats(1, n, r) } else { 0 }
         + busy * (mats(2, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
         + mats(eig, r, r)
         + mats(8, n, m)
@@ -468,8 +482,12 @@ fn fit_on_factor(
 ) -> Result<Fit> {
     let n_all = p.n_train();
     let h = &given.on_rows(n_all);
-    obs.phase(Phase::Graph, Some(n_all));
-    let graph = {
+    // γ_I = 0 weighs the graph term of problem (12) by 0: the k-NN search, most of a large
+    // fit's time, is skipped and the graph left empty.
+    let graph = if h.gamma_i == 0.0 {
+        SparseGraph::empty(n_all)
+    } else {
+        obs.phase(Phase::Graph, Some(n_all));
         let mut tick = |done: usize| -> Result<()> {
             obs.step(done, n_all);
             check_cancel(obs)

@@ -117,14 +117,14 @@ fn smaller_rank(
     Ok(None)
 }
 
-/// The method's own peak plus the pipeline's copies of the data (prepared rows, the problem,
-/// predictions), the loader and the fit's runtime: what the run adds to the process it starts
-/// in.
+/// The method's own peak plus the pipeline's copies of the data (the table read, the prepared
+/// rows, the problem; the predictions come after the fit, in what it freed), the loader and the
+/// fit's runtime: what the run adds to the process it starts in.
 pub(super) fn peak_estimate(method: &dyn Method, s: &ProblemShape, params: &Params) -> Result<u64> {
     let rows = s.n_train + s.n_test;
     Ok(method
         .peak_bytes(s, params)?
-        .saturating_add(mats(3, rows, s.d + 2 * s.m))
+        .saturating_add(mats(3, rows, s.d + s.m))
         .saturating_add(LOADING_BYTES + RUNTIME_BYTES))
 }
 
