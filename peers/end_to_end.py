@@ -287,12 +287,15 @@ def exact_krr(ovk, n, pairs, rows, lam=0.1):
               file=sys.stderr, flush=True)
     loads.append(load_avg())
     fits = [x["json"]["fit_seconds"] for x in o]
-    rows.append(dict(part="exact", case=f"krr exact n={n} m=10", peer="KernelRidge fit",
-                     n_train=n, pairs=pairs, ovk_s=fits, peer_s=p, ratio=median_ratio(fits, p),
-                     loads=loads,
-                     note=(f"fits, Gram included; KernelRidge on one BLAS thread "
-                           f"{statistics.median(p1):.2f} s, ovk ÷ it "
-                           f"{median_ratio(fits, p1):.2f}×")))
+    rows.append(exact_row(f"krr exact n={n} m=10", "KernelRidge fit", fits, p, loads,
+                          f"fits, Gram included; KernelRidge on one BLAS thread "
+                          f"{statistics.median(p1):.2f} s, ovk ÷ it "
+                          f"{median_ratio(fits, p1):.2f}×"))
+
+
+def exact_row(case, peer, fits, peer_s, loads, note):
+    return dict(part="exact", case=case, peer=peer, pairs=len(fits), ovk_s=fits,
+                peer_s=peer_s, ratio=median_ratio(fits, peer_s), loads=loads, note=note)
 
 
 def exact_okl(ovk, n, pairs, rows, lam=0.1):
@@ -319,14 +322,11 @@ def exact_okl(ovk, n, pairs, rows, lam=0.1):
     loads.append(load_avg())
     del gram
     fits = [x["json"]["fit_seconds"] for x in o]
-    rows.append(dict(part="exact", case=f"okl exact n={n} m=10", peer="numpy.linalg.eigh of K",
-                     n_train=n, pairs=pairs, ovk_s=fits, peer_s=p, ratio=median_ratio(fits, p),
-                     loads=loads,
-                     note=(f"numpy eigh on one BLAS thread {statistics.median(p1):.2f} s, "
-                           f"okl ÷ it {median_ratio(fits, p1):.2f}×; ovk's own eigh "
-                           f"(`ovk bench one "
-                           f"--method eigh`) {statistics.median(own):.2f} s, okl ÷ it "
-                           f"{median_ratio(fits, own):.2f}×")))
+    rows.append(exact_row(f"okl exact n={n} m=10", "numpy.linalg.eigh of K", fits, p, loads,
+                          f"numpy eigh on one BLAS thread {statistics.median(p1):.2f} s, "
+                          f"okl ÷ it {median_ratio(fits, p1):.2f}×; ovk's own eigh (`ovk bench "
+                          f"one --method eigh`) {statistics.median(own):.2f} s, okl ÷ it "
+                          f"{median_ratio(fits, own):.2f}×"))
 
 
 def phase_text(ph):
