@@ -85,7 +85,7 @@ pub const RUN_OPTIONS: &[RunOption] = &[
     opt("seed", "S", "seed of the shuffled train/test split and of any sampling", Some("0")),
     opt("scale", "SCALE", "feature scaling: standard (training mean, population std) | none", Some("standard")),
     opt("sparse", "HOW", "a LIBSVM file's features: auto (kept sparse when the dense table would pass 64 MiB at most 10 % non-zero) | yes (kept sparse: kernels read them without densifying) | no (read as ordinary columns)", Some("auto")),
-    opt("stream", "HOW", "read the table in row batches and never store the factor Z (krr and okl on a factor of the input kernel, CSV or Parquet): auto (when the in-memory route would not fit) | yes | no", Some("auto")),
+    opt("stream", "HOW", "read the table in row batches and never store the factor Z (krr, okl and lowrank-okl on a factor of the input kernel, CSV or Parquet): auto (when the in-memory route would not fit) | yes | no", Some("auto")),
     opt("class_coding", "CODING", "one-hot coding of class/label targets: pm1 (+1/-1) | 01 (1/0)", Some("pm1")),
     opt("target_scale", "HOW", "target scaling over the labeled training rows, undone on every prediction: none | center (mean 0: an intercept, so a shifted target shifts its predictions) | standard (mean 0, std 1: each output weighs the same in the squared loss, a rare label as much as a frequent one)", Some("none")),
     RunOption {

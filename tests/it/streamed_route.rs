@@ -1,4 +1,4 @@
-//! `--stream`: krr and okl on a factor with the table read in row batches and Z never stored,
+//! `--stream`: krr, okl and lowrank-okl on a factor with the table read in row batches and Z never stored,
 //! through the real binary. With a test column (the same split either way) and fewer training
 //! rows than the sample holds (the same landmarks either way), the streamed route must give the
 //! in-memory route's predictions; what it cannot stream is refused with exit 2, and the guard
@@ -72,16 +72,19 @@ fn streamed_fits_equal_the_in_memory_factor_route() {
     let parquet = dir.join("t.parquet");
     ovk_core::data::write_parquet(&csv, &parquet).unwrap();
     for data in [&csv, &parquet] {
-        for (method, kernel, rank) in [
-            ("okl", "gaussian", "60"),
-            ("krr", "gaussian", "60"),
-            ("okl", "linear", "auto"),
+        let one_lambda = ["--lambda", "0.05", "--rank", "2"];
+        for (method, kernel, rank, extra) in [
+            ("okl", "gaussian", "60", &[][..]),
+            ("krr", "gaussian", "60", &[]),
+            ("okl", "linear", "auto", &[]),
+            ("lowrank-okl", "gaussian", "60", &one_lambda),
         ] {
-            let flags = ["--kernel", kernel, "--input-rank", rank, "--stream"];
-            let mut memory = flags.to_vec();
-            memory.push("no");
-            let mut streamed = flags.to_vec();
-            streamed.push("yes");
+            let mut flags = vec!["--kernel", kernel, "--input-rank", rank];
+            flags.extend_from_slice(extra);
+            let mut memory = flags.clone();
+            memory.extend(["--stream", "no"]);
+            let mut streamed = flags;
+            streamed.extend(["--stream", "yes"]);
             let (a, b) = (
                 run(&store, data, method, &memory),
                 run(&store, data, method, &streamed),
@@ -99,7 +102,7 @@ fn streamed_fits_equal_the_in_memory_factor_route() {
             assert_eq!(sa["split"]["test"], sb["split"]["test"], "{what}");
             let mse = |s: &serde_json::Value, part: &str| s[part]["test"]["mse"].as_f64().unwrap();
             assert!((mse(&sa, "metrics") - mse(&sb, "metrics")).abs() < 1e-9 * mse(&sa, "metrics"));
-            if method == "okl" {
+            if method != "krr" {
                 assert!(
                     (mse(&sa, "baseline") - mse(&sb, "baseline")).abs()
                         < 1e-9 * mse(&sa, "baseline")
@@ -116,6 +119,46 @@ fn streamed_fits_equal_the_in_memory_factor_route() {
             assert_eq!(sb["model"]["kind"], sa["model"]["kind"], "{what}");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn streamed_lowrank_okl_chooses_lambda_on_a_validation_part_of_the_training_rows() {
+    let dir = temp_dir("stream", "lowrank-path", true);
+    let store = dir.join("store");
+    let csv = dir.join("t.csv");
+    write_table(&csv, 1200);
+    let flags = ["--input-rank", "60", "--rank", "2", "--lambda-path", "8"];
+    let mut memory = flags.to_vec();
+    memory.extend(["--stream", "no"]);
+    let mut streamed = flags.to_vec();
+    streamed.extend(["--stream", "yes"]);
+    let (a, b) = (
+        session(&run(&store, &csv, "lowrank-okl", &memory)),
+        session(&run(&store, &csv, "lowrank-okl", &streamed)),
+    );
+    // Every λ of the path scored on the validation part, the chosen one the best of them.
+    let path = b["details"]["path"].as_array().unwrap();
+    assert_eq!(path.len(), 8);
+    let scores: Vec<f64> = path
+        .iter()
+        .map(|p| p["validation_mse"].as_f64().unwrap())
+        .collect();
+    let best = scores.iter().copied().fold(f64::INFINITY, f64::min);
+    let chosen = b["details"]["lambda"].as_f64().unwrap();
+    let at_best = path
+        .iter()
+        .find(|p| p["validation_mse"].as_f64() == Some(best))
+        .unwrap();
+    assert_eq!(at_best["lambda"].as_f64(), Some(chosen));
+    let notes = b["notes"].to_string();
+    assert!(notes.contains("validation part of"), "{notes}");
+    assert!(notes.contains("refitted on"), "{notes}");
+    assert!(b["optimistic"].is_null(), "{}", b["optimistic"]);
+    // Another validation draw than in memory, the same test rows: a close test error.
+    let mse = |s: &serde_json::Value| s["metrics"]["test"]["mse"].as_f64().unwrap();
+    let (ma, mb) = (mse(&a), mse(&b));
+    assert!((mb - ma).abs() < 0.1 * ma, "in memory {ma}, streamed {mb}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -137,6 +180,10 @@ fn what_cannot_be_streamed_is_refused_with_exit_2() {
         (
             vec!["--method", "okl", "--input-rank", "exact"],
             "--input-rank R",
+        ),
+        (
+            vec!["--method", "lowrank-okl", "--select-on", "test"],
+            "--select-on test",
         ),
     ] {
         let mut args = base.to_vec();

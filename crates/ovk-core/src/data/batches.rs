@@ -20,7 +20,7 @@ choice_enum! {
     /// Whether a run reads its table in row batches and never stores the factor Z (`--stream`).
     #[derive(Default)]
     pub enum StreamChoice: "stream" {
-        /// Streamed when the in-memory route would not fit (krr and okl on a factor).
+        /// Streamed when the in-memory route would not fit (krr, okl and lowrank-okl on a factor).
         #[default]
         Auto = "auto",
         /// Always streamed (refused, saying why, where the run cannot be).

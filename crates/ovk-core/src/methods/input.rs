@@ -470,6 +470,26 @@ pub(crate) struct FactorSums {
     pub n: usize,
 }
 
+impl FactorSums {
+    /// The sums over no rows, for r factor columns and m outputs.
+    pub fn zeros(r: usize, m: usize) -> Self {
+        FactorSums {
+            ztz: Array2::zeros((r, r)),
+            zty: Array2::zeros((r, m)),
+            y_sq: 0.0,
+            n: 0,
+        }
+    }
+
+    /// Add the sums over other rows (a disjoint part of the same table).
+    pub fn add(&mut self, other: &FactorSums) {
+        self.ztz += &other.ztz;
+        self.zty += &other.zty;
+        self.y_sq += other.y_sq;
+        self.n += other.n;
+    }
+}
+
 /// Peak bytes of a fit on a factor with n rows and r columns: Z and the two n×b residual blocks
 /// while it is built (b ≤ r), then the r×r eigenproblem, the r×m rotation and the blocked
 /// predictions; the caller adds its own n×m blocks.

@@ -411,14 +411,35 @@ pub fn find_named(name: &str) -> Result<&'static dyn Method> {
 
 /// The methods that fit from a factor's sums streamed past memory (`train::pipeline::stream`):
 /// with squared loss on a factor they need only ZᵀZ, ZᵀY and ‖Y‖², never Z.
-pub const STREAMED: &[MethodName] = &[MethodName::Krr, MethodName::Okl];
+pub const STREAMED: &[MethodName] = &[MethodName::Krr, MethodName::Okl, MethodName::LowRankOkl];
 
-/// Fit method `name` (one of `STREAMED`) on the spectrum of a factor's streamed sums; `p` names
-/// the problem and holds no rows, `y_norm` is ‖Y‖_F over the rows summed.
+/// A streamed fit's training rows in two parts, for a method that chooses on a validation part:
+/// the spectrum of the part it fits the candidates on, and the sums over the part that scores
+/// them.
+pub(crate) struct HeldOut {
+    /// The spectrum of the fit part's sums.
+    pub fit: input::InputSpectrum,
+    /// The validation part's sums.
+    pub val: input::FactorSums,
+}
+
+/// The share of the training rows a streamed fit of `name` holds back as its validation part,
+/// or `None` when it chooses nothing on one.
+pub(crate) fn streamed_validation(name: MethodName, params: &Params) -> Result<Option<f64>> {
+    match name {
+        MethodName::LowRankOkl => lowrank_okl::streamed_validation(params),
+        _ => Ok(None),
+    }
+}
+
+/// Fit method `name` (one of `STREAMED`) on the spectrum of a factor's streamed sums over every
+/// training row, `held` its parts when it asked for a validation part; `p` names the problem
+/// and holds no rows, `y_norm` is ‖Y‖_F over the rows summed.
 pub(crate) fn fit_streamed(
     name: MethodName,
     p: &Problem,
     sp: input::InputSpectrum,
+    held: Option<HeldOut>,
     y_norm: f64,
     params: &Params,
     obs: &mut dyn Observer,
@@ -426,8 +447,25 @@ pub(crate) fn fit_streamed(
     match name {
         MethodName::Krr => krr::fit_streamed(p, sp, params, obs),
         MethodName::Okl => okl::fit_streamed(p, sp, y_norm, params, obs),
+        MethodName::LowRankOkl => lowrank_okl::fit_streamed(p, sp, held, params, obs),
         other => Err(OvkError::internal(format!("{other} has no streamed route"))),
     }
+}
+
+/// Bytes a streamed fit of `name` holds beside the stream's own sums, sample and test part:
+/// r factor columns, m outputs.
+pub(crate) fn streamed_fit_bytes(
+    name: MethodName,
+    r: usize,
+    m: usize,
+    params: &Params,
+) -> Result<u64> {
+    Ok(match name {
+        // the spectrum, C, the model and the krr baseline's (r×m); okl's L and its solver (m×m)
+        MethodName::Krr | MethodName::Okl => mats(12, r, m) + mats(12, m, m),
+        MethodName::LowRankOkl => lowrank_okl::streamed_fit_bytes(r, m, params)?,
+        other => return Err(OvkError::internal(format!("{other} has no streamed route"))),
+    })
 }
 
 /// Reject non-finite values before they reach a session (a diverging fit names the cause).

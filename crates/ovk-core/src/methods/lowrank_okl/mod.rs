@@ -22,9 +22,10 @@ pub use reduced::AStep;
 pub use reduced::Solution;
 pub use reduced::{Factor, Reduced};
 
+use super::input::InputSpectrum;
 use super::input::{exact_spectrum_bytes, factor_peak_bytes, spectrum_bytes, Route};
 use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
-use super::{Fit, Method, Observer, Params, Problem};
+use super::{Fit, HeldOut, Method, Observer, Params, Problem};
 use crate::kernels::{check_fits, dense_bytes};
 use crate::methods::{mats, ProblemShape};
 use crate::util::choice::Choice;
@@ -176,6 +177,86 @@ impl MethodConfig for LowRankConfig {
     }
 }
 
+impl LowRankConfig {
+    /// Whether the path chooses λ or p (a λ path, or a sweep over several ranks).
+    fn chooses(&self) -> bool {
+        self.rank_sweep.as_ref().is_some_and(|s| s.len() > 1)
+            || (self.lambda.is_none() && self.lambda_path > 1)
+    }
+
+    /// The largest rank p the fit may try (the default is 10).
+    fn largest_rank(&self) -> usize {
+        match &self.rank_sweep {
+            Some(ranks) => ranks.iter().copied().max().unwrap_or(1),
+            None => self.rank.unwrap_or(10),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            solver: self.solver,
+            ..Settings::new(self.tol, self.max_iter.max(1))
+        }
+    }
+
+    fn plan(&self, settings: Settings) -> Plan<'_> {
+        Plan {
+            sweep: self.rank_sweep.as_deref(),
+            rank: self.rank,
+            fixed_lambda: self.lambda,
+            n_lambda: self.lambda_path,
+            warm: self.warm_start,
+            settings,
+        }
+    }
+}
+
+/// lowrank-okl on a factor's streamed sums (`train::pipeline::stream`): `all` over every
+/// training row; `held`, the fit and validation parts' sums, when the path chooses λ or p.
+pub(crate) fn fit_streamed(
+    problem: &Problem,
+    all: InputSpectrum,
+    held: Option<HeldOut>,
+    params: &Params,
+    obs: &mut dyn Observer,
+) -> Result<Fit> {
+    let cfg = LowRankConfig::from_params(params)?;
+    if all.yt.ncols() == 0 {
+        return Err(crate::OvkError::input("lowrank-okl: there are no outputs"));
+    }
+    let settings = cfg.settings();
+    let mut notes = Vec::new();
+    let mut prog = Progress::new(obs);
+    let plan = cfg.plan(settings);
+    let chosen = steps::choose_streamed(all, held, &plan, cfg.val_fraction, &mut notes, &mut prog)?;
+    notes.push(steps::stopping_rule(cfg.solver, cfg.tol));
+    let no_rows = ndarray::Array2::zeros((0, problem.x.ncols()));
+    steps::assemble(
+        problem,
+        no_rows,
+        chosen,
+        &settings,
+        settings.max_iter,
+        notes,
+    )
+}
+
+/// Bytes a streamed fit holds on r factor columns and m outputs: the spectra of every row's
+/// and of the fit part's sums, the validation part's sums and terms, each r×m, and the krr
+/// baseline's; B, A and the L-BFGS pairs as in memory; never m×m beyond the saved L.
+pub(crate) fn streamed_fit_bytes(r: usize, m: usize, params: &Params) -> Result<u64> {
+    let cfg = LowRankConfig::from_params(params)?;
+    let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
+    Ok(mats(12, r, m) + mats(24, m.max(r), cfg.largest_rank().min(m)) + mats(1, saved_l, saved_l))
+}
+
+/// The share of the training rows a streamed fit holds back to choose λ or p on, or `None`
+/// when it fits one (λ, p).
+pub(crate) fn streamed_validation(params: &Params) -> Result<Option<f64>> {
+    let cfg = LowRankConfig::from_params(params)?;
+    Ok(cfg.chooses().then_some(cfg.val_fraction))
+}
+
 /// A rank sweep as the list `parse_ranks` reads back ("2,5,10").
 fn ranks_as_list<S: serde::Serializer>(
     ranks: &Option<Vec<usize>>,
@@ -214,11 +295,7 @@ impl Method for LowRankOkl {
         let cfg = LowRankConfig::from_params(params)?;
         let (l, m) = (s.n_labeled, s.m);
         let factor = self.input_route(s)?.factor_columns(s.d);
-        let p = match &cfg.rank_sweep {
-            Some(ranks) => ranks.iter().copied().max().unwrap_or(1),
-            None => cfg.rank.unwrap_or(10),
-        }
-        .min(m);
+        let p = cfg.largest_rank().min(m);
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
         // K and its eigendecomposition, or the factor and its spectrum (the same
         // `InputSpectrum` okl builds); Y, its rotation and the model's ℓ×m blocks; B, A and
@@ -245,29 +322,17 @@ impl Method for LowRankOkl {
             dense_bytes(ell, side) * 3 + dense_bytes(ell, m) * 4,
             "lowrank-okl (the input kernel or its factor, eigenvectors and the ℓ×m factors)",
         )?;
-        let settings = Settings {
-            solver: cfg.solver,
-            ..Settings::new(cfg.tol, max_iter)
-        };
-        let choosing = cfg.rank_sweep.as_ref().is_some_and(|s| s.len() > 1)
-            || (cfg.lambda.is_none() && cfg.lambda_path > 1);
+        let settings = cfg.settings();
         // Where λ and p are chosen: a validation part of the training rows, or the held-out
         // rows the user named (--select-on test; the paper's protocol).
-        let split = match (&problem.holdout, choosing) {
+        let split = match (&problem.holdout, cfg.chooses()) {
             (None, true) => Some(TrainSplit::draw(ell, cfg.val_fraction, problem.seed)?),
             _ => None,
         };
 
         let mut notes = Vec::new();
         let mut prog = Progress::new(obs);
-        let plan = Plan {
-            sweep: cfg.rank_sweep.as_deref(),
-            rank: cfg.rank,
-            fixed_lambda: cfg.lambda,
-            n_lambda: cfg.lambda_path,
-            warm: cfg.warm_start,
-            settings,
-        };
+        let plan = cfg.plan(settings);
         let on = steps::Rows {
             problem,
             route,

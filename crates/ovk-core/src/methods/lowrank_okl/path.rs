@@ -3,14 +3,15 @@
 
 use std::time::Instant;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{s, Array2, ArrayView2, Axis};
 use serde::Serialize;
 
 use super::algorithm::{solve, Fitted, Progress, Settings};
 use super::certificate::Certificate;
 use super::reduced::{Factor, Reduced, Solution};
 use crate::kernels::Kernel;
-use crate::linalg::matmul;
+use crate::linalg::{eigh, matmul, matmul_tn};
+use crate::methods::input::{Basis, FactorSums};
 use crate::{OvkError, Result};
 
 /// `n` log-spaced values from `alpha` down to `1e-5 · alpha`.
@@ -54,13 +55,80 @@ impl Validation {
             )));
         }
         let (k_u0, k_u) = red.cross(kernel, x_train, x_val)?;
-        Ok(Validation {
+        Ok(Self::from_rows(
+            red,
+            k_u0.view(),
             k_u,
-            k_null: matmul(k_u0.view(), red.rt_null.view()),
-            y_q: matmul(y_val, red.q_m.view()),
-            y_sq: y_val.iter().map(|v| v * v).sum(),
-            count: (y_val.nrows() * y_val.ncols()) as f64,
-        })
+            matmul(y_val, red.q_m.view()),
+            y_val.iter().map(|v| v * v).sum(),
+            y_val.nrows(),
+        ))
+    }
+
+    /// The same terms from the validation rows' sums alone, when no validation row is kept (the
+    /// streamed route). With `Z_vᵀZ_v = W Λ Wᵀ`, the k rows `Λ^{½} Wᵀ` stand in for `Z_v`: they
+    /// give the same `‖K_val A Bᵀ‖²`, and the same cross term through `Λ^{-½} Wᵀ Z_vᵀY_v Q_m`
+    /// since `Z_vᵀY_v` lies in the range of `Z_vᵀ` (directions of Λ below rounding dropped).
+    pub(crate) fn from_sums(red: &Reduced, val: &FactorSums) -> Result<Self> {
+        let Basis::Factor(f) = &red.basis else {
+            return Err(OvkError::internal(
+                "lowrank-okl: validation sums need a factor's basis",
+            ));
+        };
+        if val.zty.ncols() != red.m || val.ztz.nrows() != f.vs.nrows() {
+            return Err(OvkError::internal(format!(
+                "validation sums of {}×{} for a factor of {} columns and {} outputs",
+                val.zty.nrows(),
+                val.zty.ncols(),
+                f.vs.nrows(),
+                red.m
+            )));
+        }
+        let e = eigh(val.ztz.view())?;
+        let top = e.values.iter().copied().fold(0.0, f64::max);
+        let cut = top * e.values.len() as f64 * f64::EPSILON;
+        let keep = e
+            .values
+            .iter()
+            .position(|&v| v > cut)
+            .unwrap_or(e.values.len());
+        let (lam, w) = (e.values.slice(s![keep..]), e.vectors.slice(s![.., keep..]));
+        let mut rows = w.t().to_owned(); // Λ^{½} Wᵀ (k×r_z)
+        let mut y_q = matmul_tn(w, matmul(val.zty.view(), red.q_m.view()).view()); // Wᵀ Z_vᵀY_v Q_m
+        for ((mut row, mut yq), &l) in rows
+            .axis_iter_mut(Axis(0))
+            .zip(y_q.axis_iter_mut(Axis(0)))
+            .zip(lam)
+        {
+            row *= l.sqrt();
+            yq /= l.sqrt();
+        }
+        let k_all = matmul(rows.view(), f.vs.view()); // stands for Z_v V diag(√s) = K_val U
+        Ok(Self::from_rows(
+            red,
+            k_all.slice(s![.., ..red.ell0]),
+            k_all.slice(s![.., red.ell0..]).to_owned(),
+            y_q,
+            val.y_sq,
+            val.n,
+        ))
+    }
+
+    fn from_rows(
+        red: &Reduced,
+        k_u0: ArrayView2<f64>,
+        k_u: Array2<f64>,
+        y_q: Array2<f64>,
+        y_sq: f64,
+        rows: usize,
+    ) -> Self {
+        Validation {
+            k_u,
+            k_null: matmul(k_u0, red.rt_null.view()),
+            y_q,
+            y_sq,
+            count: (rows * red.m) as f64,
+        }
     }
 
     /// Mean squared error of `K_val A Bᵀ` against the validation targets.
@@ -253,6 +321,74 @@ pub(crate) fn parse_ranks(text: &str) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::FeatureMap;
+    use crate::linalg::gram_tn;
+    use crate::methods::input::{FactorSummary, InputSpectrum};
+    use crate::methods::lowrank_okl::Settings;
+    use crate::methods::Silent;
+    use crate::util::rng::Rng;
+
+    fn sums(x: &Array2<f64>, y: &Array2<f64>) -> FactorSums {
+        FactorSums {
+            ztz: gram_tn(x.view()),
+            zty: matmul_tn(x.view(), y.view()),
+            y_sq: y.iter().map(|v| v * v).sum(),
+            n: x.nrows(),
+        }
+    }
+
+    #[test]
+    fn validation_from_sums_scores_every_lambda_as_from_the_rows() {
+        // A linear factor (Z = X): the rows' route and the sums' route see the same validation
+        // rows, so their MSEs must agree at every B — with more validation rows than factor
+        // columns, and with fewer (a rank-deficient Z_vᵀZ_v).
+        let mut rng = Rng::new(3);
+        let (d, m) = (6, 5);
+        let mut draw = |n: usize, c: usize| Array2::from_shape_fn((n, c), |_| rng.normal());
+        let (x_fit, y_fit) = (draw(80, d), draw(80, m));
+        let summary = FactorSummary {
+            route: "primal",
+            requested: d,
+            rank: d,
+            landmarks: None,
+            trace_error: 0.0,
+            seconds: 0.0,
+        };
+        let input =
+            InputSpectrum::from_sums(sums(&x_fit, &y_fit), FeatureMap::Linear, summary).unwrap();
+        let red = Reduced::from_input(input).unwrap();
+        for t in [30, 3] {
+            let (x_val, y_val) = (draw(t, d), draw(t, m));
+            let rows = Validation::new(
+                &red,
+                &Kernel::Linear,
+                x_fit.view(),
+                x_val.view(),
+                y_val.view(),
+            )
+            .unwrap();
+            let from_sums = Validation::from_sums(&red, &sums(&x_val, &y_val)).unwrap();
+            let mut silent = Silent;
+            let mut prog = Progress::new(&mut silent);
+            for lambda in [red.alpha * 0.5, red.alpha * 1e-2, red.alpha * 1e-4] {
+                let f = solve(
+                    &red,
+                    Factor::Identity(2),
+                    2,
+                    lambda,
+                    &Settings::new(1e-10, 500),
+                    &mut prog,
+                )
+                .unwrap();
+                let (a, b) = (rows.mse(&f.solution), from_sums.mse(&f.solution));
+                assert!(a > 0.0);
+                assert!(
+                    (a - b).abs() < 1e-10 * a,
+                    "t = {t}, λ = {lambda}: {a} against {b}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn ranks_parse() {

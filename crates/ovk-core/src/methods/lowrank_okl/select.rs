@@ -68,6 +68,11 @@ pub fn reduce(
     prog: &mut Progress<'_>,
 ) -> Result<(Reduced, Option<Json>)> {
     let input = InputSpectrum::build(route, &problem.kernel, x, y, problem.seed, &mut *prog.obs)?;
+    reduce_input(input)
+}
+
+/// Reduce a spectrum already built (in memory, or from a factor's streamed sums).
+pub(crate) fn reduce_input(input: InputSpectrum) -> Result<(Reduced, Option<Json>)> {
     let factor = input.basis.factor_summary().map(|f| f.to_json());
     let red = Reduced::from_input(input)?;
     if red.alpha <= 0.0 {

@@ -8,11 +8,12 @@ use serde_json::{json, Value as Json};
 use super::algorithm::{solve, Fitted, Progress, Settings, Solver};
 use super::path::{PathPoint, PathRun, Validation};
 use super::reduced::{Factor, Reduced};
-use super::select::{reduce, route_for_rows, select, Plan, Selection, TrainSplit};
+use super::select::{reduce, reduce_input, route_for_rows, select, Plan, Selection, TrainSplit};
 use super::MAX_SAVED_OUTPUT_KERNEL;
 use crate::linalg::matmul;
 use crate::methods::details::key;
-use crate::methods::input::{Basis, Route};
+use crate::methods::input::{Basis, InputSpectrum, Route};
+use crate::methods::HeldOut;
 use crate::methods::{Coef, Fit, Problem};
 use crate::{OvkError, Result};
 
@@ -102,7 +103,7 @@ pub(super) fn choose_on_validation(
     notes: &mut Vec<String>,
     prog: &mut Progress<'_>,
 ) -> Result<Chosen> {
-    let (ell, m) = on.y.dim();
+    let ell = on.y.nrows();
     let (fit_rows, val_rows) = (split.fit.len(), split.val.len());
     let x_fit = on.x.select(Axis(0), &split.fit);
     let y_fit = on.y.select(Axis(0), &split.fit);
@@ -119,17 +120,8 @@ pub(super) fn choose_on_validation(
     let b = red_fit.factor_b(&selection.run.best_fit.solution);
     drop((red_fit, validation, x_fit, y_fit));
 
-    // The refit from the chosen B, projected onto this row space, which never raises g
-    // (docs/methods.md §2).
     let (red, factor) = reduce(on.route, on.problem, on.x, on.y, prog)?;
-    // K of all rows has at least the fit part's numerical rank, so p ≤ the bound here too;
-    // the clamp only guards a numerically degenerate case.
-    let p = selection.p.min(red.rank_k.min(m)).max(1);
-    let lambda = selection.run.points[selection.run.best].lambda;
-    prog.start_fit();
-    let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
-    let fitted = solve(&red, Factor::Reduced(bhat), p, lambda, &plan.settings, prog)?;
-    prog.finish_lambda(None, fitted.certificate.certified);
+    let refit = refit_at(&red, &selection, &b, &plan.settings, prog)?;
     notes.push(format!(
         "{} chosen by MSE on a validation part of {val_rows} of the {ell} training rows \
          (--val-fraction {val_fraction}), the path fitted on the other {fit_rows}; the model \
@@ -140,7 +132,74 @@ pub(super) fn choose_on_validation(
         red,
         factor,
         selection,
-        refit: Some((p, fitted)),
+        refit: Some(refit),
+        chose_on_test: None,
+    })
+}
+
+/// The refit on every training row (`red`) from the B chosen on the fit part, projected onto
+/// this row space, which never raises g (docs/methods.md §2).
+fn refit_at(
+    red: &Reduced,
+    selection: &Selection,
+    b: &Array2<f64>,
+    settings: &Settings,
+    prog: &mut Progress<'_>,
+) -> Result<(usize, Fitted)> {
+    // K of all rows has at least the fit part's numerical rank, so p ≤ the bound here too;
+    // the clamp only guards a numerically degenerate case.
+    let p = selection.p.min(red.rank_k.min(red.m)).max(1);
+    let lambda = selection.run.points[selection.run.best].lambda;
+    prog.start_fit();
+    let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
+    let fitted = solve(red, Factor::Reduced(bhat), p, lambda, settings, prog)?;
+    prog.finish_lambda(None, fitted.certificate.certified);
+    Ok((p, fitted))
+}
+
+/// The streamed route's path (`train::pipeline::stream`), from a factor's sums: on the sums
+/// over every training row when nothing is chosen; else on the fit part's sums, each λ scored
+/// by the validation part's (`Validation::from_sums`), then refitted on every row's sums.
+pub(super) fn choose_streamed(
+    all: InputSpectrum,
+    held: Option<HeldOut>,
+    plan: &Plan<'_>,
+    val_fraction: f64,
+    notes: &mut Vec<String>,
+    prog: &mut Progress<'_>,
+) -> Result<Chosen> {
+    let Some(held) = held else {
+        let (red, factor) = reduce_input(all)?;
+        let selection = select(&red, plan, None, notes, prog)?;
+        return Ok(Chosen {
+            red,
+            factor,
+            selection,
+            refit: None,
+            chose_on_test: None,
+        });
+    };
+    let (ell, val_rows) = (all.n, held.val.n);
+    let (red_fit, _) = reduce_input(held.fit)?;
+    let validation = Validation::from_sums(&red_fit, &held.val)?;
+    let selection = select(&red_fit, plan, Some(&validation), notes, prog)?;
+    let b = red_fit.factor_b(&selection.run.best_fit.solution);
+    drop((red_fit, validation));
+    let (red, factor) = reduce_input(all)?;
+    let refit = refit_at(&red, &selection, &b, &plan.settings, prog)?;
+    notes.push(format!(
+        "{} chosen by MSE on a validation part of {val_rows} of the {ell} training rows \
+         (--val-fraction {val_fraction}; each training row's part drawn from a hash of its \
+         index and the seed), the path fitted on the other {}; the model is then refitted on \
+         all {ell} rows at that choice, so the test metrics are unbiased",
+        selection.describe(),
+        ell - val_rows
+    ));
+    Ok(Chosen {
+        red,
+        factor,
+        selection,
+        refit: Some(refit),
         chose_on_test: None,
     })
 }
@@ -215,7 +274,8 @@ pub(super) fn assemble(
     max_iter: usize,
     mut notes: Vec<String>,
 ) -> Result<Fit> {
-    let (ell, m) = (x.nrows(), problem.y.ncols());
+    let m = problem.y.ncols();
+    let ell = chosen.red.ell();
     let Chosen {
         red,
         factor,
@@ -258,7 +318,8 @@ pub(super) fn assemble(
     let sol = &fitted.solution;
     let a = red.coefficients(sol);
     let b = red.factor_b(sol);
-    let embedding = if p == 2 || p == 3 {
+    // A streamed fit keeps no training row to embed.
+    let embedding = if (p == 2 || p == 3) && x.nrows() > 0 {
         Some(red.embedding(sol, x.view())?)
     } else {
         None

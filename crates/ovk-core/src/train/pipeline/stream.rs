@@ -1,12 +1,14 @@
-//! The streamed route: krr and okl on a factor of the input kernel with the table read in row
-//! batches and the factor Z (n×r) never stored — the route past memory. With squared loss a
-//! fit on a factor needs only ZᵀZ (r×r), ZᵀY (r×m) and ‖Y‖² (`methods::input`), so the file is
-//! read three times, one batch of rows at a time (`data::batches`):
+//! The streamed route: krr, okl and lowrank-okl on a factor of the input kernel with the table
+//! read in row batches and the factor Z (n×r) never stored — the route past memory. With squared
+//! loss a fit on a factor needs only ZᵀZ (r×r), ZᵀY (r×m) and ‖Y‖² (`methods::input`), so the
+//! file is read three times, one batch of rows at a time (`data::batches`):
 //! 1. **statistics**: the split (each row's side drawn from a hash of its index and the seed),
 //!    the training rows' feature moments (the scaler), the targets' kind, and a uniform sample
 //!    of training rows (reservoir sampling) — σ's median, the landmarks and the training
 //!    metrics come from it;
-//! 2. **sums**: `z(x)` for each training batch, accumulating ZᵀZ, ZᵀY and ‖Y‖²;
+//! 2. **sums**: `z(x)` for each training batch, accumulating ZᵀZ, ZᵀY and ‖Y‖² — apart over a
+//!    validation part (drawn by another hash) when the method chooses λ on one, as lowrank-okl's
+//!    path does: its validation MSE needs only that part's sums;
 //! 3. **predictions**: the test rows through the fitted model and the krr baseline's.
 //!
 //! The fit is the in-memory factor route's, on the same spectrum. What differs, and is said in
@@ -30,14 +32,14 @@ use crate::data::{
     select_columns, ClassCoding, DatasetInfo, Prepared, Scale, Scaler, StreamChoice, Task,
 };
 use crate::kernels::{
-    check_fits_or, format_bytes, input_factor, kernel_diagonal, usable_bytes, FeatureMap,
+    check_fits_or, format_bytes, input_factor, kernel_diagonal, usable_bytes, FeatureMap, Kernel,
     KernelName,
 };
 use crate::linalg::{add_gram_tn_lower, add_matmul_tn, matmul, mirror_lower};
 use crate::methods::input::{FactorSummary, FactorSums, InputSpectrum};
 use crate::methods::{
     self, check_cancel, mats, Method, MethodName, Observer, Params, Phase, Problem, ProblemShape,
-    Route,
+    Route, LOADING_BYTES, RUNTIME_BYTES,
 };
 use crate::metrics;
 use crate::session::{MetricMap, Metrics};
@@ -109,7 +111,7 @@ pub(super) fn chosen(method: &dyn Method, config: &RunConfig) -> Result<Option<S
             };
             let in_memory = in_memory_bytes(method, config, &shape)?;
             let sample = (SAMPLE_PER_RANK * rank).max(SAMPLE_MIN).min(shape.n_train);
-            let streamed = stream_peak_bytes(&shape, rank, sample, &config.data.path);
+            let streamed = streamed_bytes(method, config, &shape, rank, sample)?;
             Ok((in_memory > usable && streamed <= usable).then(|| {
                 format!(
                     "the in-memory route needs about {} for about {n} rows and {} is available: \
@@ -171,7 +173,7 @@ fn refusal(method: &dyn Method, config: &RunConfig) -> Option<String> {
         return Some(format!(
             "{} has no streamed route (only {} do: squared loss on a factor of the input kernel)",
             method.name(),
-            names.join(" and ")
+            names.join(", ")
         ));
     }
     let d = &config.data;
@@ -192,6 +194,10 @@ fn refusal(method: &dyn Method, config: &RunConfig) -> Option<String> {
         (
             d.train_rows.is_some(),
             "a training subset (successive halving) is drawn in memory",
+        ),
+        (
+            config.select_on.is_test(),
+            "--select-on test scores the path on the test rows, which are read after the fit",
         ),
         (
             d.drop_missing || d.impute_missing,
@@ -244,9 +250,10 @@ pub(super) fn advice(
         Route::LowRank { .. } | Route::Primal => "--stream yes".to_string(),
         Route::Exact | Route::Krylov => format!("--stream yes --input-rank {r}"),
     };
+    let bytes = streamed_bytes(method, config, shape, r, sample).ok()?;
     Some(format!(
         "{flags} reads the rows in batches and never stores the factor Z: about {}",
-        format_bytes(stream_peak_bytes(shape, r, sample, &config.data.path))
+        format_bytes(bytes)
     ))
 }
 
@@ -337,52 +344,130 @@ fn shape(config: &RunConfig, plan: &Plan, n_train: usize, n_test: usize) -> Prob
 /// Peak bytes of the streamed route. Held throughout: the r×r and r×m sums with the
 /// eigenproblem, the sample, the test part's targets and predictions (the method's and the
 /// baseline's) and the split's row lists. On top, the larger of the landmark phase (the sample's
-/// factor, dropped once its map is taken) and a batch in flight: a Parquet slice decoded by
-/// polars, as a matrix and as its scaled training rows, with the features z(x) of one block.
-/// Measured within 15 % at 10⁶ and 10⁷ rows (docs/performance.md, streaming).
-pub(crate) fn stream_peak_bytes(s: &ProblemShape, r: usize, sample: usize, path: &Path) -> u64 {
-    let n = (s.n_train + s.n_test) as u64;
-    let b = PARQUET_SLICE_ROWS.min(s.n_train + s.n_test);
-    // a CSV chunk's bytes, and their copy with the header in front
-    let text = match crate::data::format_of(path) {
-        Ok(crate::data::Format::Csv { .. }) => 2 * CSV_CHUNK_BYTES as u64,
-        _ => 0,
+/// factor, dropped once its map is taken) and a batch in flight: a Parquet slice or CSV chunk
+/// decoded by polars, as a matrix and as its scaled training rows, with the features z(x) of one
+/// block; and the loader's and the fit's fixed costs. Measured within 0.99–1.10 of the peak at
+/// 10⁶ rows, CSV and Parquet, okl and lowrank-okl (docs/performance.md, streaming).
+pub(crate) fn stream_peak_bytes(
+    s: &ProblemShape,
+    r: usize,
+    sample: usize,
+    path: &Path,
+    fit_bytes: u64,
+) -> u64 {
+    let rows = s.n_train + s.n_test;
+    let n = rows as u64;
+    // A batch's rows: a Parquet slice, or the lines of a CSV chunk (the file's mean line length
+    // from its size); with a CSV chunk's bytes and their copy with the header in front.
+    let (b, text) = match crate::data::format_of(path) {
+        Ok(crate::data::Format::Csv { .. }) => {
+            let size = std::fs::metadata(path).map_or(0, |m| m.len());
+            let line = (size / n.max(1)).max(1);
+            let b = usize::try_from(CSV_CHUNK_BYTES as u64 / line + 1).unwrap_or(usize::MAX);
+            (b.min(rows), 2 * CSV_CHUNK_BYTES as u64)
+        }
+        _ => (PARQUET_SLICE_ROWS.min(rows), 0),
     };
     let held = mats(6, r, r)
-        .saturating_add(mats(12, r, s.m) + mats(12, s.m, s.m))
+        .saturating_add(fit_bytes)
         .saturating_add(mats(1, sample, s.d + s.m))
         .saturating_add(mats(3, s.n_test, s.m))
         // row lists and their JSON in the session
         .saturating_add(n.saturating_mul(8 + 12));
     let landmarks = crate::methods::input::factor_peak_bytes(sample, r, s.m, 0);
-    let batch = mats(4, b, s.d + s.m + 1)
+    let batch = mats(3, b, s.d + s.m + 1)
         .saturating_add(mats(3, FEATURE_ROWS.min(b), r))
         .saturating_add(text);
     held.saturating_add(landmarks.max(batch))
+        .saturating_add(LOADING_BYTES + RUNTIME_BYTES)
+}
+
+/// `stream_peak_bytes` for `method` as `config` sets it up.
+fn streamed_bytes(
+    method: &dyn Method,
+    config: &RunConfig,
+    shape: &ProblemShape,
+    r: usize,
+    sample: usize,
+) -> Result<u64> {
+    let name = MethodName::parse(method.name())?;
+    let fit = methods::streamed_fit_bytes(name, r, shape.m, &config.params)?;
+    Ok(stream_peak_bytes(shape, r, sample, &config.data.path, fit))
 }
 
 /// A batch's rows are mapped to z(x) this many at a time: the n×r blocks stay small (65 MB at
 /// r = 1000) while their products keep matrix-product speed.
 const FEATURE_ROWS: usize = 8192;
 
-/// The r×m weights W of a streamed fit's model `z(x)ᵀ W`: `ZᵀC` (krr) or `ZᵀC L` (okl), from
-/// the matrices the fit saved — checked against the model itself on `probe` rows, so a method
-/// whose model is anything else is an internal error, not a wrong prediction.
+/// Add the coded rows `c` into `sums` (their z(x) a block of rows at a time); returns their
+/// share of the trace error's two sums, `Σ k(x, x)` and `‖Z‖²`.
+fn add_rows(
+    map: &FeatureMap,
+    kernel: &Kernel,
+    c: &Coded,
+    sums: &mut FactorSums,
+) -> Result<(f64, f64)> {
+    let n = c.y.nrows();
+    let mut z_sq = 0.0;
+    for lo in (0..n).step_by(FEATURE_ROWS) {
+        let rows = lo..(lo + FEATURE_ROWS).min(n);
+        let (x, y) = (c.x.slice(s![rows.clone(), ..]), c.y.slice(s![rows, ..]));
+        let z = map.features(x)?;
+        add_gram_tn_lower(&mut sums.ztz, z.view()); // ZᵀZ
+        add_matmul_tn(&mut sums.zty, z.view(), y); // ZᵀY
+        z_sq += z.iter().map(|v| v * v).sum::<f64>();
+    }
+    sums.y_sq += c.y.iter().map(|v| v * v).sum::<f64>();
+    sums.n += n;
+    Ok((kernel_diagonal(kernel, c.x.view()).iter().sum(), z_sq))
+}
+
+/// The weights W of a streamed fit's model `z(x)ᵀ W`: r×m, or kept as the two factors of
+/// lowrank-okl's `A Bᵀ` (r×p and m×p), whose product would be r×m where p is small.
+struct Weights {
+    w: Array2<f64>,
+    b: Option<Array2<f64>>,
+}
+
+impl Weights {
+    /// `z W` for the rows `z` of the factor's features.
+    fn apply(&self, z: ArrayView2<f64>) -> Array2<f64> {
+        let zw = matmul(z, self.w.view());
+        match &self.b {
+            Some(b) => matmul(zw.view(), b.t()),
+            None => zw,
+        }
+    }
+}
+
+/// The weights of a streamed fit's model `z(x)ᵀ W`: `ZᵀC` (krr), `ZᵀC L` (okl) or `ZᵀA · Bᵀ`
+/// (lowrank-okl), from the matrices the fit saved — checked against the model itself on `probe`
+/// rows, so a method whose model is anything else is an internal error, not a wrong prediction.
 fn streamed_weights(
     fit: &crate::methods::Fit,
     map: &FeatureMap,
     probe: ArrayView2<f64>,
-) -> Result<Array2<f64>> {
+) -> Result<Weights> {
     let named = |n: &str| fit.matrices.iter().find(|(k, _)| k == n).map(|(_, a)| a);
     let c = named("feature_coefficients")
         .ok_or_else(|| OvkError::internal("a streamed fit without feature_coefficients"))?;
-    let w = match named("output_kernel") {
-        Some(l) => matmul(c.view(), l.view()),
-        None => c.clone(),
+    let w = match (named("factor_b"), named("output_kernel")) {
+        (Some(b), _) => Weights {
+            w: c.clone(),
+            b: Some(b.clone()),
+        },
+        (None, Some(l)) => Weights {
+            w: matmul(c.view(), l.view()),
+            b: None,
+        },
+        (None, None) => Weights {
+            w: c.clone(),
+            b: None,
+        },
     };
     let probe = probe.slice(s![..probe.nrows().min(256), ..]);
     let (direct, model) = (
-        matmul(map.features(probe)?.view(), w.view()),
+        w.apply(map.features(probe)?.view()),
         fit.model.predict(probe)?,
     );
     let scale = model.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1e-300);
@@ -414,6 +499,17 @@ struct Statistics {
 /// Whether data row `row` is a test row: a draw from a hash of the row and the seed (the
 /// in-memory split shuffles all rows, which a single pass cannot).
 fn in_test(seed: u64, row: usize, fraction: f64) -> bool {
+    drawn(seed, row, fraction)
+}
+
+/// Whether training row `row` is in the validation part of a method that chooses on one: a draw
+/// of its own, salted apart from the test draw.
+fn in_validation(seed: u64, row: usize, fraction: f64) -> bool {
+    drawn(seed ^ 0x7a11_da7e_5eed_0001, row, fraction)
+}
+
+/// A uniform draw in [0, 1) from a hash of `row` and `seed`, below `fraction`.
+fn drawn(seed: u64, row: usize, fraction: f64) -> bool {
     let mut z = seed ^ (row as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     // splitmix64's finaliser
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -652,7 +748,7 @@ pub(super) fn run(
             )))
         }
     };
-    let estimate = stream_peak_bytes(&shape, rank, sample.x.nrows(), &path);
+    let estimate = streamed_bytes(method, config, &shape, rank, sample.x.nrows())?;
     check_fits_or(
         estimate,
         &format!(
@@ -711,40 +807,33 @@ pub(super) fn run(
     };
     let r = map.dim(d);
 
-    // Pass 2: ZᵀZ, ZᵀY, ‖Y‖², and the trace error's two sums.
+    // Pass 2: ZᵀZ, ZᵀY, ‖Y‖² — over the fit and validation parts apart when the method
+    // chooses on a validation part — and the trace error's two sums.
     obs.phase(Phase::Sums, None);
-    let mut sums = FactorSums {
-        ztz: Array2::zeros((r, r)),
-        zty: Array2::zeros((r, m)),
-        y_sq: 0.0,
-        n: 0,
-    };
+    let val_fraction = methods::streamed_validation(name, &config.params)?;
+    let mut sums = FactorSums::zeros(r, m);
+    let mut val_sums = val_fraction.map(|_| FactorSums::zeros(r, m));
     let (mut trace_k, mut z_sq) = (0.0, 0.0);
     let total = st.rows;
     for_each_batch(&path, &plan.columns(), |first, block| {
         check_cancel(obs)?;
         let test = sides(config, &plan, first, block.view());
-        let train: Vec<usize> = (0..block.nrows()).filter(|&i| !test[i]).collect();
-        if !train.is_empty() {
-            let c = coded(block.view(), &train, d, m, &scaler, &code);
-            for lo in (0..train.len()).step_by(FEATURE_ROWS) {
-                let rows = lo..(lo + FEATURE_ROWS).min(train.len());
-                let (x, y) = (c.x.slice(s![rows.clone(), ..]), c.y.slice(s![rows, ..]));
-                let z = map.features(x)?;
-                add_gram_tn_lower(&mut sums.ztz, z.view()); // ZᵀZ
-                add_matmul_tn(&mut sums.zty, z.view(), y); // ZᵀY
-                z_sq += z.iter().map(|v| v * v).sum::<f64>();
+        let held =
+            |i: &usize| val_fraction.is_some_and(|f| in_validation(config.data.seed, first + i, f));
+        let (val, fit): (Vec<usize>, Vec<usize>) =
+            (0..block.nrows()).filter(|&i| !test[i]).partition(held);
+        for (rows, part) in [(fit, Some(&mut sums)), (val, val_sums.as_mut())] {
+            if let (false, Some(part)) = (rows.is_empty(), part) {
+                let c = coded(block.view(), &rows, d, m, &scaler, &code);
+                let (t, z) = add_rows(&map, &kernel, &c, part)?;
+                trace_k += t;
+                z_sq += z;
             }
-            sums.y_sq += c.y.iter().map(|v| v * v).sum::<f64>();
-            sums.n += train.len();
-            trace_k += kernel_diagonal(&kernel, c.x.view()).iter().sum::<f64>();
         }
         obs.step(first + block.nrows(), total);
         Ok(true)
     })?;
-    mirror_lower(&mut sums.ztz);
     check_cancel(obs)?;
-    let y_norm = sums.y_sq.sqrt();
     obs.phase(Phase::Decomposition, None);
     let summary = FactorSummary {
         route: route.name(),
@@ -758,6 +847,26 @@ pub(super) fn run(
         },
         seconds: t_fit.elapsed().as_secs_f64(),
     };
+    mirror_lower(&mut sums.ztz);
+    let held = match (val_sums, val_fraction) {
+        (Some(mut val), Some(f)) => {
+            if val.n == 0 || sums.n == 0 {
+                return Err(OvkError::input(format!(
+                    "{}: --val-fraction {f} drew {} of the {n_train} training rows for \
+                     validation and left {} to fit; both need at least one row",
+                    method.name(),
+                    val.n,
+                    sums.n
+                )));
+            }
+            mirror_lower(&mut val.ztz);
+            let fit = InputSpectrum::from_sums(sums.clone(), map.clone(), summary.clone())?;
+            sums.add(&val);
+            Some(methods::HeldOut { fit, val })
+        }
+        _ => None,
+    };
+    let y_norm = sums.y_sq.sqrt();
     let sp = InputSpectrum::from_sums(sums, map.clone(), summary)?;
     let problem = Problem::new(Array2::zeros((0, d)), Array2::zeros((0, m)), kernel)
         .with_task(task)
@@ -767,7 +876,7 @@ pub(super) fn run(
     problem.feature_names = plan.features.clone();
     problem.output_names = plan.targets.clone();
     let watched = watched_by(method, &config.params, obs, |o| {
-        methods::fit_streamed(name, &problem, sp.clone(), y_norm, &config.params, o)
+        methods::fit_streamed(name, &problem, sp.clone(), held, y_norm, &config.params, o)
     });
     let (fit, trace, fit_notes) = match watched {
         Ok(w) => (w.fit, w.trace, w.notes),
@@ -785,6 +894,7 @@ pub(super) fn run(
             MethodName::Krr,
             &problem,
             sp,
+            None,
             y_norm,
             &krr_params,
             &mut methods::Silent,
@@ -815,9 +925,9 @@ pub(super) fn run(
             for lo in (0..rows.len()).step_by(FEATURE_ROWS) {
                 let x = c.x.slice(s![lo..(lo + FEATURE_ROWS).min(rows.len()), ..]);
                 let z = map.features(x)?;
-                pred.extend(matmul(z.view(), w.view()).iter());
+                pred.extend(w.apply(z.view()).iter());
                 if let Some(wb) = &w_base {
-                    pred_base.extend(matmul(z.view(), wb.view()).iter());
+                    pred_base.extend(wb.apply(z.view()).iter());
                 }
             }
         }
