@@ -6,7 +6,7 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
 use faer::linalg::householder;
 use faer::{Conj, Mat};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{s, Array2, ArrayView2};
 
 use super::convert::{leave_avx_state, view, view_mut};
 use super::decomp::{par_from, PARALLEL_EIGH_FROM};
@@ -133,7 +133,9 @@ impl Tridiagonal {
 
     /// Column j of `x` ← `(shifts[j] T + c I)⁻¹` column j, by the LDLᵀ recurrence of the
     /// tridiagonal matrix (no pivoting: it must be positive definite, as `s T + c I` is for a
-    /// PSD T, s ≥ 0, c > 0); a numerical error if a pivot is not positive.
+    /// PSD T, s ≥ 0, c > 0); a numerical error if a pivot is not positive. The recurrences of
+    /// [`SOLVE_BLOCK`] columns advance together, row by row (each column's arithmetic is its
+    /// own, in the same order): x is walked along its rows, not down strided columns.
     pub(crate) fn solve_shifted(&self, x: &mut Array2<f64>, shifts: &[f64], c: f64) -> Result<()> {
         let n = self.n();
         assert_eq!(
@@ -141,43 +143,54 @@ impl Tridiagonal {
             (n, shifts.len()),
             "tridiagonal solve: shapes differ"
         );
-        let mut delta = vec![0.0; n];
-        let mut col = vec![0.0; n];
-        for (j, &s) in shifts.iter().enumerate() {
-            let mut xj = x.column_mut(j);
-            for (v, x) in col.iter_mut().zip(xj.iter()) {
-                *v = *x;
-            }
+        let not_definite = || {
+            OvkError::numerical(
+                "a shifted tridiagonal system is not positive definite; increase the \
+                 regularisation λ",
+            )
+        };
+        // delta[i][jj]: the pivots of the block's columns; prev/next: the row just solved.
+        let mut delta = vec![0.0; n * SOLVE_BLOCK];
+        let mut near = vec![0.0; SOLVE_BLOCK];
+        for (b, s) in shifts.chunks(SOLVE_BLOCK).enumerate() {
+            let w = s.len();
+            let mut xb = x.slice_mut(s![.., b * SOLVE_BLOCK..b * SOLVE_BLOCK + w]);
             for i in 0..n {
-                let mut d = s * self.diag[i] + c;
-                if i > 0 {
-                    let e = s * self.sub[i - 1];
-                    let l = e / delta[i - 1];
-                    d -= l * e;
-                    col[i] -= l * col[i - 1];
+                let (done, rest) = delta.split_at_mut(i * SOLVE_BLOCK);
+                let di = &mut rest[..w];
+                for (jj, (xv, dv)) in xb.row_mut(i).iter_mut().zip(di.iter_mut()).enumerate() {
+                    let mut d = s[jj] * self.diag[i] + c;
+                    if i > 0 {
+                        let e = s[jj] * self.sub[i - 1];
+                        let l = e / done[(i - 1) * SOLVE_BLOCK + jj];
+                        d -= l * e;
+                        *xv -= l * near[jj];
+                    }
+                    if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                        return Err(not_definite());
+                    }
+                    *dv = d;
+                    near[jj] = *xv;
                 }
-                if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-                    return Err(OvkError::numerical(
-                        "a shifted tridiagonal system is not positive definite; increase the \
-                         regularisation λ",
-                    ));
-                }
-                delta[i] = d;
             }
             for i in (0..n).rev() {
-                let mut v = col[i];
-                if i + 1 < n {
-                    v -= s * self.sub[i] * col[i + 1];
+                let di = &delta[i * SOLVE_BLOCK..i * SOLVE_BLOCK + w];
+                for (jj, xv) in xb.row_mut(i).iter_mut().enumerate() {
+                    let mut v = *xv;
+                    if i + 1 < n {
+                        v -= s[jj] * self.sub[i] * near[jj];
+                    }
+                    *xv = v / di[jj];
+                    near[jj] = *xv;
                 }
-                col[i] = v / delta[i];
-            }
-            for (x, v) in xj.iter_mut().zip(&col) {
-                *x = *v;
             }
         }
         Ok(())
     }
 }
+
+/// Columns whose tridiagonal recurrences [`Tridiagonal::solve_shifted`] runs side by side.
+const SOLVE_BLOCK: usize = 64;
 
 #[cfg(test)]
 mod tests {
@@ -225,6 +238,15 @@ mod tests {
             let b = sym(n, 99 + n as u64);
             let mut x = b.clone();
             t.solve_shifted(&mut x, &shifts, 0.3).unwrap();
+            // Each column's recurrence is its own: solved alone, it comes back bit for bit.
+            for (j, &s) in shifts.iter().enumerate() {
+                let mut alone = b.column(j).to_owned().insert_axis(ndarray::Axis(1));
+                t.solve_shifted(&mut alone, &[s], 0.3).unwrap();
+                assert!(alone
+                    .iter()
+                    .zip(x.column(j))
+                    .all(|(p, q)| p.to_bits() == q.to_bits()));
+            }
             for (j, &s) in shifts.iter().enumerate() {
                 let mut m = &tm * s;
                 m.diag_mut().mapv_inplace(|v| v + 0.3);

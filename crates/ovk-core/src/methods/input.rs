@@ -19,7 +19,7 @@ use ndarray::{s, Array1, Array2, ArrayView2, Zip};
 
 use super::details::FactorRecord;
 use super::expansion::{Coef, FeatureExpansion, KernelExpansion, TrainingFeatures};
-use super::{check_cancel, mats, Model, Observer, Phase};
+use super::{check_cancel, mats, mats_freed, Model, Observer, Phase};
 use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
 };
@@ -500,10 +500,12 @@ pub(crate) fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> 
 
 /// Peak bytes of `InputSpectrum::exact` on ℓ rows: K, then its eigendecomposition — faer's
 /// eigenvectors, its scratch (a copy of K and two ℓ×ℓ blocks of divide and conquer) and their
-/// ndarray copy — 6 ℓ×ℓ, and one more for what the allocator has not yet returned (measured
-/// 6.5–7 ℓ² at ℓ = 2000–4000, `ovk bench scaling`: okl and lowrank-okl peak alike).
+/// ndarray copy — 6 ℓ×ℓ, and one more freed block that stays resident while glibc keeps ℓ×ℓ
+/// blocks in its heap (`mats_freed`). Measured: 6.5–7 ℓ² at ℓ = 2000 (`ovk bench scaling`),
+/// 6.0 ℓ² at ℓ = 7291 (usps, sampled across the run: the peak is the eigenvectors' copy), where
+/// seven had read 1.19× the peak.
 pub(crate) fn exact_spectrum_bytes(l: usize) -> u64 {
-    mats(7, l, l)
+    mats(6, l, l) + mats_freed(1, l, l)
 }
 
 /// What a spectrum on a factor adds to `factor_peak_bytes` (r columns): ZᵀZ's eigenproblem —
