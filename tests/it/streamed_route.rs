@@ -63,6 +63,12 @@ fn max_rel_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
         / scale
 }
 
+/// `flags` for the in-memory route (`--stream no`) and for the streamed one (`--stream yes`).
+fn both_routes<'a>(flags: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let with = |how: &'a str| [flags, &["--stream", how]].concat();
+    (with("no"), with("yes"))
+}
+
 #[test]
 fn streamed_fits_equal_the_in_memory_factor_route() {
     let dir = temp_dir("stream", "equal", true);
@@ -81,10 +87,7 @@ fn streamed_fits_equal_the_in_memory_factor_route() {
         ] {
             let mut flags = vec!["--kernel", kernel, "--input-rank", rank];
             flags.extend_from_slice(extra);
-            let mut memory = flags.clone();
-            memory.extend(["--stream", "no"]);
-            let mut streamed = flags;
-            streamed.extend(["--stream", "yes"]);
+            let (memory, streamed) = both_routes(&flags);
             let (a, b) = (
                 run(&store, data, method, &memory),
                 run(&store, data, method, &streamed),
@@ -129,10 +132,7 @@ fn streamed_lowrank_okl_chooses_lambda_on_a_validation_part_of_the_training_rows
     let csv = dir.join("t.csv");
     write_table(&csv, 1200);
     let flags = ["--input-rank", "60", "--rank", "2", "--lambda-path", "8"];
-    let mut memory = flags.to_vec();
-    memory.extend(["--stream", "no"]);
-    let mut streamed = flags.to_vec();
-    streamed.extend(["--stream", "yes"]);
+    let (memory, streamed) = both_routes(&flags);
     let (a, b) = (
         session(&run(&store, &csv, "lowrank-okl", &memory)),
         session(&run(&store, &csv, "lowrank-okl", &streamed)),

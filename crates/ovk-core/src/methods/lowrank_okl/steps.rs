@@ -122,19 +122,39 @@ pub(super) fn choose_on_validation(
 
     let (red, factor) = reduce(on.route, on.problem, on.x, on.y, prog)?;
     let refit = refit_at(&red, &selection, &b, &plan.settings, prog)?;
-    notes.push(format!(
+    let part = format!("--val-fraction {val_fraction}");
+    notes.push(validation_note(&selection, val_rows, ell, &part));
+    Ok(Chosen::refitted(red, factor, selection, refit))
+}
+
+/// The note on a choice made on a validation part (`part` says how it was drawn) and refitted
+/// on all `ell` training rows.
+fn validation_note(selection: &Selection, val_rows: usize, ell: usize, part: &str) -> String {
+    format!(
         "{} chosen by MSE on a validation part of {val_rows} of the {ell} training rows \
-         (--val-fraction {val_fraction}), the path fitted on the other {fit_rows}; the model \
-         is then refitted on all {ell} rows at that choice, so the test metrics are unbiased",
-        selection.describe()
-    ));
-    Ok(Chosen {
-        red,
-        factor,
-        selection,
-        refit: Some(refit),
-        chose_on_test: None,
-    })
+         ({part}), the path fitted on the other {}; the model is then refitted on all {ell} \
+         rows at that choice, so the test metrics are unbiased",
+        selection.describe(),
+        ell - val_rows
+    )
+}
+
+impl Chosen {
+    /// A choice made on a validation part, and the refit on every training row at it.
+    fn refitted(
+        red: Reduced,
+        factor: Option<Json>,
+        selection: Selection,
+        refit: (usize, Fitted),
+    ) -> Self {
+        Chosen {
+            red,
+            factor,
+            selection,
+            refit: Some(refit),
+            chose_on_test: None,
+        }
+    }
 }
 
 /// The refit on every training row (`red`) from the B chosen on the fit part, projected onto
@@ -187,21 +207,12 @@ pub(super) fn choose_streamed(
     drop((red_fit, validation));
     let (red, factor) = reduce_input(all)?;
     let refit = refit_at(&red, &selection, &b, &plan.settings, prog)?;
-    notes.push(format!(
-        "{} chosen by MSE on a validation part of {val_rows} of the {ell} training rows \
-         (--val-fraction {val_fraction}; each training row's part drawn from a hash of its \
-         index and the seed), the path fitted on the other {}; the model is then refitted on \
-         all {ell} rows at that choice, so the test metrics are unbiased",
-        selection.describe(),
-        ell - val_rows
-    ));
-    Ok(Chosen {
-        red,
-        factor,
-        selection,
-        refit: Some(refit),
-        chose_on_test: None,
-    })
+    let part = format!(
+        "--val-fraction {val_fraction}; each training row's part drawn from a hash of its index \
+         and the seed"
+    );
+    notes.push(validation_note(&selection, val_rows, ell, &part));
+    Ok(Chosen::refitted(red, factor, selection, refit))
 }
 
 /// The note that states the solver's stopping rule.
