@@ -435,22 +435,16 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth
     let threads = rayon::current_num_threads().max(1) as u64;
     // Row blocks of the ZᵀLZ product run in parallel, one accumulator per busy thread; with
     // γ_I = 0 (no `smooth` term) there is no graph, no search and no ZᵀLZ.
-    let busy = if smooth {
-        threads.min(n.div_ceil(FACTOR_ROWS).max(1) as u64)
+    let (busy, edges, search) = if smooth {
+        (
+            threads.min(n.div_ceil(FACTOR_ROWS).max(1) as u64),
+            2 * k.min(n.saturating_sub(1)) * n,
+            threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48,
+        )
     } else {
-        0
-    };
-    let edges = if smooth {
-        2 * k.min(n.saturating_sub(1)) * n
-    } else {
-        0
+        (0, 0, 0)
     };
     let graph = SparseGraph::bytes(n, edges) + (edges as u64 + n as u64) * 8;
-    let search = if smooth {
-        threads * mats(1, KNN_BLOCK.min(n), n) + (n as u64) * (k as u64) * 48
-    } else {
-        0
-    };
     let build = factor_peak_bytes(n, r, m, s.n_test);
     let block = FACTOR_ROWS.min(n);
     // ZᵀMZ's eigenproblem: its matrix, vectors and faer's workspace, one r×r more when it runs

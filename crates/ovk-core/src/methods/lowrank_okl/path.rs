@@ -33,6 +33,7 @@ pub struct Validation {
     k_null: Array2<f64>,
     y_q: Array2<f64>,
     y_sq: f64,
+    rows: usize,
     count: f64,
 }
 
@@ -127,8 +128,14 @@ impl Validation {
             k_null: matmul(k_u0, red.rt_null.view()),
             y_q,
             y_sq,
+            rows,
             count: (rows * red.m) as f64,
         }
+    }
+
+    /// The validation rows it scores on.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// Mean squared error of `K_val A Bᵀ` against the validation targets.

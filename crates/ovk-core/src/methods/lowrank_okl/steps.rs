@@ -103,78 +103,67 @@ pub(super) fn choose_on_validation(
     notes: &mut Vec<String>,
     prog: &mut Progress<'_>,
 ) -> Result<Chosen> {
-    let ell = on.y.nrows();
-    let (fit_rows, val_rows) = (split.fit.len(), split.val.len());
-    let x_fit = on.x.select(Axis(0), &split.fit);
-    let y_fit = on.y.select(Axis(0), &split.fit);
-    let fit_route = route_for_rows(on.route, fit_rows, on.x.ncols());
-    let (red_fit, _) = reduce(fit_route, on.problem, x_fit.view(), y_fit.view(), prog)?;
-    let validation = Validation::new(
-        &red_fit,
-        &on.problem.kernel,
-        x_fit.view(),
-        on.x.select(Axis(0), &split.val).view(),
-        on.y.select(Axis(0), &split.val).view(),
-    )?;
+    let (red_fit, validation) = {
+        let x_fit = on.x.select(Axis(0), &split.fit);
+        let y_fit = on.y.select(Axis(0), &split.fit);
+        let fit_route = route_for_rows(on.route, split.fit.len(), on.x.ncols());
+        let (red_fit, _) = reduce(fit_route, on.problem, x_fit.view(), y_fit.view(), prog)?;
+        let validation = Validation::new(
+            &red_fit,
+            &on.problem.kernel,
+            x_fit.view(),
+            on.x.select(Axis(0), &split.val).view(),
+            on.y.select(Axis(0), &split.val).view(),
+        )?;
+        (red_fit, validation)
+    };
+    let part = format!("--val-fraction {val_fraction}");
+    let reduce_all = |prog: &mut Progress<'_>| reduce(on.route, on.problem, on.x, on.y, prog);
+    choose_then_refit(red_fit, validation, reduce_all, plan, &part, notes, prog)
+}
+
+/// Choose (λ, p) on the fit part's reduction scored by the validation part, drop both, then
+/// refit on every training row's reduction (`reduce_all`) from the chosen B projected onto its
+/// row space, which never raises g (docs/methods.md §2). `part` says how the validation part
+/// was drawn, for the note.
+fn choose_then_refit(
+    red_fit: Reduced,
+    validation: Validation,
+    reduce_all: impl FnOnce(&mut Progress<'_>) -> Result<(Reduced, Option<Json>)>,
+    plan: &Plan<'_>,
+    part: &str,
+    notes: &mut Vec<String>,
+    prog: &mut Progress<'_>,
+) -> Result<Chosen> {
+    let val_rows = validation.rows();
     let selection = select(&red_fit, plan, Some(&validation), notes, prog)?;
     let b = red_fit.factor_b(&selection.run.best_fit.solution);
-    drop((red_fit, validation, x_fit, y_fit));
+    drop((red_fit, validation));
 
-    let (red, factor) = reduce(on.route, on.problem, on.x, on.y, prog)?;
-    let refit = refit_at(&red, &selection, &b, &plan.settings, prog)?;
-    let part = format!("--val-fraction {val_fraction}");
-    notes.push(validation_note(&selection, val_rows, ell, &part));
-    Ok(Chosen::refitted(red, factor, selection, refit))
-}
-
-/// The note on a choice made on a validation part (`part` says how it was drawn) and refitted
-/// on all `ell` training rows.
-fn validation_note(selection: &Selection, val_rows: usize, ell: usize, part: &str) -> String {
-    format!(
-        "{} chosen by MSE on a validation part of {val_rows} of the {ell} training rows \
-         ({part}), the path fitted on the other {}; the model is then refitted on all {ell} \
-         rows at that choice, so the test metrics are unbiased",
-        selection.describe(),
-        ell - val_rows
-    )
-}
-
-impl Chosen {
-    /// A choice made on a validation part, and the refit on every training row at it.
-    fn refitted(
-        red: Reduced,
-        factor: Option<Json>,
-        selection: Selection,
-        refit: (usize, Fitted),
-    ) -> Self {
-        Chosen {
-            red,
-            factor,
-            selection,
-            refit: Some(refit),
-            chose_on_test: None,
-        }
-    }
-}
-
-/// The refit on every training row (`red`) from the B chosen on the fit part, projected onto
-/// this row space, which never raises g (docs/methods.md §2).
-fn refit_at(
-    red: &Reduced,
-    selection: &Selection,
-    b: &Array2<f64>,
-    settings: &Settings,
-    prog: &mut Progress<'_>,
-) -> Result<(usize, Fitted)> {
+    let (red, factor) = reduce_all(prog)?;
     // K of all rows has at least the fit part's numerical rank, so p ≤ the bound here too;
     // the clamp only guards a numerically degenerate case.
     let p = selection.p.min(red.rank_k.min(red.m)).max(1);
     let lambda = selection.run.points[selection.run.best].lambda;
     prog.start_fit();
     let bhat = matmul(red.q_m.t(), b.slice(s![.., ..p]));
-    let fitted = solve(red, Factor::Reduced(bhat), p, lambda, settings, prog)?;
+    let fitted = solve(&red, Factor::Reduced(bhat), p, lambda, &plan.settings, prog)?;
     prog.finish_lambda(None, fitted.certificate.certified);
-    Ok((p, fitted))
+    let ell = red.ell();
+    notes.push(format!(
+        "{} chosen by MSE on a validation part of {val_rows} of the {ell} training rows \
+         ({part}), the path fitted on the other {}; the model is then refitted on all {ell} \
+         rows at that choice, so the test metrics are unbiased",
+        selection.describe(),
+        ell - val_rows
+    ));
+    Ok(Chosen {
+        red,
+        factor,
+        selection,
+        refit: Some((p, fitted)),
+        chose_on_test: None,
+    })
 }
 
 /// The streamed route's path (`train::pipeline::stream`), from a factor's sums: on the sums
@@ -199,20 +188,14 @@ pub(super) fn choose_streamed(
             chose_on_test: None,
         });
     };
-    let (ell, val_rows) = (all.n, held.val.n);
     let (red_fit, _) = reduce_input(held.fit)?;
     let validation = Validation::from_sums(&red_fit, &held.val)?;
-    let selection = select(&red_fit, plan, Some(&validation), notes, prog)?;
-    let b = red_fit.factor_b(&selection.run.best_fit.solution);
-    drop((red_fit, validation));
-    let (red, factor) = reduce_input(all)?;
-    let refit = refit_at(&red, &selection, &b, &plan.settings, prog)?;
     let part = format!(
         "--val-fraction {val_fraction}; each training row's part drawn from a hash of its index \
          and the seed"
     );
-    notes.push(validation_note(&selection, val_rows, ell, &part));
-    Ok(Chosen::refitted(red, factor, selection, refit))
+    let reduce_all = |_: &mut Progress<'_>| reduce_input(all);
+    choose_then_refit(red_fit, validation, reduce_all, plan, &part, notes, prog)
 }
 
 /// The note that states the solver's stopping rule.

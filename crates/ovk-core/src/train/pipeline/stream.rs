@@ -810,9 +810,11 @@ pub(super) fn run(
     // Pass 2: ZᵀZ, ZᵀY, ‖Y‖² — over the fit and validation parts apart when the method
     // chooses on a validation part — and the trace error's two sums.
     obs.phase(Phase::Sums, None);
-    let val_fraction = methods::streamed_validation(name, &config.params)?;
+    // The validation part's share and its sums, when the method chooses on one.
+    let mut val_part =
+        methods::streamed_validation(name, &config.params)?.map(|f| (f, FactorSums::zeros(r, m)));
+    let val_fraction = val_part.as_ref().map(|&(f, _)| f);
     let mut sums = FactorSums::zeros(r, m);
-    let mut val_sums = val_fraction.map(|_| FactorSums::zeros(r, m));
     let (mut trace_k, mut z_sq) = (0.0, 0.0);
     let total = st.rows;
     for_each_batch(&path, &plan.columns(), |first, block| {
@@ -822,7 +824,8 @@ pub(super) fn run(
             |i: &usize| val_fraction.is_some_and(|f| in_validation(config.data.seed, first + i, f));
         let (val, fit): (Vec<usize>, Vec<usize>) =
             (0..block.nrows()).filter(|&i| !test[i]).partition(held);
-        for (rows, part) in [(fit, Some(&mut sums)), (val, val_sums.as_mut())] {
+        let val_sums = val_part.as_mut().map(|(_, v)| v);
+        for (rows, part) in [(fit, Some(&mut sums)), (val, val_sums)] {
             if let (false, Some(part)) = (rows.is_empty(), part) {
                 let c = coded(block.view(), &rows, d, m, &scaler, &code);
                 let (t, z) = add_rows(&map, &kernel, &c, part)?;
@@ -848,8 +851,8 @@ pub(super) fn run(
         seconds: t_fit.elapsed().as_secs_f64(),
     };
     mirror_lower(&mut sums.ztz);
-    let held = match (val_sums, val_fraction) {
-        (Some(mut val), Some(f)) => {
+    let held = match val_part {
+        Some((f, mut val)) => {
             if val.n == 0 || sums.n == 0 {
                 return Err(OvkError::input(format!(
                     "{}: --val-fraction {f} drew {} of the {n_train} training rows for \
@@ -864,7 +867,7 @@ pub(super) fn run(
             sums.add(&val);
             Some(methods::HeldOut { fit, val })
         }
-        _ => None,
+        None => None,
     };
     let y_norm = sums.y_sq.sqrt();
     let sp = InputSpectrum::from_sums(sums, map.clone(), summary)?;
