@@ -12,6 +12,7 @@ mod norm;
 mod qr;
 mod qz;
 mod sylvester;
+mod sytrd;
 mod tridiag;
 
 pub use convert::view;
