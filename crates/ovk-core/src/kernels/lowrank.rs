@@ -4,9 +4,12 @@
 //! Landmarks S are chosen by randomly pivoted Cholesky (Chen, Epperly, Tropp, Webber,
 //! "Randomly pivoted Cholesky", 2022) in its blocked form with rejection (Epperly, Tropp,
 //! Webber, "Embrace rejection", 2024): each round samples a block of pivots with probability
-//! ∝ the residual diagonal d, computes their kernel columns in one product, and accepts each in
-//! turn with probability (its residual after the block's earlier pivots) / (its d when sampled)
-//! — the same distribution as one-at-a-time sampling, at matrix-product speed. Uniform sampling
+//! ∝ the residual diagonal d, and accepts each in turn with probability (its residual after the
+//! block's earlier pivots) / (its d when sampled) — the same distribution as one-at-a-time
+//! sampling. The decision needs only the candidates' own b×b block of the residual kernel; the
+//! n-long columns are computed, in one product, for the accepted pivots alone (the paper's
+//! accelerated form: at n = 10⁵, r = 1000 the factor took 5.3 s instead of 6.7–7.7 s with the
+//! same landmarks, when every candidate's column had been computed first). Uniform sampling
 //! runs the same block loop on a shuffled order and accepts every numerically new pivot.
 //!
 //! The result is a Nyström factor: `Z = K[:, S] L_S⁻ᵀ` with `L_S = Z[S, :]` lower triangular
@@ -225,8 +228,11 @@ pub fn input_factor(
             break;
         }
         let k = pivots.len();
-        let g = residual_columns(kernel, x, &z.slice(s![.., ..k]), &candidates)?;
-        let (pos, l_a) = accept_pivots(&g, &candidates, &d, how, d_max, &mut rng);
+        let z_k = z.slice(s![.., ..k]);
+        // The candidates' own block of the residual decides which are accepted; only theirs
+        // get n-long columns (accelerated RPCholesky, Epperly, Tropp, Webber 2024, alg. 2).
+        let h = candidate_block(kernel, x, &z_k, &candidates)?;
+        let (pos, l_a) = accept_pivots(&h, &candidates, &d, how, d_max, &mut rng);
         if pos.is_empty() {
             empty_rounds += 1;
             if empty_rounds >= MAX_EMPTY_ROUNDS || how == Landmarks::Uniform && order.is_empty() {
@@ -236,7 +242,8 @@ pub fn input_factor(
         }
         empty_rounds = 0;
         // New columns: G[:, A] L_A⁻ᵀ, with L_A the Cholesky factor of the accepted block.
-        let g_a = g.select(Axis(1), &pos);
+        let accepted: Vec<usize> = pos.iter().map(|&p| candidates[p]).collect();
+        let g_a = residual_columns(kernel, x, &z_k, &accepted)?;
         let cols = solve_rows(&l_a, &g_a)?;
         let a = pos.len();
         z.slice_mut(s![.., k..k + a]).assign(&cols);
@@ -338,12 +345,28 @@ fn residual_columns(
     Ok(g)
 }
 
-/// Partial Cholesky of the candidates' block `H = G[C, :]` in draw order with rejection:
+/// `H = K[C, C] − Z_k[C, :] Z_k[C, :]ᵀ`: the residual kernel among the candidates C (|C|×|C|).
+fn candidate_block(
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    z_k: &ArrayView2<f64>,
+    candidates: &[usize],
+) -> Result<Array2<f64>> {
+    let xc = x.select(Axis(0), candidates);
+    let mut h = cross_gram(kernel, xc.view(), xc.view())?;
+    if z_k.ncols() > 0 {
+        let zc = z_k.select(Axis(0), candidates);
+        h -= &matmul(zc.view(), zc.t());
+    }
+    Ok(h)
+}
+
+/// Partial Cholesky of the candidates' block `H = G[C, C]` in draw order with rejection:
 /// candidate j's residual after the block's accepted pivots is `h_jj − Σ l_ja²`; RPCholesky
 /// accepts it with probability residual / d_j (d at sampling time), uniform sampling whenever
 /// it is numerically positive. Returns the accepted positions in C and their factor L_A.
 fn accept_pivots(
-    g: &Array2<f64>,
+    h: &Array2<f64>,
     candidates: &[usize],
     d: &[f64],
     how: Landmarks,
@@ -357,14 +380,14 @@ fn accept_pivots(
         let a = pos.len();
         // l_ja = (h_{j,pos[a]} − Σ_{b<a} l_jb l_ab) / l_aa for the accepted a.
         for ai in 0..a {
-            let mut v = g[[candidates[pos[ai]], j]];
+            let mut v = h[[pos[ai], j]];
             for bi in 0..ai {
                 v -= l[[a, bi]] * l[[ai, bi]];
             }
             l[[a, ai]] = v / l[[ai, ai]];
         }
         let taken: f64 = (0..a).map(|ai| l[[a, ai]] * l[[a, ai]]).sum();
-        let res = g[[candidates[j], j]] - taken;
+        let res = h[[j, j]] - taken;
         let keep = res > PIVOT_FLOOR * d_max
             && match how {
                 Landmarks::Rpcholesky => rng.uniform() * d[candidates[j]] < res,
