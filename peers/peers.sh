@@ -13,7 +13,8 @@
 #   PEERS_QUICK=1 bash peers/peers.sh   # small sizes only, no MVML (a smoke test)
 #   PEERS_ONLY=fits bash peers/peers.sh      # the fit-only ledger alone
 #   PEERS_ONLY=issue36 bash peers/peers.sh   # issue 36's rows alone (PEERS_PARTS=real,synthetic,exact
-#                                            # picks among them; PEERS_PAIRS=3 pairs per row)
+#                                            # picks among them; PEERS_PAIRS=3 pairs per row;
+#                                            # PEERS_SIZES=100000,300000 the synthetic rows)
 #
 # The fit-only ledger runs single-threaded: BLAS pinned to one thread (the faster setting on
 # these 2-core machines), faer sequential, and ovk's Gram on one rayon thread. Issue 36's rows
@@ -114,6 +115,7 @@ if [ "$only" != fits ]; then
   OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads" MKL_NUM_THREADS="$threads" \
   POLARS_MAX_THREADS="$threads" \
     "$venv/bin/python" "$here/end_to_end.py" --ovk "$ovk" --work "$work" --data-dir "$data" \
-    --pairs "${PEERS_PAIRS:-3}" --only "${PEERS_PARTS:-}" ${quick:+--quick}
+    --pairs "${PEERS_PAIRS:-3}" --only "${PEERS_PARTS:-}" ${quick:+--quick} \
+    ${PEERS_SIZES:+--sizes "$PEERS_SIZES"}
 fi
 echo "(work files, sessions and peers.json in $work)" >&2
