@@ -230,7 +230,7 @@ pub fn input_factor(
         let k = pivots.len();
         let z_k = z.slice(s![.., ..k]);
         // The candidates' own block of the residual decides which are accepted; only theirs
-        // get n-long columns (accelerated RPCholesky, Epperly, Tropp, Webber 2024, alg. 2).
+        // get n-long columns (accelerated RPCholesky, Epperly, Tropp, Webber 2024).
         let h = candidate_block(kernel, x, &z_k, &candidates)?;
         let (pos, l_a) = accept_pivots(&h, &candidates, &d, how, d_max, &mut rng);
         if pos.is_empty() {

@@ -17,11 +17,14 @@ use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::reborrow::*;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-/// Columns reduced per panel: 48 balanced the panel's products against the trailing update's
-/// GEMM at n = 4000 (32: the update ran slower; 128: the panel did).
+/// Columns reduced per panel. At n = 4000, 32, 48 and 64 gave reductions within the runs'
+/// spread of each other (6.9–7.5 s); 128 was slower (8.3 s: the panel's own products grow
+/// with it while the trailing GEMM gains little).
 const NB: usize = 48;
 
-/// Below this trailing size one thread does the product faster than two.
+/// The product splits over threads from this trailing size on. Not tuned: at n = 1000 two
+/// threads already read 1.4× faster than one, and below a few hundred rows the split's
+/// partial vectors cost more than they save.
 const PARALLEL_SYMV_FROM: usize = 512;
 
 /// Reduce `a` (n×n, its lower triangle read) in place to `Qᵀ A Q = T`: T's diagonal and
