@@ -345,20 +345,20 @@ fn residual_columns(
     Ok(g)
 }
 
-/// `H = K[C, C] − Z_k[C, :] Z_k[C, :]ᵀ`: the residual kernel among the candidates C (|C|×|C|).
+/// `H = K[C, C] − Z_k[C, :] Z_k[C, :]ᵀ`: the residual kernel among the candidates C (|C|×|C|),
+/// `residual_columns` restricted to the candidates' own rows.
 fn candidate_block(
     kernel: &Kernel,
     x: ArrayView2<f64>,
     z_k: &ArrayView2<f64>,
     candidates: &[usize],
 ) -> Result<Array2<f64>> {
-    let xc = x.select(Axis(0), candidates);
-    let mut h = cross_gram(kernel, xc.view(), xc.view())?;
-    if z_k.ncols() > 0 {
-        let zc = z_k.select(Axis(0), candidates);
-        h -= &matmul(zc.view(), zc.t());
-    }
-    Ok(h)
+    let (xc, zc) = (
+        x.select(Axis(0), candidates),
+        z_k.select(Axis(0), candidates),
+    );
+    let own: Vec<usize> = (0..candidates.len()).collect();
+    residual_columns(kernel, xc.view(), &zc.view(), &own)
 }
 
 /// Partial Cholesky of the candidates' block `H = G[C, C]` in draw order with rejection:

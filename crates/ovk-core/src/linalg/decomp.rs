@@ -1,10 +1,10 @@
 //! Symmetric eigendecomposition, Cholesky and LU solves, and products — ndarray in, ndarray out.
 
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor as llt;
 use faer::linalg::matmul::triangular::BlockStructure;
 use faer::linalg::solvers::SolveCore;
-use faer::linalg::{evd, householder, triangular_solve};
+use faer::linalg::{evd, triangular_solve};
 use faer::{Accum, Mat, Par};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
@@ -27,11 +27,8 @@ pub fn eigh(a: ArrayView2<f64>) -> Result<SymEigen> {
     let n = a.nrows();
     let par = par_from(n, PARALLEL_EIGH_FROM);
     let (mut u, mut s) = (Mat::<f64>::zeros(n, n), faer::diag::Diag::<f64>::zeros(n));
-    let failed = |e: evd::EvdError| {
-        OvkError::numerical(format!("symmetric eigendecomposition failed: {e:?}"))
-    };
     if n >= BLOCKED_TRIDIAGONAL_FROM {
-        eigh_blocked(a, s.as_mut(), u.as_mut(), par).map_err(failed)?;
+        eigh_blocked(a, s.as_mut(), u.as_mut(), par)?;
     } else {
         let mut mem = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
             n,
@@ -47,7 +44,7 @@ pub fn eigh(a: ArrayView2<f64>) -> Result<SymEigen> {
             MemStack::new(&mut mem),
             Default::default(),
         )
-        .map_err(failed)?;
+        .map_err(eigh_failed)?;
     }
     leave_avx_state();
     let s = s.column_vector();
@@ -62,54 +59,41 @@ pub fn eigh(a: ArrayView2<f64>) -> Result<SymEigen> {
 /// faster from n = 2000 to 4000, slower at n = 1000 (2 threads, 2026-11-27).
 pub(crate) const BLOCKED_TRIDIAGONAL_FROM: usize = 1500;
 
-/// faer's `self_adjoint_evd` with the tridiagonal reduction swapped for `sytrd`'s: reduce,
-/// solve the tridiagonal problem (divide and conquer), apply the reflectors to its vectors.
+/// faer's `self_adjoint_evd` with the tridiagonal reduction swapped for `sytrd`'s (through
+/// `tridiagonal`): reduce, solve the tridiagonal problem (divide and conquer), apply the
+/// reflectors to its vectors.
 fn eigh_blocked(
     a: ArrayView2<f64>,
     s: faer::diag::DiagMut<'_, f64>,
     mut u: faer::MatMut<'_, f64>,
     par: Par,
-) -> std::result::Result<(), evd::EvdError> {
-    let n = a.nrows();
-    let mut reduced = Mat::<f64>::zeros(n, n);
-    reduced.copy_from_triangular_lower(view(&a));
-    let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
-    let mut coeffs = Mat::<f64>::zeros(bs, n - 1);
-    super::sytrd::tridiagonalize(reduced.as_mut(), coeffs.as_mut(), par);
-    let diag = faer::Col::<f64>::from_fn(n, |i| reduced[(i, i)]);
-    let sub = faer::Col::<f64>::from_fn(n, |i| if i + 1 < n { reduced[(i + 1, i)] } else { 0.0 });
-    let mut mem = MemBuffer::new(StackReq::any_of(&[
-        evd::self_adjoint_evd_scratch::<f64>(
-            n,
-            evd::ComputeEigenvectors::Yes,
-            par,
-            Default::default(),
-        ),
-        householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
-            n - 1,
-            bs,
-            n,
-        ),
-    ]));
-    let stack = MemStack::new(&mut mem);
+) -> Result<()> {
+    let t = super::tridiagonal(a)?;
+    let n = t.n();
+    let diag = faer::Col::<f64>::from_fn(n, |i| t.diag[i]);
+    let sub = faer::Col::<f64>::from_fn(n, |i| t.sub.get(i).copied().unwrap_or(0.0));
+    let mut mem = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
+        n,
+        evd::ComputeEigenvectors::Yes,
+        par,
+        Default::default(),
+    ));
     evd::tridiagonal_self_adjoint_evd(
         diag.as_diagonal(),
         sub.as_diagonal(),
         s,
         Some(u.as_mut()),
         par,
-        stack,
+        MemStack::new(&mut mem),
         Default::default(),
-    )?;
-    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-        reduced.as_ref().submatrix(1, 0, n - 1, n - 1),
-        coeffs.as_ref(),
-        faer::Conj::No,
-        u.subrows_mut(1, n - 1),
-        par,
-        stack,
-    );
+    )
+    .map_err(eigh_failed)?;
+    t.apply_to(u, false);
     Ok(())
+}
+
+fn eigh_failed(e: evd::EvdError) -> OvkError {
+    OvkError::numerical(format!("symmetric eigendecomposition failed: {e:?}"))
 }
 
 /// Cholesky factor L (lower triangular, `A = LLᵀ`) of a symmetric positive definite matrix,

@@ -6,7 +6,7 @@
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
 use faer::linalg::householder;
-use faer::{Conj, Mat};
+use faer::{Conj, Mat, MatMut};
 use ndarray::{s, Array2, ArrayView2};
 
 use super::convert::{leave_avx_state, view, view_mut};
@@ -76,7 +76,7 @@ fn block_size(n: usize) -> usize {
 }
 
 impl Tridiagonal {
-    fn n(&self) -> usize {
+    pub(super) fn n(&self) -> usize {
         self.diag.len()
     }
 
@@ -88,6 +88,16 @@ impl Tridiagonal {
             n,
             "tridiagonal: Q applied to a matrix of another height"
         );
+        if n < 2 || x.ncols() == 0 {
+            return;
+        }
+        let mut xv = x.view_mut();
+        self.apply_to(view_mut(&mut xv), transpose);
+    }
+
+    /// `apply` on a faer matrix (eigh's eigenvectors never leave faer before it).
+    pub(super) fn apply_to(&self, x: MatMut<'_, f64>, transpose: bool) {
+        let n = self.n();
         if n < 2 || x.ncols() == 0 {
             return;
         }
@@ -107,8 +117,7 @@ impl Tridiagonal {
         let mut mem = MemBuffer::new(req);
         let stack = MemStack::new(&mut mem);
         let basis = self.reduced.as_ref().submatrix(1, 0, n - 1, n - 1);
-        let mut xv = x.view_mut();
-        let target = view_mut(&mut xv).subrows_mut(1, n - 1);
+        let target = x.subrows_mut(1, n - 1);
         let apply = if transpose {
             householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
         } else {
