@@ -1,6 +1,7 @@
 //! File + role choices → training/test matrices: read, pick columns, check cells, code the
 //! outputs, split, hide labels, scale, group views.
 
+use crate::linalg::select_rows;
 use ndarray::{Array2, Axis};
 use sha2::{Digest, Sha256};
 
@@ -125,13 +126,14 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     } else {
         None
     };
-    let y_train_true = coded.y.select(Axis(0), &parts.train);
-    let y_test = coded.y.select(Axis(0), &parts.test);
+    let y_train_true = select_rows(coded.y.view(), &parts.train);
+    let y_test = select_rows(coded.y.view(), &parts.test);
 
+    let is_labeled = super::split::marks(&rows.labeled);
     let mut labeled: Vec<bool> = parts
         .train
         .iter()
-        .map(|i| rows.labeled.binary_search(i).is_ok())
+        .map(|&i| is_labeled.get(i) == Some(&true))
         .collect();
     if let Some(v) = cfg.labeled {
         let candidates: Vec<usize> = (0..labeled.len()).filter(|&k| labeled[k]).collect();

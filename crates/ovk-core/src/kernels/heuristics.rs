@@ -1,6 +1,8 @@
 //! Data-driven kernel widths.
 
-use ndarray::{ArrayView2, Axis};
+use ndarray::ArrayView2;
+
+use crate::linalg::select_rows;
 use rayon::prelude::*;
 
 /// Above this many rows the median is taken over a fixed, evenly spaced subsample of pairs:
@@ -43,14 +45,14 @@ fn pair_distances(x: ArrayView2<f64>) -> Vec<f64> {
     let rows: Vec<usize> = (0..n).step_by(step).collect();
     if super::packed::is_packed(x) {
         // Sparse rows: one inverted-index product over the subsample, not a merge per pair.
-        let d2 = super::packed::sq_dists(x.select(Axis(0), &rows).view());
+        let d2 = super::packed::sq_dists(select_rows(x, &rows).view());
         let m = rows.len();
         return (0..m)
             .flat_map(|a| (a + 1..m).map(move |b| (a, b)))
             .map(|(a, b)| d2[[a, b]].sqrt())
             .collect();
     }
-    let sub = x.select(Axis(0), &rows); // standard layout: row a is data[a d..(a + 1) d]
+    let sub = select_rows(x, &rows); // standard layout: row a is data[a d..(a + 1) d]
     let (m, d) = sub.dim();
     let data = sub.as_slice().expect("a selection is in standard layout");
     // Row a's pairs (a, b > a) fill their own segment of the list, rows in parallel: the list

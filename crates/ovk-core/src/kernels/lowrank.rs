@@ -17,6 +17,7 @@
 //! `K̃(x, X) = z(x)ᵀ Zᵀ`. Its quality is the relative trace error `(tr K − ‖Z‖²_F) / tr K`,
 //! which needs only K's diagonal.
 
+use crate::linalg::select_rows;
 use std::ops::Range;
 
 use super::gram::cross_gram;
@@ -277,7 +278,7 @@ pub fn input_factor(
     let trace_error = ((trace - norm_sq) / trace).max(0.0);
     // L_S = Z[S, :]: lower triangular in pivot order up to rounding; the solve reads only the
     // lower triangle.
-    let mut l_s = z.select(Axis(0), &pivots);
+    let mut l_s = select_rows(z.view(), &pivots);
     for i in 0..r {
         for j in i + 1..r {
             l_s[[i, j]] = 0.0;
@@ -292,7 +293,7 @@ pub fn input_factor(
     Ok(InputFactor {
         map: FeatureMap::Nystrom {
             kernel: *kernel,
-            x_landmarks: x.select(Axis(0), &pivots),
+            x_landmarks: select_rows(x.view(), &pivots),
             l_s,
         },
         z,
@@ -331,8 +332,8 @@ fn residual_columns(
     candidates: &[usize],
 ) -> Result<Array2<f64>> {
     let n = x.nrows();
-    let xc = x.select(Axis(0), candidates);
-    let zc = z_k.select(Axis(0), candidates); // |C|×k
+    let xc = select_rows(x.view(), candidates);
+    let zc = select_rows(z_k.view(), candidates); // |C|×k
     let mut g = Array2::<f64>::zeros((n, candidates.len()));
     par_row_chunks(&mut g, |rows, mut block| {
         let mut kc = cross_gram(kernel, x.slice(s![rows.clone(), ..]), xc.view())?;
@@ -354,8 +355,8 @@ fn candidate_block(
     candidates: &[usize],
 ) -> Result<Array2<f64>> {
     let (xc, zc) = (
-        x.select(Axis(0), candidates),
-        z_k.select(Axis(0), candidates),
+        select_rows(x.view(), candidates),
+        select_rows(z_k.view(), candidates),
     );
     let own: Vec<usize> = (0..candidates.len()).collect();
     residual_columns(kernel, xc.view(), &zc.view(), &own)

@@ -2,6 +2,7 @@
 //! `W = K(X_S, X_S)` (Huusari et al., eqs. 13–15). The pseudo-inverse square root drops the
 //! eigenvalues of W that are numerically zero, so a rank-deficient sample stays finite.
 
+use crate::linalg::select_rows;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
 use super::gram::{cross_gram, gram};
@@ -48,7 +49,7 @@ pub fn nystrom(kernel: &Kernel, x: ArrayView2<f64>, landmarks: &[usize]) -> Resu
             x.nrows()
         )));
     }
-    let xs = x.select(Axis(0), landmarks);
+    let xs = select_rows(x.view(), landmarks);
     let c = cross_gram(kernel, x, xs.view())?;
     let w = gram(kernel, xs.view())?;
     let e = eigh(w.view())?;

@@ -7,7 +7,8 @@
 //! a sparse k-NN graph, its Laplacian applied as an operator, and by Woodbury one r×r matrix
 //! `Zᵀ M Z` shared by every eigen-column (`solve_on_factor`, methods.md §6).
 
-use ndarray::{s, Array2, ArrayView2, Axis, Zip};
+use crate::linalg::select_rows;
+use ndarray::{s, Array2, ArrayView2, Zip};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
@@ -262,7 +263,7 @@ impl Method for Vvmr {
         check_cancel(obs)?;
         let l = input_laplacian(p.x.view(), k, weights, kind, power)?;
         check_cancel(obs)?;
-        let y_labeled = y.select(Axis(0), &rows);
+        let y_labeled = select_rows(y.view(), &rows);
         let (w_out, q) = output_kernel(y_labeled.view(), k_out, weights, gamma_o)?;
         check_cancel(obs)?;
 
@@ -300,7 +301,7 @@ impl Method for Vvmr {
         record_solved(obs, objective, Some(residual), &clock)?;
 
         let unlabeled: Vec<usize> = (0..n_all).filter(|&i| !p.labeled[i]).collect();
-        let predictions_unlabeled = f.select(Axis(0), &unlabeled);
+        let predictions_unlabeled = select_rows(f.view(), &unlabeled);
 
         let details = given.details(p, ell, unlabeled.len(), residual, w_out.view(), q.view());
 
@@ -490,7 +491,7 @@ fn fit_on_factor(
     };
     let lap = SparseLaplacian::new(graph, h.laplacian, h.laplacian_power);
     let rows = p.labeled_rows();
-    let y_labeled = y.select(Axis(0), &rows);
+    let y_labeled = select_rows(y.view(), &rows);
     let (w_out, q) = output_kernel(y_labeled.view(), h.output_knn, h.graph_weights, h.gamma_o)?;
     check_cancel(obs)?;
 
@@ -543,7 +544,7 @@ fn fit_on_factor(
     );
     details.insert(key::INPUT_FACTOR.into(), summary.to_json());
     details.insert("graph_edges".into(), json!(lap.graph().edges() / 2));
-    let predictions_unlabeled = sol.f.select(Axis(0), &unlabeled);
+    let predictions_unlabeled = select_rows(sol.f.view(), &unlabeled);
     let mut fit = Fit::new(Box::new(FeatureExpansion {
         map: f.map,
         coef: sol.beta.clone().into(),
@@ -605,7 +606,7 @@ pub(crate) fn zt_m_z(
 ) -> Array2<f64> {
     let (n, r) = z.dim();
     let rows: Vec<usize> = (0..n).filter(|&i| labeled[i]).collect();
-    let z_j = z.select(Axis(0), &rows);
+    let z_j = select_rows(z.view(), &rows);
     let mut s = matmul_tn(z_j.view(), z_j.view());
     if ell_gamma_i != 0.0 {
         let half = lap.power / 2;

@@ -8,6 +8,7 @@ mod paired;
 mod ranking;
 mod regression;
 
+use crate::linalg::select_rows;
 use ndarray::{Array2, ArrayView2, Axis};
 
 use crate::data::{ClassCoding, Task};
@@ -81,7 +82,12 @@ fn labeled_rows(y: ArrayView2<f64>, yhat: ArrayView2<f64>) -> Option<(Array2<f64
         .filter(|(_, row)| row.iter().all(|v| !v.is_nan()))
         .map(|(i, _)| i)
         .collect();
-    (keep.len() < y.nrows()).then(|| (y.select(Axis(0), &keep), yhat.select(Axis(0), &keep)))
+    (keep.len() < y.nrows()).then(|| {
+        (
+            select_rows(y.view(), &keep),
+            select_rows(yhat.view(), &keep),
+        )
+    })
 }
 
 /// The metric that ranks models for `task`, and whether higher is better.

@@ -2,6 +2,7 @@
 //! with the training scaler, predict, and decode classes or labels — the engine behind
 //! `ovk predict` and the workbench's Sessions pane.
 
+use crate::linalg::select_rows;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -532,8 +533,8 @@ fn score_against(
         .filter(|&k| trained.binary_search(&truth.rows[k]).is_err())
         .collect();
     let file_rows: Vec<usize> = held.iter().map(|&k| truth.rows[k]).collect();
-    let yhat = scores.select(Axis(0), &file_rows);
-    let y = truth.y.select(Axis(0), &held);
+    let yhat = select_rows(scores.view(), &file_rows);
+    let y = select_rows(truth.y.view(), &held);
     let mut metrics = if held.is_empty() {
         crate::metrics::MetricMap::new()
     } else {

@@ -4,6 +4,7 @@
 //! distance) against a median of 22.6 after standard scaling cost 15 AUC points — so the run
 //! says so, with the median beside it, and goes on.
 
+use crate::linalg::select_rows;
 use ndarray::{ArrayView2, Axis};
 
 use crate::data::{Prepared, Scale, View};
@@ -80,7 +81,7 @@ pub(crate) fn width_warning(
 fn sampled_median(x: ArrayView2<f64>) -> f64 {
     let step = x.nrows().div_ceil(SAMPLE_ROWS).max(1);
     let rows: Vec<usize> = (0..x.nrows()).step_by(step).collect();
-    median_distance(x.select(Axis(0), &rows).view())
+    median_distance(select_rows(x.view(), &rows).view())
 }
 
 /// The warnings of a sweep's grid, one per distinct absolute σ (and scaling) far from the

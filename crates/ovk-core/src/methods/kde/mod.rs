@@ -11,9 +11,10 @@ mod routes;
 pub mod score;
 pub mod solve;
 
+use crate::linalg::select_rows;
 use std::path::Path;
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 use serde_json::json;
 
 use super::input::{factor_peak_bytes, Route};
@@ -295,8 +296,8 @@ impl Method for Kde {
                 "kde needs at least 2 labeled training rows",
             ));
         }
-        let x = p.x.select(Axis(0), &rows);
-        let y = p.y.select(Axis(0), &rows);
+        let x = select_rows(p.x.view(), &rows);
+        let y = select_rows(p.y.view(), &rows);
         let sigma_l = resolve_output_sigma(cfg.output_sigma, y.view())?;
         let out_kernel = match cfg.output_kernel {
             OutputKernel::Linear => Kernel::Linear,

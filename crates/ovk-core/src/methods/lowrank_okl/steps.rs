@@ -2,7 +2,8 @@
 //! the training rows themselves, on the held-out rows, or on a validation part followed by a
 //! refit on every row — the notes that explain the choice, and the `Fit` the session saves.
 
-use ndarray::{s, Array2, ArrayView2, Axis};
+use crate::linalg::select_rows;
+use ndarray::{s, Array2, ArrayView2};
 use serde_json::{json, Value as Json};
 
 use super::algorithm::{solve, Fitted, Progress, Settings, Solver};
@@ -23,8 +24,8 @@ pub(super) fn training_rows(problem: &Problem) -> Result<(Array2<f64>, Array2<f6
     if rows.is_empty() {
         return Err(OvkError::input("lowrank-okl: no labeled training rows"));
     }
-    let x = problem.x.select(Axis(0), &rows);
-    let y = problem.y.select(Axis(0), &rows);
+    let x = select_rows(problem.x.view(), &rows);
+    let y = select_rows(problem.y.view(), &rows);
     if y.iter().any(|v| !v.is_finite()) {
         return Err(OvkError::input(
             "lowrank-okl: the training targets contain NaN or infinite values",
@@ -104,16 +105,16 @@ pub(super) fn choose_on_validation(
     prog: &mut Progress<'_>,
 ) -> Result<Chosen> {
     let (red_fit, validation) = {
-        let x_fit = on.x.select(Axis(0), &split.fit);
-        let y_fit = on.y.select(Axis(0), &split.fit);
+        let x_fit = select_rows(on.x.view(), &split.fit);
+        let y_fit = select_rows(on.y.view(), &split.fit);
         let fit_route = route_for_rows(on.route, split.fit.len(), on.x.ncols());
         let (red_fit, _) = reduce(fit_route, on.problem, x_fit.view(), y_fit.view(), prog)?;
         let validation = Validation::new(
             &red_fit,
             &on.problem.kernel,
             x_fit.view(),
-            on.x.select(Axis(0), &split.val).view(),
-            on.y.select(Axis(0), &split.val).view(),
+            select_rows(on.x.view(), &split.val).view(),
+            select_rows(on.y.view(), &split.val).view(),
         )?;
         (red_fit, validation)
     };

@@ -2,6 +2,7 @@
 //! computed once per fit and shared by every output. Every quantity the route needs is `Pᵀ`
 //! or `P` applied to a few columns, so on the thin route P itself is never formed.
 
+use crate::linalg::select_rows;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 use super::grams::Features;
@@ -79,7 +80,7 @@ impl Thin {
 
     /// `Pᵀ Ψ_w X` (R'×m) for stacked columns X (vr×m).
     fn project(&self, f: &Features, w: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
-        let mut t = matmul(self.r.view(), x.select(Axis(0), &self.kept).view());
+        let mut t = matmul(self.r.view(), select_rows(x.view(), &self.kept).view());
         if !self.cut.is_empty() {
             t += &self.q.qt(self.cut_product(f, w, x).view());
         }

@@ -24,6 +24,7 @@ pub mod solver;
 pub mod spectral;
 mod width;
 
+use crate::linalg::select_rows;
 use ndarray::{s, Array1, Array2, Axis};
 
 use super::input::{Route, AUTO_EXACT_MAX, AUTO_RANK};
@@ -360,7 +361,7 @@ impl Method for Mvml {
             obs.note(msg);
         }
         let views = view_features(p, &setup, obs)?;
-        let y = p.y.select(Axis(0), &p.labeled_rows());
+        let y = select_rows(p.y.view(), &p.labeled_rows());
         let mut notes = setup.notes.clone();
         let run = if setup.default_route() {
             run_default(&views, &y, &setup, obs, &clock)?
@@ -561,7 +562,7 @@ pub(crate) struct Views {
 
 fn view_features(p: &Problem, setup: &Setup, obs: &mut dyn Observer) -> Result<Views> {
     let rows = p.labeled_rows();
-    let x = p.x.select(Axis(0), &rows);
+    let x = select_rows(p.x.view(), &rows);
     let n = x.nrows();
     let v = p.views.len();
     let xv: Vec<Array2<f64>> = p
@@ -1012,7 +1013,7 @@ fn build_model(p: &Problem, views: &Views, run: &Run) -> Result<MvmlModel> {
         }
         let x_ref = match &views.landmarks {
             None => views.xv[l].clone(),
-            Some(idx) => views.xv[l].select(Axis(0), idx),
+            Some(idx) => select_rows(views.xv[l].view(), idx),
         };
         predictors.push(ViewPredictor {
             kernel: views.kernels[l],

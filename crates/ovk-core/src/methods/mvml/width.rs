@@ -3,7 +3,8 @@
 //! kernel the same matrix gives the exact Gram — far cheaper than a pairwise loop per view
 //! plus a separate Gram on six views of mfeat.
 
-use ndarray::{Array2, Axis};
+use crate::linalg::select_rows;
+use ndarray::Array2;
 
 use super::ViewSigma;
 use crate::kernels::{gram, sq_dists, Kernel, KernelSpec, Sigma};
@@ -33,7 +34,7 @@ pub(crate) fn view_kernel(
         let d = if want_gram || step == 1 {
             sq_dists(xl.view())
         } else {
-            sq_dists(xl.select(Axis(0), &rows).view())
+            sq_dists(select_rows(xl.view(), &rows).view())
         };
         let at = |i: usize| if d.nrows() == n { rows[i] } else { i };
         let mut pairs: Vec<f64> = Vec::with_capacity(rows.len() * rows.len().saturating_sub(1) / 2);
@@ -152,7 +153,7 @@ mod tests {
         assert_eq!(a, b);
         // evenly spaced rows: the width is the median over those rows only
         let rows: Vec<usize> = (0..n).step_by(n.div_ceil(WIDTH_MAX_ROWS)).collect();
-        let sub = median_distance(x.select(Axis(0), &rows).view());
+        let sub = median_distance(select_rows(x.view(), &rows).view());
         assert!((a - sub).abs() < 1e-12 * sub, "{a} vs {sub}");
     }
 }

@@ -11,7 +11,8 @@ pub mod bcd;
 pub mod objective;
 pub mod qn;
 
-use ndarray::{Array2, ArrayView2, Axis};
+use crate::linalg::select_rows;
+use ndarray::{Array2, ArrayView2};
 
 use super::input::{
     exact_spectrum_bytes, factor_peak_bytes, krylov_key, remember, spectrum_bytes, Basis,
@@ -178,8 +179,8 @@ impl Method for Okl {
                 "okl needs at least one labeled training row",
             ));
         }
-        let x = p.x.select(Axis(0), &rows);
-        let y = p.y.select(Axis(0), &rows);
+        let x = select_rows(p.x.view(), &rows);
+        let y = select_rows(p.y.view(), &rows);
         if y.ncols() == 0 {
             return Err(OvkError::input("okl needs at least one output column"));
         }

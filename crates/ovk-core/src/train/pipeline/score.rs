@@ -1,9 +1,10 @@
 //! Stage 4, score: the model's predictions on the labeled training rows and the held-out rows,
 //! scored against the file's own targets — once — with the per-output detail the faces show.
 
+use crate::linalg::select_rows;
 use std::time::Instant;
 
-use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
+use ndarray::{Array2, ArrayView2, CowArray, Ix2};
 
 use super::fit::{predict_rows, Fitted};
 use crate::data::{ClassCoding, Prepared, Task};
@@ -140,7 +141,7 @@ fn unlabeled_part<'a>(
         .matrices
         .iter()
         .find(|(n, _)| n == "predictions_unlabeled")
-        .map(|(_, p)| (prepared.y_train_true.select(Axis(0), &rows), p))
+        .map(|(_, p)| (select_rows(prepared.y_train_true.view(), &rows), p))
         .filter(|(truth, p)| p.nrows() == truth.nrows())
 }
 
@@ -155,8 +156,8 @@ pub(super) fn labeled_part<'a>(
         (x.view().into(), y.view().into())
     } else {
         (
-            x.select(Axis(0), rows).into(),
-            y.select(Axis(0), rows).into(),
+            select_rows(x.view(), rows).into(),
+            select_rows(y.view(), rows).into(),
         )
     }
 }

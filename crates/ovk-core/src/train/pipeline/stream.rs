@@ -16,10 +16,11 @@
 //! rows), the landmarks are picked among the sample's rows, and the training metrics are the
 //! sample's.
 
+use crate::linalg::select_rows;
 use std::path::Path;
 use std::time::Instant;
 
-use ndarray::{s, Array2, ArrayView2, Axis};
+use ndarray::{s, Array2, ArrayView2};
 
 use super::admit::{Admitted, Guidance};
 use super::baseline::Baseline;
@@ -659,12 +660,10 @@ fn coded(
     scaler: &Scaler,
     code: &dyn Fn(f64) -> f64,
 ) -> Coded {
-    let mut x = block.select(Axis(0), rows).slice(s![.., ..d]).to_owned();
+    let picked = select_rows(block.view(), rows);
+    let mut x = picked.slice(s![.., ..d]).to_owned();
     scaler.apply(&mut x);
-    let y = block
-        .select(Axis(0), rows)
-        .slice(s![.., d..d + m])
-        .mapv(code);
+    let y = picked.slice(s![.., d..d + m]).mapv(code);
     Coded { x, y }
 }
 
