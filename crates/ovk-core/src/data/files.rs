@@ -76,16 +76,17 @@ pub(crate) fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>>
     if len > cap {
         return Err(too_large(path, len, cap, what));
     }
-    read_all(path, f, len, cap, what, |_| Ok(()))
+    read_all(path, f, len, cap, what, |_, _| Ok(()))
 }
 
-/// `read_regular` that lets `inspect` refuse the bytes as they arrive (each chunk once, in
-/// order), so a hostile file is rejected after its first bad block, not after reading it all.
+/// `read_regular` that lets `inspect` refuse the bytes as they arrive (each chunk once, with
+/// its offset; a large file's stretches are read in parallel, each in order), so a hostile
+/// file is rejected after its first bad block, not after reading it all.
 pub(crate) fn read_regular_with(
     path: &Path,
     cap: u64,
     what: &str,
-    inspect: impl FnMut(&[u8]) -> Result<()>,
+    inspect: impl Fn(u64, &[u8]) -> Result<()> + Sync,
 ) -> Result<Vec<u8>> {
     let (f, meta) = open_regular(path, what)?;
     let len = meta.len();
@@ -95,15 +96,23 @@ pub(crate) fn read_regular_with(
     read_all(path, f, len, cap, what, inspect)
 }
 
+/// From this size a file is read by every rayon thread at once, each its own stretch (`pread`):
+/// most of reading into fresh memory is faulting its pages in, and the threads share that. On
+/// this 2-core machine a 190 MB CSV took 0.11 s on two threads against 0.18–0.25 s on one, a
+/// 132 MB Parquet file 0.08 s against 0.13–0.14 s.
+const PARALLEL_READ_FROM: u64 = 16 << 20;
+
+/// Bytes read (and inspected) at a time.
+const CHUNK: usize = 1 << 20;
+
 fn read_all(
     path: &Path,
     f: File,
     len: u64,
     cap: u64,
     what: &str,
-    mut inspect: impl FnMut(&[u8]) -> Result<()>,
+    inspect: impl Fn(u64, &[u8]) -> Result<()> + Sync,
 ) -> Result<Vec<u8>> {
-    const CHUNK: usize = 1 << 20;
     let mut out = Vec::new();
     out.try_reserve_exact(len as usize).map_err(|_| {
         OvkError::Resources(format!(
@@ -112,33 +121,100 @@ fn read_all(
             crate::kernels::format_bytes(len)
         ))
     })?;
-    let mut r = f.take(cap.saturating_add(1));
-    loop {
-        // Each chunk lands in `out` directly (`read_to_end` fills spare capacity): a copy
-        // through a buffer was a tenth of reading a numeric table.
-        let start = out.len();
-        match (&mut r).take(CHUNK as u64).read_to_end(&mut out) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(input_at(path, format!("cannot be read: {e}"))),
-        }
-        inspect(&out[start..])?;
-        if out.len() as u64 > cap {
-            return Err(too_large(path, out.len() as u64, cap, what));
+    if len >= PARALLEL_READ_FROM {
+        read_in_parallel(path, &f, len, &mut out, &inspect)?;
+    } else {
+        let mut r = f.take(cap.saturating_add(1));
+        loop {
+            // Each chunk lands in `out` directly (`read_to_end` fills spare capacity): a copy
+            // through a buffer was a tenth of reading a numeric table.
+            let start = out.len();
+            match (&mut r).take(CHUNK as u64).read_to_end(&mut out) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(unreadable(path, e)),
+            }
+            inspect(start as u64, &out[start..])?;
+            if out.len() as u64 > cap {
+                return Err(too_large(path, out.len() as u64, cap, what));
+            }
         }
     }
     if out.len() as u64 != len {
-        return Err(input_at(
-            path,
-            format!(
-                "changed size while being read ({len} bytes when opened, {} read); read it \
-                 again once it is complete",
-                out.len()
-            ),
-        ));
+        return Err(changed_size(path, len, &out.len().to_string()));
     }
     Ok(out)
+}
+
+/// Fill `out` (empty, with room for `len` bytes) with the file's `len` bytes, one stretch per
+/// thread; then make sure the file has nothing beyond them.
+fn read_in_parallel(
+    path: &Path,
+    f: &File,
+    len: u64,
+    out: &mut Vec<u8>,
+    inspect: &(impl Fn(u64, &[u8]) -> Result<()> + Sync),
+) -> Result<()> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let n = len as usize;
+    let threads = rayon::current_num_threads().max(1);
+    let stretch = n.div_ceil(threads).next_multiple_of(CHUNK);
+    let spare = &mut out.spare_capacity_mut()[..n];
+    let read = |(k, part): (usize, &mut [std::mem::MaybeUninit<u8>])| -> Result<()> {
+        for (c, piece) in part.chunks_mut(CHUNK).enumerate() {
+            let at = (k * stretch + c * CHUNK) as u64;
+            // Zeroed first, so that what `read_at` fills is initialised memory; the zeroing is
+            // also what faults the pages in, on this thread.
+            piece.fill(std::mem::MaybeUninit::new(0));
+            // SAFETY: every byte of `piece` was initialised just above.
+            let piece: &mut [u8] = unsafe { &mut *(piece as *mut [_] as *mut [u8]) };
+            let mut filled = 0;
+            while filled < piece.len() {
+                match f.read_at(&mut piece[filled..], at + filled as u64) {
+                    Ok(0) => return Err(changed_size(path, len, "fewer")),
+                    Ok(k) => filled += k,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(unreadable(path, e)),
+                }
+            }
+            inspect(at, piece)?;
+        }
+        Ok(())
+    };
+    // Each stretch stops at its own first failure; the earliest stretch's failure is reported.
+    let results: Vec<Result<()>> = spare
+        .par_chunks_mut(stretch)
+        .enumerate()
+        .map(read)
+        .collect();
+    results.into_iter().collect::<Result<()>>()?;
+    // SAFETY: the stretches cover all n bytes and each was initialised and filled above.
+    unsafe { out.set_len(n) };
+    let mut beyond = [0u8; 1];
+    loop {
+        match f.read_at(&mut beyond, len) {
+            Ok(0) => return Ok(()),
+            Ok(_) => return Err(changed_size(path, len, "more")),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(unreadable(path, e)),
+        }
+    }
+}
+
+fn unreadable(path: &Path, e: std::io::Error) -> OvkError {
+    input_at(path, format!("cannot be read: {e}"))
+}
+
+fn changed_size(path: &Path, len: u64, read: &str) -> OvkError {
+    input_at(
+        path,
+        format!(
+            "changed size while being read ({len} bytes when opened, {read} read); read it again \
+             once it is complete"
+        ),
+    )
 }
 
 fn too_large(path: &Path, len: u64, cap: u64, what: &str) -> OvkError {
@@ -174,11 +250,8 @@ pub(crate) fn refuse_nul(path: &Path, offset: u64, chunk: &[u8], what: &str) -> 
 
 /// Read a text file whole, refusing NUL bytes as they arrive.
 pub fn read_text_file(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
-    let mut offset = 0u64;
-    read_regular_with(path, cap, what, |chunk| {
-        refuse_nul(path, offset, chunk, what)?;
-        offset += chunk.len() as u64;
-        Ok(())
+    read_regular_with(path, cap, what, |offset, chunk| {
+        refuse_nul(path, offset, chunk, what)
     })
 }
 
@@ -225,6 +298,30 @@ mod tests {
         std::fs::write(&f, b"a,b\n1,\x002\n").unwrap();
         let e = read_text_file(&f, 100, "CSV").unwrap_err().to_string();
         assert!(e.contains("NUL byte at offset 6"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_large_file_read_in_stretches_is_whole_and_its_first_nul_is_named() {
+        let d = temp("large");
+        let f = d.join("a.csv");
+        // Past the parallel threshold and not a multiple of the chunk: every stretch, and a
+        // short last chunk, is read.
+        let n = PARALLEL_READ_FROM as usize + 3 * CHUNK + 12_345;
+        let text: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+        std::fs::write(&f, &text).unwrap();
+        assert!(read_text_file(&f, u64::MAX, "CSV").unwrap() == text);
+        // NUL bytes in the last chunk and in the middle: the earlier one is named, whichever
+        // thread reads it.
+        let mut bad = text.clone();
+        bad[n - 7] = 0;
+        bad[n / 2 + 5] = 0;
+        std::fs::write(&f, &bad).unwrap();
+        let e = read_text_file(&f, u64::MAX, "CSV").unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("NUL byte at offset {}", n / 2 + 5)),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 }
