@@ -337,6 +337,16 @@ mod tests {
         assert!(cols("a,b\n1,inf\n").is_none());
         assert!(cols("a,b\n1,-\n").is_none());
         assert!(cols("a,b\n1,1e\n").is_none());
+        assert!(cols("\"a\",b\n1,2\n").is_none(), "a quoted name");
+        assert!(read_numeric(b"a,b\n1,\xff2\n", b',').is_none(), "not UTF-8");
+        // Past the first block: a quote or a byte that is not UTF-8 in a later block.
+        let body = "1.5,2\n".repeat(2 * BYTES_PER_BLOCK / 6);
+        assert!(cols(&format!("a,b\n{body}")).is_some());
+        assert!(cols(&format!("a,b\n{body}1,\"2\"\n")).is_none());
+        let mut bytes = format!("a,b\n{body}1,2\n").into_bytes();
+        let n = bytes.len();
+        bytes[n - 2] = 0xff;
+        assert!(read_numeric(&bytes, b',').is_none());
     }
 
     /// Every cell the fast path reads as a number is the standard parser's f64, bit for bit,

@@ -20,6 +20,7 @@ use super::{
     ProblemShape,
 };
 use crate::kernels::{gram, packed, InputFactor};
+use crate::linalg::select_rows;
 use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn};
 use crate::methods::details::key;
 use crate::{OvkError, Result};
@@ -89,8 +90,8 @@ impl Method for Krr {
         let clock = Clock::start();
         let KrrConfig { lambda } = KrrConfig::from_params(params)?;
         let rows = p.labeled_rows();
-        let x = p.x.select(ndarray::Axis(0), &rows);
-        let y = p.y.select(ndarray::Axis(0), &rows);
+        let x = select_rows(p.x.view(), &rows);
+        let y = select_rows(p.y.view(), &rows);
         let route = self.input_route(&ProblemShape::of(p))?;
         if route == Route::Krylov {
             return fit_on_krylov(p, x, y, lambda, obs, &clock);
