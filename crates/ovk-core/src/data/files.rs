@@ -98,8 +98,8 @@ pub(crate) fn read_regular_with(
 
 /// From this size a file is read by every rayon thread at once, each its own stretch (`pread`):
 /// most of reading into fresh memory is faulting its pages in, and the threads share that. On
-/// this 2-core machine a 190 MB CSV took 0.11 s on two threads against 0.18–0.25 s on one, a
-/// 132 MB Parquet file 0.08 s against 0.13–0.14 s.
+/// this 2-core machine (this loop in a standalone program) a 190 MB CSV took 0.13–0.16 s on two
+/// threads against 0.21–0.25 s on one, a 132 MB Parquet file 0.10–0.11 s against 0.15 s.
 const PARALLEL_READ_FROM: u64 = 16 << 20;
 
 /// Bytes read (and inspected) at a time.
