@@ -1,7 +1,6 @@
 //! File + role choices → training/test matrices: read, pick columns, check cells, code the
 //! outputs, split, hide labels, scale, group views.
 
-use crate::linalg::select_rows;
 use ndarray::{Array2, Axis};
 use sha2::{Digest, Sha256};
 
@@ -15,6 +14,7 @@ use super::sparse::{SparseChoice, SparseFeatures};
 use super::split::{cv_fold, keep_labels, split, split_by_column, subsample, Split};
 use super::views::resolve_views;
 use super::{DataConfig, DatasetInfo, PrepareOptions, Prepared, Scaler};
+use crate::linalg::select_rows;
 use crate::Result;
 
 pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared> {

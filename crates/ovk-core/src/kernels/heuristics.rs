@@ -1,9 +1,9 @@
 //! Data-driven kernel widths.
 
 use ndarray::ArrayView2;
+use rayon::prelude::*;
 
 use crate::linalg::select_rows;
-use rayon::prelude::*;
 
 /// Above this many rows the median is taken over a fixed, evenly spaced subsample of pairs:
 /// the exact median of ℓ²/2 distances would cost more than the fit it serves.

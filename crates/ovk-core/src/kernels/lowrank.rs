@@ -17,13 +17,12 @@
 //! `K̃(x, X) = z(x)ᵀ Zᵀ`. Its quality is the relative trace error `(tr K − ‖Z‖²_F) / tr K`,
 //! which needs only K's diagonal.
 
-use crate::linalg::select_rows;
 use std::ops::Range;
 
 use super::gram::cross_gram;
 use super::memory::{check_fits, dense_bytes};
 use super::spec::Kernel;
-use crate::linalg::{matmul, solve_lower};
+use crate::linalg::{matmul, select_rows, solve_lower};
 use crate::util::choice::choice_enum;
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};

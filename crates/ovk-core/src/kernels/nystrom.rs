@@ -2,12 +2,11 @@
 //! `W = K(X_S, X_S)` (Huusari et al., eqs. 13–15). The pseudo-inverse square root drops the
 //! eigenvalues of W that are numerically zero, so a rank-deficient sample stays finite.
 
-use crate::linalg::select_rows;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
 use super::gram::{cross_gram, gram};
 use super::spec::Kernel;
-use crate::linalg::{eigh, matmul};
+use crate::linalg::{eigh, matmul, select_rows};
 use crate::{OvkError, Result};
 
 /// A Nyström factorisation of one Gram matrix.

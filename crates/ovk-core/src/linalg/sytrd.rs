@@ -377,6 +377,7 @@ fn axpy2_with(y: &mut [f64], u: &[f64], alpha: f64, v: &[f64], beta: f64, fma: F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::tridiag::block_size;
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
 
@@ -397,10 +398,6 @@ mod tests {
             }
         }
         a
-    }
-
-    fn block_size(n: usize) -> usize {
-        faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n)
     }
 
     /// faer's unblocked reduction of the same matrix: the same reflectors, so the same T.

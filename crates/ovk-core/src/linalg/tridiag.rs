@@ -1,7 +1,7 @@
 //! Symmetric tridiagonal reduction `A = Q T Qᵀ` (Householder: `sytrd` for large matrices, faer's
-//! below), kept for many shifted
-//! solves `(s T + c I) x = b` at O(N) each: half an eigendecomposition when a Sylvester
-//! equation needs only one of its two sides diagonal (Golub, Nash, Van Loan 1979).
+//! below), kept for many shifted solves `(s T + c I) x = b` at O(N) each: half an
+//! eigendecomposition when a Sylvester equation needs only one of its two sides diagonal
+//! (Golub, Nash, Van Loan 1979).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
@@ -71,7 +71,9 @@ pub(crate) fn tridiagonal(a: ArrayView2<f64>) -> Result<Tridiagonal> {
     })
 }
 
-fn block_size(n: usize) -> usize {
+/// Rows of `coeffs`: the reflectors' block size, faer's choice for n (`sytrd` writes the same
+/// layout).
+pub(super) fn block_size(n: usize) -> usize {
     faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n)
 }
 

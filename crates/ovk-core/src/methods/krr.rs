@@ -20,8 +20,7 @@ use super::{
     ProblemShape,
 };
 use crate::kernels::{gram, packed, InputFactor};
-use crate::linalg::select_rows;
-use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn};
+use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn, select_rows};
 use crate::methods::details::key;
 use crate::{OvkError, Result};
 use ndarray::{Array2, ArrayView2, Zip};

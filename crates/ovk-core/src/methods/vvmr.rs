@@ -7,7 +7,6 @@
 //! a sparse k-NN graph, its Laplacian applied as an operator, and by Woodbury one r×r matrix
 //! `Zᵀ M Z` shared by every eigen-column (`solve_on_factor`, methods.md §6).
 
-use crate::linalg::select_rows;
 use ndarray::{s, Array2, ArrayView2, Zip};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value as Json};
@@ -23,7 +22,7 @@ use crate::kernels::{
     check_fits, dense_bytes, gram, knn_graph, knn_sparse, laplacian, laplacian_power, pinv_psd,
     GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
-use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, symmetrize};
+use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, select_rows, symmetrize};
 use crate::methods::details::key;
 use crate::util::choice::{choice_enum, Choice};
 use crate::{ErrorKind, OvkError, Result};

@@ -8,10 +8,10 @@ mod paired;
 mod ranking;
 mod regression;
 
-use crate::linalg::select_rows;
 use ndarray::{Array2, ArrayView2, Axis};
 
 use crate::data::{ClassCoding, Task};
+use crate::linalg::select_rows;
 
 /// Metric name → value, as `scores` returns them (`mse`, `r2`, `accuracy`, …).
 pub type MetricMap = std::collections::BTreeMap<String, f64>;

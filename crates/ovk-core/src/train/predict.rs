@@ -2,7 +2,6 @@
 //! with the training scaler, predict, and decode classes or labels — the engine behind
 //! `ovk predict` and the workbench's Sessions pane.
 
-use crate::linalg::select_rows;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +9,7 @@ use ndarray::{s, Array2, Axis};
 
 use crate::data::{self, OutColumn, Task, TrainedColumns};
 use crate::kernels::{check_fits_or, usable_bytes, GramFile, Kernel};
+use crate::linalg::select_rows;
 use crate::methods::Model;
 use crate::metrics::coding_midpoint;
 use crate::session::{self, ModelRecord};

@@ -4,11 +4,11 @@
 //! distance) against a median of 22.6 after standard scaling cost 15 AUC points — so the run
 //! says so, with the median beside it, and goes on.
 
-use crate::linalg::select_rows;
 use ndarray::{ArrayView2, Axis};
 
 use crate::data::{Prepared, Scale, View};
 use crate::kernels::{median_distance, KernelSpec, Sigma};
+use crate::linalg::select_rows;
 use crate::train::RunConfig;
 
 /// A width more than this factor from the median distance (either way) is worth a word.

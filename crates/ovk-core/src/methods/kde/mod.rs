@@ -11,7 +11,6 @@ mod routes;
 pub mod score;
 pub mod solve;
 
-use crate::linalg::select_rows;
 use std::path::Path;
 
 use ndarray::{Array2, ArrayView2};
@@ -22,6 +21,7 @@ use super::params::{common, MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{mats, mats_freed, Clock, Fit, Method, Observer, Params, Problem, ProblemShape};
 use crate::data::Task;
 use crate::kernels::{input_factor, median_distance, InputRank, Kernel, Landmarks, Sigma};
+use crate::linalg::select_rows;
 use crate::util::choice::{choice_enum, Choice};
 use crate::{ErrorKind, OvkError, Result};
 use preimage::{KdeModel, Outputs, Preimage};

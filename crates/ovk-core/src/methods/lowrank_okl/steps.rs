@@ -2,7 +2,6 @@
 //! the training rows themselves, on the held-out rows, or on a validation part followed by a
 //! refit on every row — the notes that explain the choice, and the `Fit` the session saves.
 
-use crate::linalg::select_rows;
 use ndarray::{s, Array2, ArrayView2};
 use serde_json::{json, Value as Json};
 
@@ -11,7 +10,7 @@ use super::path::{PathPoint, PathRun, Validation};
 use super::reduced::{Factor, Reduced};
 use super::select::{reduce, reduce_input, route_for_rows, select, Plan, Selection, TrainSplit};
 use super::MAX_SAVED_OUTPUT_KERNEL;
-use crate::linalg::matmul;
+use crate::linalg::{matmul, select_rows};
 use crate::methods::details::key;
 use crate::methods::input::{Basis, InputSpectrum, Route};
 use crate::methods::HeldOut;

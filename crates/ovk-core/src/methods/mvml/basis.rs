@@ -2,11 +2,10 @@
 //! computed once per fit and shared by every output. Every quantity the route needs is `Pᵀ`
 //! or `P` applied to a few columns, so on the thin route P itself is never formed.
 
-use crate::linalg::select_rows;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 use super::grams::Features;
-use crate::linalg::{eigh, gram_tn, matmul, matmul_tn, Reflectors};
+use crate::linalg::{eigh, gram_tn, matmul, matmul_tn, select_rows, Reflectors};
 use crate::Result;
 
 /// The eigenbasis of S: orthonormal P (n×R') spanning range(S), and S's eigenvalues on it.

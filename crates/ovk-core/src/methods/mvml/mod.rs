@@ -24,7 +24,6 @@ pub mod solver;
 pub mod spectral;
 mod width;
 
-use crate::linalg::select_rows;
 use ndarray::{s, Array1, Array2, Axis};
 
 use super::input::{Route, AUTO_EXACT_MAX, AUTO_RANK};
@@ -34,6 +33,7 @@ use super::{
     ProblemShape, TraceRecord,
 };
 use crate::kernels::{check_fits, dense_bytes, gram, nystrom, InputRank, Kernel, NystromFactor};
+use crate::linalg::select_rows;
 use crate::util::choice::{choice_enum, Choice};
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};

@@ -3,11 +3,11 @@
 //! kernel the same matrix gives the exact Gram — far cheaper than a pairwise loop per view
 //! plus a separate Gram on six views of mfeat.
 
-use crate::linalg::select_rows;
 use ndarray::Array2;
 
 use super::ViewSigma;
 use crate::kernels::{gram, sq_dists, Kernel, KernelSpec, Sigma};
+use crate::linalg::select_rows;
 use crate::{OvkError, Result};
 
 /// Above this many rows the width uses evenly spaced rows, at most this many (as

@@ -11,7 +11,6 @@ pub mod bcd;
 pub mod objective;
 pub mod qn;
 
-use crate::linalg::select_rows;
 use ndarray::{Array2, ArrayView2};
 
 use super::input::{
@@ -25,7 +24,7 @@ use super::{
     ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem, ProblemShape,
     TraceRecord,
 };
-use crate::linalg::{eigh, frobenius, matmul, symmetrize};
+use crate::linalg::{eigh, frobenius, matmul, select_rows, symmetrize};
 use crate::methods::details::key;
 use crate::util::choice::Choice;
 use crate::{ErrorKind, OvkError, Result};

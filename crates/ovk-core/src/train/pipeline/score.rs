@@ -1,13 +1,13 @@
 //! Stage 4, score: the model's predictions on the labeled training rows and the held-out rows,
 //! scored against the file's own targets — once — with the per-output detail the faces show.
 
-use crate::linalg::select_rows;
 use std::time::Instant;
 
 use ndarray::{Array2, ArrayView2, CowArray, Ix2};
 
 use super::fit::{predict_rows, Fitted};
 use crate::data::{ClassCoding, Prepared, Task};
+use crate::linalg::select_rows;
 use crate::metrics;
 use crate::session::details::key;
 use crate::session::{MetricMap, Metrics};

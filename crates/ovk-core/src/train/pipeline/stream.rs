@@ -16,7 +16,6 @@
 //! rows), the landmarks are picked among the sample's rows, and the training metrics are the
 //! sample's.
 
-use crate::linalg::select_rows;
 use std::path::Path;
 use std::time::Instant;
 
@@ -36,7 +35,7 @@ use crate::kernels::{
     check_fits_or, format_bytes, input_factor, kernel_diagonal, usable_bytes, FeatureMap, Kernel,
     KernelName,
 };
-use crate::linalg::{add_gram_tn_lower, add_matmul_tn, matmul, mirror_lower};
+use crate::linalg::{add_gram_tn_lower, add_matmul_tn, matmul, mirror_lower, select_rows};
 use crate::methods::input::{FactorSummary, FactorSums, InputSpectrum};
 use crate::methods::{
     self, check_cancel, mats, Method, MethodName, Observer, Params, Phase, Problem, ProblemShape,
