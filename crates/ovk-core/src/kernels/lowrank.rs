@@ -22,7 +22,7 @@ use std::ops::Range;
 use super::gram::cross_gram;
 use super::memory::{check_fits, dense_bytes};
 use super::spec::Kernel;
-use crate::linalg::{matmul, select_rows, solve_lower};
+use crate::linalg::{matmul_acc, select_rows, solve_rows_lower_in_place};
 use crate::util::choice::choice_enum;
 use crate::util::rng::Rng;
 use crate::{OvkError, Result};
@@ -86,8 +86,9 @@ impl FeatureMap {
                 x_landmarks,
                 l_s,
             } => {
-                let c = cross_gram(kernel, x, x_landmarks.view())?; // k(x, S), n_new×r
-                Ok(solve_lower(l_s.view(), c.t())?.reversed_axes())
+                let mut c = cross_gram(kernel, x, x_landmarks.view())?; // k(x, S), n_new×r
+                solve_rows_lower_in_place(l_s.view(), c.view_mut())?; // k(x, S) L_S⁻ᵀ
+                Ok(c)
             }
         }
     }
@@ -244,7 +245,7 @@ pub fn input_factor(
         // New columns: G[:, A] L_A⁻ᵀ, with L_A the Cholesky factor of the accepted block.
         let accepted: Vec<usize> = pos.iter().map(|&p| candidates[p]).collect();
         let g_a = residual_columns(kernel, x, &z_k, &accepted)?;
-        let cols = solve_rows(&l_a, &g_a)?;
+        let cols = solve_rows(&l_a, g_a)?;
         let a = pos.len();
         z.slice_mut(s![.., k..k + a]).assign(&cols);
         for (i, di) in d.iter_mut().enumerate() {
@@ -335,11 +336,14 @@ fn residual_columns(
     let zc = select_rows(z_k.view(), candidates); // |C|×k
     let mut g = Array2::<f64>::zeros((n, candidates.len()));
     par_row_chunks(&mut g, |rows, mut block| {
-        let mut kc = cross_gram(kernel, x.slice(s![rows.clone(), ..]), xc.view())?;
+        block.assign(&cross_gram(
+            kernel,
+            x.slice(s![rows.clone(), ..]),
+            xc.view(),
+        )?);
         if z_k.ncols() > 0 {
-            kc -= &matmul(z_k.slice(s![rows, ..]), zc.t());
+            matmul_acc(block, z_k.slice(s![rows, ..]), zc.t(), -1.0);
         }
-        block.assign(&kc);
         Ok(())
     })?;
     Ok(g)
@@ -404,14 +408,12 @@ fn accept_pivots(
     (pos, l.slice(s![..a, ..a]).to_owned())
 }
 
-/// `G L⁻ᵀ` (n×a) for lower-triangular L, in parallel row chunks.
-fn solve_rows(l: &Array2<f64>, g: &Array2<f64>) -> Result<Array2<f64>> {
-    let mut out = Array2::<f64>::zeros(g.dim());
-    par_row_chunks(&mut out, |rows, mut block| {
-        block.assign(&solve_lower(l.view(), g.slice(s![rows, ..]).t())?.t());
-        Ok(())
+/// `G L⁻ᵀ` (n×a) for lower-triangular L, in place, in parallel row chunks.
+fn solve_rows(l: &Array2<f64>, mut g: Array2<f64>) -> Result<Array2<f64>> {
+    par_row_chunks(&mut g, |_, block| {
+        solve_rows_lower_in_place(l.view(), block)
     })?;
-    Ok(out)
+    Ok(g)
 }
 
 /// Fill `out` by chunks of `ROW_CHUNK` rows in parallel: `fill(rows, block)` writes the rows

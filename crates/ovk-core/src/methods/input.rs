@@ -24,6 +24,7 @@ use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
 };
 use crate::linalg::{eigh, gram_tn, interruptible, matmul, matmul_tn};
+use crate::util::fingerprint::Fingerprint;
 use crate::{OvkError, Result};
 
 /// Under `--input-rank auto`, training sets up to this many rows are solved exactly. Measured
@@ -186,11 +187,11 @@ impl Basis {
                 x_train,
                 coef,
             }),
-            Basis::Factor(f) => Box::new(FeatureExpansion {
-                map: f.map.clone(),
+            Basis::Factor(f) => Box::new(FeatureExpansion::new(
+                f.map.clone(),
                 coef,
-                training: f.training.clone(),
-            }),
+                f.training.clone(),
+            )),
         }
     }
 
@@ -528,12 +529,12 @@ fn cache_key(
     route: impl std::hash::Hash,
 ) -> u64 {
     use std::hash::{Hash, Hasher};
+    let mut data = Fingerprint::new();
+    data.array(x);
+    data.array(y);
     let mut h = std::collections::hash_map::DefaultHasher::new();
     format!("{kernel:?}").hash(&mut h);
-    (x.dim(), y.dim(), route).hash(&mut h);
-    for v in x.iter().chain(y.iter()) {
-        v.to_bits().hash(&mut h);
-    }
+    (data.finish(), route).hash(&mut h);
     h.finish()
 }
 

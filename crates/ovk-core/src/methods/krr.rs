@@ -172,11 +172,11 @@ fn fit_on_factor(
     let summary = FactorSummary::of(route_name, &f, seconds);
     // Z stays for the training-row predictions (the primal route's z(x) = x costs nothing).
     let training = matches!(route, Route::LowRank { .. }).then(|| TrainingFeatures::kept(x, f.z));
-    let mut fit = Fit::new(Box::new(FeatureExpansion {
-        map: f.map,
-        coef: beta.clone().into(),
+    let mut fit = Fit::new(Box::new(FeatureExpansion::new(
+        f.map,
+        beta.clone().into(),
         training,
-    }));
+    )));
     fit.iterations = 1;
     fit.objective = Some(objective);
     fit.matrices.push(("feature_coefficients".into(), beta));

@@ -544,11 +544,11 @@ fn fit_on_factor(
     details.insert(key::INPUT_FACTOR.into(), summary.to_json());
     details.insert("graph_edges".into(), json!(lap.graph().edges() / 2));
     let predictions_unlabeled = select_rows(sol.f.view(), &unlabeled);
-    let mut fit = Fit::new(Box::new(FeatureExpansion {
-        map: f.map,
-        coef: sol.beta.clone().into(),
-        training: None,
-    }));
+    let mut fit = Fit::new(Box::new(FeatureExpansion::new(
+        f.map,
+        sol.beta.clone().into(),
+        None,
+    )));
     fit.iterations = 1;
     fit.objective = Some(objective);
     fit.details = details;

@@ -1,9 +1,10 @@
 //! Small pieces every layer uses, depending on nothing else in ovk: a seeded generator
-//! (`rng`), NaN-tolerant JSON readers (`nan`), JSON written compactly readable (`json`), settings
+//! (`rng`), a fast fingerprint of arrays for caches (`fingerprint`), NaN-tolerant JSON readers (`nan`), JSON written compactly readable (`json`), settings
 //! declared as data (`param`), named choices (`choice`), and text helpers (`text`: the nearest
 //! valid name, terminal-safe display).
 
 pub mod choice;
+pub(crate) mod fingerprint;
 pub mod json;
 pub mod limits;
 pub mod nan;
