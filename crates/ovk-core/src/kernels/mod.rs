@@ -14,8 +14,8 @@ pub(crate) mod packed;
 pub mod precomputed;
 mod spec;
 
-pub(crate) use gram::sq_dists;
 pub use gram::{cross_gram, gram};
+pub(crate) use gram::{gram_block_rows, sq_dists};
 pub use graph::{
     knn_graph, laplacian, laplacian_power, pinv_psd, GraphWeights, LaplacianKind, SparseLaplacian,
 };

@@ -132,17 +132,64 @@ pub fn cholesky(a: ArrayView2<f64>) -> Result<Cholesky> {
 impl Cholesky {
     /// Solve `A X = B`: `L Z = B`, then `Lᵀ X = Z`.
     pub fn solve(&self, b: ArrayView2<f64>) -> Array2<f64> {
-        let mut x = Mat::<f64>::zeros(b.nrows(), b.ncols());
-        x.copy_from(view(&b));
-        let par = par_from(self.0.nrows(), PARALLEL_CHOLESKY_FROM);
-        triangular_solve::solve_lower_triangular_in_place(self.0.as_ref(), x.as_mut(), par);
-        triangular_solve::solve_upper_triangular_in_place(
-            self.0.as_ref().transpose(),
-            x.as_mut(),
-            par,
-        );
-        faer_to_array(x.as_ref())
+        solve_with_factor(self.0.as_ref(), b)
     }
+}
+
+/// `(L Lᵀ)⁻¹ B` for a lower-triangular factor L (any layout; only its lower triangle is read).
+fn solve_with_factor(l: faer::MatRef<'_, f64>, b: ArrayView2<f64>) -> Array2<f64> {
+    let mut x = Mat::<f64>::zeros(b.nrows(), b.ncols());
+    x.copy_from(view(&b));
+    let par = par_from(l.nrows(), PARALLEL_CHOLESKY_FROM);
+    triangular_solve::solve_lower_triangular_in_place(l, x.as_mut(), par);
+    triangular_solve::solve_upper_triangular_in_place(l.transpose(), x.as_mut(), par);
+    faer_to_array(x.as_ref())
+}
+
+/// `(A + λI)⁻¹ B` for a symmetric `A` (both triangles held) with `A + λI` positive definite,
+/// factored in A's own memory, which it consumes: no n×n copy, where a copy of a Gram matrix
+/// and faer's own copy of its lower triangle took 0.4 and 0.3 s at n = 8000 (512 MB each).
+pub fn solve_shifted_in_place(
+    mut a: Array2<f64>,
+    lambda: f64,
+    b: ArrayView2<f64>,
+) -> Result<Array2<f64>> {
+    check_square(&a.view(), "Cholesky factorisation")?;
+    check_finite(&a.view(), "Cholesky factorisation")?;
+    if a.nrows() != b.nrows() {
+        return Err(OvkError::internal(format!(
+            "a {}×{} system with {} right-hand rows",
+            a.nrows(),
+            a.ncols(),
+            b.nrows()
+        )));
+    }
+    a.diag_mut().mapv_inplace(|v| v + lambda);
+    let n = a.nrows();
+    let par = par_from(n, PARALLEL_CHOLESKY_FROM);
+    // A is symmetric, so the transposed view (column-major for a row-major A, faer's
+    // preferred layout) is A itself.
+    let mut at = a.view_mut().reversed_axes();
+    let mut l = view_mut(&mut at);
+    let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<f64>(
+        n,
+        par,
+        Default::default(),
+    ));
+    let factored = llt::cholesky_in_place(
+        l.as_mut(),
+        Default::default(),
+        par,
+        MemStack::new(&mut mem),
+        Default::default(),
+    );
+    leave_avx_state();
+    factored.map_err(|_| {
+        OvkError::numerical(
+            "matrix is not positive definite (Cholesky failed); increase the regularisation λ",
+        )
+    })?;
+    Ok(solve_with_factor(l.as_ref(), b))
 }
 
 /// Below these sizes one thread beats two: measured on this machine (2 cores, load about 1.4,
@@ -459,6 +506,25 @@ mod tests {
         let x2 = lu(a.view()).unwrap().solve(b.view());
         assert!((&a.dot(&x1) - &b).iter().all(|d| d.abs() < 1e-12));
         assert!((&x1 - &x2).iter().all(|d| d.abs() < 1e-12));
+        // (A + λI)⁻¹ B factored in A's memory, for a size faer factors on two threads too.
+        for n in [2, PARALLEL_CHOLESKY_FROM + 3] {
+            let a = Array2::from_shape_fn((n, n), |(i, j)| {
+                (-((i as f64 - j as f64) / 40.0).powi(2)).exp()
+            });
+            let b = Array2::from_shape_fn((n, 3), |(i, j)| ((i * 3 + j) % 7) as f64 - 3.0);
+            let x = solve_shifted_in_place(a.clone(), 0.5, b.view()).unwrap();
+            let mut shifted = a.clone();
+            shifted.diag_mut().mapv_inplace(|v| v + 0.5);
+            let err = (&shifted.dot(&x) - &b)
+                .iter()
+                .fold(0.0_f64, |e, d| e.max(d.abs()));
+            assert!(err < 1e-10, "n = {n}: {err}");
+        }
+        let indefinite = array![[1.0, 2.0], [2.0, 1.0]];
+        assert!(matches!(
+            solve_shifted_in_place(indefinite, 0.0, b.view()),
+            Err(OvkError::Numerical(_))
+        ));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use convert::view;
 pub use decomp::gram_tn;
 pub(crate) use decomp::PARALLEL_EIGH_FROM;
 pub(crate) use decomp::{add_gram_tn_lower, add_matmul_tn, matmul_acc, mirror_lower};
-pub use decomp::{cholesky, eigh, lu, matmul, Cholesky, Lu, SymEigen};
+pub use decomp::{cholesky, eigh, lu, matmul, solve_shifted_in_place, Cholesky, Lu, SymEigen};
 pub(crate) use decomp::{
     matmul_into, matmul_symmetric, matmul_tn, solve_lower_t, solve_rows_lower_in_place,
 };

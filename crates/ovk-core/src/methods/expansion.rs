@@ -16,6 +16,9 @@ pub(crate) struct KernelExpansion {
     pub x_train: Array2<f64>,
     /// ℓ×m coefficients (for OKL `C L`, for low-rank OKL `A Bᵀ`, kept factored).
     pub coef: Coef,
+    /// `K C` on `x_train` when the fit had it for free (krr's exact solve: `Y − λC`), so the
+    /// training rows' scores need no second n×n Gram matrix (never saved).
+    pub fitted: Option<Arc<Array2<f64>>>,
 }
 
 /// An expansion's coefficients: dense (rows × m), or a product `A Bᵀ` (A rows×p, B m×p) kept
@@ -118,12 +121,18 @@ impl KernelExpansion {
             kernel,
             x_train,
             coef,
+            fitted: None,
         })
     }
 }
 
 impl Model for KernelExpansion {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
+        if let Some(fitted) = &self.fitted {
+            if same_bits(x, self.x_train.view()) {
+                return Ok(fitted.as_ref().clone());
+            }
+        }
         if self.kernel == Kernel::Linear && packed::is_packed(self.x_train.view()) {
             // K(x, X) C as X̃(X̃_trainᵀ C): O(nnz · m), the kernel never formed.
             let apply = |c: ArrayView2<f64>| packed::linear_cross_apply(x, self.x_train.view(), c);
@@ -187,12 +196,13 @@ impl TrainingFeatures {
 
     /// Z when `x` is the training rows bit for bit, else None.
     pub fn of(&self, x: ArrayView2<f64>) -> Option<ArrayView2<'_, f64>> {
-        let same = x.dim() == self.x.dim()
-            && Zip::from(&x)
-                .and(&self.x)
-                .all(|a, b| a.to_bits() == b.to_bits());
-        same.then(|| self.z.view())
+        same_bits(x, self.x.view()).then(|| self.z.view())
     }
+}
+
+/// Whether `a` and `b` hold the same values bit for bit: rows a model was fitted on.
+fn same_bits(a: ArrayView2<f64>, b: ArrayView2<f64>) -> bool {
+    a.dim() == b.dim() && Zip::from(&a).and(&b).all(|x, y| x.to_bits() == y.to_bits())
 }
 
 impl FeatureExpansion {
@@ -396,11 +406,13 @@ mod tests {
             kernel,
             x_train: x.clone(),
             coef: matmul(a.view(), b.t()).into(),
+            fitted: None,
         };
         let factored = KernelExpansion {
             kernel,
             x_train: x,
             coef: Coef::product(a, b),
+            fitted: None,
         };
         let want = dense.predict(x_new.view()).unwrap();
         let got = factored.predict(x_new.view()).unwrap();

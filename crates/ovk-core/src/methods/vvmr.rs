@@ -308,6 +308,7 @@ impl Method for Vvmr {
             kernel: p.kernel,
             x_train: p.x.clone(),
             coef: coef.into(),
+            fitted: None,
         }));
         fit.iterations = 1;
         fit.objective = Some(objective);

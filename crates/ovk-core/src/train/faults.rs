@@ -243,6 +243,7 @@ mod tests {
                 kernel: p.kernel,
                 x_train: p.x.clone(),
                 coef: Array2::zeros((p.n_train(), 1)).into(),
+                fitted: None,
             }));
             fit.objective = Some(0.05);
             Ok(fit)

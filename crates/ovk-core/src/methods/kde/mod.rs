@@ -262,13 +262,16 @@ impl Method for Kde {
                 }
                 Some(plan) => {
                     let (m1, m2) = (plan.m1(s.d).min(n), plan.m2.min(n));
-                    // Measured (tests/it/resource_limits.rs): at the solve's and the model's peak, A
-                    // and, for the covariance kernels, B with B̃, H's temporaries, the operator,
-                    // its saved copies and the candidates' folded factor (c = n rows by default);
-                    // the identity kernel's operator [−A/nλ | A] is twice A's width instead.
+                    // Measured: at the solve's and the model's peak, A and, for the covariance
+                    // kernels, B with B̃, H's temporaries, the operator, its saved copies and the
+                    // candidates' folded factor (c = n rows by default); the identity kernel's
+                    // operator [−A/nλ | A] is twice A's width instead. Products stopped holding a
+                    // column-major copy of themselves (2026-11-28): then n = 900 / 3000 rows,
+                    // M = 300 / 800, m = 3 peaked at 20–127 MiB (conditional), 17–112
+                    // (covariance) and 24–183 (identity), which these counts cover at 0.9–1.4×.
                     let held = match cfg.ovk {
-                        OvkKind::Identity => mats(11, n, m1),
-                        _ => mats(1, n, m1) + mats(13, n, m2) / 2,
+                        OvkKind::Identity => mats(8, n, m1),
+                        _ => mats(1, n, m1) + mats(3, n, m2),
                     };
                     let r = m1.max(m2);
                     let build = factor_peak_bytes(n, m1, s.m, s.n_test) + mats(1, n, m2);
