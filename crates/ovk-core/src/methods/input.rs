@@ -142,8 +142,9 @@ impl Route {
 /// How spectral coefficients map back to the model.
 #[derive(Debug, Clone)]
 pub(crate) enum Basis {
-    /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`.
-    Eigen(Array2<f64>),
+    /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`. Shared: the spectrum
+    /// cached for the krr baseline holds the same n×n block, not a copy.
+    Eigen(std::sync::Arc<Array2<f64>>),
     /// A factor `K̃ = ZZᵀ`, Z itself dropped after the rotation.
     Factor(Box<FactorBasis>),
 }
@@ -179,14 +180,37 @@ impl Basis {
         }
     }
 
-    /// The model `Ŷ = K(x, X) C` (exact) or `z(x)ᵀ ZᵀC` (factor) for lifted coefficients.
-    pub fn model(&self, kernel: Kernel, x_train: Array2<f64>, coef: Coef) -> Box<dyn Model> {
+    /// `K C = U diag(s) C̃` on the training rows for spectral coefficients C̃, when U is all of
+    /// K's eigenvectors (the exact route): the training rows' predictions without a second
+    /// n×n Gram matrix. None on a factor (whose model keeps Z instead) or a Krylov basis.
+    pub(crate) fn fitted(&self, s: &Array1<f64>, ct: ArrayView2<f64>) -> Option<Array2<f64>> {
+        match self {
+            Basis::Eigen(u) if u.nrows() == u.ncols() && u.ncols() == s.len() => {
+                let mut sct = ct.to_owned();
+                Zip::from(sct.rows_mut())
+                    .and(s)
+                    .for_each(|mut row, &si| row *= si);
+                Some(matmul(u.view(), sct.view()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The model `Ŷ = K(x, X) C` (exact) or `z(x)ᵀ ZᵀC` (factor) for lifted coefficients, with
+    /// the training rows' predictions `fitted` when the fit has them (`Basis::fitted`).
+    pub fn model(
+        &self,
+        kernel: Kernel,
+        x_train: Array2<f64>,
+        coef: Coef,
+        fitted: Option<Array2<f64>>,
+    ) -> Box<dyn Model> {
         match self {
             Basis::Eigen(_) => Box::new(KernelExpansion {
                 kernel,
                 x_train,
                 coef,
-                fitted: None,
+                fitted: fitted.map(std::sync::Arc::new),
             }),
             Basis::Factor(f) => Box::new(FeatureExpansion::new(
                 f.map.clone(),
@@ -212,7 +236,7 @@ impl Basis {
     /// The eigenvectors U (n × #eigenvalues); on a factor `Z V diag(s)^{-½}`, recomputing Z.
     pub fn vectors(&self, x_train: ArrayView2<f64>) -> Result<Array2<f64>> {
         match self {
-            Basis::Eigen(u) => Ok(u.clone()),
+            Basis::Eigen(u) => Ok(u.as_ref().clone()),
             Basis::Factor(f) => Ok(matmul(f.map.features(x_train)?.view(), f.v_inv_sqrt.view())),
         }
     }
@@ -296,6 +320,13 @@ impl InputSpectrum {
     ) -> Result<Self> {
         match route {
             Route::Exact => {
+                // The pipeline's krr baseline solves in this eigenbasis instead of factoring K
+                // again (and scores its training rows without a second Gram matrix).
+                let key = cache_key(kernel, x, y, "exact");
+                if let Some(sp) = cached(key) {
+                    return Ok(sp);
+                }
+                forget_cached_spectrum();
                 obs.phase(Phase::Gram, None);
                 let k = gram(kernel, x)?;
                 check_cancel(obs)?;
@@ -305,6 +336,7 @@ impl InputSpectrum {
                     Self::exact(k.view(), y.view())
                 })?;
                 check_cancel(obs)?;
+                remember(key, &sp);
                 Ok(sp)
             }
             Route::Primal => {
@@ -340,8 +372,8 @@ impl InputSpectrum {
         }
     }
 
-    /// The spectrum a method fitted on the same rows just built on this low-rank route (the
-    /// pipeline's krr baseline reuses it), if any.
+    /// The spectrum a method fitted on the same rows just built on this exact or low-rank route
+    /// (the pipeline's krr baseline reuses it), if any.
     pub(crate) fn cached_for(
         route: Route,
         kernel: &Kernel,
@@ -353,6 +385,7 @@ impl InputSpectrum {
             Route::LowRank {
                 rank, landmarks, ..
             } => cached(cache_key(kernel, x, y, (rank, landmarks.name(), seed))),
+            Route::Exact => cached(cache_key(kernel, x, y, "exact")),
             _ => None,
         }
     }
@@ -367,7 +400,7 @@ impl InputSpectrum {
             clamped,
             yt: matmul_tn(e.vectors.view(), y),
             null_sq: 0.0,
-            basis: Basis::Eigen(e.vectors),
+            basis: Basis::Eigen(std::sync::Arc::new(e.vectors)),
             n: k.nrows(),
         })
     }

@@ -101,6 +101,10 @@ impl Method for Krr {
         if route != Route::Exact {
             return fit_on_factor(p, route, x, y, lambda, obs, &clock);
         }
+        // The pipeline's baseline after okl on the same rows: diagonal in its eigenbasis.
+        if let Some(sp) = InputSpectrum::cached_for(route, &p.kernel, x.view(), y.view(), p.seed) {
+            return fit_spectral(p, sp, x, y.view(), lambda, obs, &clock);
+        }
         obs.phase(Phase::Gram, None);
         let k = gram(&p.kernel, x.view())?;
         check_cancel(obs)?;
@@ -283,7 +287,8 @@ fn fit_spectral(
         Basis::Eigen(_) => "coefficients",
         Basis::Factor(_) => "feature_coefficients",
     };
-    let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone().into()));
+    let fitted = sp.basis.fitted(&sp.s, ct.view());
+    let mut fit = Fit::new(sp.basis.model(p.kernel, x, beta.clone().into(), fitted));
     fit.iterations = 1;
     fit.objective = Some(objective);
     fit.matrices.push((name.into(), beta));
@@ -398,5 +403,51 @@ mod tests {
         let err = (&got - &want).iter().fold(0.0f64, |a, v| a.max(v.abs()));
         assert!(err < 1e-10, "moved rows: max error {err}");
         assert!((&got - &on_train).iter().any(|v| v.abs() > 1e-9));
+    }
+
+    /// After okl's exact fit (which leaves its eigendecomposition for the pipeline's krr
+    /// baseline), okl's training rows are predicted from that eigenbasis and krr solves in it:
+    /// both agree with the brute-force formulas. Another test running at the same time may
+    /// replace the cached spectrum; krr then factors K instead, to the same answer.
+    #[test]
+    fn after_okls_exact_fit_the_eigenbasis_predicts_training_rows_and_solves_krr() {
+        let x = Array2::from_shape_fn((14, 2), |(i, j)| ((i * 5 + j * 7) % 13) as f64 / 6.0 - 1.0);
+        let y = Array2::from_shape_fn((14, 3), |(i, j)| ((i * 3 + j) % 5) as f64 - 2.0);
+        let kernel = Kernel::Gaussian { sigma: 0.8 };
+        let lambda = 0.3;
+        let p = Problem::new(x.clone(), y.clone(), kernel);
+        let with_lambda = Params::new().with("lambda", Value::Float(lambda));
+        let okl = crate::methods::find(crate::methods::MethodName::Okl)
+            .fit(&p, &with_lambda, &mut Collect::default())
+            .unwrap();
+        let k = gram(&kernel, x.view()).unwrap();
+        let coef = okl
+            .matrices
+            .iter()
+            .find(|(n, _)| n == "coefficients")
+            .map(|(_, c)| c.clone())
+            .unwrap();
+        let l = &okl.matrices[0].1; // output_kernel
+        let want = k.dot(&coef).dot(l); // K C L
+        let got = okl.model.predict(x.view()).unwrap();
+        let err = (&got - &want).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        assert!(err < 1e-9, "okl's training rows: {err}");
+
+        let krr = Krr.fit(&p, &with_lambda, &mut Collect::default()).unwrap();
+        let mut shifted = k.clone();
+        shifted.diag_mut().mapv_inplace(|v| v + lambda);
+        let c = inverse(&shifted).dot(&y);
+        let xt = Array2::from_shape_fn((4, 2), |(i, j)| (i as f64 - j as f64) / 3.0);
+        for (rows, want) in [
+            (&x, k.dot(&c)),
+            (
+                &xt,
+                cross_gram(&kernel, xt.view(), x.view()).unwrap().dot(&c),
+            ),
+        ] {
+            let got = krr.model.predict(rows.view()).unwrap();
+            let err = (&got - &want).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            assert!(err < 1e-9, "krr: {err}");
+        }
     }
 }

@@ -239,7 +239,7 @@ impl<'a> KrylovSpace<'a> {
             clamped,
             yt,
             null_sq: (self.y_norm * self.y_norm - yt_sq).max(0.0),
-            basis: Basis::Eigen(u),
+            basis: Basis::Eigen(std::sync::Arc::new(u)),
             n,
         })
     }

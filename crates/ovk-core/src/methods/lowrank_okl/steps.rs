@@ -324,7 +324,7 @@ pub(super) fn assemble(
     };
     // `A Bᵀ` stays factored where smaller (m = 10⁵ outputs: ℓ×p and m×p, not ℓ×m).
     let coef = Coef::product(a.clone(), b.clone());
-    let mut fit = Fit::new(red.basis.model(problem.kernel, x, coef));
+    let mut fit = Fit::new(red.basis.model(problem.kernel, x, coef, None));
     if m <= MAX_SAVED_OUTPUT_KERNEL {
         fit.matrices
             .push(("output_kernel".into(), matmul(b.view(), b.t())));

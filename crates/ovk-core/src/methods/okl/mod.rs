@@ -385,6 +385,8 @@ fn assemble(
     }
     let c = sp.coefficients(&ct);
     let coef = matmul(c.view(), l.view());
+    // K C L on the training rows, from the eigenbasis (exact route only).
+    let fitted = sp.basis.fitted(&sp.s, matmul(ct.view(), l.view()).view());
     if let Some(f) = sp.basis.factor_summary() {
         details.insert(key::INPUT_FACTOR.into(), f.to_json());
     }
@@ -402,7 +404,7 @@ fn assemble(
         Basis::Eigen(_) => "coefficients",
         Basis::Factor(_) => "feature_coefficients",
     };
-    let mut fit = Fit::new(sp.basis.model(p.kernel, x, coef.into()));
+    let mut fit = Fit::new(sp.basis.model(p.kernel, x, coef.into(), fitted));
     fit.iterations = iterations;
     fit.converged = converged;
     fit.objective = Some(objective);

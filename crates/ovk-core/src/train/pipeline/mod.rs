@@ -75,6 +75,9 @@ pub fn run_to_end(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
 
 /// The stages once, on the split `config` names.
 fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
+    // However the run ends (finished, failed, cancelled), the spectrum a fit left for the krr
+    // baseline (an n×n eigenbasis, or Z) is not kept past it.
+    let _forget = ForgetSpectrum;
     let method = config.checked_method()?;
     if let Some(why) = stream::chosen(method, config)? {
         return stream::run(method, config, why, obs);
@@ -149,6 +152,15 @@ fn run_once(config: &RunConfig, obs: &mut dyn Observer) -> Result<Ended> {
     };
     let outcome = record::record(method, config, stages)?;
     Ok(Ended::Finished(Box::new(outcome)))
+}
+
+/// Drops the cached spectrum when a run ends on any path.
+struct ForgetSpectrum;
+
+impl Drop for ForgetSpectrum {
+    fn drop(&mut self) {
+        crate::methods::input::forget_cached_spectrum();
+    }
 }
 
 /// Stage 1, prepare: the file read, its columns given their roles, the rows split and scaled
