@@ -105,28 +105,35 @@ pub fn cholesky(a: ArrayView2<f64>) -> Result<Cholesky> {
     check_square(&a, "Cholesky factorisation")?;
     check_finite(&a, "Cholesky factorisation")?;
     let n = a.nrows();
-    let par = par_from(n, PARALLEL_CHOLESKY_FROM);
     let mut l = Mat::<f64>::zeros(n, n);
     l.copy_from_triangular_lower(view(&a));
+    factor_lower_in_place(l.as_mut())?;
+    Ok(Cholesky(l))
+}
+
+/// `A = L Lᵀ` in place: L overwrites A's lower triangle (any layout); a numerical error when A
+/// is not positive definite.
+fn factor_lower_in_place(mut a: faer::MatMut<'_, f64>) -> Result<()> {
+    let n = a.nrows();
+    let par = par_from(n, PARALLEL_CHOLESKY_FROM);
     let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<f64>(
         n,
         par,
         Default::default(),
     ));
     let factored = llt::cholesky_in_place(
-        l.as_mut(),
+        a.as_mut(),
         Default::default(),
         par,
         MemStack::new(&mut mem),
         Default::default(),
     );
     leave_avx_state();
-    factored.map_err(|_| {
+    factored.map(|_| ()).map_err(|_| {
         OvkError::numerical(
             "matrix is not positive definite (Cholesky failed); increase the regularisation λ",
         )
-    })?;
-    Ok(Cholesky(l))
+    })
 }
 
 impl Cholesky {
@@ -165,30 +172,11 @@ pub fn solve_shifted_in_place(
         )));
     }
     a.diag_mut().mapv_inplace(|v| v + lambda);
-    let n = a.nrows();
-    let par = par_from(n, PARALLEL_CHOLESKY_FROM);
     // A is symmetric, so the transposed view (column-major for a row-major A, faer's
     // preferred layout) is A itself.
     let mut at = a.view_mut().reversed_axes();
     let mut l = view_mut(&mut at);
-    let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<f64>(
-        n,
-        par,
-        Default::default(),
-    ));
-    let factored = llt::cholesky_in_place(
-        l.as_mut(),
-        Default::default(),
-        par,
-        MemStack::new(&mut mem),
-        Default::default(),
-    );
-    leave_avx_state();
-    factored.map_err(|_| {
-        OvkError::numerical(
-            "matrix is not positive definite (Cholesky failed); increase the regularisation λ",
-        )
-    })?;
+    factor_lower_in_place(l.as_mut())?;
     Ok(solve_with_factor(l.as_ref(), b))
 }
 

@@ -267,11 +267,12 @@ impl Method for Kde {
                     // candidates' folded factor (c = n rows by default); the identity kernel's
                     // operator [−A/nλ | A] is twice A's width instead. Products stopped holding a
                     // column-major copy of themselves (2026-11-28): then n = 900 / 3000 rows,
-                    // M = 300 / 800, m = 3 peaked at 20–127 MiB (conditional), 17–112
-                    // (covariance) and 24–183 (identity), which these counts cover at 0.9–1.4×.
+                    // M = 300 / 800, m = 3 peaked at 20–127 MiB (conditional; 64–76 MiB from
+                    // run to run at 3000 rows and M = 300), 17–117 (covariance) and 24–183
+                    // (identity), which these counts cover at 0.9–1.4×, never below.
                     let held = match cfg.ovk {
                         OvkKind::Identity => mats(8, n, m1),
-                        _ => mats(1, n, m1) + mats(3, n, m2),
+                        _ => mats(1, n, m1) + mats(4, n, m2),
                     };
                     let r = m1.max(m2);
                     let build = factor_peak_bytes(n, m1, s.m, s.n_test) + mats(1, n, m2);
