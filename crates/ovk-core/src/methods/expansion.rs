@@ -225,7 +225,9 @@ impl FeatureExpansion {
     /// `z(x)ᵀ β = k(x, S) L_S⁻ᵀ β`: with `L_S⁻ᵀ β` (r×m) solved once, a row costs one kernel
     /// row and one product instead of a triangular solve of r² per row as well — half of a
     /// test set's prediction time at r = 1000. Solving β costs r² per output column, so it is
-    /// done when the rows outnumber β's columns (or it is already there); the model's
+    /// done when the rows outnumber β's columns (or it is already there), and only when β has
+    /// at most r columns: the solved copy is then no larger than L_S, which the memory
+    /// estimates already hold (with 10⁵ outputs it would be a second β). The model's
     /// coefficients, and what the session saves, stay β.
     fn through_landmarks(&self, rows: usize, l_s: &Array2<f64>) -> Result<Option<&Coef>> {
         if let Some(c) = self.on_landmarks.get() {
@@ -235,7 +237,7 @@ impl FeatureExpansion {
             Coef::Dense(c) => c.ncols(),
             Coef::Factored { a, .. } => a.ncols(),
         };
-        if rows < width {
+        if rows < width || width > l_s.nrows() {
             return Ok(None);
         }
         let solved = match &self.coef {
@@ -470,7 +472,8 @@ mod tests {
     }
 
     /// `k(x, S) (L_S⁻ᵀ β)` is `z(x)ᵀ β` for dense and factored β, taken once the rows
-    /// outnumber β's columns; fewer rows go through the features, and the solved β stays unset.
+    /// outnumber β's columns; fewer rows go through the features, and the solved β stays unset,
+    /// as it does for a β wider than the rank (its solved copy would be a second β).
     #[test]
     fn predictions_through_the_landmarks_equal_the_features_route() {
         use crate::kernels::{input_factor, Landmarks};
@@ -507,5 +510,11 @@ mod tests {
             let back = load_model(model.parts()).unwrap();
             assert_eq!(back.predict(many.view()).unwrap(), got);
         }
+        let wide = Coef::Dense(random(r, r + 1, 14));
+        let model = FeatureExpansion::new(f.map.clone(), wide.clone(), None);
+        let many = random(PREDICT_ROWS + 300, 4, 15);
+        let want = wide.apply(f.map.features(many.view()).unwrap().view());
+        assert_eq!(model.predict(many.view()).unwrap(), want);
+        assert!(model.on_landmarks.get().is_none());
     }
 }
