@@ -242,6 +242,17 @@ pub fn matmul(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
 /// `C = A B` into an existing buffer (any layout): for loops that would otherwise allocate
 /// (and page-fault) a fresh large product every round.
 pub(crate) fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: ArrayView2<f64>) {
+    product(c.view_mut(), Accum::Replace, a, b, 1.0);
+}
+
+/// `C = α A B` (`Accum::Replace`) or `C += α A B` (`Accum::Add`) through faer, shapes checked.
+fn product(
+    mut c: ArrayViewMut2<f64>,
+    accum: Accum,
+    a: ArrayView2<f64>,
+    b: ArrayView2<f64>,
+    alpha: f64,
+) {
     assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions differ");
     assert_eq!(
         c.dim(),
@@ -249,11 +260,11 @@ pub(crate) fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: Arr
         "matmul: output shape differs"
     );
     faer::linalg::matmul::matmul(
-        view_mut(c),
-        Accum::Replace,
+        view_mut(&mut c),
+        accum,
         view(&a),
         view(&b),
-        1.0,
+        alpha,
         par_for_product(a.nrows(), a.ncols(), b.ncols()),
     );
     leave_avx_state();
@@ -261,15 +272,7 @@ pub(crate) fn matmul_into(c: &mut ArrayViewMut2<f64>, a: ArrayView2<f64>, b: Arr
 
 /// `L⁻ᵀ B` for a lower-triangular `L` (only its lower triangle is read): Lᵀ is upper triangular.
 pub(crate) fn solve_lower_t(l: ArrayView2<f64>, b: ArrayView2<f64>) -> Result<Array2<f64>> {
-    check_square(&l, "triangular solve")?;
-    if l.nrows() != b.nrows() {
-        return Err(OvkError::internal(format!(
-            "triangular solve of a {}×{} system with {} right-hand rows",
-            l.nrows(),
-            l.ncols(),
-            b.nrows()
-        )));
-    }
+    check_triangular(&l, b.nrows())?;
     let mut x = b.to_owned();
     faer::linalg::triangular_solve::solve_upper_triangular_in_place(
         view(&l.t()),
@@ -287,15 +290,7 @@ pub(crate) fn solve_rows_lower_in_place(
     l: ArrayView2<f64>,
     mut g: ArrayViewMut2<f64>,
 ) -> Result<()> {
-    check_square(&l, "triangular solve")?;
-    if l.nrows() != g.ncols() {
-        return Err(OvkError::internal(format!(
-            "triangular solve of a {}×{} system with {}-column rows",
-            l.nrows(),
-            l.ncols(),
-            g.ncols()
-        )));
-    }
+    check_triangular(&l, g.ncols())?;
     let par = par_for_product(l.nrows(), l.nrows(), g.nrows());
     let mut gt = g.view_mut().reversed_axes();
     faer::linalg::triangular_solve::solve_lower_triangular_in_place(
@@ -388,26 +383,25 @@ pub(crate) fn add_matmul_tn(acc: &mut Array2<f64>, a: ArrayView2<f64>, b: ArrayV
 
 /// `C += α A B` in place (any layouts): no product allocated and then added.
 pub(crate) fn matmul_acc(
-    mut c: ArrayViewMut2<f64>,
+    c: ArrayViewMut2<f64>,
     a: ArrayView2<f64>,
     b: ArrayView2<f64>,
     alpha: f64,
 ) {
-    assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions differ");
-    assert_eq!(
-        c.dim(),
-        (a.nrows(), b.ncols()),
-        "matmul: output shape differs"
-    );
-    faer::linalg::matmul::matmul(
-        view_mut(&mut c),
-        Accum::Add,
-        view(&a),
-        view(&b),
-        alpha,
-        par_for_product(a.nrows(), a.ncols(), b.ncols()),
-    );
-    leave_avx_state();
+    product(c, Accum::Add, a, b, alpha);
+}
+
+/// A square triangular `l` whose order is `len`, the length of what it solves for.
+fn check_triangular(l: &ArrayView2<f64>, len: usize) -> Result<()> {
+    check_square(l, "triangular solve")?;
+    if l.nrows() != len {
+        return Err(OvkError::internal(format!(
+            "triangular solve of a {}×{} system for {len}-long solutions",
+            l.nrows(),
+            l.ncols()
+        )));
+    }
+    Ok(())
 }
 
 /// Copy the lower triangle of a square matrix onto its upper one.

@@ -318,58 +318,53 @@ impl InputSpectrum {
         seed: u64,
         obs: &mut dyn Observer,
     ) -> Result<Self> {
-        match route {
+        // The pipeline fits the krr baseline on the same rows right after the method: the
+        // exact eigenbasis, or the factor with its eigenproblem and rotation, is reused, not
+        // rebuilt (and the training rows are scored without a second Gram matrix).
+        let key = cache_key_of(route, kernel, x, y, seed);
+        if let Some(sp) = key.and_then(cached) {
+            return Ok(sp);
+        }
+        if key.is_some() {
+            // The last run's n×n basis or Z goes before this one's is built: never two.
+            forget_cached_spectrum();
+        }
+        let sp = match route {
             Route::Exact => {
-                // The pipeline's krr baseline solves in this eigenbasis instead of factoring K
-                // again (and scores its training rows without a second Gram matrix).
-                let key = cache_key(kernel, x, y, "exact");
-                if let Some(sp) = cached(key) {
-                    return Ok(sp);
-                }
-                forget_cached_spectrum();
                 obs.phase(Phase::Gram, None);
                 let k = gram(kernel, x)?;
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let y = y.to_owned();
-                let sp = interruptible(&|| obs.is_cancelled(), move || {
+                interruptible(&|| obs.is_cancelled(), move || {
                     Self::exact(k.view(), y.view())
-                })?;
-                check_cancel(obs)?;
-                remember(key, &sp);
-                Ok(sp)
+                })?
             }
             Route::Primal => {
                 obs.phase(Phase::Decomposition, None);
-                let sp = Self::of_factor(InputFactor::linear(x), y, "primal", 0.0)?;
-                check_cancel(obs)?;
-                Ok(sp)
+                Self::of_factor(InputFactor::linear(x), y, "primal", 0.0)?
             }
-            Route::Krylov => Err(OvkError::internal(
-                "the Krylov route's spectrum depends on λ: built by methods::krylov",
-            )),
+            Route::Krylov => {
+                return Err(OvkError::internal(
+                    "the Krylov route's spectrum depends on λ: built by methods::krylov",
+                ))
+            }
             Route::LowRank {
                 rank, landmarks, ..
             } => {
-                // The pipeline fits the krr baseline on the same rows right after the method:
-                // the factor, its eigenproblem and the rotation are reused, not rebuilt.
-                let key = cache_key(kernel, x, y, (rank, landmarks.name(), seed));
-                if let Some(sp) = cached(key) {
-                    return Ok(sp);
-                }
-                // The last run's Z goes before this one's is built: never two in memory.
-                forget_cached_spectrum();
                 let clock = std::time::Instant::now();
                 let f = factor_observed(kernel, x, rank, landmarks, seed, obs)?;
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let seconds = clock.elapsed().as_secs_f64();
-                let sp = Self::from_factor(f, y, "low_rank", seconds, Some(x))?;
-                check_cancel(obs)?;
-                remember(key, &sp);
-                Ok(sp)
+                Self::from_factor(f, y, "low_rank", seconds, Some(x))?
             }
+        };
+        check_cancel(obs)?;
+        if let Some(key) = key {
+            remember(key, &sp);
         }
+        Ok(sp)
     }
 
     /// The spectrum a method fitted on the same rows just built on this exact or low-rank route
@@ -381,13 +376,7 @@ impl InputSpectrum {
         y: ArrayView2<f64>,
         seed: u64,
     ) -> Option<Self> {
-        match route {
-            Route::LowRank {
-                rank, landmarks, ..
-            } => cached(cache_key(kernel, x, y, (rank, landmarks.name(), seed))),
-            Route::Exact => cached(cache_key(kernel, x, y, "exact")),
-            _ => None,
-        }
+        cache_key_of(route, kernel, x, y, seed).and_then(cached)
     }
 
     /// `K = U diag(s) Uᵀ` (O(n³)), `Ỹ = UᵀY`.
@@ -555,6 +544,24 @@ pub(crate) fn spectrum_bytes(r: usize) -> u64 {
 
 /// The last low-rank spectrum built in this process, by a hash of everything it depends on.
 static LAST_SPECTRUM: std::sync::Mutex<Option<(u64, InputSpectrum)>> = std::sync::Mutex::new(None);
+
+/// The key of the spectrum `route` builds on these rows, if that route's spectrum is cached
+/// (exact and low-rank; the Krylov route keys its own by λ, `krylov_key`).
+fn cache_key_of(
+    route: Route,
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+    seed: u64,
+) -> Option<u64> {
+    match route {
+        Route::Exact => Some(cache_key(kernel, x, y, "exact")),
+        Route::LowRank {
+            rank, landmarks, ..
+        } => Some(cache_key(kernel, x, y, (rank, landmarks.name(), seed))),
+        Route::Primal | Route::Krylov => None,
+    }
+}
 
 fn cache_key(
     kernel: &Kernel,
