@@ -69,6 +69,19 @@ fn eigh_blocked(
     par: Par,
 ) -> Result<()> {
     let t = super::tridiagonal(a)?;
+    solve_tridiagonal(&t, s, u.as_mut(), par)?;
+    t.apply_to(u, false);
+    Ok(())
+}
+
+/// `T = V diag(s) Vᵀ` for the tridiagonal T of a reduction (faer's divide and conquer): s
+/// nondecreasing, V into `v`.
+pub(super) fn solve_tridiagonal(
+    t: &super::tridiag::Tridiagonal,
+    s: faer::diag::DiagMut<'_, f64>,
+    v: faer::MatMut<'_, f64>,
+    par: Par,
+) -> Result<()> {
     let n = t.n();
     let diag = faer::Col::<f64>::from_fn(n, |i| t.diag[i]);
     let sub = faer::Col::<f64>::from_fn(n, |i| t.sub.get(i).copied().unwrap_or(0.0));
@@ -82,13 +95,13 @@ fn eigh_blocked(
         diag.as_diagonal(),
         sub.as_diagonal(),
         s,
-        Some(u.as_mut()),
+        Some(v),
         par,
         MemStack::new(&mut mem),
         Default::default(),
     )
     .map_err(eigh_failed)?;
-    t.apply_to(u, false);
+    leave_avx_state();
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 
 mod convert;
 mod decomp;
+mod eigen_basis;
 mod hessenberg;
 mod interruptible;
 mod lbfgs;
@@ -25,6 +26,7 @@ pub use decomp::{cholesky, eigh, lu, matmul, solve_shifted_in_place, Cholesky, L
 pub(crate) use decomp::{
     matmul_into, matmul_symmetric, matmul_tn, solve_lower_t, solve_rows_lower_in_place,
 };
+pub use eigen_basis::{eigh_factored, Eigenvectors};
 pub(crate) use hessenberg::hessenberg;
 pub use hessenberg::Hessenberg;
 pub(crate) use interruptible::interruptible;

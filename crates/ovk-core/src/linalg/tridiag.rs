@@ -7,7 +7,7 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
 use faer::linalg::householder;
 use faer::{Conj, Mat, MatMut};
-use ndarray::{s, Array2, ArrayView2};
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 
 use super::convert::{leave_avx_state, view, view_mut};
 use super::decomp::{par_from, BLOCKED_TRIDIAGONAL_FROM, PARALLEL_EIGH_FROM};
@@ -16,8 +16,10 @@ use crate::{OvkError, Result};
 /// `A = Q T Qᵀ`: T tridiagonal (`diag`, `sub[i] = T[i+1, i]`), Q orthogonal, kept as faer's
 /// Householder reflectors (never formed).
 pub(crate) struct Tridiagonal {
-    /// The reduced matrix: the reflectors' vectors below its subdiagonal.
-    reduced: Mat<f64>,
+    /// The reduced matrix, held as its transpose: `reduced_t.t()` is column-major (faer's
+    /// layout) with the reflectors' vectors below its subdiagonal. Row-major storage of the
+    /// transpose is what lets a row-major symmetric matrix be reduced in its own memory.
+    reduced_t: Array2<f64>,
     /// The block reflectors' triangular factors.
     coeffs: Mat<f64>,
     /// T's diagonal.
@@ -28,8 +30,33 @@ pub(crate) struct Tridiagonal {
 
 /// Reduce a symmetric matrix (its lower triangle is read) to tridiagonal form.
 pub(crate) fn tridiagonal(a: ArrayView2<f64>) -> Result<Tridiagonal> {
+    check(&a)?;
     let n = a.nrows();
-    if a.ncols() != n {
+    let mut reduced_t = Array2::<f64>::zeros((n, n));
+    let mut lower = reduced_t.view_mut().reversed_axes();
+    view_mut(&mut lower).copy_from_triangular_lower(view(&a));
+    Ok(reduce(reduced_t))
+}
+
+/// `tridiagonal` in `a`'s own memory, which it consumes: no n×n copy (512 MB at n = 8000). `a`
+/// must be exactly symmetric, as `kernels::gram` makes it: for a row-major `a` the reduction
+/// reads its upper triangle.
+pub(crate) fn tridiagonal_in_place(a: Array2<f64>) -> Result<Tridiagonal> {
+    check(&a.view())?;
+    debug_assert!(
+        a.nrows() < 2 || a[[1, 0]] == a[[0, 1]],
+        "tridiagonal_in_place: the matrix is not symmetric"
+    );
+    let a = if a.is_standard_layout() {
+        a
+    } else {
+        a.as_standard_layout().into_owned()
+    };
+    Ok(reduce(a))
+}
+
+fn check(a: &ArrayView2<f64>) -> Result<()> {
+    if a.ncols() != a.nrows() {
         return Err(OvkError::internal(
             "tridiagonal reduction of a non-square matrix",
         ));
@@ -40,35 +67,45 @@ pub(crate) fn tridiagonal(a: ArrayView2<f64>) -> Result<Tridiagonal> {
              huge values, or the kernel width σ)",
         ));
     }
-    let mut reduced = Mat::<f64>::zeros(n, n);
-    reduced.copy_from_triangular_lower(view(&a));
+    Ok(())
+}
+
+/// Reduce the column-major matrix `reduced_t.t()` (standard layout, lower triangle read).
+fn reduce(mut reduced_t: Array2<f64>) -> Tridiagonal {
+    let n = reduced_t.nrows();
     let bs = block_size(n);
     let mut coeffs = Mat::<f64>::zeros(bs, n.saturating_sub(1));
     let par = par_from(n, PARALLEL_EIGH_FROM);
-    if n >= BLOCKED_TRIDIAGONAL_FROM {
-        super::sytrd::tridiagonalize(reduced.as_mut(), coeffs.as_mut(), par);
-        leave_avx_state();
-    } else if n >= 2 {
-        let mut mem = MemBuffer::new(tridiag_in_place_scratch::<f64>(n, par, Default::default()));
-        tridiag_in_place(
-            reduced.as_mut(),
-            coeffs.as_mut(),
-            par,
-            MemStack::new(&mut mem),
-            Default::default(),
-        );
-        leave_avx_state();
+    {
+        let mut at = reduced_t.view_mut().reversed_axes();
+        let reduced = view_mut(&mut at);
+        if n >= BLOCKED_TRIDIAGONAL_FROM {
+            super::sytrd::tridiagonalize(reduced, coeffs.as_mut(), par);
+            leave_avx_state();
+        } else if n >= 2 {
+            let mut mem =
+                MemBuffer::new(tridiag_in_place_scratch::<f64>(n, par, Default::default()));
+            tridiag_in_place(
+                reduced,
+                coeffs.as_mut(),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            leave_avx_state();
+        }
     }
-    let diag = (0..n).map(|i| reduced[(i, i)]).collect();
+    // reduced[(i, j)] = reduced_t[[j, i]]
+    let diag = (0..n).map(|i| reduced_t[[i, i]]).collect();
     let sub = (0..n.saturating_sub(1))
-        .map(|i| reduced[(i + 1, i)])
+        .map(|i| reduced_t[[i, i + 1]])
         .collect();
-    Ok(Tridiagonal {
-        reduced,
+    Tridiagonal {
+        reduced_t,
         coeffs,
         diag,
         sub,
-    })
+    }
 }
 
 /// Rows of `coeffs`: the reflectors' block size, faer's choice for n (`sytrd` writes the same
@@ -84,6 +121,12 @@ impl Tridiagonal {
 
     /// `x ← Q x` (`transpose`: `x ← Qᵀ x`), Q applied from its reflectors.
     pub(crate) fn apply(&self, x: &mut Array2<f64>, transpose: bool) {
+        self.apply_view(x.view_mut(), transpose);
+    }
+
+    /// `apply` on a view of any layout (a column-major one, the transpose of a row-major
+    /// block, is faer's own and the fastest).
+    pub(crate) fn apply_view(&self, mut x: ArrayViewMut2<f64>, transpose: bool) {
         let n = self.n();
         assert_eq!(
             x.nrows(),
@@ -93,8 +136,7 @@ impl Tridiagonal {
         if n < 2 || x.ncols() == 0 {
             return;
         }
-        let mut xv = x.view_mut();
-        self.apply_to(view_mut(&mut xv), transpose);
+        self.apply_to(view_mut(&mut x), transpose);
     }
 
     /// `apply` on a faer matrix (eigh's eigenvectors never leave faer before it).
@@ -118,7 +160,8 @@ impl Tridiagonal {
         ]);
         let mut mem = MemBuffer::new(req);
         let stack = MemStack::new(&mut mem);
-        let basis = self.reduced.as_ref().submatrix(1, 0, n - 1, n - 1);
+        let reduced = view(&self.reduced_t.t());
+        let basis = reduced.submatrix(1, 0, n - 1, n - 1);
         let target = x.subrows_mut(1, n - 1);
         let apply = if transpose {
             householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj

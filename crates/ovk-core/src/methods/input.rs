@@ -23,7 +23,7 @@ use super::{check_cancel, mats, mats_freed, Model, Observer, Phase};
 use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
 };
-use crate::linalg::{eigh, gram_tn, interruptible, matmul, matmul_tn};
+use crate::linalg::{eigh, eigh_factored, gram_tn, interruptible, matmul, matmul_tn, Eigenvectors};
 use crate::util::fingerprint::Fingerprint;
 use crate::{OvkError, Result};
 
@@ -142,9 +142,10 @@ impl Route {
 /// How spectral coefficients map back to the model.
 #[derive(Debug, Clone)]
 pub(crate) enum Basis {
-    /// The eigenvectors U (n×n) of the exact Gram matrix: `C = U C̃`. Shared: the spectrum
-    /// cached for the krr baseline holds the same n×n block, not a copy.
-    Eigen(std::sync::Arc<Array2<f64>>),
+    /// The eigenvectors U (n×n) of the exact Gram matrix, kept factored (`Eigenvectors`):
+    /// `C = U C̃`. Shared: the spectrum cached for the krr baseline holds the same blocks, not
+    /// a copy.
+    Eigen(std::sync::Arc<Eigenvectors>),
     /// A factor `K̃ = ZZᵀ`, Z itself dropped after the rotation.
     Factor(Box<FactorBasis>),
 }
@@ -175,7 +176,7 @@ impl Basis {
     /// (n×m) on the exact route, `ZᵀC = V diag(√s) C̃` (r_z×m) on a factor.
     pub(crate) fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
         match self {
-            Basis::Eigen(u) => matmul(u.view(), ct),
+            Basis::Eigen(u) => u.apply(ct),
             Basis::Factor(f) => matmul(f.vs.view(), ct),
         }
     }
@@ -190,7 +191,7 @@ impl Basis {
                 Zip::from(sct.rows_mut())
                     .and(s)
                     .for_each(|mut row, &si| row *= si);
-                Some(matmul(u.view(), sct.view()))
+                Some(u.apply(sct.view()))
             }
             _ => None,
         }
@@ -228,16 +229,24 @@ impl Basis {
         x_new: ArrayView2<f64>,
     ) -> Result<Array2<f64>> {
         match self {
-            Basis::Eigen(u) => Ok(matmul(cross_gram(kernel, x_new, x_train)?.view(), u.view())),
+            Basis::Eigen(u) => Ok(u.right_apply(cross_gram(kernel, x_new, x_train)?)),
             Basis::Factor(f) => Ok(matmul(f.map.features(x_new)?.view(), f.vs.view())),
         }
     }
 
-    /// The eigenvectors U (n × #eigenvalues); on a factor `Z V diag(s)^{-½}`, recomputing Z.
-    pub fn vectors(&self, x_train: ArrayView2<f64>) -> Result<Array2<f64>> {
+    /// `U C̃` (n × k) for spectral coefficients C̃ (one row per eigenvalue), U never formed:
+    /// applied factored on the exact route, `Z (V diag(s)^{-½} C̃)` on a factor, recomputing Z.
+    pub fn vectors_times(
+        &self,
+        x_train: ArrayView2<f64>,
+        ct: ArrayView2<f64>,
+    ) -> Result<Array2<f64>> {
         match self {
-            Basis::Eigen(u) => Ok(u.as_ref().clone()),
-            Basis::Factor(f) => Ok(matmul(f.map.features(x_train)?.view(), f.v_inv_sqrt.view())),
+            Basis::Eigen(u) => Ok(u.apply(ct)),
+            Basis::Factor(f) => Ok(matmul(
+                f.map.features(x_train)?.view(),
+                matmul(f.v_inv_sqrt.view(), ct).view(),
+            )),
         }
     }
 }
@@ -336,9 +345,7 @@ impl InputSpectrum {
                 check_cancel(obs)?;
                 obs.phase(Phase::Decomposition, None);
                 let y = y.to_owned();
-                interruptible(&|| obs.is_cancelled(), move || {
-                    Self::exact(k.view(), y.view())
-                })?
+                interruptible(&|| obs.is_cancelled(), move || Self::exact(k, y.view()))?
             }
             Route::Primal => {
                 obs.phase(Phase::Decomposition, None);
@@ -379,18 +386,19 @@ impl InputSpectrum {
         cache_key_of(route, kernel, x, y, seed).and_then(cached)
     }
 
-    /// `K = U diag(s) Uᵀ` (O(n³)), `Ỹ = UᵀY`.
-    pub fn exact(k: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Self> {
-        check_rows(k.nrows(), y)?;
-        let e = eigh(k)?;
-        let clamped = e.values.iter().copied().fold(0.0, f64::min);
+    /// `K = U diag(s) Uᵀ` (O(n³)), `Ỹ = UᵀY`, K consumed: U is kept factored, never formed.
+    pub fn exact(k: Array2<f64>, y: ArrayView2<f64>) -> Result<Self> {
+        let n = k.nrows();
+        check_rows(n, y)?;
+        let (values, u) = eigh_factored(k)?;
+        let clamped = values.iter().copied().fold(0.0, f64::min);
         Ok(InputSpectrum {
-            s: e.values.mapv(|v| v.max(0.0)),
+            s: values.mapv(|v| v.max(0.0)),
             clamped,
-            yt: matmul_tn(e.vectors.view(), y),
+            yt: u.apply_t(y),
             null_sq: 0.0,
-            basis: Basis::Eigen(std::sync::Arc::new(e.vectors)),
-            n: k.nrows(),
+            basis: Basis::Eigen(std::sync::Arc::new(u)),
+            n,
         })
     }
 
@@ -523,14 +531,13 @@ pub(crate) fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> 
     mats(1, n, r) + mats(1, n, b) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(4096), r)
 }
 
-/// Peak bytes of `InputSpectrum::exact` on ℓ rows: K, then its eigendecomposition — faer's
-/// eigenvectors, its scratch (a copy of K and two ℓ×ℓ blocks of divide and conquer) and their
-/// ndarray copy — 6 ℓ×ℓ, and one more freed block that stays resident while glibc keeps ℓ×ℓ
-/// blocks in its heap (`mats_freed`). Measured: 6.5–7 ℓ² at ℓ = 2000 (`ovk bench scaling`),
-/// 6.0 ℓ² at ℓ = 7291 (usps, sampled across the run: the peak is the eigenvectors' copy), where
-/// seven had read 1.19× the peak.
+/// Peak bytes of `InputSpectrum::exact` on ℓ rows: K, reduced to tridiagonal form in its own
+/// memory (its reflectors are kept), T's eigenvectors V and the two ℓ×ℓ blocks of faer's divide
+/// and conquer — 4 ℓ×ℓ — and one more freed block that stays resident while glibc keeps ℓ×ℓ
+/// blocks in its heap (`mats_freed`). U is never formed (`linalg::Eigenvectors`); with U formed
+/// and copied out of faer it was 6 ℓ×ℓ and one freed.
 pub(crate) fn exact_spectrum_bytes(l: usize) -> u64 {
-    mats(6, l, l) + mats_freed(1, l, l)
+    mats(4, l, l) + mats_freed(1, l, l)
 }
 
 /// What a spectrum on a factor adds to `factor_peak_bytes` (r columns): ZᵀZ's eigenproblem —

@@ -25,7 +25,7 @@ use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
 
 use super::input::{Basis, InputSpectrum};
 use super::{check_cancel, Observer};
-use crate::linalg::{cholesky, eigh, frobenius, matmul, matmul_tn, symmetrize};
+use crate::linalg::{cholesky, eigh, frobenius, matmul, matmul_tn, symmetrize, Eigenvectors};
 use crate::Result;
 
 /// The relative residual the basis is grown to at every shift tested. Rounding sets a floor
@@ -239,7 +239,7 @@ impl<'a> KrylovSpace<'a> {
             clamped,
             yt,
             null_sq: (self.y_norm * self.y_norm - yt_sq).max(0.0),
-            basis: Basis::Eigen(std::sync::Arc::new(u)),
+            basis: Basis::Eigen(std::sync::Arc::new(Eigenvectors::dense(u))),
             n,
         })
     }

@@ -258,11 +258,13 @@ impl Reduced {
         matmul(self.basis.lift(v.view()).view(), sol.a.u_y.t())
     }
 
-    /// `K A = U₊ E U_Yᵀ` (ℓ×p): the rows are the embedding of the training points.
+    /// `K A = U₊ E U_Yᵀ` (ℓ×p): the rows are the embedding of the training points. U is
+    /// applied to `[0; E U_Yᵀ]` (its null columns weighted 0), never formed.
     pub fn embedding(&self, sol: &Solution, x_train: ArrayView2<f64>) -> Result<Array2<f64>> {
-        let u = self.basis.vectors(x_train)?;
-        let u_plus = u.slice(s![.., self.ell0..]);
-        Ok(matmul(matmul(u_plus, sol.a.e.view()).view(), sol.a.u_y.t()))
+        let e_uy = matmul(sol.a.e.view(), sol.a.u_y.t());
+        let mut ct = Array2::<f64>::zeros((self.ell0 + e_uy.nrows(), e_uy.ncols()));
+        ct.slice_mut(s![self.ell0.., ..]).assign(&e_uy);
+        self.basis.vectors_times(x_train, ct.view())
     }
 
     /// `K(x_new, X) [U₀ U₊]` split into its null and range columns (t×ℓ₀, t×ℓ₊).

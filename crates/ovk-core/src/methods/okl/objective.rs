@@ -60,7 +60,11 @@ impl Spectral {
             )));
         }
         check_lambda(lambda)?;
-        Self::from_input(InputSpectrum::exact(k, y)?, frobenius(&y), lambda)
+        Self::from_input(
+            InputSpectrum::exact(k.to_owned(), y)?,
+            frobenius(&y),
+            lambda,
+        )
     }
 
     /// From any route's spectrum (`methods::input`); `y_norm` is ‖Y‖_F.
