@@ -467,3 +467,28 @@ fn a_path_counts_its_fits_as_steps() {
     );
     assert!(obs.steps.is_empty(), "{:?}", obs.steps);
 }
+
+/// α = √‖YᵀKY‖₂, above which L = 0 is optimal, from the reduced problem's r×r eigenproblem:
+/// equal to the brute-force largest eigenvalue of YᵀKY, with more outputs than K's rank (a
+/// linear kernel on 3 features) and with fewer.
+#[test]
+fn alpha_is_the_root_of_the_largest_eigenvalue_of_yt_k_y() {
+    let mut rng = Rng::new(17);
+    for (kernel, d, m) in [
+        (Kernel::Linear, 3, 6),
+        (Kernel::Gaussian { sigma: 1.5 }, 4, 3),
+    ] {
+        let x = normal(&mut rng, 30, d);
+        let y = normal(&mut rng, 30, m);
+        let p = Problem::new(x, y.clone(), kernel);
+        let k = gram(&p.kernel, p.x.view()).unwrap();
+        let ytky = y.t().dot(&k).dot(&y);
+        let top = eigh(ytky.view()).unwrap().values[m - 1];
+        let alpha = alpha_of(&p);
+        assert!(
+            (alpha - top.sqrt()).abs() < 1e-9 * top.sqrt(),
+            "{kernel:?}: α = {alpha}, √λmax(YᵀKY) = {}",
+            top.sqrt()
+        );
+    }
+}

@@ -87,7 +87,7 @@ pub struct Reduced {
 impl Reduced {
     /// Eigendecompose K and factor the outputs — the only O(ℓ³) and O(ℓ m r) work of a fit.
     pub fn new(k: ArrayView2<f64>, y: ArrayView2<f64>) -> Result<Self> {
-        Self::from_input(InputSpectrum::exact(k, y)?)
+        Self::from_input(InputSpectrum::exact(k.to_owned(), y)?)
     }
 
     /// From any route's spectrum (`methods::input`).
@@ -287,13 +287,15 @@ impl Reduced {
     }
 
     /// `√‖Yᵀ K Y‖₂`: above this λ the optimum is L = 0 (docs/methods.md §2). `‖YᵀKY‖₂ =
-    /// ‖diag(√s) Rᵀ R diag(√s)‖₂`, an ℓ₊×ℓ₊ matrix, since `Ỹ₊ Ỹ₊ᵀ = Rᵀ R` (null rows add 0).
+    /// ‖diag(√s) Rᵀ R diag(√s)‖₂` since `Ỹ₊ Ỹ₊ᵀ = Rᵀ R` (null rows add 0); with
+    /// `A = diag(√s) Rᵀ` (ℓ₊×r) that is `‖AAᵀ‖₂ = ‖AᵀA‖₂`, an r×r eigenproblem (r ≤ m) where
+    /// the ℓ₊×ℓ₊ one cost a second exact eigendecomposition.
     fn compute_alpha(&self) -> Result<f64> {
         let mut srt = self.rt.clone();
         for (mut row, &si) in srt.axis_iter_mut(Axis(0)).zip(self.s.iter()) {
             row *= si.sqrt();
         }
-        let g = matmul(srt.view(), srt.t());
+        let g = matmul(srt.t(), srt.view());
         let top = eigh(g.view())?.values.iter().copied().fold(0.0, f64::max);
         Ok(top.sqrt())
     }
