@@ -229,10 +229,9 @@ pub fn input_factor(
             break;
         }
         let k = pivots.len();
-        let z_k = z.slice(s![.., ..k]);
         // The candidates' own block of the residual decides which are accepted; only theirs
         // get n-long columns (accelerated RPCholesky, Epperly, Tropp, Webber 2024).
-        let h = candidate_block(kernel, x, &z_k, &candidates)?;
+        let h = candidate_block(kernel, x, &z.slice(s![.., ..k]), &candidates)?;
         let (pos, l_a) = accept_pivots(&h, &candidates, &d, how, d_max, &mut rng);
         if pos.is_empty() {
             empty_rounds += 1;
@@ -242,12 +241,21 @@ pub fn input_factor(
             continue;
         }
         empty_rounds = 0;
-        // New columns: G[:, A] L_A⁻ᵀ, with L_A the Cholesky factor of the accepted block.
+        // New columns: G[:, A] L_A⁻ᵀ, with L_A the Cholesky factor of the accepted block,
+        // computed and solved in Z's own columns: a separate n×a block was fresh memory every
+        // round (at n = 10⁶ the kernel's zeroing of its pages took a fifth of the run).
         let accepted: Vec<usize> = pos.iter().map(|&p| candidates[p]).collect();
-        let g_a = residual_columns(kernel, x, &z_k, &accepted)?;
-        let cols = solve_rows(&l_a, g_a)?;
         let a = pos.len();
-        z.slice_mut(s![.., k..k + a]).assign(&cols);
+        let (z_k, mut rest) = z.view_mut().split_at(Axis(1), k);
+        let mut cols = rest.slice_mut(s![.., ..a]);
+        residual_columns_into(
+            kernel,
+            x,
+            &z_k.view(),
+            &accepted,
+            Some(&l_a),
+            cols.view_mut(),
+        )?;
         for (i, di) in d.iter_mut().enumerate() {
             let row = cols.row(i);
             *di = (*di - row.dot(&row)).max(0.0);
@@ -331,22 +339,37 @@ fn residual_columns(
     z_k: &ArrayView2<f64>,
     candidates: &[usize],
 ) -> Result<Array2<f64>> {
-    let n = x.nrows();
+    let mut g = Array2::<f64>::zeros((x.nrows(), candidates.len()));
+    residual_columns_into(kernel, x, z_k, candidates, None, g.view_mut())?;
+    Ok(g)
+}
+
+/// `residual_columns` into `out` (any layout: Z's own columns), each row chunk then solved in
+/// place, `G ← G L⁻ᵀ`, when `l` is given — while the chunk is still in cache.
+fn residual_columns_into(
+    kernel: &Kernel,
+    x: ArrayView2<f64>,
+    z_k: &ArrayView2<f64>,
+    candidates: &[usize],
+    l: Option<&Array2<f64>>,
+    out: ArrayViewMut2<f64>,
+) -> Result<()> {
     let xc = select_rows(x.view(), candidates);
     let zc = select_rows(z_k.view(), candidates); // |C|×k
-    let mut g = Array2::<f64>::zeros((n, candidates.len()));
-    par_row_chunks(&mut g, |rows, mut block| {
+    par_row_chunks(out, |rows, mut block| {
         block.assign(&cross_gram(
             kernel,
             x.slice(s![rows.clone(), ..]),
             xc.view(),
         )?);
         if z_k.ncols() > 0 {
-            matmul_acc(block, z_k.slice(s![rows, ..]), zc.t(), -1.0);
+            matmul_acc(block.view_mut(), z_k.slice(s![rows, ..]), zc.t(), -1.0);
         }
-        Ok(())
-    })?;
-    Ok(g)
+        match l {
+            Some(l) => solve_rows_lower_in_place(l.view(), block),
+            None => Ok(()),
+        }
+    })
 }
 
 /// `H = K[C, C] − Z_k[C, :] Z_k[C, :]ᵀ`: the residual kernel among the candidates C (|C|×|C|),
@@ -408,18 +431,10 @@ fn accept_pivots(
     (pos, l.slice(s![..a, ..a]).to_owned())
 }
 
-/// `G L⁻ᵀ` (n×a) for lower-triangular L, in place, in parallel row chunks.
-fn solve_rows(l: &Array2<f64>, mut g: Array2<f64>) -> Result<Array2<f64>> {
-    par_row_chunks(&mut g, |_, block| {
-        solve_rows_lower_in_place(l.view(), block)
-    })?;
-    Ok(g)
-}
-
 /// Fill `out` by chunks of `ROW_CHUNK` rows in parallel: `fill(rows, block)` writes the rows
 /// `rows` into `block`.
 fn par_row_chunks(
-    out: &mut Array2<f64>,
+    mut out: ArrayViewMut2<f64>,
     fill: impl Fn(Range<usize>, ArrayViewMut2<f64>) -> Result<()> + Sync,
 ) -> Result<()> {
     let chunks: Vec<_> = out.axis_chunks_iter_mut(Axis(0), ROW_CHUNK).collect();

@@ -522,13 +522,11 @@ impl FactorSums {
     }
 }
 
-/// Peak bytes of a fit on a factor with n rows and r columns: Z and the n×b block of a round's
-/// accepted pivots (their residual columns, solved in place into the new columns of Z) while
-/// it is built (b ≤ r), then the r×r eigenproblem, the r×m rotation and the blocked
-/// predictions; the caller adds its own n×m blocks.
+/// Peak bytes of a fit on a factor with n rows and r columns: Z (a round's residual columns
+/// are computed and solved in Z's own memory), then the r×r eigenproblem, the r×m rotation and
+/// the blocked predictions; the caller adds its own n×m blocks.
 pub(crate) fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> u64 {
-    let b = r.min(128);
-    mats(1, n, r) + mats(1, n, b) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(4096), r)
+    mats(1, n, r) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(4096), r)
 }
 
 /// Peak bytes of `InputSpectrum::exact` on ℓ rows: K, reduced to tridiagonal form in its own
