@@ -235,9 +235,10 @@ fn the_guard_streams_when_the_in_memory_route_would_not_fit() {
     let dir = temp_dir("stream", "auto", true);
     let store = dir.join("store");
     let csv = dir.join("long.csv");
-    // 100 000 rows: at rank 300 the in-memory route holds Z (240 MB) and its residual block
-    // (estimated 284 MiB in all, measured 247); streamed, a 20 000-row sample and 8 192-row
-    // blocks (estimated 214 MiB).
+    // 100 000 rows: at rank 500 the in-memory route holds Z (400 MB; estimated 342 MiB in
+    // all, measured 356 MiB); streamed, a 20 000-row sample and 8 192-row blocks (estimated
+    // 258 MiB). A 400 MB
+    // limit lets 305 MiB be used: the one fits, the other does not.
     let mut text = String::from("a,b,y\n");
     for i in 0..100_000 {
         let t = i as f64;
@@ -254,7 +255,7 @@ fn the_guard_streams_when_the_in_memory_route_would_not_fit() {
         "--method",
         "okl",
         "--input-rank",
-        "300",
+        "500",
         "--json",
     ];
     let limited = |args: &[&str]| {
@@ -262,7 +263,7 @@ fn the_guard_streams_when_the_in_memory_route_would_not_fit() {
             .args(args)
             .arg("--sessions")
             .arg(&store)
-            .env("OVK_MEMORY_LIMIT", "300MB")
+            .env("OVK_MEMORY_LIMIT", "400MB")
             .output()
             .unwrap()
     };
