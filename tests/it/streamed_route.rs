@@ -237,8 +237,7 @@ fn the_guard_streams_when_the_in_memory_route_would_not_fit() {
     let csv = dir.join("long.csv");
     // 100 000 rows: at rank 500 the in-memory route holds Z (400 MB; estimated 342 MiB in
     // all, measured 356 MiB); streamed, a 20 000-row sample and 8 192-row blocks (estimated
-    // 258 MiB). A 400 MB
-    // limit lets 305 MiB be used: the one fits, the other does not.
+    // 258 MiB). A 400 MB limit lets 305 MiB be used: the one fits, the other does not.
     let mut text = String::from("a,b,y\n");
     for i in 0..100_000 {
         let t = i as f64;
