@@ -23,7 +23,7 @@ use super::{check_cancel, mats, mats_freed, Model, Observer, Phase};
 use crate::kernels::{
     cross_gram, gram, input_factor, FeatureMap, InputFactor, InputRank, Kernel, Landmarks,
 };
-use crate::linalg::{eigh, eigh_factored, gram_tn, interruptible, matmul, matmul_tn, Eigenvectors};
+use crate::linalg::{eigh_factored, gram_tn, interruptible, matmul, matmul_tn, Eigenvectors};
 use crate::util::fingerprint::Fingerprint;
 use crate::{OvkError, Result};
 
@@ -153,14 +153,50 @@ pub(crate) enum Basis {
 /// What a factor keeps once Z is gone.
 #[derive(Debug, Clone)]
 pub(crate) struct FactorBasis {
-    /// `ZᵀU = V diag(√s)` (r_z×r): `ZᵀC = V diag(√s) C̃`.
-    pub vs: Array2<f64>,
-    /// `V diag(s)^{-½}` (r_z×r): `U = Z V diag(s)^{-½}` when U itself is needed.
-    pub(crate) v_inv_sqrt: Array2<f64>,
+    /// The eigenvectors V of `ZᵀZ = V diag(s) Vᵀ` (r_z×r_z), kept factored as K's are on the
+    /// exact route (`linalg::Eigenvectors`): only ever applied to r_z×m blocks.
+    v: std::sync::Arc<Eigenvectors>,
+    /// V's first `dropped` columns lie below Z's numerical rank and are left out.
+    dropped: usize,
+    /// `√s` of the kept eigenvalues.
+    sqrt_s: Array1<f64>,
     pub map: FeatureMap,
     pub summary: FactorSummary,
     /// Z and its rows, kept for the fit's own training-row predictions (low-rank route only).
     pub training: Option<std::sync::Arc<TrainingFeatures>>,
+}
+
+impl FactorBasis {
+    /// Columns of Z (the order of ZᵀZ).
+    pub(crate) fn order(&self) -> usize {
+        self.v.nrows()
+    }
+
+    /// `V diag(φ(√s)) C̃` (r_z×k) for C̃ with one row per kept eigenvalue: `ZᵀC` with
+    /// φ = identity, `V diag(s)^{-½} C̃` with φ = 1/x.
+    fn v_times(&self, ct: ArrayView2<f64>, phi: impl Fn(f64) -> f64) -> Array2<f64> {
+        let mut padded = Array2::<f64>::zeros((self.dropped + ct.nrows(), ct.ncols()));
+        let mut kept = padded.slice_mut(s![self.dropped.., ..]);
+        kept.assign(&ct);
+        Zip::from(kept.rows_mut())
+            .and(&self.sqrt_s)
+            .for_each(|mut row, &root| row *= phi(root));
+        self.v.apply(padded.view())
+    }
+
+    /// `G V diag(√s)` (t×k) for rows G (t×r_z) in Z's coordinates: `K(x, X) U` for G the
+    /// features of rows x.
+    pub(crate) fn rows_times(&self, g: Array2<f64>) -> Array2<f64> {
+        let mut gv = self
+            .v
+            .right_apply(g)
+            .slice(s![.., self.dropped..])
+            .to_owned();
+        Zip::from(gv.columns_mut())
+            .and(&self.sqrt_s)
+            .for_each(|mut col, &root| col *= root);
+        gv
+    }
 }
 
 impl Basis {
@@ -177,7 +213,7 @@ impl Basis {
     pub(crate) fn lift(&self, ct: ArrayView2<f64>) -> Array2<f64> {
         match self {
             Basis::Eigen(u) => u.apply(ct),
-            Basis::Factor(f) => matmul(f.vs.view(), ct),
+            Basis::Factor(f) => f.v_times(ct, |root| root),
         }
     }
 
@@ -230,7 +266,7 @@ impl Basis {
     ) -> Result<Array2<f64>> {
         match self {
             Basis::Eigen(u) => Ok(u.right_apply(cross_gram(kernel, x_new, x_train)?)),
-            Basis::Factor(f) => Ok(matmul(f.map.features(x_new)?.view(), f.vs.view())),
+            Basis::Factor(f) => Ok(f.rows_times(f.map.features(x_new)?)),
         }
     }
 
@@ -245,7 +281,7 @@ impl Basis {
             Basis::Eigen(u) => Ok(u.apply(ct)),
             Basis::Factor(f) => Ok(matmul(
                 f.map.features(x_train)?.view(),
-                matmul(f.v_inv_sqrt.view(), ct).view(),
+                f.v_times(ct, |root| 1.0 / root).view(),
             )),
         }
     }
@@ -445,26 +481,17 @@ impl InputSpectrum {
         summary: FactorSummary,
     ) -> Result<Self> {
         let FactorSums { ztz, zty, y_sq, n } = sums;
-        let e = eigh(ztz.view())?;
-        let s_max = e.values.iter().copied().fold(0.0, f64::max);
-        let cut = s_max * ztz.nrows() as f64 * f64::EPSILON;
-        let keep = e
-            .values
-            .iter()
-            .position(|&v| v > cut)
-            .unwrap_or(e.values.len());
-        let s = e.values.slice(s![keep..]).to_owned();
-        let v = e.vectors.slice(s![.., keep..]).to_owned();
-        let mut v_inv_sqrt = v.clone();
-        let mut vs = v;
-        Zip::from(v_inv_sqrt.columns_mut())
-            .and(vs.columns_mut())
-            .and(&s)
-            .for_each(|mut a, mut b, &si| {
-                a.mapv_inplace(|x| x / si.sqrt());
-                b.mapv_inplace(|x| x * si.sqrt());
-            });
-        let yt = matmul_tn(v_inv_sqrt.view(), zty.view()); // Ỹ = diag(s)^{-½} Vᵀ ZᵀY
+        let (values, v) = eigh_factored(ztz)?;
+        let s_max = values.iter().copied().fold(0.0, f64::max);
+        let cut = s_max * values.len() as f64 * f64::EPSILON;
+        let dropped = values.iter().position(|&v| v > cut).unwrap_or(values.len());
+        let s = values.slice(s![dropped..]).to_owned();
+        let sqrt_s = s.mapv(f64::sqrt);
+        // Ỹ = diag(s)^{-½} Vᵀ ZᵀY, the dropped directions' rows left out
+        let mut yt = v.apply_t(zty.view()).slice(s![dropped.., ..]).to_owned();
+        Zip::from(yt.rows_mut())
+            .and(&sqrt_s)
+            .for_each(|mut row, &root| row.mapv_inplace(|x| x / root));
         let yt_sq: f64 = yt.iter().map(|v| v * v).sum();
         // The rank kept: the factor's directions above the cut.
         let summary = FactorSummary {
@@ -477,8 +504,9 @@ impl InputSpectrum {
             yt,
             null_sq: (y_sq - yt_sq).max(0.0),
             basis: Basis::Factor(Box::new(FactorBasis {
-                vs,
-                v_inv_sqrt,
+                v: std::sync::Arc::new(v),
+                dropped,
+                sqrt_s,
                 map,
                 summary,
                 training: None,

@@ -76,12 +76,12 @@ impl Validation {
                 "lowrank-okl: validation sums need a factor's basis",
             ));
         };
-        if val.zty.ncols() != red.m || val.ztz.nrows() != f.vs.nrows() {
+        if val.zty.ncols() != red.m || val.ztz.nrows() != f.order() {
             return Err(OvkError::internal(format!(
                 "validation sums of {}×{} for a factor of {} columns and {} outputs",
                 val.zty.nrows(),
                 val.zty.ncols(),
-                f.vs.nrows(),
+                f.order(),
                 red.m
             )));
         }
@@ -104,7 +104,7 @@ impl Validation {
             row *= l.sqrt();
             yq /= l.sqrt();
         }
-        let k_all = matmul(rows.view(), f.vs.view()); // stands for Z_v V diag(√s) = K_val U
+        let k_all = f.rows_times(rows); // stands for Z_v V diag(√s) = K_val U
         Ok(Self::from_rows(
             red,
             k_all.slice(s![.., ..red.ell0]),
