@@ -1,5 +1,6 @@
 //! Refuse, before allocating, what would not fit in memory — with the figure and the way out.
 
+use super::workspace::product_workspace_bytes;
 use crate::{OvkError, Result};
 
 /// Bytes of a dense r×c matrix of f64.
@@ -45,7 +46,7 @@ pub(crate) fn memory_budget() -> Result<Option<MemoryBudget>> {
                 format!(
                     "left under the address-space limit (ulimit -v) beside the {} each thread \
                      reserves for matrix products",
-                    format_bytes(crate::linalg::product_workspace_bytes())
+                    format_bytes(product_workspace_bytes())
                 ),
             )
         }),
@@ -104,51 +105,52 @@ fn kib_field(text: &str, key: &str) -> Option<u64> {
 }
 
 /// RLIMIT_AS (soft) less the address space already mapped (VmSize) and the product workspaces
-/// not yet reserved (`linalg::product_workspace_bytes`) of the threads that may run a product:
+/// not yet reserved (`kernels::product_workspace_bytes`) of the threads that may run a product:
 /// rayon's workers, the fit's own thread and a decomposition's worker (`linalg::interruptible`).
 /// What `ulimit -v` leaves for data.
 fn address_space_left() -> Option<u64> {
-    let unmapped = address_space_unmapped()?;
-    let w = crate::linalg::product_workspace_bytes();
+    let soft = crate::util::limits::address_space_limit()?;
+    let (mapped, rss) = vm_sizes()?;
+    let w = product_workspace_bytes();
     let threads = rayon::current_num_threads() as u64 + 2;
-    let pending = threads.saturating_sub(workspaces_reserved(w));
-    Some(unmapped.saturating_sub(w.saturating_mul(pending)))
+    let pending = threads.saturating_sub(workspaces_reserved(w, (mapped, rss)));
+    Some(
+        soft.saturating_sub(mapped)
+            .saturating_sub(w.saturating_mul(pending)),
+    )
 }
 
-/// The product workspaces of `bytes` this process has reserved so far. A workspace is address
-/// space left untouched, so they are what the mapped size grew by beyond the resident size
-/// since the first look (a thread's stack and glibc's arenas add far less than one).
-fn workspaces_reserved(bytes: u64) -> u64 {
-    static FIRST: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();
-    let sizes = || {
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        Some((
-            kib_field(&status, "VmSize:")?,
-            kib_field(&status, "VmRSS:")?,
-        ))
-    };
-    let (Some((size0, rss0)), Some((size, rss))) = (*FIRST.get_or_init(sizes), sizes()) else {
-        return 0;
-    };
+/// The product workspaces of `bytes` this process has reserved so far, given its (VmSize,
+/// VmRSS) now. A workspace is address space left untouched, so they are what the mapped size
+/// grew by beyond the resident size since the first look (a thread's stack and glibc's arenas
+/// add far less than one).
+fn workspaces_reserved(bytes: u64, (size, rss): (u64, u64)) -> u64 {
+    static FIRST: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    let (size0, rss0) = *FIRST.get_or_init(|| (size, rss));
     let untouched = size
         .saturating_sub(size0)
         .saturating_sub(rss.saturating_sub(rss0));
     untouched.checked_div(bytes).unwrap_or(0)
 }
 
-/// RLIMIT_AS (soft) less the address space already mapped (VmSize).
-fn address_space_unmapped() -> Option<u64> {
-    let soft = crate::util::limits::address_space_limit()?;
+/// This process's mapped and resident bytes (VmSize, VmRSS).
+fn vm_sizes() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let mapped = kib_field(&status, "VmSize:").unwrap_or(0);
-    Some(soft.saturating_sub(mapped))
+    Some((
+        kib_field(&status, "VmSize:").unwrap_or(0),
+        kib_field(&status, "VmRSS:").unwrap_or(0),
+    ))
 }
 
 /// Whether this thread can start a matrix product: false when an address-space limit leaves
-/// less than the workspace a first product reserves, where the product would abort the process.
+/// less than twice the workspace a first product reserves (the product itself needs room
+/// too), where the product would abort the process.
 pub(crate) fn product_can_reserve() -> bool {
-    address_space_unmapped()
-        .is_none_or(|left| left > crate::linalg::product_workspace_bytes().saturating_mul(2))
+    let Some(soft) = crate::util::limits::address_space_limit() else {
+        return true;
+    };
+    let mapped = vm_sizes().map_or(0, |(size, _)| size);
+    soft.saturating_sub(mapped) > product_workspace_bytes().saturating_mul(2)
 }
 
 /// Under an address-space limit (`ulimit -v`), keep glibc from reserving a 64 MiB malloc arena

@@ -13,6 +13,7 @@ pub mod options;
 pub(crate) mod packed;
 pub mod precomputed;
 mod spec;
+mod workspace;
 
 pub use gram::{cross_gram, gram};
 pub(crate) use gram::{gram_block_rows, sq_dists};
@@ -37,3 +38,4 @@ pub use nystrom::nystrom;
 pub use nystrom::NystromFactor;
 pub use precomputed::GramFile;
 pub use spec::{InputRank, Kernel, KernelName, KernelSpec, Sigma};
+pub use workspace::product_workspace_bytes;

@@ -113,8 +113,9 @@ impl Eigenvectors {
         }
     }
 
-    /// U itself (n × q), formed when it was factored.
-    pub fn to_dense(&self) -> Array2<f64> {
+    /// U itself (n × q), formed when it was factored (the tests' reference: no fit needs it).
+    #[cfg(test)]
+    pub(crate) fn to_dense(&self) -> Array2<f64> {
         match &self.0 {
             Form::Dense(u) => u.clone(),
             Form::Factored { q, vt } => {
@@ -133,13 +134,8 @@ mod tests {
     use crate::linalg::eigh;
 
     fn symmetric(n: usize, seed: u64) -> Array2<f64> {
-        let mut s = seed;
-        let g = Array2::from_shape_fn((n, n), |_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        });
+        let mut rng = crate::util::rng::Rng::new(seed);
+        let g = Array2::from_shape_fn((n, n), |_| rng.normal());
         let mut a = &g + &g.t();
         a.diag_mut().mapv_inplace(|v| v + 0.1);
         a

@@ -16,7 +16,6 @@ mod rows;
 mod sylvester;
 mod sytrd;
 mod tridiag;
-mod workspace;
 
 pub use convert::view;
 pub use decomp::gram_tn;
@@ -42,7 +41,6 @@ pub use rows::select_rows;
 pub use sylvester::sylvester_sym;
 pub(crate) use sylvester::{divide_by_spectrum, lyapunov_sym, symmetrize};
 pub(crate) use tridiag::tridiagonal;
-pub use workspace::product_workspace_bytes;
 
 /// Choose faer's thread count: every core by default — on 2 cores a 2-thread eigh, GEMM and
 /// ZᵀZ beat one from n ≈ 500 on (`cargo bench --bench threads`, docs/performance.md), and

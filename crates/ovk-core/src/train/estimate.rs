@@ -27,7 +27,7 @@ const CALIBRATE_N: usize = 400;
 
 /// Rates of a 2-core machine of this class (n = 400, 2026-12-02), taken when the calibration
 /// cannot run: under an address-space limit too tight for a product's workspace
-/// (`linalg::product_workspace_bytes`), its first product would abort the process.
+/// (`kernels::product_workspace_bytes`), its first product would abort the process.
 const TYPICAL: Rates = Rates {
     eigh: 1.5e-10,
     gemm: 4e-11,

@@ -7,6 +7,8 @@
 //! process. The memory guard leaves room for it, and the speed calibration starts no product
 //! that could not reserve it.
 
+use super::memory::parse_size;
+
 /// Bytes one thread's first product reserves: twice the last-level cache, at least 2 MiB and
 /// four times L2 (the floors `private-gemm-x86` applies); 0 off x86-64.
 pub fn product_workspace_bytes() -> u64 {
@@ -34,20 +36,10 @@ fn cache_bytes(level: u32) -> Option<u64> {
             let read = |f: &str| std::fs::read_to_string(p.join(f)).ok();
             let is_level = read("level")?.trim().parse::<u32>().ok()? == level;
             let is_data = matches!(read("type")?.trim(), "Data" | "Unified");
-            (is_level && is_data).then(|| parse_cache_size(read("size")?.trim()))?
+            // `491520K`, `32M` or bytes: powers of 1024, as `parse_size` reads K and M
+            (is_level && is_data).then(|| parse_size(&read("size")?))?
         })
         .max()
-}
-
-/// sysfs's cache sizes: `491520K`, `32M`, `1G` or plain bytes.
-fn parse_cache_size(text: &str) -> Option<u64> {
-    let (num, unit) = match text.char_indices().last()? {
-        (i, 'K') => (&text[..i], 1u64 << 10),
-        (i, 'M') => (&text[..i], 1 << 20),
-        (i, 'G') => (&text[..i], 1 << 30),
-        _ => (text, 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(unit)
 }
 
 #[cfg(test)]
@@ -56,12 +48,9 @@ mod tests {
 
     #[test]
     fn cache_sizes_parse_as_sysfs_writes_them() {
-        assert_eq!(parse_cache_size("491520K"), Some(491_520 << 10));
-        assert_eq!(parse_cache_size("32M"), Some(32 << 20));
-        assert_eq!(parse_cache_size("1G"), Some(1 << 30));
-        assert_eq!(parse_cache_size("4096"), Some(4096));
-        assert_eq!(parse_cache_size("lots"), None);
-        assert_eq!(parse_cache_size(""), None);
+        assert_eq!(parse_size("491520K"), Some(491_520 << 10));
+        assert_eq!(parse_size("32M"), Some(32 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
     }
 
     #[test]
