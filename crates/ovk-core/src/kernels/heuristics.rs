@@ -56,28 +56,35 @@ fn order_stats(v: &mut [f64], ks: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-/// Rows of `sub` per block product in [`screened_order_stats`].
-const SCREEN_ROWS: usize = 256;
+/// Rows of `sub` per block product in [`screened_order_stats`]: 1 MiB of inner products per
+/// block at m = 2000, so the screen holds no more than the serial route's list of distances.
+const SCREEN_ROWS: usize = 64;
 
 /// The order statistics `ks` (ascending, as [`order_stats`] takes them) of the squared
 /// distances `Σₖ (x_a − x_b)²` over the pairs a < b of `sub`'s rows — each the serial sum over
 /// the coordinates in order, so the median is the one `pair_distances` gives, bit for bit —
 /// without summing m²/2 pairs one by one (0.23 s of tmc2007's load at m = 2000, d = 500).
 ///
-/// Every pair is first expanded as `‖x_a‖² + ‖x_b‖² − 2 x_aᵀx_b` from row-block products.
-/// Each expansion is within `E` of its serial sum (a rounding bound with a margin of 3), so the
-/// order statistics of the expansions are within `E` of the exact ones: a pair whose
-/// expansion lies more than `2E` below the lowest wanted statistic's expansion is certainly
-/// below it, one more than `2E` above the highest certainly above. Only the pairs between are
-/// summed serially — those near the median, ties included. `None` (take the serial route)
-/// for packed rows or an expansion that is not finite.
+/// Every pair is first expanded as `ŝ = ‖x_a‖² + ‖x_b‖² − 2 x_aᵀx_b` from row-block products
+/// and kept in single precision (`a`, half the serial route's list, and its copy for the
+/// selection the other half). Each serial sum s lies in `[lo(a), hi(a)]` with
+/// `lo(a) = a − c|a| − E`, `hi(a) = a + c|a| + E`: E bounds the expansion's rounding (with a
+/// margin of 3), c the single rounding. Both maps are increasing, so the k-th smallest s lies
+/// in `[lo(a₍ₖ₎), hi(a₍ₖ₎)]`: a pair with `hi(a) < lo(a₍ₖ₁₎)` is certainly below every wanted
+/// statistic, one with `lo(a) > hi(a₍ₖ₂₎)` certainly above. Only the pairs between are summed
+/// serially — those near the median, ties included. `None` (take the serial route) for
+/// packed rows, or values that are not finite or whose squares pass single precision's range.
 fn screened_order_stats(sub: ArrayView2<f64>, ks: &[usize]) -> Option<Vec<f64>> {
     if super::packed::is_packed(sub) {
         return None;
     }
     let (m, d) = sub.dim();
     let norms: Vec<f64> = sub.rows().into_iter().map(|r| r.dot(&r)).collect();
-    let mut approx = vec![0.0; m * m.saturating_sub(1) / 2];
+    let largest = norms.iter().copied().fold(0.0, f64::max);
+    if norms.iter().any(|v| !v.is_finite()) || largest >= f64::from(f32::MAX) / 4.0 {
+        return None;
+    }
+    let mut approx = vec![0.0f32; m * m.saturating_sub(1) / 2];
     // Rows [start, end)'s pairs (a, b > a) are one contiguous stretch of the pair list.
     let offset = |a: usize| a * m - a * (a + 1) / 2;
     let mut stretches = Vec::new();
@@ -93,40 +100,46 @@ fn screened_order_stats(sub: ArrayView2<f64>, ks: &[usize]) -> Option<Vec<f64>> 
         let mut at = 0;
         for a in start..end {
             for b in a + 1..m {
-                stretch[at] = norms[a] + norms[b] - 2.0 * g[[a - start, b]];
+                stretch[at] = (norms[a] + norms[b] - 2.0 * g[[a - start, b]]) as f32;
                 at += 1;
             }
         }
     });
-    if approx.iter().any(|v| !v.is_finite()) {
-        return None;
-    }
-    let largest = norms.iter().copied().fold(0.0, f64::max);
     let e = 16.0 * (d as f64 + 4.0) * f64::EPSILON * largest;
-    let mut sorted = approx.clone();
-    let wanted = order_stats(&mut sorted, ks);
-    drop(sorted);
-    let (low, high) = (wanted[0] - 2.0 * e, wanted[wanted.len() - 1] + 2.0 * e);
+    let c = f64::from(f32::EPSILON); // 2⁻²³: twice single rounding's relative bound
+    let lo = |a: f32| f64::from(a) - c * f64::from(a).abs() - e;
+    let hi = |a: f32| f64::from(a) + c * f64::from(a).abs() + e;
+    let (first, last) = {
+        let mut copy = approx.clone();
+        let top = *ks.last().expect("at least one order statistic");
+        let (before, kth, _) = copy.select_nth_unstable_by(top, f32::total_cmp);
+        let kth = *kth;
+        let first = match ks.first() {
+            Some(&k) if k < top => before.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+            _ => kth,
+        };
+        (lo(first), hi(kth))
+    };
     let mut below = 0;
     let mut band = Vec::new();
     let mut at = 0;
     for a in 0..m {
         for b in a + 1..m {
             let v = approx[at];
-            if v < low {
+            if hi(v) < first {
                 below += 1;
-            } else if v <= high {
+            } else if lo(v) <= last {
                 band.push((a, b));
             }
             at += 1;
         }
     }
-    let row = |i: usize| sub.row(i);
+    drop(approx);
     let mut exact: Vec<f64> = band
         .par_iter()
         .map(|&(a, b)| {
             let mut sum = 0.0;
-            for (p, q) in row(a).iter().zip(row(b).iter()) {
+            for (p, q) in sub.row(a).iter().zip(sub.row(b).iter()) {
                 let t = p - q;
                 sum += t * t;
             }
