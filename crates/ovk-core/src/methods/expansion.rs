@@ -1,7 +1,7 @@
 //! The models most methods return: `f(x) = Σᵢ k(x, xᵢ) cᵢ`, i.e. `Ŷ = K(X_new, X) · Coef`, and
 //! its low-rank counterpart `Ŷ = Z(X_new) · β` through a factor's feature map.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ndarray::{s, Array2, ArrayView2, Axis, Zip};
 use rayon::prelude::*;
@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::{Model, ModelParts};
 use crate::kernels::{cross_gram, packed, FeatureMap, Kernel};
 use crate::linalg::{matmul, solve_lower_t};
+use crate::util::fingerprint::Fingerprint;
 use crate::Result;
 
 pub(crate) struct KernelExpansion {
@@ -186,12 +187,53 @@ pub struct TrainingFeatures {
     pub x: Array2<f64>,
     /// Their features, `Z` of `K ≈ ZZᵀ`.
     pub z: Array2<f64>,
+    /// The landmark kernel `k(X', S)` of other rows X' (by row block), kept from one model's
+    /// predictions for the next model on this factor that predicts the same rows: the krr
+    /// baseline scores the test rows okl just scored, and their n'×r kernel was 0.14 s of a
+    /// 2.7 s tmc2007 run. Taken by that second use, and dropped with the cached spectrum.
+    shared: Mutex<Option<SharedRows>>,
+}
+
+/// `k(X', S)` by row block, with the fingerprint of the rows X' it was computed for.
+#[derive(Debug)]
+struct SharedRows {
+    rows: u64,
+    blocks: Vec<Array2<f64>>,
 }
 
 impl TrainingFeatures {
     /// Shared, for a model and the spectrum cached for the krr baseline.
     pub fn kept(x: Array2<f64>, z: Array2<f64>) -> Arc<Self> {
-        Arc::new(TrainingFeatures { x, z })
+        Arc::new(TrainingFeatures {
+            x,
+            z,
+            shared: Mutex::new(None),
+        })
+    }
+
+    /// The landmark kernel of the rows fingerprinted `rows`, if a model kept it; taken.
+    fn take_shared(&self, rows: u64) -> Option<Vec<Array2<f64>>> {
+        let mut held = self.shared.lock().ok()?;
+        match held.take() {
+            Some(s) if s.rows == rows => Some(s.blocks),
+            other => {
+                *held = other;
+                None
+            }
+        }
+    }
+
+    fn share(&self, rows: u64, blocks: Vec<Array2<f64>>) {
+        if let Ok(mut held) = self.shared.lock() {
+            *held = Some(SharedRows { rows, blocks });
+        }
+    }
+
+    /// Drop a landmark kernel no second model took.
+    pub(crate) fn forget_shared(&self) {
+        if let Ok(mut held) = self.shared.lock() {
+            *held = None;
+        }
     }
 
     /// Z when `x` is the training rows bit for bit, else None.
@@ -264,6 +306,50 @@ impl FeatureExpansion {
         }
         Ok(FeatureExpansion::new(map, coef, None))
     }
+}
+
+/// `k(X', S) c` by row block, the blocks of `k(X', S)` taken from or left for the other model
+/// on the factor `t` (see `TrainingFeatures::shared`). Called only when X' is at most one
+/// block per thread: those blocks are in flight together anyway, so keeping them adds nothing
+/// to the predictions' peak.
+fn shared_landmark_kernel(
+    t: &TrainingFeatures,
+    x: ArrayView2<f64>,
+    (kernel, x_landmarks): (&Kernel, ArrayView2<f64>),
+    c: &Coef,
+    mut out: Array2<f64>,
+) -> Result<Array2<f64>> {
+    let rows = {
+        let mut f = Fingerprint::new();
+        f.array(x);
+        f.finish()
+    };
+    let grams = match t.take_shared(rows) {
+        Some(blocks) => (blocks, false),
+        None => {
+            let starts: Vec<usize> = (0..x.nrows()).step_by(PREDICT_ROWS).collect();
+            let blocks = starts
+                .into_par_iter()
+                .map(|start| {
+                    let end = (start + PREDICT_ROWS).min(x.nrows());
+                    cross_gram(kernel, x.slice(s![start..end, ..]), x_landmarks)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (blocks, true)
+        }
+    };
+    let (blocks, keep) = grams;
+    let pairs: Vec<_> = out
+        .axis_chunks_iter_mut(Axis(0), PREDICT_ROWS)
+        .zip(&blocks)
+        .collect();
+    pairs
+        .into_par_iter()
+        .for_each(|(mut block, k)| block.assign(&c.apply(k.view())));
+    if keep {
+        t.share(rows, blocks);
+    }
+    Ok(out)
 }
 
 /// A feature map's parts: `feature_map` (`linear` or `nystrom`); for Nyström its `kernel`, the
@@ -342,6 +428,13 @@ impl Model for FeatureExpansion {
                 .map(|c| (kernel, x_landmarks, c)),
             FeatureMap::Linear => None,
         };
+        if let (Some((kernel, x_landmarks, c)), Some(t)) = (on_landmarks, &self.training) {
+            if super::input::kept_for_baseline(t)
+                && x.nrows() <= PREDICT_ROWS * rayon::current_num_threads()
+            {
+                return shared_landmark_kernel(t, x, (kernel, x_landmarks.view()), c, out);
+            }
+        }
         let blocks: Vec<_> = out
             .axis_chunks_iter_mut(Axis(0), PREDICT_ROWS)
             .enumerate()
@@ -474,6 +567,65 @@ mod tests {
     /// `k(x, S) (L_S⁻ᵀ β)` is `z(x)ᵀ β` for dense and factored β, taken once the rows
     /// outnumber β's columns; fewer rows go through the features, and the solved β stays unset,
     /// as it does for a β wider than the rank (its solved copy would be a second β).
+    /// Two models on one factor (okl's and its krr baseline's): the second takes the landmark
+    /// kernel of the rows the first predicted, and predicts what it would alone.
+    #[test]
+    fn a_second_model_on_the_factor_takes_the_landmark_kernel_the_first_kept() {
+        use crate::kernels::{input_factor, Landmarks};
+        let kernel = Kernel::Gaussian { sigma: 0.9 };
+        let x = random(300, 4, 21);
+        let f = input_factor(&kernel, x.view(), 40, Landmarks::Rpcholesky, 3, &mut |_| {
+            Ok(())
+        })
+        .unwrap();
+        let FeatureMap::Nystrom {
+            kernel: k,
+            x_landmarks,
+            ..
+        } = &f.map
+        else {
+            panic!("a Nyström factor")
+        };
+        let t = TrainingFeatures::kept(x, f.z.clone());
+        let r = f.rank();
+        let (c1, c2) = (Coef::Dense(random(r, 3, 22)), Coef::Dense(random(r, 3, 23)));
+        // more rows than one block, so the kept kernel is several blocks in order
+        let rows = random(PREDICT_ROWS + 77, 4, 24);
+        let alone = |c: &Coef| {
+            c.apply(
+                cross_gram(k, rows.view(), x_landmarks.view())
+                    .unwrap()
+                    .view(),
+            )
+        };
+        let zeros = || Array2::zeros((rows.nrows(), 3));
+        let landmarks = (k, x_landmarks.view());
+        let first = shared_landmark_kernel(&t, rows.view(), landmarks, &c1, zeros()).unwrap();
+        assert_eq!(first, alone(&c1));
+        assert!(
+            t.shared.lock().unwrap().is_some(),
+            "kept for the second model"
+        );
+        let second = shared_landmark_kernel(&t, rows.view(), landmarks, &c2, zeros()).unwrap();
+        assert_eq!(second, alone(&c2));
+        assert!(
+            t.shared.lock().unwrap().is_none(),
+            "taken by the second model"
+        );
+        // Other rows never take a kernel kept for these.
+        let _ = shared_landmark_kernel(&t, rows.view(), landmarks, &c1, zeros()).unwrap();
+        let other = random(50, 4, 25);
+        let got = shared_landmark_kernel(&t, other.view(), landmarks, &c2, Array2::zeros((50, 3)));
+        let want = c2.apply(
+            cross_gram(k, other.view(), x_landmarks.view())
+                .unwrap()
+                .view(),
+        );
+        assert_eq!(got.unwrap(), want);
+        t.forget_shared();
+        assert!(t.shared.lock().unwrap().is_none());
+    }
+
     #[test]
     fn predictions_through_the_landmarks_equal_the_features_route() {
         use crate::kernels::{input_factor, Landmarks};

@@ -353,6 +353,14 @@ pub(crate) struct InputSpectrum {
 }
 
 impl InputSpectrum {
+    /// Z and its rows, when this spectrum is a low-rank factor's that kept them.
+    fn training_features(&self) -> Option<&std::sync::Arc<TrainingFeatures>> {
+        match &self.basis {
+            Basis::Factor(b) => b.training.as_ref(),
+            Basis::Eigen(_) => None,
+        }
+    }
+
     /// Build the route's kernel, decompose it and rotate `y` — the Gram/factor and
     /// decomposition phases of a fit, each ending in a cancellation check.
     pub fn build(
@@ -615,9 +623,26 @@ fn cache_key(
 /// Drop the spectrum kept for the krr baseline (and the n×r Z it holds): the pipeline calls it
 /// once the baseline is done.
 pub fn forget_cached_spectrum() {
-    if let Ok(mut guard) = LAST_SPECTRUM.lock() {
-        *guard = None;
+    let Ok(mut guard) = LAST_SPECTRUM.lock() else {
+        return;
+    };
+    if let Some(t) = guard.as_ref().and_then(|(_, sp)| sp.training_features()) {
+        // The model that shares these features may outlive the run's baseline.
+        t.forget_shared();
     }
+    *guard = None;
+}
+
+/// Whether `t` are the training features of the spectrum kept for the krr baseline: a model
+/// on them then keeps the landmark kernel of the rows it predicts for the baseline's model.
+pub(crate) fn kept_for_baseline(t: &TrainingFeatures) -> bool {
+    let Ok(guard) = LAST_SPECTRUM.lock() else {
+        return false;
+    };
+    guard
+        .as_ref()
+        .and_then(|(_, sp)| sp.training_features())
+        .is_some_and(|k| std::ptr::eq(k.as_ref(), t))
 }
 
 /// The key of a Krylov route's spectrum (`methods::krylov`): it depends on λ through the
