@@ -174,6 +174,20 @@ fn few_arenas() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn few_arenas() {}
 
+/// Give the heap's free pages back to the system. Loading leaves the file's bytes, its parsed
+/// columns and their copies freed inside glibc's heap, where whether they stay resident
+/// depended on what was allocated after them: tmc2007's prepared rows were 267 MB resident
+/// before an okl fit and 146 MB before a vvmr fit on the same file. After this they are
+/// 141 MB for both, the fit's peak is that much lower (okl r = 2000: 1010 → 960 MB), and the
+/// memory estimate counts what is live rather than what glibc happened to keep.
+pub(crate) fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory glibc holds; no live allocation moves.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The tightest cgroup memory limit on this process's cgroup and its ancestors, less the
 /// memory charged there (page cache that can be dropped is not counted as used), with the file
 /// that set it.

@@ -32,7 +32,7 @@ pub use memory::{
     available_memory_bytes, fit_allocator_to_limits, format_bytes, peak_rss_bytes, rss_bytes,
 };
 pub(crate) use memory::{
-    check_fits, check_fits_or, dense_bytes, product_can_reserve, usable_bytes,
+    check_fits, check_fits_or, dense_bytes, product_can_reserve, return_freed_memory, usable_bytes,
 };
 pub use nystrom::nystrom;
 pub use nystrom::NystromFactor;

@@ -181,6 +181,9 @@ pub fn prepare(method: &dyn Method, config: &RunConfig) -> Result<Prepared> {
         )));
     }
     super::gram::attach(&mut prepared, &config.kernel)?;
+    // The file's bytes and the columns parsed from it are freed now: released, not kept
+    // resident beside the fit (the memory estimate counts the prepared rows alone).
+    crate::kernels::return_freed_memory();
     Ok(prepared)
 }
 
