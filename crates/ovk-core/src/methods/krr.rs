@@ -20,9 +20,7 @@ use super::{
     ProblemShape,
 };
 use crate::kernels::{gram, gram_block_rows, packed, InputFactor};
-use crate::linalg::{
-    cholesky, gram_tn, interruptible, matmul, matmul_tn, select_rows, solve_shifted_in_place,
-};
+use crate::linalg::{cholesky, gram_tn, interruptible, matmul, matmul_tn, solve_shifted_in_place};
 use crate::methods::details::key;
 use crate::{OvkError, Result};
 use ndarray::{Array2, ArrayView2, Zip};
@@ -91,29 +89,18 @@ impl Method for Krr {
     fn fit(&self, p: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let clock = Clock::start();
         let KrrConfig { lambda } = KrrConfig::from_params(params)?;
-        let rows = p.labeled_rows();
         let route = self.input_route(&ProblemShape::of(p))?;
-        // Rows are copied only when some are unlabeled: the pipeline's baseline reuses the
-        // spectrum a method just built on these rows (diagonal in its eigenbasis or factor),
-        // and on a factor its model reads Z's rows, so it copies nothing (86 MB on tmc2007).
-        let selected = (rows.len() < p.x.nrows()).then(|| {
-            (
-                select_rows(p.x.view(), &rows),
-                select_rows(p.y.view(), &rows),
-            )
-        });
-        let (xv, yv) = match &selected {
-            Some((x, y)) => (x.view(), y.view()),
-            None => (p.x.view(), p.y.view()),
-        };
-        if let Some(sp) = InputSpectrum::cached_for(route, &p.kernel, xv, yv, p.seed) {
+        // The pipeline's baseline reuses the spectrum a method just built on these rows
+        // (diagonal in its eigenbasis or factor); on a factor its model reads Z's rows.
+        let part = p.labeled_part();
+        if let Some(sp) = InputSpectrum::cached_for(route, &p.kernel, part.x(), part.y(), p.seed) {
             let x = match sp.basis {
-                Basis::Eigen(_) => xv.to_owned(),
-                Basis::Factor(_) => Array2::zeros((0, xv.ncols())),
+                Basis::Eigen(_) => part.x().to_owned(),
+                Basis::Factor(_) => Array2::zeros((0, p.x.ncols())),
             };
-            return fit_spectral(p, sp, x, yv, lambda, obs, &clock);
+            return fit_spectral(p, sp, x, part.y(), lambda, obs, &clock);
         }
-        let (x, y) = selected.unwrap_or_else(|| (p.x.clone(), p.y.clone()));
+        let (x, y) = part.into_owned();
         if route == Route::Krylov {
             return fit_on_krylov(p, x, y, lambda, obs, &clock);
         }

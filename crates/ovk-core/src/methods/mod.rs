@@ -202,6 +202,54 @@ impl Problem {
             .filter(|&i| self.labeled[i])
             .collect()
     }
+
+    /// The labeled rows' inputs and targets, copied only when some rows are unlabeled: a fit
+    /// whose model keeps no rows of its own (a factor's reads those kept beside Z) then holds
+    /// no copy of the inputs through the fit (86 MB on tmc2007).
+    pub(crate) fn labeled_part(&self) -> LabeledPart<'_> {
+        let rows = self.labeled_rows();
+        let copied = (rows.len() < self.x.nrows()).then(|| {
+            (
+                crate::linalg::select_rows(self.x.view(), &rows),
+                crate::linalg::select_rows(self.y.view(), &rows),
+            )
+        });
+        LabeledPart {
+            problem: self,
+            copied,
+        }
+    }
+}
+
+/// A problem's labeled rows: its own arrays when every row is labeled, else a copy of the rows
+/// that are (`Problem::labeled_part`).
+pub(crate) struct LabeledPart<'a> {
+    problem: &'a Problem,
+    copied: Option<(Array2<f64>, Array2<f64>)>,
+}
+
+impl LabeledPart<'_> {
+    /// The labeled rows' inputs.
+    pub(crate) fn x(&self) -> ArrayView2<'_, f64> {
+        match &self.copied {
+            Some((x, _)) => x.view(),
+            None => self.problem.x.view(),
+        }
+    }
+
+    /// The labeled rows' targets.
+    pub(crate) fn y(&self) -> ArrayView2<'_, f64> {
+        match &self.copied {
+            Some((_, y)) => y.view(),
+            None => self.problem.y.view(),
+        }
+    }
+
+    /// The inputs and targets as owned arrays (copied here when they were not already).
+    pub(crate) fn into_owned(self) -> (Array2<f64>, Array2<f64>) {
+        self.copied
+            .unwrap_or_else(|| (self.problem.x.clone(), self.problem.y.clone()))
+    }
 }
 
 /// A fitted model: maps new inputs to real-valued outputs (scores, for classification).

@@ -24,7 +24,7 @@ use super::{
     ensure_finite, mats, Clock, Fit, Method, Observer, Params, Phase, Problem, ProblemShape,
     TraceRecord,
 };
-use crate::linalg::{eigh, frobenius, matmul, select_rows, symmetrize};
+use crate::linalg::{eigh, frobenius, matmul, symmetrize};
 use crate::methods::details::key;
 use crate::util::choice::Choice;
 use crate::{ErrorKind, OvkError, Result};
@@ -177,25 +177,15 @@ impl Method for Okl {
             solver,
             l_update: update,
         } = OklConfig::from_params(params)?;
-        let rows = p.labeled_rows();
-        if rows.is_empty() {
+        // On a factor the model reads the rows the spectrum keeps beside Z; the exact and
+        // Krylov routes' models copy the rows they hold at the end.
+        let part = p.labeled_part();
+        let (x, y) = (part.x(), part.y());
+        if x.nrows() == 0 {
             return Err(OvkError::input(
                 "okl needs at least one labeled training row",
             ));
         }
-        // Rows are copied only when some are unlabeled: on a factor the model reads the rows
-        // the spectrum keeps beside Z, so a copy here would sit beside them through the fit
-        // (86 MB on tmc2007); the exact and Krylov routes' models copy the rows they hold.
-        let selected = (rows.len() < p.x.nrows()).then(|| {
-            (
-                select_rows(p.x.view(), &rows),
-                select_rows(p.y.view(), &rows),
-            )
-        });
-        let (x, y) = match &selected {
-            Some((x, y)) => (x.view(), y.view()),
-            None => (p.x.view(), p.y.view()),
-        };
         if y.ncols() == 0 {
             return Err(OvkError::input("okl needs at least one output column"));
         }
