@@ -24,7 +24,7 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
         let end = next_line_end(bytes, at);
         let line = &bytes[at..end];
         at = (end + 1).min(bytes.len());
-        if !line.iter().all(u8::is_ascii_whitespace) {
+        if !is_blank(line) {
             break std::str::from_utf8(line).ok()?;
         }
         if end == bytes.len() {
@@ -76,7 +76,7 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
         .into_par_iter()
         .zip(stretches)
         .map(|(piece, mut stretch)| {
-            let lines = piece.split('\n').filter(|l| !is_blank(l));
+            let lines = piece.split('\n').filter(|l| !is_blank(l.as_bytes()));
             Block::parse(lines, &mut stretch, separator)
         })
         .collect();
@@ -121,8 +121,8 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
 /// Bytes of text per parallel task (about 4 000 rows of 20 numbers).
 const BYTES_PER_BLOCK: usize = 1 << 18;
 
-fn is_blank(line: &str) -> bool {
-    line.bytes().all(|b| b.is_ascii_whitespace())
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
 }
 
 /// The end of the line that starts at `at`: the next `\n`, or the end of `bytes`.

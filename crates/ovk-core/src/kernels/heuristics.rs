@@ -1,5 +1,7 @@
 //! Data-driven kernel widths.
 
+use std::cmp::Ordering;
+
 use ndarray::{s, ArrayView2};
 use rayon::prelude::*;
 
@@ -30,7 +32,7 @@ pub fn median_distance(x: ArrayView2<f64>) -> f64 {
     };
     let d: Vec<f64> = match screened_order_stats(sub.view(), &ks) {
         Some(squared) => squared.iter().map(|s| s.sqrt()).collect(),
-        None => order_stats(&mut pair_distances(sub.view()), &ks),
+        None => order_stats(&mut pair_distances(sub.view()), &ks, f64::total_cmp),
     };
     match d.as_slice() {
         [upper] => *upper,
@@ -39,10 +41,10 @@ pub fn median_distance(x: ArrayView2<f64>) -> f64 {
     }
 }
 
-/// The order statistics `ks` of `v` (the largest, and at most the one before it).
-fn order_stats(v: &mut [f64], ks: &[usize]) -> Vec<f64> {
+/// The order statistics `ks` of `v` under `cmp` (the largest, and at most the one before it).
+fn order_stats<T: Copy>(v: &mut [T], ks: &[usize], cmp: fn(&T, &T) -> Ordering) -> Vec<T> {
     let top = *ks.last().expect("at least one order statistic");
-    let (below, kth, _) = v.select_nth_unstable_by(top, f64::total_cmp);
+    let (below, kth, _) = v.select_nth_unstable_by(top, cmp);
     let kth = *kth;
     ks.iter()
         .map(|&k| {
@@ -50,7 +52,7 @@ fn order_stats(v: &mut [f64], ks: &[usize]) -> Vec<f64> {
             if k == top {
                 kth
             } else {
-                below.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                *below.iter().max_by(|a, b| cmp(a, b)).expect("k < top")
             }
         })
         .collect()
@@ -109,17 +111,8 @@ fn screened_order_stats(sub: ArrayView2<f64>, ks: &[usize]) -> Option<Vec<f64>> 
     let c = f64::from(f32::EPSILON); // 2⁻²³: twice single rounding's relative bound
     let lo = |a: f32| f64::from(a) - c * f64::from(a).abs() - e;
     let hi = |a: f32| f64::from(a) + c * f64::from(a).abs() + e;
-    let (first, last) = {
-        let mut copy = approx.clone();
-        let top = *ks.last().expect("at least one order statistic");
-        let (before, kth, _) = copy.select_nth_unstable_by(top, f32::total_cmp);
-        let kth = *kth;
-        let first = match ks.first() {
-            Some(&k) if k < top => before.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-            _ => kth,
-        };
-        (lo(first), hi(kth))
-    };
+    let wanted = order_stats(&mut approx.clone(), ks, f32::total_cmp);
+    let (first, last) = (lo(wanted[0]), hi(wanted[wanted.len() - 1]));
     let mut below = 0;
     let mut band = Vec::new();
     let mut at = 0;
@@ -153,7 +146,7 @@ fn screened_order_stats(sub: ArrayView2<f64>, ks: &[usize]) -> Option<Vec<f64>> 
     if within.last().is_some_and(|&k| k >= exact.len()) {
         return None;
     }
-    Some(order_stats(&mut exact, &within))
+    Some(order_stats(&mut exact, &within, f64::total_cmp))
 }
 
 /// Mean Euclidean distance between distinct training rows (MVML's per-view default); the

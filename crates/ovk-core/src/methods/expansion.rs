@@ -324,7 +324,7 @@ fn shared_landmark_kernel(
         f.array(x);
         f.finish()
     };
-    let grams = match t.take_shared(rows) {
+    let (blocks, keep) = match t.take_shared(rows) {
         Some(blocks) => (blocks, false),
         None => {
             let starts: Vec<usize> = (0..x.nrows()).step_by(PREDICT_ROWS).collect();
@@ -338,7 +338,6 @@ fn shared_landmark_kernel(
             (blocks, true)
         }
     };
-    let (blocks, keep) = grams;
     let pairs: Vec<_> = out
         .axis_chunks_iter_mut(Axis(0), PREDICT_ROWS)
         .zip(&blocks)
@@ -564,20 +563,12 @@ mod tests {
         assert_eq!(names, ["landmarks", "l_s", "coef"], "{names:?}");
     }
 
-    /// `k(x, S) (L_S⁻ᵀ β)` is `z(x)ᵀ β` for dense and factored β, taken once the rows
-    /// outnumber β's columns; fewer rows go through the features, and the solved β stays unset,
-    /// as it does for a β wider than the rank (its solved copy would be a second β).
     /// Two models on one factor (okl's and its krr baseline's): the second takes the landmark
     /// kernel of the rows the first predicted, and predicts what it would alone.
     #[test]
     fn a_second_model_on_the_factor_takes_the_landmark_kernel_the_first_kept() {
-        use crate::kernels::{input_factor, Landmarks};
-        let kernel = Kernel::Gaussian { sigma: 0.9 };
         let x = random(300, 4, 21);
-        let f = input_factor(&kernel, x.view(), 40, Landmarks::Rpcholesky, 3, &mut |_| {
-            Ok(())
-        })
-        .unwrap();
+        let f = gaussian_factor(x.view(), 40);
         let FeatureMap::Nystrom {
             kernel: k,
             x_landmarks,
@@ -626,15 +617,20 @@ mod tests {
         assert!(t.shared.lock().unwrap().is_none());
     }
 
-    #[test]
-    fn predictions_through_the_landmarks_equal_the_features_route() {
+    /// A Gaussian (σ = 0.9) RPCholesky factor of rank at most `r` on `x`.
+    fn gaussian_factor(x: ArrayView2<f64>, r: usize) -> crate::kernels::InputFactor {
         use crate::kernels::{input_factor, Landmarks};
         let kernel = Kernel::Gaussian { sigma: 0.9 };
+        input_factor(&kernel, x, r, Landmarks::Rpcholesky, 3, &mut |_| Ok(())).unwrap()
+    }
+
+    /// `k(x, S) (L_S⁻ᵀ β)` is `z(x)ᵀ β` for dense and factored β, taken once the rows
+    /// outnumber β's columns; fewer rows go through the features, and the solved β stays unset,
+    /// as it does for a β wider than the rank (its solved copy would be a second β).
+    #[test]
+    fn predictions_through_the_landmarks_equal_the_features_route() {
         let x = random(500, 4, 8);
-        let f = input_factor(&kernel, x.view(), 80, Landmarks::Rpcholesky, 3, &mut |_| {
-            Ok(())
-        })
-        .unwrap();
+        let f = gaussian_factor(x.view(), 80);
         let r = f.rank();
         let dense = Coef::Dense(random(r, 6, 9));
         let factored = Coef::Factored {
