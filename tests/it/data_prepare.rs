@@ -204,8 +204,10 @@ fn labeled_count_and_fraction() {
             prep.y_train.row(k).iter().all(|v| v.is_nan()),
             !prep.labeled[k]
         );
-        assert!(prep.y_train_true.row(k).iter().all(|v| v.is_finite()));
     }
+    // the hidden labels are kept, as in the file, for the unlabeled rows only
+    assert_eq!(prep.y_unlabeled_true.nrows(), n_train - 10);
+    assert!(prep.y_unlabeled_true.iter().all(|v| v.is_finite()));
     cfg.labeled = Some(0.25);
     let frac = run(&cfg);
     assert_eq!(frac.labeled.iter().filter(|b| **b).count(), 28); // round(0.25 · 112)
@@ -242,7 +244,7 @@ fn csv_and_parquet_prepare_identically() {
             .iter()
             .zip(b.y_train.iter())
             .all(|(u, v)| u == v || (u.is_nan() && v.is_nan())));
-        assert_eq!(a.y_train_true, b.y_train_true);
+        assert_eq!(a.y_unlabeled_true, b.y_unlabeled_true);
         assert_eq!(a.y_test, b.y_test);
         assert_eq!(a.labeled, b.labeled);
         assert_eq!((a.train_rows, a.test_rows), (b.train_rows, b.test_rows));

@@ -336,9 +336,11 @@ pub struct Prepared {
     pub x_train: Array2<f64>,
     /// Training targets; rows of unlabeled points are NaN.
     pub y_train: Array2<f64>,
-    /// All training targets as in the file, including those hidden by `labeled` (for
-    /// transductive evaluation); NaN only where the file itself has no label.
-    pub y_train_true: Array2<f64>,
+    /// The unlabeled training rows' targets as in the file, one row per `false` in `labeled`
+    /// in training order: those `--labeled` hid (for transductive evaluation), NaN where the
+    /// file itself has no label. Only these rows: a copy of every training target would hold
+    /// 100+ MB through the fit with 10⁵ outputs.
+    pub y_unlabeled_true: Array2<f64>,
     /// Per training row, whether its label is shown to the fit.
     pub labeled: Vec<bool>,
     /// Test features, scaled with the training scaler.

@@ -1,7 +1,7 @@
 //! File + role choices → training/test matrices: read, pick columns, check cells, code the
 //! outputs, split, hide labels, scale, group views.
 
-use ndarray::{Array2, Axis};
+use ndarray::Array2;
 use sha2::{Digest, Sha256};
 
 use super::encode::{encode, RawOutputs};
@@ -94,7 +94,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         },
         opts.allow_unlabeled,
     )?;
-    let coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
+    let mut coded = encode(path, &outputs, &rows.labeled, roles.task, cfg.class_coding)?;
     drop(outputs);
     let used: Vec<usize> = rows
         .labeled
@@ -126,8 +126,10 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     } else {
         None
     };
-    let y_train_true = select_rows(coded.y.view(), &parts.train);
+    let mut y_train = select_rows(coded.y.view(), &parts.train);
     let y_test = select_rows(coded.y.view(), &parts.test);
+    // every row is in a part now: with 10⁵ outputs the whole coded matrix is 100+ MB
+    coded.y = Array2::zeros((0, 0));
 
     let is_labeled = super::split::marks(&rows.labeled);
     let mut labeled: Vec<bool> = parts
@@ -142,11 +144,10 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
             labeled[k] = keep;
         }
     }
-    let mut y_train = y_train_true.clone();
-    for (k, mut row) in y_train.axis_iter_mut(Axis(0)).enumerate() {
-        if !labeled[k] {
-            row.fill(f64::NAN);
-        }
+    let unlabeled: Vec<usize> = (0..labeled.len()).filter(|&k| !labeled[k]).collect();
+    let y_unlabeled_true = select_rows(y_train.view(), &unlabeled);
+    for k in unlabeled {
+        y_train.row_mut(k).fill(f64::NAN);
     }
 
     let scaler = match &block {
@@ -205,7 +206,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     Ok(Prepared {
         x_train,
         y_train,
-        y_train_true,
+        y_unlabeled_true,
         labeled,
         x_test,
         y_test,

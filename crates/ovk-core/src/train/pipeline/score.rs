@@ -132,16 +132,13 @@ fn per_label_auc(
 /// The unlabeled training rows' true targets and the fit's own predictions of them.
 fn unlabeled_part<'a>(
     f: &'a Fitted,
-    prepared: &Prepared,
-) -> Option<(Array2<f64>, &'a Array2<f64>)> {
-    let rows: Vec<usize> = (0..prepared.labeled.len())
-        .filter(|&i| !prepared.labeled[i])
-        .collect();
+    prepared: &'a Prepared,
+) -> Option<(&'a Array2<f64>, &'a Array2<f64>)> {
     f.fit
         .matrices
         .iter()
         .find(|(n, _)| n == "predictions_unlabeled")
-        .map(|(_, p)| (select_rows(prepared.y_train_true.view(), &rows), p))
+        .map(|(_, p)| (&prepared.y_unlabeled_true, p))
         .filter(|(truth, p)| p.nrows() == truth.nrows())
 }
 

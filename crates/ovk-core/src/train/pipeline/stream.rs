@@ -997,7 +997,7 @@ pub(super) fn run(
     let prepared = Prepared {
         x_train: Array2::zeros((0, d)),
         y_train: Array2::zeros((0, m)),
-        y_train_true: Array2::zeros((0, m)),
+        y_unlabeled_true: Array2::zeros((0, m)),
         labeled: vec![true; n_train],
         x_test: Array2::zeros((0, d)),
         y_test: Array2::zeros((0, m)),
