@@ -125,20 +125,20 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 /// n×n matrices alive at the exact solve's peak, the process's own memory and the model's
-/// copies included (fitted to `ovk bench scaling`'s VmHWM at n = 1000 and 2000, 2026-11-27:
-/// estimate ÷ peak 1.05–1.10, 1.06–1.09 and 1.03–1.12; at n = 4000, where glibc returns each
-/// freed n×n block, 1.19–1.44 until the freed ones were counted apart; the conditional kernel's
-/// freed blocks cut from 8 to 6 halves once eigh's blocked reduction left fewer of them
-/// resident: 1.18–1.19 → 1.1 at n = 2000, 1.07 → 1.0 at n = 1000), in halves: K, Lg, K's eigenvectors
-/// and the eigensolver's workspace, then α and W; the covariance kernel adds Lg's tridiagonal
-/// reduction and `C = QᵀU`, X and `XUᵀ`; the conditional one `U D^{1/2}`, `D^{1/2} G D^{1/2}`,
-/// its eigendecomposition, P and the residual.
+/// copies included, in halves: K, Lg, K's eigenvectors and the eigensolver's workspace, then α
+/// and W; the covariance kernel adds Lg's tridiagonal reduction and `C = QᵀU`, X and `XUᵀ`; the
+/// conditional one `U D^{1/2}`, `D^{1/2} G D^{1/2}`, its eigendecomposition, P and the
+/// residual. Fitted to `ovk bench scaling`'s VmHWM at n = 2000 and 4000 (2026-12-02): the
+/// identity and covariance kernels peak at 5.6–6.3 n×n, the conditional one at 8.2–8.3, the
+/// same at both sizes but for half a freed block of the covariance route at n = 2000. The
+/// counts of 2026-11-27 (8 and 10.5 held, freed blocks besides) read 1.26–1.54× those peaks
+/// once the eigensolver's blocked reduction stopped holding its own copies.
 fn exact_half_matrices(ovk: Ovk) -> (u64, u64) {
     // (held at the peak, freed temporaries glibc may keep resident: `mats_freed`)
     match ovk {
-        Ovk::Identity => (16, 2),
-        Ovk::Covariance => (16, 2),
-        Ovk::Conditional { .. } => (21, 6),
+        Ovk::Identity => (12, 0),
+        Ovk::Covariance => (12, 1),
+        Ovk::Conditional { .. } => (17, 0),
     }
 }
 /// Seed offset of the output factor's landmarks (the input factor uses the problem's seed).

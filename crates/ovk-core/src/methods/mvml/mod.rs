@@ -315,12 +315,12 @@ impl Method for Mvml {
         Ok(match fraction {
             // Exact: the v Grams, S, its unsymmetrised first sum and one product Ψ_lΨ_lᵀ
             // (basis.rs), then S's eigendecomposition: eigenvectors, faer's scratch (a copy
-            // of S and two n×n blocks of divide and conquer) and their ndarray copy — v + 7
-            // n×n in all (measured 9.4–10.8 n² at v = 3, n = 1000–4000, `ovk bench scaling`;
-            // 9.7 n² at v = 2, n = 1600, `ovk bench lowrank`). The general route adds the
-            // products Ψ_l Ψ_mᵀ, the dual matrix and its factor, and per output U_l, Ψ_l U_l
-            // (n×t) and C.
-            None if default_route => mats(v as u64 + 7, n, n) + mats(3 * out, n * v, t),
+            // of S and two n×n blocks of divide and conquer) and their ndarray copy — v + 6
+            // n×n in all (measured 8.4–9.6 n² at v = 3, n = 1000–4000, `ovk bench scaling`,
+            // 2026-12-02; v + 7 read 1.12–1.21× the peak at n = 2000 and 4000 once the
+            // eigensolver held fewer copies). The general route adds the products Ψ_l Ψ_mᵀ,
+            // the dual matrix and its factor, and per output U_l, Ψ_l U_l (n×t) and C.
+            None if default_route => mats(v as u64 + 6, n, n) + mats(3 * out, n * v, t),
             None => {
                 mats(v as u64 + products + 9, n, n)
                     + mats(2 * v as u64, n, t).saturating_mul(out)
@@ -330,17 +330,19 @@ impl Method for Mvml {
             // held to the end, and two n×p while a view's factor N_l is built and turned into
             // Ψ_l (the kept columns of Ψ_w the QR starts from are freed before the peak):
             // 2v + 2 n×p, measured 7–8 n·p at v = 2 and 3 (`ovk bench scaling`, `ovk bench
-            // lowrank`); per output vp×vp at most.
+            // lowrank`); per output vp×vp at most. The solve's four vp×vp are gone when the
+            // saved metrics are formed: counted together they read 1.26× the peak at n = 4000,
+            // m = 10 (2026-12-02).
             Some(f) => {
                 let p = ((f * n as f64) as usize).max(1);
                 mats(2 * v as u64 + 2, n, p)
-                    + mats(4, v * p, v * p)
+                    + mats(4, v * p, v * p).max(metrics)
                     + mats(2, v * p, v * p).saturating_mul(if default_route { 0 } else { out })
                     + mats(3 * out, v * p, t)
                     // the identity between views in the views' coordinates (grams::CrossMaps)
                     + if pairs { mats((v * (v - 1) / 2) as u64, p, p) } else { 0 }
             }
-        } + metrics
+        } + if fraction.is_some() { 0 } else { metrics }
             // predictions: a cross Gram per view against the training rows, or the landmarks
             + match fraction {
                 None => mats(1, s.n_test, n),
