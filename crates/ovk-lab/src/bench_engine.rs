@@ -265,15 +265,14 @@ pub fn run_one(
     if method != "eigh" {
         let m = methods::find_named(method)?;
         let shape = methods::ProblemShape::of(&problem);
-        out.estimate_bytes = m
-            .peak_bytes(&shape, &params)
-            .ok()
-            .zip(before)
-            .map(|(b, rss)| {
-                rss + b
-                    + methods::mats(1, n, problem.x.ncols() + problem.y.ncols())
-                    + methods::RUNTIME_BYTES
-            });
+        // the pipeline's fit-side estimate (`train::pipeline::admit`) without its loading: the
+        // rows are generated in this process
+        let own = m.peak_bytes(&shape, &params)? + m.row_copy_bytes(&shape, &params)?;
+        out.estimate_bytes = before.map(|rss| {
+            rss + own
+                + methods::mats(1, n, problem.x.ncols() + problem.y.ncols())
+                + methods::RUNTIME_BYTES
+        });
         let start = Instant::now();
         let fit = m.fit(&problem, &params, &mut Silent)?;
         let fit_s = start.elapsed().as_secs_f64();

@@ -386,6 +386,12 @@ pub trait Method: Sync {
     fn peak_bytes(&self, shape: &ProblemShape, _params: &Params) -> Result<u64> {
         Ok(mats(3, shape.n_labeled, shape.n_labeled))
     }
+    /// Bytes of the training rows the fit copies beside the prepared ones, held at its peak
+    /// (its labeled part, the rows a model keeps), where `peak_bytes` does not count them
+    /// already. Default: one copy of the labeled rows' inputs and targets.
+    fn row_copy_bytes(&self, shape: &ProblemShape, _params: &Params) -> Result<u64> {
+        Ok(mats(1, shape.n_labeled, shape.d + shape.m))
+    }
     /// Floor cost of an exact fit in units of one n×n symmetric eigendecomposition (the time
     /// estimate `train::estimate` scales it by this machine's measured rate).
     fn exact_eighs(&self) -> f64 {

@@ -187,6 +187,14 @@ impl Method for Vvmr {
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
         s.route(s.n_train)
     }
+    fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        // Its targets are among the N×m blocks `peak_bytes` counts; on a factor the model
+        // reads Z's rows, the exact route's model keeps a copy of the inputs.
+        Ok(match self.input_route(s)?.factor_columns(s.d) {
+            Some(_) => 0,
+            None => mats(1, s.n_train, s.d),
+        })
+    }
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
         if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
             let h = VvmrConfig::from_params(params)?;
@@ -200,10 +208,11 @@ impl Method for Vvmr {
         }
         let n = s.n_train;
         // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries and a packed
-        // triangle per thread for the shifted solves (measured: `ovk bench scaling`'s VmHWM at
-        // N = 1000 and 2000, 2026-11-27, is 10.5–11 N×N with the process's own memory).
-        // Two of the eleven are freed temporaries, resident only while glibc keeps them.
-        Ok(mats(N_BY_N_MATRICES + 3, n, n)
+        // triangle per thread for the shifted solves, and two freed temporaries resident only
+        // while glibc keeps them (measured: `ovk bench scaling`'s VmHWM, 2026-12-02, is 7.4 N×N
+        // with the process's own memory at N = 4000 and 9.5 at 2000; nine held had read
+        // 1.15–1.22× the peak once the eigensolver held fewer copies).
+        Ok(mats(2 * N_BY_N_MATRICES + 3, n, n) / 2
             + mats_freed(2, n, n)
             + mats(6, n, s.m)
             + mats(1, s.n_test, n))

@@ -291,6 +291,14 @@ impl Method for LowRankOkl {
         s.route(s.n_labeled)
     }
 
+    fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        // On a factor `peak_bytes` counts the training rows' copies (two when the path
+        // chooses); the exact route copies them once.
+        Ok(match self.input_route(s)?.factor_columns(s.d) {
+            Some(_) => 0,
+            None => mats(1, s.n_labeled, s.d + s.m),
+        })
+    }
     fn peak_bytes(&self, s: &ProblemShape, params: &Params) -> Result<u64> {
         let cfg = LowRankConfig::from_params(params)?;
         let (l, m) = (s.n_labeled, s.m);

@@ -143,6 +143,20 @@ impl Method for Okl {
         0.8
     }
 
+    fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        // The labeled part is copied only when some rows are unlabeled (`labeled_part`); the
+        // exact and Krylov routes' models keep the inputs, a factor's model reads Z's rows.
+        let part = if s.n_labeled < s.n_train {
+            mats(1, s.n_labeled, s.d + s.m)
+        } else {
+            0
+        };
+        let model = match self.input_route(s)?.factor_columns(s.d) {
+            Some(_) => 0,
+            None => mats(1, s.n_labeled, s.d),
+        };
+        Ok(part + model)
+    }
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         let (l, m) = (s.n_labeled, s.m);
         if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
