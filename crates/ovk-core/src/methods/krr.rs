@@ -78,9 +78,12 @@ impl Method for Krr {
             return Ok(factor_peak_bytes(l, r, s.m, s.n_test) + mats(3, l, s.m));
         }
         // K, factored in place (the training rows' predictions come from the solve, not from a
-        // second Gram matrix), and the blocks it was computed in; the ℓ×m blocks; the test
-        // cross-Gram. Measured: 578 MB at ℓ = 8000, m = 10, of which K is 512 MB.
-        Ok(mats(1, l, l) + mats(1, gram_block_rows(), l) + mats(4, l, s.m) + mats(1, s.n_test, l))
+        // second Gram matrix), and the blocks it was computed in; the ℓ×m blocks; then, with K
+        // gone, the test cross-Gram (counted beside K it read 1.17–1.20× the peak at ℓ = 1600
+        // and 3200, `bench lowrank --suite compare`). Measured: 578 MB at ℓ = 8000, m = 10, of
+        // which K is 512 MB.
+        let fit = mats(1, l, l) + mats(1, gram_block_rows(), l);
+        Ok(fit.max(mats(1, s.n_test, l)) + mats(4, l, s.m))
     }
     fn memory_advice(&self) -> &'static str {
         "use fewer training points (--test-fraction, or subsample the file)"
