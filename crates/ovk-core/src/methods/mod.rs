@@ -34,7 +34,7 @@ pub use params::{MethodConfig, ParamKind, ParamSpec, Params, Value};
 pub use parts::ModelParts;
 pub use parts::{load_model, KINDS};
 pub(crate) use shape::linear_kind;
-pub use shape::{mats, mats_freed, ProblemShape, LOADING_BYTES, RUNTIME_BYTES};
+pub use shape::{mats, mats_freed, ProblemShape, LOADING_BYTES, LOADING_PEAK_BYTES, RUNTIME_BYTES};
 pub(crate) use target_scaled::TargetScaled;
 
 use crate::data::{Task, View};

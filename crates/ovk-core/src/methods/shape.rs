@@ -81,10 +81,16 @@ pub(crate) fn linear_kind(kernel: KernelName, x: ArrayView2<f64>) -> (bool, bool
 /// over the estimate at n = 500, where the matrices are small, `ovk bench scaling`).
 pub const RUNTIME_BYTES: u64 = 4 << 20;
 
-/// What loading a table adds to the process beside the rows it holds: polars' reader, its
-/// thread pool and their code paged in (VmRSS grew by 13 MiB across loading a 1.5 MB CSV, of
-/// which `RUNTIME_BYTES` are the fit's own threads and code).
-pub const LOADING_BYTES: u64 = 9 << 20;
+/// What loading leaves resident beside the rows it returns: the readers' code paged in and the
+/// thread pools' stacks and heaps. At the start of the fit VmRSS stood 5.9–7.4 MiB above the
+/// process's base on 40- to 2000-row files (`ovk run`, 2026-12-02), `RUNTIME_BYTES` of it the
+/// fit's own; the 9 MiB counted before the numeric CSV reader read 1.17–1.28× the peaks of
+/// small low-rank fits (`ovk bench lowrank --suite compare`).
+pub const LOADING_BYTES: u64 = 5 << 20;
+
+/// What loading holds at its peak beside two copies of the rows: the readers' buffers and
+/// threads (VmRSS peaked 11.5–13.1 MiB above the base while loading 40- to 2000-row files).
+pub const LOADING_PEAK_BYTES: u64 = 9 << 20;
 
 /// Bytes of `count` dense r×c matrices of f64 (saturating: an absurd size stays absurd).
 pub fn mats(count: u64, r: usize, c: usize) -> u64 {

@@ -5,7 +5,9 @@
 use crate::data::Prepared;
 use crate::kernels::{check_fits_or, format_bytes, InputRank};
 use crate::methods::input::AUTO_RANK;
-use crate::methods::{mats, Method, Params, ProblemShape, Route, LOADING_BYTES, RUNTIME_BYTES};
+use crate::methods::{
+    mats, Method, Params, ProblemShape, Route, LOADING_BYTES, LOADING_PEAK_BYTES, RUNTIME_BYTES,
+};
 use crate::train::{estimate, RunConfig};
 use crate::Result;
 
@@ -133,7 +135,7 @@ pub(super) fn peak_estimate(method: &dyn Method, s: &ProblemShape, params: &Para
     let loading = rows
         .saturating_add(targets)
         .saturating_mul(2)
-        .saturating_add(LOADING_BYTES);
+        .saturating_add(LOADING_PEAK_BYTES);
     let fit = method
         .peak_bytes(s, params)?
         .saturating_add(method.row_copy_bytes(s, params)?)
@@ -280,7 +282,7 @@ mod tests {
         let (all, targets) = (mats(1, 1100, 2005), mats(1, 1100, 5));
         assert_eq!(
             peak_estimate(krr, &small, &params).unwrap(),
-            2 * (all + targets) + LOADING_BYTES
+            2 * (all + targets) + LOADING_PEAK_BYTES
         );
     }
 }
