@@ -402,7 +402,7 @@ pub(crate) fn map_features(map: &FeatureMap) -> Option<usize> {
 
 /// Rows per block when predicting through a feature map: keeps the n×r features of a large
 /// input from ever being whole in memory.
-const PREDICT_ROWS: usize = 4096;
+pub(crate) const PREDICT_ROWS: usize = 4096;
 
 impl Model for FeatureExpansion {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
