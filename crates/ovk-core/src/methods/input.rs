@@ -475,7 +475,7 @@ impl InputSpectrum {
         let summary = FactorSummary::of(route, &f, seconds);
         let mut sp = Self::from_sums(sums, f.map, summary)?;
         if let (Some(x), Basis::Factor(b)) = (x, &mut sp.basis) {
-            b.training = Some(TrainingFeatures::kept(x.to_owned(), f.z));
+            b.training = Some(TrainingFeatures::kept(x, f.z));
         }
         Ok(sp)
     }

@@ -183,7 +183,8 @@ fn fit_on_factor(
     record_solved(obs, objective, None, clock)?;
     let summary = FactorSummary::of(route_name, &f, seconds);
     // Z stays for the training-row predictions (the primal route's z(x) = x costs nothing).
-    let training = matches!(route, Route::LowRank { .. }).then(|| TrainingFeatures::kept(x, f.z));
+    let training =
+        matches!(route, Route::LowRank { .. }).then(|| TrainingFeatures::kept(x.view(), f.z));
     let mut fit = Fit::new(Box::new(FeatureExpansion::new(
         f.map,
         beta.clone().into(),

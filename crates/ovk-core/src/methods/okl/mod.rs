@@ -145,7 +145,8 @@ impl Method for Okl {
 
     fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         // The labeled part is copied only when some rows are unlabeled (`labeled_part`); the
-        // exact and Krylov routes' models keep the inputs, a factor's model reads Z's rows.
+        // exact and Krylov routes' models keep the inputs, a factor's model reads Z's rows
+        // (the training rows known again by their fingerprint, `TrainingFeatures`).
         let part = if s.n_labeled < s.n_train {
             mats(1, s.n_labeled, s.d + s.m)
         } else {
