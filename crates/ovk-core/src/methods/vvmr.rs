@@ -22,7 +22,9 @@ use crate::kernels::{
     check_fits, dense_bytes, gram, knn_graph, knn_sparse, laplacian, laplacian_power, pinv_psd,
     GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
-use crate::linalg::{eigh, hessenberg, interruptible, matmul, matmul_tn, select_rows, symmetrize};
+use crate::linalg::{
+    add_matmul_tn, eigh, hessenberg, interruptible, matmul, matmul_tn, select_rows, symmetrize,
+};
 use crate::methods::details::key;
 use crate::util::choice::{choice_enum, Choice};
 use crate::{ErrorKind, OvkError, Result};
@@ -438,8 +440,8 @@ const FACTOR_ROWS: usize = 4096;
 
 /// Peak bytes on a factor with r columns: the sparse graph (≤ 2kN edges) and its Laplacian
 /// throughout; then the largest of the neighbour search (one B×N distance block per thread),
-/// the factor's construction and the solve (Z, `L^{⌊p/2⌋} Z` when p ≥ 2, per-thread r×r
-/// accumulators and row blocks, `Z_J`, `ZᵀMZ` and its eigenvectors, the N×m blocks).
+/// the factor's construction and the solve (Z, `L^{⌊p/2⌋} Z` when p ≥ 2, one r×r accumulator
+/// and one row block per thread, `Z_J`, `ZᵀMZ` and its eigenvectors, the N×m blocks).
 fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth: bool) -> u64 {
     let (n, m) = (s.n_train, s.m);
     let threads = rayon::current_num_threads().max(1) as u64;
@@ -468,7 +470,7 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth
     let solve = mats(1, n, r)
         + mats(1, s.n_labeled, r) // Z_J, the labeled rows
         + if smooth && power >= 2 { mats(1, n, r) } else { 0 }
-        + busy * (mats(2, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
+        + busy * (mats(1, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
         + mats(eig, r, r)
         + mats(8, n, m)
         + mats(1, s.n_test.min(4096), r);
@@ -632,22 +634,34 @@ pub(crate) fn zt_m_z(
         };
         let odd = lap.power % 2 == 1;
         let starts: Vec<usize> = (0..n).step_by(FACTOR_ROWS).collect();
+        // One accumulator per thread, each block's product added into it in place: a fold
+        // over the blocks had made one accumulator per split and a product per block, up to
+        // 12 r×r at once (tmc2007, r = 2000: 370 MiB).
+        let per = starts
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
         let s_l = starts
-            .into_par_iter()
-            .fold(
-                || Array2::<f64>::zeros((r, r)),
-                |mut acc, start| {
+            .par_chunks(per)
+            .map(|chunk| {
+                let mut acc = Array2::<f64>::zeros((r, r));
+                for &start in chunk {
                     let end = (start + FACTOR_ROWS).min(n);
                     let vb = v.slice(s![start..end, ..]);
-                    acc += &if odd {
-                        matmul_tn(vb, lap.apply_once_rows(v, start, end).view())
+                    if odd {
+                        add_matmul_tn(&mut acc, vb, lap.apply_once_rows(v, start, end).view());
                     } else {
-                        matmul_tn(vb, vb)
-                    };
-                    acc
-                },
-            )
-            .reduce(|| Array2::<f64>::zeros((r, r)), |a, b| a + b);
+                        add_matmul_tn(&mut acc, vb, vb);
+                    }
+                }
+                acc
+            })
+            .reduce_with(|a, b| a + b)
+            .unwrap_or_else(|| Array2::<f64>::zeros((r, r)));
+        // The worker threads' accumulators were freed in their own malloc arenas, where the
+        // eigenproblem that follows cannot reuse them: returned, they do not stay resident
+        // beside it.
+        crate::kernels::return_freed_memory();
         s.scaled_add(ell_gamma_i, &s_l);
     }
     symmetrize(&s)
@@ -1011,4 +1025,38 @@ fn label(names: &[String], i: usize) -> String {
         .get(i)
         .cloned()
         .unwrap_or_else(|| format!("y{}", i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{knn_sparse, GraphWeights, LaplacianKind, SparseLaplacian};
+
+    /// `ZᵀMZ` summed over three row blocks, split between the threads' accumulators, is
+    /// `Z_JᵀZ_J + ℓγ_I Zᵀ(Lᵖ Z)` computed in one piece (Lᵖ Z by p sparse products), for odd and
+    /// even p.
+    #[test]
+    fn zt_m_z_over_several_row_blocks_is_the_whole_product() {
+        let n = 2 * FACTOR_ROWS + 333;
+        let x = Array2::from_shape_fn((n, 3), |(i, j)| {
+            ((i * 7 + j * 13) % 101) as f64 / 50.0 + (i as f64 * 0.37 + j as f64).sin()
+        });
+        let z = Array2::from_shape_fn((n, 6), |(i, j)| ((i * (j + 3)) % 17) as f64 / 17.0 - 0.4);
+        let labeled: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+        let rows: Vec<usize> = (0..n).filter(|&i| labeled[i]).collect();
+        let graph = knn_sparse(x.view(), 5, GraphWeights::Heat, &mut |_| Ok(())).unwrap();
+        let lg = 0.7;
+        for p in [1, 2, 3] {
+            let lap = SparseLaplacian::new(graph.clone(), LaplacianKind::Normalized, p);
+            let got = zt_m_z(z.view(), &lap, &labeled, lg);
+            let z_j = select_rows(z.view(), &rows);
+            let mut want = matmul_tn(z_j.view(), z_j.view());
+            want.scaled_add(lg, &matmul_tn(z.view(), lap.apply(z.view()).view()));
+            let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let diff = (&got - &symmetrize(&want))
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(diff <= 1e-12 * scale, "p = {p}: {diff} of {scale}");
+        }
+    }
 }
