@@ -132,9 +132,21 @@ fn real_cases(dir: &Path) -> Vec<Case> {
             None,
         ),
         case(
+            "tmc2007 krr gaussian r=1000",
+            &tmc,
+            &format!("{tmc_roles} --method krr --input-rank 1000 --lambda 1"),
+            Some("tmc2007 krr linear λ=1 (exact, primal)"),
+        ),
+        case(
             "tmc2007 krr gaussian r=2000",
             &tmc,
             &format!("{tmc_roles} --method krr --input-rank 2000 --lambda 1"),
+            Some("tmc2007 krr linear λ=1 (exact, primal)"),
+        ),
+        case(
+            "tmc2007 okl gaussian r=1000",
+            &tmc,
+            &format!("{tmc_roles} --method okl --input-rank 1000 --lambda 1"),
             Some("tmc2007 krr linear λ=1 (exact, primal)"),
         ),
         case(
