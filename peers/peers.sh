@@ -36,9 +36,12 @@ case "$only" in ""|fits|issue36) ;; *) echo "PEERS_ONLY: '$only' is not fits or 
 cleanup=()
 trap 'for d in "${cleanup[@]:-}"; do [ -n "$d" ] && rm -rf "$d"; done' EXIT
 
+# The same target dir as .ci/run, outside the clone: a run without CARGO_TARGET_DIR reuses
+# CI's build instead of starting a fresh one in the repository.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ovk-target}"
 echo "== building ovk (release)" >&2
 (cd "$repo" && cargo build --release --quiet)
-target="${CARGO_TARGET_DIR:-$repo/target}"
+target="$CARGO_TARGET_DIR"
 ovk="$target/release/ovk"
 
 echo "== Python peers venv" >&2
