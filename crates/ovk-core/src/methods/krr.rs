@@ -72,6 +72,16 @@ impl Method for Krr {
         0.08
     }
 
+    fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
+        // A factor is built from the rows where they are (the labeled part copied only when
+        // some rows are unlabeled); the exact and Krylov routes copy them for their model.
+        let all_labeled = s.n_labeled == s.n_train;
+        Ok(match self.input_route(s)?.factor_columns(s.d) {
+            Some(_) if all_labeled => 0,
+            _ => mats(1, s.n_labeled, s.d + s.m),
+        })
+    }
+
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         let l = s.n_labeled;
         if let Some(r) = self.input_route(s)?.factor_columns(s.d) {
@@ -103,12 +113,13 @@ impl Method for Krr {
             };
             return fit_spectral(p, sp, x, part.y(), lambda, obs, &clock);
         }
+        if route.factor_columns(p.x.ncols()).is_some() {
+            // the factor is built from the rows where they are: its model reads Z's rows
+            return fit_on_factor(p, route, part.x(), part.y(), lambda, obs, &clock);
+        }
         let (x, y) = part.into_owned();
         if route == Route::Krylov {
             return fit_on_krylov(p, x, y, lambda, obs, &clock);
-        }
-        if route != Route::Exact {
-            return fit_on_factor(p, route, x, y, lambda, obs, &clock);
         }
         obs.phase(Phase::Gram, None);
         let k = gram(&p.kernel, x.view())?;
@@ -142,8 +153,8 @@ impl Method for Krr {
 fn fit_on_factor(
     p: &Problem,
     route: Route,
-    x: Array2<f64>,
-    y: Array2<f64>,
+    x: ArrayView2<f64>,
+    y: ArrayView2<f64>,
     lambda: f64,
     obs: &mut dyn Observer,
     clock: &Clock,
@@ -153,10 +164,10 @@ fn fit_on_factor(
         Route::LowRank {
             rank, landmarks, ..
         } => (
-            factor_observed(&p.kernel, x.view(), rank, landmarks, p.seed, obs)?,
+            factor_observed(&p.kernel, x, rank, landmarks, p.seed, obs)?,
             "low_rank",
         ),
-        Route::Primal => (InputFactor::linear(x.view()), "primal"),
+        Route::Primal => (InputFactor::linear(x), "primal"),
         Route::Exact | Route::Krylov => {
             return Err(OvkError::internal("krr: the exact route has no factor"))
         }
@@ -164,13 +175,14 @@ fn fit_on_factor(
     let seconds = started.elapsed().as_secs_f64();
     check_cancel(obs)?;
     obs.phase(Phase::Decomposition, None);
-    let zty = matmul_tn(f.z.view(), y.view());
+    let zty = matmul_tn(f.z.view(), y);
     let mut g = gram_tn(f.z.view());
     g.diag_mut().mapv_inplace(|v| v + lambda);
     let Ok(chol) = cholesky(g.view()) else {
         // λ below rounding against ZᵀZ: the spectral solve drops the directions it cannot see
-        let sp = InputSpectrum::of_factor(f, y.view(), route_name, seconds)?;
-        return fit_spectral(p, sp, x, y.view(), lambda, obs, clock);
+        let sp = InputSpectrum::of_factor(f, y, route_name, seconds)?;
+        let no_rows = Array2::zeros((0, x.ncols()));
+        return fit_spectral(p, sp, no_rows, y, lambda, obs, clock);
     };
     // β = ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY, C = (Y − Zβ)/λ: eq. (3) at L = I is
     // ‖Y − Zβ‖²/(2λ) + ‖β‖²/2 + m/2 (CᵀKC = βᵀβ)
@@ -183,8 +195,7 @@ fn fit_on_factor(
     record_solved(obs, objective, None, clock)?;
     let summary = FactorSummary::of(route_name, &f, seconds);
     // Z stays for the training-row predictions (the primal route's z(x) = x costs nothing).
-    let training =
-        matches!(route, Route::LowRank { .. }).then(|| TrainingFeatures::kept(x.view(), f.z));
+    let training = matches!(route, Route::LowRank { .. }).then(|| TrainingFeatures::kept(x, f.z));
     let mut fit = Fit::new(Box::new(FeatureExpansion::new(
         f.map,
         beta.clone().into(),

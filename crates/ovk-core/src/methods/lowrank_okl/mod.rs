@@ -233,7 +233,7 @@ pub(crate) fn fit_streamed(
     let no_rows = ndarray::Array2::zeros((0, problem.x.ncols()));
     steps::assemble(
         problem,
-        no_rows,
+        no_rows.view(),
         chosen,
         &settings,
         settings.max_iter,
@@ -292,8 +292,8 @@ impl Method for LowRankOkl {
     }
 
     fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
-        // On a factor `peak_bytes` counts the training rows' copies (two when the path
-        // chooses); the exact route copies them once.
+        // On a factor `peak_bytes` counts the rows' copies; the exact route's model keeps
+        // them (copied once, `LabeledPart::into_owned` or `to_owned`).
         Ok(match self.input_route(s)?.factor_columns(s.d) {
             Some(_) => 0,
             None => mats(1, s.n_labeled, s.d + s.m),
@@ -307,12 +307,13 @@ impl Method for LowRankOkl {
         let saved_l = m.min(MAX_SAVED_OUTPUT_KERNEL);
         // K and its eigendecomposition with Y, its rotation and the model's ℓ×m blocks; or the
         // factor and its spectrum (the same `InputSpectrum` okl builds, whose rotation is r×m)
-        // with the training rows' copy, and the fit and validation parts' when the path
-        // chooses (measured on delicious, m = 983: eight ℓ×m blocks had read 1.67× the peak);
-        // B, A and the L-BFGS pairs (r×p, m×p); never m×m beyond the saved L.
+        // with the labeled part's copy when some rows are unlabeled, and the fit and
+        // validation parts' when the path chooses (measured on delicious, m = 983: eight ℓ×m
+        // blocks had read 1.67× the peak); B, A and the L-BFGS pairs (r×p, m×p); never m×m
+        // beyond the saved L.
         let kernel_part = match factor {
             Some(c) => {
-                let copies = if cfg.chooses() { 2 } else { 1 };
+                let copies = u64::from(cfg.chooses()) + u64::from(l < s.n_train);
                 factor_peak_bytes(l, c, m, s.n_test) + spectrum_bytes(c) + mats(copies, l, s.d + m)
             }
             None => exact_spectrum_bytes(l) + mats(1, s.n_test, l) + mats(8, l, m),
@@ -327,7 +328,8 @@ impl Method for LowRankOkl {
     fn fit(&self, problem: &Problem, params: &Params, obs: &mut dyn Observer) -> Result<Fit> {
         let cfg = LowRankConfig::from_params(params)?;
         let max_iter = cfg.max_iter.max(1);
-        let (x, y) = steps::training_rows(problem)?;
+        let part = steps::training_rows(problem)?;
+        let (x, y) = (part.x(), part.y());
         let (ell, m) = y.dim();
         let route = self.input_route(&ProblemShape::of(problem))?;
         let side = route.factor_columns(x.ncols()).unwrap_or(ell);
@@ -349,8 +351,8 @@ impl Method for LowRankOkl {
         let on = steps::Rows {
             problem,
             route,
-            x: x.view(),
-            y: y.view(),
+            x,
+            y,
         };
         let chosen = match &split {
             None => steps::choose_on_training_rows(&on, &plan, &mut notes, &mut prog)?,
