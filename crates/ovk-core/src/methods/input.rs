@@ -559,14 +559,15 @@ impl FactorSums {
 }
 
 /// Peak bytes of a fit on a factor with n rows and r columns: Z (a round's residual columns
-/// are computed and solved in Z's own memory) and the r×m rotation throughout; the r×r
-/// eigenproblem, then, once its temporaries are gone, the blocked predictions, one block per
-/// thread in flight. The caller adds its own n×m blocks. (Counted together, with one block in
-/// all, they had read 0.81–1.17× the peaks on tmc2007's 7077 test rows: krr at r = 2000 peaked
-/// in the decomposition at Z + 2.5 r², and again while predicting at Z + one block per thread.)
+/// are computed and solved in Z's own memory), the r×r eigenproblem, the r×m rotation and the
+/// blocked predictions, one block per thread in flight; the caller adds its own n×m blocks.
+/// The eigenproblem's temporaries are freed before the predictions, but blocks of r×r below
+/// glibc's mmap ceiling stay resident while the predictions' larger blocks are mapped fresh:
+/// krr at r = 2000 on tmc2007 peaked while predicting at Z + 2.5 r² + a block per thread
+/// (counted as the larger of the two, it read 0.88).
 pub(crate) fn factor_peak_bytes(n: usize, r: usize, m: usize, n_test: usize) -> u64 {
     let in_flight = super::expansion::PREDICT_ROWS * rayon::current_num_threads().max(1);
-    mats(1, n, r) + mats(4, r, r).max(mats(1, n_test.min(in_flight), r)) + mats(3, r, m)
+    mats(1, n, r) + mats(4, r, r) + mats(3, r, m) + mats(1, n_test.min(in_flight), r)
 }
 
 /// Peak bytes of `InputSpectrum::exact` on ℓ rows: K, reduced to tridiagonal form in its own
