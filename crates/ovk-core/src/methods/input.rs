@@ -200,6 +200,16 @@ impl FactorBasis {
 }
 
 impl Basis {
+    /// The rows a model on this basis keeps of the training inputs `x`: all of them on the
+    /// exact route (its kernel expansion), none on a factor (its model reads Z's rows, the
+    /// training rows known again by their fingerprint, `TrainingFeatures`).
+    pub(crate) fn model_rows(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Basis::Eigen(_) => x.to_owned(),
+            Basis::Factor(_) => Array2::zeros((0, x.ncols())),
+        }
+    }
+
     /// The factor's summary for the session (None on the exact route).
     pub(crate) fn factor_summary(&self) -> Option<&FactorSummary> {
         match self {

@@ -75,10 +75,9 @@ impl Method for Krr {
     fn row_copy_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         // A factor is built from the rows where they are (the labeled part copied only when
         // some rows are unlabeled); the exact and Krylov routes copy them for their model.
-        let all_labeled = s.n_labeled == s.n_train;
         Ok(match self.input_route(s)?.factor_columns(s.d) {
-            Some(_) if all_labeled => 0,
-            _ => mats(1, s.n_labeled, s.d + s.m),
+            Some(_) => s.labeled_part_bytes(),
+            None => mats(1, s.n_labeled, s.d + s.m),
         })
     }
 
@@ -107,10 +106,7 @@ impl Method for Krr {
         // (diagonal in its eigenbasis or factor); on a factor its model reads Z's rows.
         let part = p.labeled_part();
         if let Some(sp) = InputSpectrum::cached_for(route, &p.kernel, part.x(), part.y(), p.seed) {
-            let x = match sp.basis {
-                Basis::Eigen(_) => part.x().to_owned(),
-                Basis::Factor(_) => Array2::zeros((0, p.x.ncols())),
-            };
+            let x = sp.basis.model_rows(part.x());
             return fit_spectral(p, sp, x, part.y(), lambda, obs, &clock);
         }
         if route.factor_columns(p.x.ncols()).is_some() {

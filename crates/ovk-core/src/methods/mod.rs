@@ -204,8 +204,8 @@ impl Problem {
     }
 
     /// The labeled rows' inputs and targets, copied only when some rows are unlabeled: a fit
-    /// whose model keeps no rows of its own (a factor's reads those kept beside Z) then holds
-    /// no copy of the inputs through the fit (86 MB on tmc2007).
+    /// whose model keeps no rows of its own (a factor's, `Basis::model_rows`) then holds no
+    /// copy of the inputs through the fit (86 MB on tmc2007).
     pub(crate) fn labeled_part(&self) -> LabeledPart<'_> {
         let rows = self.labeled_rows();
         let copied = (rows.len() < self.x.nrows()).then(|| {

@@ -52,6 +52,16 @@ impl ProblemShape {
         }
     }
 
+    /// Bytes `Problem::labeled_part` copies: the labeled rows' inputs and targets when some
+    /// training rows are unlabeled, nothing when all are labeled.
+    pub fn labeled_part_bytes(&self) -> u64 {
+        if self.n_labeled < self.n_train {
+            mats(1, self.n_labeled, self.d + self.m)
+        } else {
+            0
+        }
+    }
+
     /// The route a method that can solve on a factor takes with `n` training rows.
     pub fn route(&self, n: usize) -> Result<Route> {
         Route::resolve(self.input_rank, self.landmarks, self.linear, n, self.d)

@@ -313,8 +313,11 @@ impl Method for LowRankOkl {
         // beyond the saved L.
         let kernel_part = match factor {
             Some(c) => {
-                let copies = u64::from(cfg.chooses()) + u64::from(l < s.n_train);
-                factor_peak_bytes(l, c, m, s.n_test) + spectrum_bytes(c) + mats(copies, l, s.d + m)
+                let parts = mats(u64::from(cfg.chooses()), l, s.d + m);
+                factor_peak_bytes(l, c, m, s.n_test)
+                    + spectrum_bytes(c)
+                    + s.labeled_part_bytes()
+                    + parts
             }
             None => exact_spectrum_bytes(l) + mats(1, s.n_test, l) + mats(8, l, m),
         };

@@ -2,7 +2,7 @@
 //! the training rows themselves, on the held-out rows, or on a validation part followed by a
 //! refit on every row — the notes that explain the choice, and the `Fit` the session saves.
 
-use ndarray::{s, Array2, ArrayView2};
+use ndarray::{s, ArrayView2};
 use serde_json::{json, Value as Json};
 
 use super::algorithm::{solve, Fitted, Progress, Settings, Solver};
@@ -325,11 +325,7 @@ pub(super) fn assemble(
     };
     // `A Bᵀ` stays factored where smaller (m = 10⁵ outputs: ℓ×p and m×p, not ℓ×m).
     let coef = Coef::product(a.clone(), b.clone());
-    // An exact model keeps its rows; a factor's reads Z's (`TrainingFeatures`).
-    let model_rows = match red.basis {
-        Basis::Eigen(_) => x.to_owned(),
-        Basis::Factor(_) => Array2::zeros((0, x.ncols())),
-    };
+    let model_rows = red.basis.model_rows(x);
     let mut fit = Fit::new(red.basis.model(problem.kernel, model_rows, coef, None));
     if m <= MAX_SAVED_OUTPUT_KERNEL {
         fit.matrices

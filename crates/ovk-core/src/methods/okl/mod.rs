@@ -147,16 +147,11 @@ impl Method for Okl {
         // The labeled part is copied only when some rows are unlabeled (`labeled_part`); the
         // exact and Krylov routes' models keep the inputs, a factor's model reads Z's rows
         // (the training rows known again by their fingerprint, `TrainingFeatures`).
-        let part = if s.n_labeled < s.n_train {
-            mats(1, s.n_labeled, s.d + s.m)
-        } else {
-            0
-        };
         let model = match self.input_route(s)?.factor_columns(s.d) {
             Some(_) => 0,
             None => mats(1, s.n_labeled, s.d),
         };
-        Ok(part + model)
+        Ok(s.labeled_part_bytes() + model)
     }
     fn peak_bytes(&self, s: &ProblemShape, _: &Params) -> Result<u64> {
         let (l, m) = (s.n_labeled, s.m);
@@ -192,8 +187,8 @@ impl Method for Okl {
             solver,
             l_update: update,
         } = OklConfig::from_params(params)?;
-        // On a factor the model reads the rows the spectrum keeps beside Z; the exact and
-        // Krylov routes' models copy the rows they hold at the end.
+        // The rows are copied only when some are unlabeled; the exact and Krylov routes'
+        // models copy the rows they hold at the end (`Basis::model_rows`).
         let part = p.labeled_part();
         let (x, y) = (part.x(), part.y());
         if x.nrows() == 0 {
@@ -236,10 +231,7 @@ impl Method for Okl {
             return Ok(fit);
         }
         let input = InputSpectrum::build(route, &p.kernel, x, y, p.seed, obs)?;
-        let model_rows = match input.basis {
-            Basis::Factor(_) => Array2::zeros((0, x.ncols())),
-            Basis::Eigen(_) => x.to_owned(),
-        };
+        let model_rows = input.basis.model_rows(x);
         let sp = Spectral::from_input(input, frobenius(&y), lambda)?;
         obs.phase(Phase::Iterating, Some(max_iter));
         let out = solve(&sp, obs)?;

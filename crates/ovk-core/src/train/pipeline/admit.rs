@@ -121,14 +121,14 @@ fn smaller_rank(
 
 /// What the run adds to the process it starts in: the larger of the loading's peak and the
 /// fit's. Loading holds the table it read beside the rows it becomes, and the coded targets
-/// beside their training and test parts: two copies of the rows and two more of the targets (VmRSS
-/// traced through `ovk run`: 236 MiB on tmc2007, 22 targets, against 247 counted; 615 MiB on
-/// delicious, 983 targets, against 615). It releases the table before the fit
-/// (`pipeline::prepare`);
-/// the fit holds the prepared rows (the problem takes them, it does not copy them), the
-/// method's own copies of its rows (`Method::row_copy_bytes`) and its own peak. A flat two
-/// copies of the rows beside every method had read 1.16–1.19× the measured peak where a
-/// method copies none (vvmr and lowrank-okl on a factor) or copies only its training part.
+/// beside their training and test parts: two copies of the rows and two more of the targets
+/// (VmRSS traced through `ovk run`: 236 MiB on tmc2007, 22 targets, against 247 counted;
+/// 615 MiB on delicious, 983 targets, against 615). It releases the table before the fit
+/// (`pipeline::prepare`). The fit holds the prepared rows (the problem takes them, it does not
+/// copy them), the method's own copies of its rows (`Method::row_copy_bytes`) and its own
+/// peak. A flat two copies of the rows beside every method had read 1.16–1.19× the measured
+/// peak where a method copies none (vvmr and lowrank-okl on a factor) or copies only its
+/// training part.
 pub(super) fn peak_estimate(method: &dyn Method, s: &ProblemShape, params: &Params) -> Result<u64> {
     let rows = mats(1, s.n_train + s.n_test, s.d + s.m);
     let targets = mats(1, s.n_train + s.n_test, s.m);
