@@ -1,6 +1,7 @@
 //! File → columns: where data tables meet polars (the one other polars reader is kde's
-//! candidate file, `methods/kde/candidates.rs`). CSV/TSV through `LazyCsvReader`, Parquet
-//! through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
+//! candidate file, `methods/kde/candidates.rs`). CSV/TSV through `LazyCsvReader` (unless the
+//! numeric fast path reads it), Parquet through the eager `ParquetReader`, both over the bytes
+//! read once, and turned into a `RawTable`.
 
 use std::path::Path;
 
@@ -257,8 +258,8 @@ fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable
     })
 }
 
-/// polars' reading of the file's `bytes` (already read, and checked by `read_raw`), which
-/// `sources` hands to it.
+/// polars' reading of the file's `bytes` (already read, and checked by `read_raw`); a CSV's
+/// `sources` hands the same buffer to the lazy reader.
 fn read_frame(
     path: &Path,
     format: Format,
@@ -294,16 +295,24 @@ fn read_frame(
         }
         Format::Parquet => {
             super::parquet_footer::check_parquet_footer(path)?;
-            let args = ScanArgsParquet {
-                glob: false,
-                // Hive partitions come from directory paths; an in-memory buffer has none.
-                hive_options: HiveOptions::new_disabled(),
-                ..Default::default()
-            };
-            LazyFrame::scan_parquet_sources(sources, args).map_err(fail)?
+            // The eager reader over the buffer: the lazy scan of the same buffer took 0.29–0.46 s
+            // against its 0.19–0.30 s for a 132 MB file (10⁶ rows × 20 columns, 2 cores).
+            return guarded_read(path, format, || {
+                ParquetReader::new(std::io::Cursor::new(bytes)).finish()
+            });
         }
     };
-    super::guard::guarded(|| lazy.collect())
+    guarded_read(path, format, || lazy.collect())
+}
+
+/// Run polars' reader, its panic (a corrupt file can make it panic) and its error each turned
+/// into a message about the file.
+fn guarded_read(
+    path: &Path,
+    format: Format,
+    read: impl FnOnce() -> PolarsResult<DataFrame>,
+) -> Result<DataFrame> {
+    super::guard::guarded(read)
         .map_err(|panic| {
             input_at(
                 path,
@@ -315,7 +324,7 @@ fn read_frame(
                 ),
             )
         })?
-        .map_err(fail)
+        .map_err(|e| polars_failure(path, format, e))
 }
 
 /// Bytes already in memory, as polars' scan source (it never maps the file itself).
