@@ -33,7 +33,14 @@ impl Rng {
 
     /// Uniform integer in [0, n).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.uniform() * n as f64) as usize % n.max(1)
+        let v = (self.uniform() * n as f64) as usize;
+        // `v % n.max(1)`, whose division is rarely needed (v reaches n only by rounding):
+        // shuffling 10⁶ indices took a median 28 ms against 33 ms with it (2026-12-02).
+        if v < n {
+            v
+        } else {
+            v % n.max(1)
+        }
     }
 
     /// Fisher–Yates shuffle.
@@ -56,6 +63,29 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn below_draws_what_the_modulo_formula_drew() {
+        // Splits and samples of saved sessions replay only if every draw is unchanged.
+        for n in [
+            0usize,
+            1,
+            2,
+            3,
+            7,
+            1000,
+            999_983,
+            1 << 40,
+            (1 << 53) + 1,
+            usize::MAX,
+        ] {
+            let (mut a, mut b) = (Rng::new(n as u64), Rng::new(n as u64));
+            for _ in 0..10_000 {
+                let want = (b.uniform() * n as f64) as usize % n.max(1);
+                assert_eq!(a.below(n), want, "n = {n}");
+            }
+        }
+    }
 
     #[test]
     fn reproducible_and_uniformish() {
