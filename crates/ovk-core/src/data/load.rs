@@ -1,7 +1,6 @@
 //! File → columns: where data tables meet polars (the one other polars reader is kde's
-//! candidate file, `methods/kde/candidates.rs`). CSV/TSV through `LazyCsvReader` (unless the
-//! numeric fast path reads it), Parquet through the eager `ParquetReader`, both over the bytes
-//! read once, and turned into a `RawTable`.
+//! candidate file, `methods/kde/candidates.rs`). CSV/TSV through `LazyCsvReader`, Parquet
+//! through `LazyFrame::scan_parquet`, both collected and turned into a `RawTable`.
 
 use std::path::Path;
 
@@ -258,8 +257,8 @@ fn table(path: &Path, n_rows: usize, columns: Vec<RawColumn>) -> Result<RawTable
     })
 }
 
-/// polars' reading of the file's `bytes` (already read, and checked by `read_raw`); a CSV's
-/// `sources` hands the same buffer to the lazy reader.
+/// polars' reading of the file's `bytes` (already read, and checked by `read_raw`), which
+/// `sources` hands to it.
 fn read_frame(
     path: &Path,
     format: Format,
@@ -295,24 +294,16 @@ fn read_frame(
         }
         Format::Parquet => {
             super::parquet_footer::check_parquet_footer(path)?;
-            // The eager reader over the buffer: the lazy scan of the same buffer took 0.29–0.46 s
-            // against its 0.19–0.30 s for a 132 MB file (10⁶ rows × 20 columns, 2 cores).
-            return guarded_read(path, format, || {
-                ParquetReader::new(std::io::Cursor::new(bytes)).finish()
-            });
+            let args = ScanArgsParquet {
+                glob: false,
+                // Hive partitions come from directory paths; an in-memory buffer has none.
+                hive_options: HiveOptions::new_disabled(),
+                ..Default::default()
+            };
+            LazyFrame::scan_parquet_sources(sources, args).map_err(fail)?
         }
     };
-    guarded_read(path, format, || lazy.collect())
-}
-
-/// Run polars' reader, its panic (a corrupt file can make it panic) and its error each turned
-/// into a message about the file.
-fn guarded_read(
-    path: &Path,
-    format: Format,
-    read: impl FnOnce() -> PolarsResult<DataFrame>,
-) -> Result<DataFrame> {
-    super::guard::guarded(read)
+    super::guard::guarded(|| lazy.collect())
         .map_err(|panic| {
             input_at(
                 path,
@@ -324,7 +315,7 @@ fn guarded_read(
                 ),
             )
         })?
-        .map_err(|e| polars_failure(path, format, e))
+        .map_err(fail)
 }
 
 /// Bytes already in memory, as polars' scan source (it never maps the file itself).
