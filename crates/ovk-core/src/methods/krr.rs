@@ -177,8 +177,8 @@ fn fit_on_factor(
     let Ok(chol) = cholesky(g.view()) else {
         // λ below rounding against ZᵀZ: the spectral solve drops the directions it cannot see
         let sp = InputSpectrum::of_factor(f, y, route_name, seconds)?;
-        let no_rows = Array2::zeros((0, x.ncols()));
-        return fit_spectral(p, sp, no_rows, y, lambda, obs, clock);
+        let rows = sp.basis.model_rows(x);
+        return fit_spectral(p, sp, rows, y, lambda, obs, clock);
     };
     // β = ZᵀC = (ZᵀZ + λI)⁻¹ZᵀY, C = (Y − Zβ)/λ: eq. (3) at L = I is
     // ‖Y − Zβ‖²/(2λ) + ‖β‖²/2 + m/2 (CᵀKC = βᵀβ)
