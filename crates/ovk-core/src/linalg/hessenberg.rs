@@ -1,30 +1,34 @@
 //! Orthogonal Hessenberg reduction `A = U H Uᵀ` of a general square matrix, kept for many
 //! shifted solves `(s A + c I) x = b`: each costs O(N²) once the O(N³) reduction is done.
 //! This is the classical way to solve a Sylvester equation whose left matrix is not symmetric
-//! (Golub, Nash, Van Loan 1979) and stays exact when `A` is singular.
+//! (Golub, Nash, Van Loan 1979) and stays exact when `A` is singular. U is kept as faer's
+//! Householder reflectors and applied to the N×m blocks that need it, never formed: forming
+//! it was an N×N×N product of its own, a third of vvmr's exact decomposition.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::evd::hessenberg::{hessenberg_in_place, hessenberg_in_place_scratch};
 use faer::linalg::householder;
 use faer::{Conj, Mat};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
-use super::convert::{faer_to_array, view};
-use super::decomp::{matmul, par_from, PARALLEL_EIGH_FROM};
+use super::convert::{faer_to_array, leave_avx_state, view, view_mut};
+use super::decomp::{par_from, PARALLEL_EIGH_FROM};
 use crate::{OvkError, Result};
 
 /// `A = U H Uᵀ` with `U` orthogonal and `H` upper Hessenberg (zeros below the subdiagonal).
 #[derive(Debug, Clone)]
 pub struct Hessenberg {
-    /// H: upper Hessenberg.
-    pub h: Array2<f64>,
-    /// U: orthogonal.
-    pub u: Array2<f64>,
+    /// The reduced matrix, row-major (the shifted solves read H by rows): H on and above the
+    /// subdiagonal, the reflectors' vectors below it.
+    reduced: Array2<f64>,
+    /// The block reflectors' triangular factors.
+    coeffs: Mat<f64>,
 }
 
-/// Reduce a square matrix to Hessenberg form by Householder reflections (faer, blocked).
-pub(crate) fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
+/// Reduce a square matrix to Hessenberg form by Householder reflections (faer, blocked); `a` is
+/// consumed, so that it is freed as soon as faer holds its copy.
+pub(crate) fn hessenberg(a: Array2<f64>) -> Result<Hessenberg> {
     let n = a.nrows();
     if a.ncols() != n {
         return Err(OvkError::internal(format!(
@@ -41,49 +45,81 @@ pub(crate) fn hessenberg(a: ArrayView2<f64>) -> Result<Hessenberg> {
     }
     if n <= 2 {
         return Ok(Hessenberg {
-            h: a.to_owned(),
-            u: Array2::eye(n),
+            reduced: a.as_standard_layout().into_owned(),
+            coeffs: Mat::zeros(0, n.saturating_sub(1)),
         });
     }
     let par = par_from(n, PARALLEL_EIGH_FROM);
     let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n - 1, n - 1);
-    let req = StackReq::any_of(&[
-        hessenberg_in_place_scratch::<f64>(n, bs, par, Default::default()),
-        householder::apply_block_householder_sequence_on_the_right_in_place_scratch::<f64>(
-            n - 1,
-            bs,
-            n - 1,
-        ),
-    ]);
+    let req = hessenberg_in_place_scratch::<f64>(n, bs, par, Default::default());
     let mut buf = MemBuffer::new(req);
     let stack = MemStack::new(&mut buf);
     let mut h = Mat::<f64>::zeros(n, n);
-    h.copy_from(view(&a));
+    h.copy_from(view(&a.view()));
+    drop(a);
     let mut coeffs = Mat::<f64>::zeros(bs, n - 1);
     hessenberg_in_place(h.as_mut(), coeffs.as_mut(), par, stack, Default::default());
-    // U = I ⊕ (reflections applied to the trailing (n−1)×(n−1) identity), as faer's own EVD does.
-    let mut u = Mat::<f64>::identity(n, n);
-    householder::apply_block_householder_sequence_on_the_right_in_place_with_conj(
-        h.as_ref().submatrix(1, 0, n - 1, n - 1),
-        coeffs.as_ref(),
-        Conj::No,
-        u.as_mut().submatrix_mut(1, 1, n - 1, n - 1),
-        par,
-        stack,
-    );
-    let mut h = faer_to_array(h.as_ref());
-    for j in 0..n {
-        for i in j + 2..n {
-            h[[i, j]] = 0.0;
-        }
-    }
-    Ok(Hessenberg {
-        h,
-        u: faer_to_array(u.as_ref()),
-    })
+    leave_avx_state();
+    let reduced = faer_to_array(h.as_ref());
+    Ok(Hessenberg { reduced, coeffs })
 }
 
 impl Hessenberg {
+    fn n(&self) -> usize {
+        self.reduced.nrows()
+    }
+
+    /// H, formed (tests and diagnostics; the solves read it in place).
+    pub fn h(&self) -> Array2<f64> {
+        let mut h = self.reduced.clone();
+        for ((i, j), v) in h.indexed_iter_mut() {
+            if i > j + 1 {
+                *v = 0.0;
+            }
+        }
+        h
+    }
+
+    /// `x ← U x` (`transpose`: `x ← Uᵀ x`), U applied from its reflectors: O(N²) per column.
+    /// `U = I ⊕ Û`, so row 0 is left alone.
+    pub fn apply_u(&self, mut x: ArrayViewMut2<f64>, transpose: bool) {
+        let n = self.n();
+        assert_eq!(
+            x.nrows(),
+            n,
+            "Hessenberg: U applied to a matrix of another height"
+        );
+        // below 3 rows there is no reflector: U = I
+        if n <= 2 || x.ncols() == 0 {
+            return;
+        }
+        let k = x.ncols();
+        let bs = self.coeffs.nrows();
+        let par = par_from(n, PARALLEL_EIGH_FROM);
+        let req = StackReq::any_of(&[
+            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+                n - 1,
+                bs,
+                k,
+            ),
+            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_scratch::<
+                f64,
+            >(n - 1, bs, k),
+        ]);
+        let mut mem = MemBuffer::new(req);
+        let stack = MemStack::new(&mut mem);
+        let reduced = self.reduced.view();
+        let basis = view(&reduced).submatrix(1, 0, n - 1, n - 1);
+        let target = view_mut(&mut x).subrows_mut(1, n - 1);
+        let apply = if transpose {
+            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
+        } else {
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj
+        };
+        apply(basis, self.coeffs.as_ref(), Conj::No, target, par, stack);
+        leave_avx_state();
+    }
+
     /// Solve `(scales[j]·A + shift·I) xⱼ = bⱼ` for every column j of `b`, reusing the one
     /// reduction: `xⱼ = U (scales[j]·H + shift·I)⁻¹ Uᵀ bⱼ`, O(N²) per column, the columns in
     /// parallel (each with a packed triangular buffer of its own).
@@ -93,7 +129,7 @@ impl Hessenberg {
         shift: f64,
         b: ArrayView2<f64>,
     ) -> Result<Array2<f64>> {
-        let n = self.h.nrows();
+        let n = self.n();
         if b.nrows() != n || b.ncols() != scales.len() {
             return Err(OvkError::internal(format!(
                 "shifted Hessenberg solve: {}×{} right-hand side for a {n}×{n} matrix and {} \
@@ -103,117 +139,199 @@ impl Hessenberg {
                 scales.len()
             )));
         }
-        let bt = matmul(self.u.t(), b); // Uᵀ B
-                                        // max |h_ij| off the diagonal: the norm of s·H + c·I is then O(N) per shift
+        // column-major: faer's layout for the reflectors, and each column's solve reads it whole
+        let mut x = Array2::<f64>::zeros((n, b.ncols()).f());
+        x.assign(&b);
+        self.apply_u(x.view_mut(), true); // Uᵀ B
+                                          // max |h_ij| off the diagonal: the norm of s·H + c·I is then O(N) per shift
         let mut off_max = 0.0f64;
-        for ((i, j), v) in self.h.indexed_iter() {
-            if i != j {
+        for ((i, j), v) in self.reduced.indexed_iter() {
+            if i != j && i <= j + 1 {
                 off_max = off_max.max(v.abs());
             }
         }
-        let columns: Vec<Result<Vec<f64>>> = scales
-            .par_iter()
-            .enumerate()
+        let h = self
+            .reduced
+            .as_slice()
+            .expect("the reduced matrix is row-major and contiguous");
+        let columns = x
+            .as_slice_memory_order_mut()
+            .expect("a fresh column-major block is contiguous");
+        let solved: Vec<Result<()>> = columns
+            .par_chunks_mut(n)
+            .zip(scales.par_iter())
             .map_init(
-                || (vec![0.0; n * (n + 1) / 2], vec![0.0; n]),
-                |(upper, carry), (j, &s)| {
-                    let mut x = bt.column(j).to_vec();
-                    solve_shifted_hessenberg(&self.h, off_max, s, shift, upper, carry, &mut x)?;
-                    Ok(x)
-                },
+                || SolveBuffers::new(n),
+                |buf, (col, &s)| solve_shifted_hessenberg(h, n, off_max, (s, shift), buf, col),
             )
             .collect();
-        let mut xt = Array2::<f64>::zeros(bt.dim());
-        for (j, col) in columns.into_iter().enumerate() {
-            for (x, r) in xt.column_mut(j).iter_mut().zip(col?) {
-                *x = r;
-            }
-        }
-        Ok(matmul(self.u.view(), xt.view()))
+        solved.into_iter().collect::<Result<()>>()?;
+        self.apply_u(x.view_mut(), false); // U X
+        Ok(x.as_standard_layout().into_owned())
     }
 }
 
-/// `(s H + c I) x = b` for upper Hessenberg `H` by Gaussian elimination with partial pivoting
-/// between adjacent rows (the only rows that hold a nonzero in the pivot column); `b` is
-/// overwritten with `x`. Row k+1 of `s H + c I` is read from H when step k needs it and only
-/// the eliminated row is carried (`carry`, length n), so each step writes one row of the
-/// triangular factor into `upper` (packed by rows, n(n+1)/2) and nothing is filled in advance.
-/// `off_max` is `max |h_ij|` over i ≠ j (the norm that scales the singularity test).
+/// One thread's buffers for [`solve_shifted_hessenberg`]: the carried row, the carried row at
+/// the start of every segment of steps, and one segment's rows of the triangular factor.
+struct SolveBuffers {
+    carry: Vec<f64>,
+    checkpoints: Vec<f64>,
+    segment: Vec<f64>,
+}
+
+impl SolveBuffers {
+    fn new(n: usize) -> Self {
+        let seg = segment_len(n);
+        let segments = n.saturating_sub(1).div_ceil(seg);
+        SolveBuffers {
+            carry: vec![0.0; n],
+            checkpoints: vec![0.0; checkpoint_offset(n, seg, segments)],
+            segment: vec![0.0; seg * n],
+        }
+    }
+}
+
+/// Steps per segment: about √(n/2), which makes the checkpoints (n²/(2·seg) values) and one
+/// segment's rows (seg·n) equally small — 1.9 MB at n = 3000, where the whole triangular
+/// factor is 36 MB and each solve would stream it to memory and back.
+fn segment_len(n: usize) -> usize {
+    (n / 2).isqrt().max(32)
+}
+
+/// Where segment g's checkpoint (the carried row's entries k₀..n at step k₀ = g·seg) starts.
+fn checkpoint_offset(n: usize, seg: usize, g: usize) -> usize {
+    g * n - seg * g * g.saturating_sub(1) / 2
+}
+
+/// `(s H + c I) x = b` for upper Hessenberg `H` (row-major, `h` its n² values) by Gaussian
+/// elimination with partial pivoting between adjacent rows (the only rows that hold a nonzero
+/// in the pivot column); `b` is overwritten with `x`. Row k+1 of `s H + c I` is read from H when
+/// step k needs it and only the eliminated row is carried, so step k yields row k of the
+/// triangular factor. The factor is not kept: the forward pass saves the carried row at the
+/// start of every segment of steps, and the back substitution, segment by segment from the
+/// last, recomputes that segment's rows from its checkpoint — twice the elimination's
+/// arithmetic, but every row is read and written in cache instead of memory. `off_max` is
+/// `max |h_ij|` over i ≠ j (the norm that scales the singularity test). Only H's part of `h`
+/// is read (on and above the subdiagonal), so the reflectors may sit below it.
 fn solve_shifted_hessenberg(
-    h: &Array2<f64>,
+    h: &[f64],
+    n: usize,
     off_max: f64,
-    s: f64,
-    c: f64,
-    upper: &mut [f64],
-    carry: &mut [f64],
+    (s, c): (f64, f64),
+    buf: &mut SolveBuffers,
     b: &mut [f64],
 ) -> Result<()> {
-    let n = h.nrows();
     if n == 0 {
         return Ok(());
     }
-    let a = |i: usize, j: usize| s * h[[i, j]] + if i == j { c } else { 0.0 };
     let mut norm = if n > 1 { s.abs() * off_max } else { 0.0 };
     for i in 0..n {
-        norm = norm.max(a(i, i).abs());
+        norm = norm.max((s * h[i * n + i] + c).abs());
     }
     let tiny = norm * f64::EPSILON * n as f64;
-    // start of row k in the packed triangle
-    let row_start = |k: usize| k * n - k * k.saturating_sub(1) / 2;
+    let seg = segment_len(n);
+    let SolveBuffers {
+        carry,
+        checkpoints,
+        segment,
+    } = buf;
     for (j, v) in carry.iter_mut().enumerate() {
-        *v = a(0, j);
+        *v = s * h[j] + if j == 0 { c } else { 0.0 };
     }
+    let mut saved = 0;
     for k in 0..n - 1 {
-        let start = row_start(k);
-        let row = &mut upper[start..start + n - k];
-        let next_k = a(k + 1, k);
-        if next_k.abs() > carry[k].abs() {
-            // row k+1 is the pivot row; the carried row becomes carry − l·(row k+1)
-            b.swap(k, k + 1);
-            let l = carry[k] / next_k;
-            if next_k.abs() <= tiny {
-                return Err(singular());
-            }
-            for j in k..n {
-                let v = a(k + 1, j);
-                row[j - k] = v;
-                if l != 0.0 {
-                    carry[j] -= l * v;
-                }
-            }
-            if l != 0.0 {
-                b[k + 1] -= l * b[k];
-            }
-        } else {
-            let pivot = carry[k];
-            if pivot.abs() <= tiny {
-                return Err(singular());
-            }
-            let l = next_k / pivot;
-            for j in k..n {
-                row[j - k] = carry[j];
-                let v = a(k + 1, j);
-                carry[j] = if l != 0.0 { v - l * carry[j] } else { v };
-            }
-            if l != 0.0 {
-                b[k + 1] -= l * b[k];
-            }
+        if k % seg == 0 {
+            checkpoints[saved..saved + n - k].copy_from_slice(&carry[k..]);
+            saved += n - k;
         }
-    }
-    upper[row_start(n - 1)] = carry[n - 1];
-    for i in (0..n).rev() {
-        let start = row_start(i);
-        let row = &upper[start..start + n - i];
-        let mut acc = b[i];
-        for j in i + 1..n {
-            acc -= row[j - i] * b[j];
-        }
+        let row = &mut segment[(k % seg) * n..(k % seg) * n + n - k];
+        let (swap, l) = eliminate(
+            &h[(k + 1) * n + k..(k + 2) * n],
+            (s, c),
+            &mut carry[k..],
+            row,
+        );
         if row[0].abs() <= tiny {
             return Err(singular());
         }
-        b[i] = acc / row[0];
+        if swap {
+            b.swap(k, k + 1);
+        }
+        if l != 0.0 {
+            b[k + 1] -= l * b[k];
+        }
+    }
+    let last = carry[n - 1];
+    if last.abs() <= tiny {
+        return Err(singular());
+    }
+    b[n - 1] /= last;
+    for g in (0..(n - 1).div_ceil(seg)).rev() {
+        let (k0, k1) = (g * seg, ((g + 1) * seg).min(n - 1));
+        let at = checkpoint_offset(n, seg, g);
+        carry[k0..].copy_from_slice(&checkpoints[at..at + n - k0]);
+        for k in k0..k1 {
+            let row = &mut segment[(k - k0) * n..(k - k0) * n + n - k];
+            eliminate(
+                &h[(k + 1) * n + k..(k + 2) * n],
+                (s, c),
+                &mut carry[k..],
+                row,
+            );
+        }
+        for i in (k0..k1).rev() {
+            let row = &segment[(i - k0) * n..(i - k0) * n + n - i];
+            b[i] = (b[i] - dot(&row[1..], &b[i + 1..])) / row[0];
+        }
     }
     Ok(())
+}
+
+/// Step k of the elimination: `next` is row k+1 of H from column k, `carry` the carried row
+/// from column k. Writes row k of the triangular factor into `row`, leaves the next carried row
+/// in `carry`, and returns whether rows k and k+1 swapped and the multiplier l, which the
+/// right-hand side needs too.
+fn eliminate(next: &[f64], (s, c): (f64, f64), carry: &mut [f64], row: &mut [f64]) -> (bool, f64) {
+    let len = row.len();
+    let next_k = s * next[0];
+    if next_k.abs() > carry[0].abs() {
+        // row k+1 is the pivot row; the carried row becomes carry − l·(row k+1)
+        let l = carry[0] / next_k;
+        for (r, &v) in row.iter_mut().zip(next) {
+            *r = s * v;
+        }
+        row[1] += c;
+        if l != 0.0 {
+            for (x, &r) in carry.iter_mut().zip(row.iter()) {
+                *x -= l * r;
+            }
+        }
+        (true, l)
+    } else {
+        // the carried row is the pivot row; row k+1 becomes the carried one, less l of it
+        let l = next_k / carry[0];
+        row.copy_from_slice(&carry[..len]);
+        carry[0] = next_k - l * row[0];
+        carry[1] = (s * next[1] + c) - l * row[1];
+        for ((x, &r), &v) in carry[2..].iter_mut().zip(&row[2..]).zip(&next[2..]) {
+            *x = s * v - l * r;
+        }
+        (false, l)
+    }
+}
+
+/// `Σ a_i b_i` in four interleaved sums, which the compiler keeps in vector registers.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for t in 0..4 {
+            acc[t] += x[t] * y[t];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 fn singular() -> OvkError {
@@ -238,38 +356,60 @@ mod tests {
 
     #[test]
     fn reduction_reconstructs_and_is_orthogonal() {
-        for n in [1, 2, 3, 7, 40] {
+        for n in [1, 2, 3, 7, 40, 150] {
             let a = lcg_matrix(n, n, n as u64);
-            let f = hessenberg(a.view()).unwrap();
-            let rec = f.u.dot(&f.h).dot(&f.u.t());
+            let f = hessenberg(a.clone()).unwrap();
+            let mut u = Array2::<f64>::eye(n);
+            f.apply_u(u.view_mut(), false);
+            let h = f.h();
+            let rec = u.dot(&h).dot(&u.t());
             assert!((&rec - &a).iter().all(|d| d.abs() < 1e-12), "n = {n}");
-            let id = f.u.t().dot(&f.u);
+            let id = u.t().dot(&u);
             assert!((&id - &Array2::<f64>::eye(n))
                 .iter()
                 .all(|d| d.abs() < 1e-12));
             for j in 0..n {
                 for i in j + 2..n {
-                    assert_eq!(f.h[[i, j]], 0.0);
+                    assert_eq!(h[[i, j]], 0.0);
                 }
             }
+            // Uᵀ undoes U, on a row-major block as on faer's own layout
+            let b = lcg_matrix(n, 3, 9);
+            let mut x = b.clone();
+            f.apply_u(x.view_mut(), false);
+            assert!((&x - &u.dot(&b)).iter().all(|d| d.abs() < 1e-12));
+            f.apply_u(x.view_mut(), true);
+            assert!((&x - &b).iter().all(|d| d.abs() < 1e-12));
         }
     }
 
     #[test]
     fn shifted_solves_match_lu() {
-        let n = 30;
-        let a = lcg_matrix(n, n, 3);
-        let b = lcg_matrix(n, 3, 4);
-        let scales = [0.5, 1.0, 2.5];
-        let x = hessenberg(a.view())
-            .unwrap()
-            .solve_shifted(&scales, 0.7, b.view())
-            .unwrap();
-        for (j, &s) in scales.iter().enumerate() {
-            let mut m = &a * s;
-            m.diag_mut().mapv_inplace(|v| v + 0.7);
-            let r = m.dot(&x.column(j)) - b.column(j);
-            assert!(r.iter().all(|d| d.abs() < 1e-10), "column {j}");
+        // 33 and 65 end on a whole segment of steps (32), 130 on a partial one, past faer's
+        // block size so that several blocks of reflectors are applied; the shift keeps the
+        // spectrum (a disc of radius about √(n/12)) off zero
+        for n in [1, 2, 3, 33, 65, 130] {
+            let a = lcg_matrix(n, n, 3) + Array2::<f64>::eye(n) * 5.0;
+            let b = lcg_matrix(n, 3, 4);
+            let scales = [0.5, 1.0, 2.5];
+            let x = hessenberg(a.clone())
+                .unwrap()
+                .solve_shifted(&scales, 0.7, b.view())
+                .unwrap();
+            for (j, &s) in scales.iter().enumerate() {
+                let mut m = &a * s;
+                m.diag_mut().mapv_inplace(|v| v + 0.7);
+                let r = m.dot(&x.column(j)) - b.column(j);
+                assert!(r.iter().all(|d| d.abs() < 1e-10), "n = {n}, column {j}");
+            }
         }
+    }
+
+    #[test]
+    fn a_singular_shifted_system_is_refused() {
+        // H = 0 with no shift: every pivot is zero
+        let f = hessenberg(Array2::zeros((40, 40))).unwrap();
+        let b = lcg_matrix(40, 1, 5);
+        assert!(f.solve_shifted(&[1.0], 0.0, b.view()).is_err());
     }
 }

@@ -36,8 +36,9 @@ pub struct Vvmr;
 const PINV_REL_TOL: f64 = 1e-10;
 /// How many label pairs `details.tied_labels` and `details.output_q_top` list.
 const TOP_TIES: usize = 10;
-/// Peak number of N×N matrices alive during a fit (for the memory guard).
-const N_BY_N_MATRICES: u64 = 6;
+/// Peak number of N×N matrices alive during a fit (for the memory guard): G, L and, while M is
+/// reduced, faer's copy of it and the reduced matrix read back (4.5 with temporaries).
+const N_BY_N_MATRICES: u64 = 5;
 
 const GAMMA_A: ParamSpec = ParamSpec {
     key: "gamma_a",
@@ -182,8 +183,8 @@ impl Method for Vvmr {
         true
     }
     fn exact_eighs(&self) -> f64 {
-        // the graph Laplacian's and K's eigenproblems: measured 1.8–2.5 eighs at n = 2000–4000
-        // (`ovk bench scaling`, 2026-11-24)
+        // M's Hessenberg reduction and the shifted solves: measured 1.7–1.9 eighs at m = 10 and
+        // 2.0–2.2 at m = 100, n = 2000–4000 (`ovk bench scaling`, 2026-12-02)
         1.8
     }
     fn input_route(&self, s: &ProblemShape) -> Result<Route> {
@@ -209,15 +210,12 @@ impl Method for Vvmr {
             ));
         }
         let n = s.n_train;
-        // G, the distances, W, L, M and the Hessenberg pair U, H, with temporaries and a packed
-        // triangle per thread for the shifted solves, and two freed temporaries resident only
-        // while glibc keeps them (measured: `ovk bench scaling`'s VmHWM, 2026-12-02, is 7.4 N×N
-        // with the process's own memory at N = 4000 and 9.5 at 2000; nine held had read
-        // 1.15–1.22× the peak once the eigensolver held fewer copies).
-        Ok(mats(2 * N_BY_N_MATRICES + 3, n, n) / 2
-            + mats_freed(2, n, n)
-            + mats(6, n, s.m)
-            + mats(1, s.n_test, n))
+        // G and L, and M's Hessenberg reduction (faer's copy, and the reduced matrix read back
+        // with U's reflectors in it), with temporaries and each thread's solve buffers; and
+        // three freed temporaries resident only while glibc keeps them (measured: `ovk bench
+        // scaling`'s VmHWM, 2026-12-02, less the process's own memory, is 4.4–4.5 N×N at
+        // N = 3000 and 4000, and 7.4–7.5 at 1000 and 2000).
+        Ok(mats(9, n, n) / 2 + mats_freed(3, n, n) + mats(6, n, s.m) + mats(1, s.n_test, n))
     }
     fn memory_advice(&self) -> &'static str {
         "use a low-rank input kernel (--input-rank R, e.g. 1000), or fewer unlabeled points \
@@ -262,7 +260,7 @@ impl Method for Vvmr {
         if route != Route::Exact {
             return fit_on_factor(p, route, &given, y, obs, &clock);
         }
-        // G, the distances, W, L, M and the Hessenberg pair U, H are N×N each.
+        // G, L, M's Hessenberg reduction and its copy are N×N each.
         check_fits(
             N_BY_N_MATRICES * dense_bytes(n_all, n_all),
             &format!("vvmr's {N_BY_N_MATRICES} dense {n_all}×{n_all} matrices"),
@@ -870,7 +868,7 @@ impl Terms<'_> {
         let yv = matmul(self.y, qe.vectors.view());
         let scales: Vec<f64> = qe.values.iter().copied().collect();
         let shift = self.ell() * self.gamma_a;
-        let av = hessenberg(m.view())?.solve_shifted(&scales, shift, yv.view())?;
+        let av = hessenberg(m)?.solve_shifted(&scales, shift, yv.view())?;
         Ok(matmul(av.view(), qe.vectors.t()))
     }
 
