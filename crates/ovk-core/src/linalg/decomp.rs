@@ -69,7 +69,9 @@ fn eigh_blocked(
     par: Par,
 ) -> Result<()> {
     let t = super::tridiagonal(a)?;
+    super::interruptible::stop_if_abandoned()?;
     solve_tridiagonal(&t, s, u.as_mut(), par)?;
+    super::interruptible::stop_if_abandoned()?;
     t.apply_to(u, false);
     Ok(())
 }

@@ -38,6 +38,7 @@ impl std::fmt::Debug for Eigenvectors {
 /// the reflectors (in `a`'s memory) and V, against eigh's A, U and a copy of U.
 pub fn eigh_factored(a: Array2<f64>) -> Result<(Array1<f64>, Eigenvectors)> {
     let q = tridiagonal_in_place(a)?;
+    super::interruptible::stop_if_abandoned()?;
     let n = q.n();
     let mut vt = Array2::<f64>::zeros((n, n));
     let mut s = Diag::<f64>::zeros(n);

@@ -28,7 +28,7 @@ pub(crate) use decomp::{
 pub use eigen_basis::{eigh_factored, Eigenvectors};
 pub(crate) use hessenberg::hessenberg;
 pub use hessenberg::Hessenberg;
-pub(crate) use interruptible::interruptible;
+pub(crate) use interruptible::{interruptible, stop_if_abandoned};
 pub(crate) use lbfgs::{lbfgs, LbfgsStatus, Progress};
 pub(crate) use lbfgs::{Control, LbfgsOptions};
 pub(crate) use norm::frobenius_sq;

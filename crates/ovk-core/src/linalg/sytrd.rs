@@ -29,7 +29,8 @@ const PARALLEL_SYMV_FROM: usize = 512;
 
 /// Reduce `a` (n×n, its lower triangle read) in place to `Qᵀ A Q = T`: T's diagonal and
 /// subdiagonal on `a`'s, the reflectors' vectors below the subdiagonal, and their block
-/// triangular factors in `coeffs` (bs × (n − 1), bs its row count) — faer's layout.
+/// triangular factors in `coeffs` (bs × (n − 1), bs its row count) — faer's layout. On an
+/// abandoned `interruptible` worker it returns between panels with the work unfinished.
 pub(crate) fn tridiagonalize(mut a: MatMut<'_, f64>, mut coeffs: MatMut<'_, f64>, par: Par) {
     let n = a.nrows();
     assert!(a.ncols() == n && coeffs.ncols() == n.saturating_sub(1));
@@ -44,6 +45,11 @@ pub(crate) fn tridiagonalize(mut a: MatMut<'_, f64>, mut coeffs: MatMut<'_, f64>
     let mut parts = Vec::new();
     let mut j0 = 0;
     while j0 < n {
+        // An abandoned worker stops between panels, the reduction half done: the caller
+        // (`tridiag::reduce`) returns `Cancelled` instead of the matrix.
+        if super::interruptible::abandoned() {
+            return;
+        }
         let jb = NB.min(n - j0);
         let m = n - j0;
         v.as_mut().submatrix_mut(0, 0, m, jb).fill(0.0);

@@ -35,7 +35,7 @@ pub(crate) fn tridiagonal(a: ArrayView2<f64>) -> Result<Tridiagonal> {
     let mut reduced_t = Array2::<f64>::zeros((n, n));
     let mut lower = reduced_t.view_mut().reversed_axes();
     view_mut(&mut lower).copy_from_triangular_lower(view(&a));
-    Ok(reduce(reduced_t))
+    reduce(reduced_t)
 }
 
 /// `tridiagonal` in `a`'s own memory, which it consumes: no n×n copy (512 MB at n = 8000). `a`
@@ -52,7 +52,7 @@ pub(crate) fn tridiagonal_in_place(a: Array2<f64>) -> Result<Tridiagonal> {
     } else {
         a.as_standard_layout().into_owned()
     };
-    Ok(reduce(a))
+    reduce(a)
 }
 
 fn check(a: &ArrayView2<f64>) -> Result<()> {
@@ -70,8 +70,9 @@ fn check(a: &ArrayView2<f64>) -> Result<()> {
     Ok(())
 }
 
-/// Reduce the column-major matrix `reduced_t.t()` (standard layout, lower triangle read).
-fn reduce(mut reduced_t: Array2<f64>) -> Tridiagonal {
+/// Reduce the column-major matrix `reduced_t.t()` (standard layout, lower triangle read);
+/// `Cancelled` on an abandoned `interruptible` worker, which `sytrd` leaves between panels.
+fn reduce(mut reduced_t: Array2<f64>) -> Result<Tridiagonal> {
     let n = reduced_t.nrows();
     let bs = block_size(n);
     let mut coeffs = Mat::<f64>::zeros(bs, n.saturating_sub(1));
@@ -82,6 +83,7 @@ fn reduce(mut reduced_t: Array2<f64>) -> Tridiagonal {
         if n >= BLOCKED_TRIDIAGONAL_FROM {
             super::sytrd::tridiagonalize(reduced, coeffs.as_mut(), par);
             leave_avx_state();
+            super::interruptible::stop_if_abandoned()?;
         } else if n >= 2 {
             let mut mem =
                 MemBuffer::new(tridiag_in_place_scratch::<f64>(n, par, Default::default()));
@@ -100,12 +102,12 @@ fn reduce(mut reduced_t: Array2<f64>) -> Tridiagonal {
     let sub = (0..n.saturating_sub(1))
         .map(|i| reduced_t[[i, i + 1]])
         .collect();
-    Tridiagonal {
+    Ok(Tridiagonal {
         reduced_t,
         coeffs,
         diag,
         sub,
-    }
+    })
 }
 
 /// Rows of `coeffs`: the reflectors' block size, faer's choice for n (`sytrd` writes the same
@@ -253,6 +255,21 @@ const SOLVE_BLOCK: usize = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_abandoned_worker_stops_reducing_and_eigh_says_cancelled() {
+        // the blocked reduction (n ≥ BLOCKED_TRIDIAGONAL_FROM) and faer's below it
+        let big = sym(BLOCKED_TRIDIAGONAL_FROM, 7);
+        let out = crate::linalg::interruptible::as_abandoned(|| tridiagonal(big.view()));
+        assert!(matches!(out, Err(OvkError::Cancelled)));
+        let out = crate::linalg::interruptible::as_abandoned(|| crate::linalg::eigh(big.view()));
+        assert!(matches!(out, Err(OvkError::Cancelled)));
+        let small = sym(40, 8);
+        let out = crate::linalg::interruptible::as_abandoned(|| crate::linalg::eigh(small.view()));
+        assert!(out.is_ok(), "faer's own eigh runs to its end");
+        // and the same calls finish when nothing was cancelled
+        assert!(tridiagonal(big.view()).is_ok());
+    }
 
     fn sym(n: usize, seed: u64) -> Array2<f64> {
         let mut s = seed;

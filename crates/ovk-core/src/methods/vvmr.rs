@@ -23,7 +23,8 @@ use crate::kernels::{
     GraphWeights, InputFactor, LaplacianKind, SparseGraph, SparseLaplacian, KNN_BLOCK,
 };
 use crate::linalg::{
-    add_matmul_tn, eigh, hessenberg, interruptible, matmul, matmul_tn, select_rows, symmetrize,
+    add_matmul_tn, eigh, hessenberg, interruptible, matmul, matmul_tn, select_rows,
+    stop_if_abandoned, symmetrize,
 };
 use crate::methods::details::key;
 use crate::util::choice::{choice_enum, Choice};
@@ -868,7 +869,9 @@ impl Terms<'_> {
         let yv = matmul(self.y, qe.vectors.view());
         let scales: Vec<f64> = qe.values.iter().copied().collect();
         let shift = self.ell() * self.gamma_a;
-        let av = hessenberg(m)?.solve_shifted(&scales, shift, yv.view())?;
+        let reduced = hessenberg(m)?;
+        stop_if_abandoned()?;
+        let av = reduced.solve_shifted(&scales, shift, yv.view())?;
         Ok(matmul(av.view(), qe.vectors.t()))
     }
 

@@ -26,7 +26,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
 use crate::linalg::{
     divide_by_spectrum, eigh, frobenius, generalized_schur, inner, matmul, matmul_symmetric,
-    matmul_tn, solve_shifted_quasi_triangular, tridiagonal, SymEigen,
+    matmul_tn, solve_shifted_quasi_triangular, stop_if_abandoned, tridiagonal, SymEigen,
 };
 
 /// Largest normwise backward error of the Sylvester equation the symmetric route of the
@@ -232,6 +232,7 @@ fn covariance_route(
     let nf = s.len() as f64;
     let s_n: Vec<f64> = s.iter().map(|v| v / nf).collect();
     let tri = tridiagonal(lg)?;
+    stop_if_abandoned()?;
     let mut c = u.clone();
     tri.apply(&mut c, true); // C = Qᵀ U
     let mut x = c.clone();
@@ -247,8 +248,10 @@ fn covariance_route(
             objective += tv * cv;
         });
     drop((c, tx));
+    stop_if_abandoned()?;
     let mut alpha = matmul(x.view(), u.t()); // X Uᵀ
     drop(x);
+    stop_if_abandoned()?;
     let mut w = tri.mul_t(alpha.view());
     w.mapv_inplace(|v| v / nf);
     tri.apply(&mut alpha, false);
@@ -312,8 +315,10 @@ fn symmetric_route(
     let mut sq = 0.0;
     Zip::indexed(&gs).for_each(|(i, j), v| sq += (v * dh[i] / dh[j]).powi(2));
     let t_norm = sq.sqrt();
+    stop_if_abandoned()?;
     let ge = eigh(gs.view())?;
     drop(gs);
+    stop_if_abandoned()?;
     let t = ge.values.mapv(|v| v.max(0.0));
     let v = ge.vectors;
     let mut c = v.t().to_owned();
