@@ -590,12 +590,14 @@ pub(crate) fn exact_spectrum_bytes(l: usize) -> u64 {
 }
 
 /// What a spectrum on a factor adds to `factor_peak_bytes` (r columns): ZᵀZ's eigenproblem —
-/// its eigenvectors, faer's scratch (three r×r) and their copy — and V·s^{±½}. Blocks of r×r
+/// its eigenvectors and faer's scratch — with V kept factored (`FactorBasis`). Blocks of r×r
 /// below glibc's mmap threshold stay in the heap once freed, so they add up rather than
-/// replace each other: 8.9 r² beside Z in all at r = 1000 (okl, ℓ = 3200, measured across
-/// the factor and the eigenproblem), of which `factor_peak_bytes` counts 4.
+/// replace each other: 7.2 r² beside Z at r = 1000 (okl, ℓ = 3200) and 6.0 at r = 2000
+/// (ℓ = 6400), measured across the factor and the eigenproblem (VmRSS traced, 2026-12-02), of
+/// which `factor_peak_bytes` counts 4. Five had been counted before V stayed factored: the
+/// compare rows of `bench lowrank` then read 1.13–1.16 and okl at ℓ = 6400, r = 2000 1.20.
 pub(crate) fn spectrum_bytes(r: usize) -> u64 {
-    mats(5, r, r)
+    mats(3, r, r)
 }
 
 /// The last low-rank spectrum built in this process, by a hash of everything it depends on.
