@@ -5,10 +5,9 @@
 //! Householder reflectors and applied to the N×m blocks that need it, never formed: forming
 //! it was an N×N×N product of its own, a third of vvmr's exact decomposition.
 
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::evd::hessenberg::{hessenberg_in_place, hessenberg_in_place_scratch};
-use faer::linalg::householder;
-use faer::{Conj, Mat};
+use faer::Mat;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
@@ -93,31 +92,13 @@ impl Hessenberg {
         if n <= 2 || x.ncols() == 0 {
             return;
         }
-        let k = x.ncols();
-        let bs = self.coeffs.nrows();
-        let par = par_from(n, PARALLEL_EIGH_FROM);
-        let req = StackReq::any_of(&[
-            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
-                n - 1,
-                bs,
-                k,
-            ),
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_scratch::<
-                f64,
-            >(n - 1, bs, k),
-        ]);
-        let mut mem = MemBuffer::new(req);
-        let stack = MemStack::new(&mut mem);
         let reduced = self.reduced.view();
-        let basis = view(&reduced).submatrix(1, 0, n - 1, n - 1);
-        let target = view_mut(&mut x).subrows_mut(1, n - 1);
-        let apply = if transpose {
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
-        } else {
-            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj
-        };
-        apply(basis, self.coeffs.as_ref(), Conj::No, target, par, stack);
-        leave_avx_state();
+        super::reflectors::apply_reflectors(
+            view(&reduced),
+            self.coeffs.as_ref(),
+            view_mut(&mut x),
+            transpose,
+        );
     }
 
     /// Solve `(scales[j]·A + shift·I) xⱼ = bⱼ` for every column j of `b`, reusing the one

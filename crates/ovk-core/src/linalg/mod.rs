@@ -12,6 +12,7 @@ mod lbfgs;
 mod norm;
 mod qr;
 mod qz;
+mod reflectors;
 mod rows;
 mod sylvester;
 mod sytrd;

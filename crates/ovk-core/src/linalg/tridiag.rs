@@ -3,10 +3,9 @@
 //! eigendecomposition when a Sylvester equation needs only one of its two sides diagonal
 //! (Golub, Nash, Van Loan 1979).
 
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
-use faer::linalg::householder;
-use faer::{Conj, Mat, MatMut};
+use faer::{Mat, MatMut};
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 
 use super::convert::{leave_avx_state, view, view_mut};
@@ -143,35 +142,8 @@ impl Tridiagonal {
 
     /// `apply` on a faer matrix (eigh's eigenvectors never leave faer before it).
     pub(super) fn apply_to(&self, x: MatMut<'_, f64>, transpose: bool) {
-        let n = self.n();
-        if n < 2 || x.ncols() == 0 {
-            return;
-        }
-        let k = x.ncols();
-        let bs = self.coeffs.nrows();
-        let par = par_from(n, PARALLEL_EIGH_FROM);
-        let req = StackReq::any_of(&[
-            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
-                n - 1,
-                bs,
-                k,
-            ),
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_scratch::<
-                f64,
-            >(n - 1, bs, k),
-        ]);
-        let mut mem = MemBuffer::new(req);
-        let stack = MemStack::new(&mut mem);
-        let reduced = view(&self.reduced_t.t());
-        let basis = reduced.submatrix(1, 0, n - 1, n - 1);
-        let target = x.subrows_mut(1, n - 1);
-        let apply = if transpose {
-            householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
-        } else {
-            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj
-        };
-        apply(basis, self.coeffs.as_ref(), Conj::No, target, par, stack);
-        leave_avx_state();
+        let reduced = self.reduced_t.t();
+        super::reflectors::apply_reflectors(view(&reduced), self.coeffs.as_ref(), x, transpose);
     }
 
     /// `T x` for every column of `x`, O(N) each.
