@@ -48,6 +48,25 @@ impl RawOutputs {
         }
     }
 
+    /// Whether no output cell is missing: a branch-free pass per chunk of each column.
+    pub(crate) fn complete(&self) -> bool {
+        match self {
+            RawOutputs::Class { labels, .. } => labels.iter().all(Option::is_some),
+            RawOutputs::Targets { columns, .. } => columns.iter().all(|c| {
+                c.chunks(1024)
+                    .all(|chunk| !chunk.iter().fold(false, |nan, v| nan | v.is_nan()))
+            }),
+        }
+    }
+
+    /// The number of rows (of the file).
+    pub(crate) fn rows(&self) -> usize {
+        match self {
+            RawOutputs::Class { labels, .. } => labels.len(),
+            RawOutputs::Targets { columns, .. } => columns.first().map_or(0, Vec::len),
+        }
+    }
+
     /// For every row: how many of its output cells are missing, and the first such column.
     /// Read column by column (a table of 10⁵ target columns read row by row misses the cache
     /// on every cell).

@@ -12,7 +12,7 @@ use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::raw::{is_missing_text, Cells, RawTable};
+use super::raw::{is_missing_text, Cells, RawTable, Scan};
 use crate::error::input_at;
 use crate::Result;
 
@@ -35,6 +35,8 @@ pub(crate) struct Features<'a> {
     /// One per feature, over the file rows; NaN = missing (a text column's missing cell: NaN in
     /// each of its features). `data::impute` fills them from the training rows after the split.
     pub columns: Vec<Column<'a>>,
+    /// For each feature, what its reader saw of it (`raw::Scan`), when known.
+    pub scans: Vec<Option<Scan>>,
     pub names: Vec<String>,
     /// For each feature, the index (into the requested feature columns) it came from.
     pub source: Vec<usize>,
@@ -86,7 +88,7 @@ pub(crate) fn build<'a>(
     fixed: Option<&[Categorical]>,
 ) -> Result<Features<'a>> {
     // A numeric column is borrowed from the table, not copied (10⁶ rows × 20 columns: 160 MB).
-    let mut blocks: Vec<(Vec<String>, Vec<Column<'a>>)> = Vec::new();
+    let mut blocks: Vec<(Vec<String>, Vec<Column<'a>>, Option<Scan>)> = Vec::new();
     let mut categories = Vec::new();
     let mut groups = Vec::new();
     let given_for =
@@ -100,7 +102,11 @@ pub(crate) fn build<'a>(
         let name = &raw.columns[c].name;
         let given = given_for(c);
         if let Some(column) = numeric[i].take() {
-            blocks.push((vec![name.clone()], vec![column?]));
+            let scan = match &raw.columns[c].cells {
+                Cells::Numeric(n) => n.scan,
+                Cells::Text(_) => None,
+            };
+            blocks.push((vec![name.clone()], vec![column?], scan));
             groups.push(Group {
                 column: name.clone(),
                 one_hot: false,
@@ -148,6 +154,7 @@ pub(crate) fn build<'a>(
         blocks.push((
             levels.iter().map(|l| format!("{name}={l}")).collect(),
             encoded,
+            None,
         ));
         categories.push(Categorical {
             column: name.clone(),
@@ -157,15 +164,18 @@ pub(crate) fn build<'a>(
     let width: usize = blocks.iter().map(|b| b.1.len()).sum();
     let (mut names, mut source) = (Vec::with_capacity(width), Vec::with_capacity(width));
     let mut columns: Vec<Column<'a>> = Vec::with_capacity(width);
-    for (k, (n, block)) in blocks.into_iter().enumerate() {
+    let mut scans = Vec::with_capacity(width);
+    for (k, (n, block, scan)) in blocks.into_iter().enumerate() {
         for (name, column) in n.into_iter().zip(block) {
             names.push(name);
             source.push(k);
             columns.push(column);
+            scans.push(scan);
         }
     }
     Ok(Features {
         columns,
+        scans,
         names,
         source,
         categories,
@@ -200,8 +210,9 @@ impl Features<'_> {
         let per_column: Vec<Vec<usize>> = self
             .columns
             .par_iter()
-            .map(|c| {
-                if !any_value(c, f64::is_nan) {
+            .zip(&self.scans)
+            .map(|(c, scan)| {
+                if scan.is_some_and(|s| !s.nan) || !any_value(c, f64::is_nan) {
                     return Vec::new();
                 }
                 (0..c.len()).filter(|&i| c[i].is_nan()).collect()
@@ -222,9 +233,12 @@ impl Features<'_> {
     pub fn first_beyond(&self, rows: &[usize], limit: f64) -> Option<(usize, usize, f64)> {
         self.columns
             .par_iter()
+            .zip(&self.scans)
             .enumerate()
-            .filter_map(|(j, c)| {
-                if !any_value(c, |v| v.is_finite() & (v.abs() > limit)) {
+            .filter_map(|(j, (c, scan))| {
+                if scan.is_some_and(|s| s.max_abs <= limit)
+                    || !any_value(c, |v| v.is_finite() & (v.abs() > limit))
+                {
                     return None;
                 }
                 rows.iter()
@@ -337,6 +351,7 @@ mod tests {
         early[4000] = -1e160;
         let f = Features {
             columns: vec![clean.into(), gaps.into(), huge.into(), early.into()],
+            scans: vec![None; 4],
             names: (0..4).map(|j| format!("x{j}")).collect(),
             source: vec![0, 1, 2, 3],
             categories: Vec::new(),
@@ -353,6 +368,40 @@ mod tests {
         let reversed: Vec<usize> = (0..n).rev().collect();
         assert_eq!(f.first_beyond(&reversed, 1e150), Some((4000, 3, -1e160)));
         assert_eq!(f.first_beyond(&rows[..2048], 1e150), None);
+
+        // With each column's scan known (as the numeric CSV reader gives them), the same rows.
+        let truth = |c: &[f64]| Scan {
+            nan: c.iter().any(|v| v.is_nan()),
+            infinite: c.iter().any(|v| v.is_infinite()),
+            max_abs: c
+                .iter()
+                .filter(|v| v.is_finite())
+                .fold(0.0, |m, v| v.abs().max(m)),
+        };
+        let scanned = Features {
+            scans: f.columns.iter().map(|c| Some(truth(c))).collect(),
+            ..f.clone()
+        };
+        assert_eq!(scanned.first_missing(), f.first_missing());
+        for limit in [1e150, 1e180, 1e250] {
+            for r in [&rows[..], &reversed[..], &rows[..2048]] {
+                assert_eq!(scanned.first_beyond(r, limit), f.first_beyond(r, limit));
+            }
+        }
+        // The scan, not a pass over the values, decides: a column said clean is not read.
+        let said_clean = Features {
+            scans: vec![
+                Some(Scan {
+                    nan: false,
+                    infinite: false,
+                    max_abs: 0.0,
+                });
+                4
+            ],
+            ..f.clone()
+        };
+        assert!(said_clean.first_missing().is_empty());
+        assert_eq!(said_clean.first_beyond(&rows, 1e150), None);
     }
 
     fn raw(cols: Vec<(&str, Cells)>) -> RawTable {

@@ -147,6 +147,7 @@ pub(crate) fn read_raw_keeping_sparse(path: &Path) -> Result<RawTable> {
             || read_numeric(bytes, separator),
         );
         if let Some((n_rows, columns)) = numeric {
+            crate::util::drop_later::drop_later((buffers, sources));
             return Ok(hashed(table(path, n_rows, columns)?, sha256));
         }
         (sha256, read_frame(path, format, bytes, sources)?)
@@ -158,6 +159,7 @@ pub(crate) fn read_raw_keeping_sparse(path: &Path) -> Result<RawTable> {
         );
         (sha256, frame?)
     };
+    crate::util::drop_later::drop_later(buffers);
     let t = from_frame(path, format, frame)?;
     Ok(hashed(t, sha256))
 }
@@ -394,7 +396,11 @@ fn numbers(ca: &Float64Chunked) -> Numbers {
             (None, _) => values.extend_from_slice(arr.values()),
         }
     }
-    Numbers { values, null }
+    Numbers {
+        values,
+        null,
+        scan: None,
+    }
 }
 
 /// Write a table as Parquet (tests and conversions; keeps polars inside `data`).

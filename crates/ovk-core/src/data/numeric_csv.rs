@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use super::csv_shape::count_byte;
-use super::raw::{Cells, Numbers, RawColumn};
+use super::raw::{Cells, Numbers, RawColumn, Scan};
 
 /// Columns parsed from `bytes` (header first, blank lines skipped), or `None` to use polars.
 /// Rows of unequal length, repeated names or bytes that are not UTF-8 also give `None`: the
@@ -108,10 +108,20 @@ pub(crate) fn read_numeric(bytes: &[u8], separator: u8) -> Option<(usize, Vec<Ra
                 .any(|b| b.null[j])
                 .then(|| values.iter().map(|v| v.is_nan()).collect());
             let integral = blocks.iter().all(|b| b.integral[j]);
+            // A plain number is finite; only an empty cell is NaN.
+            let scan = Scan {
+                nan: null.is_some(),
+                infinite: blocks.iter().any(|b| b.infinite[j]),
+                max_abs: blocks.iter().map(|b| b.max_abs[j]).fold(0.0, f64::max),
+            };
             Some(RawColumn {
                 name,
                 dtype: if integral { "i64" } else { "f64" }.to_string(),
-                cells: Cells::Numeric(Numbers { values, null }),
+                cells: Cells::Numeric(Numbers {
+                    values,
+                    null,
+                    scan: Some(scan),
+                }),
             })
         })
         .collect();
@@ -146,12 +156,15 @@ fn line_blocks(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 /// What parsing a block of rows found, column by column: whether a cell was empty, whether
-/// every value is an integer, and whether the column has no value at all.
+/// every value is an integer, whether the column has no value at all, whether a value is
+/// infinite (`1e999`), and the largest finite |value|.
 struct Block {
     rows: usize,
     null: Vec<bool>,
     integral: Vec<bool>,
     empty: Vec<bool>,
+    infinite: Vec<bool>,
+    max_abs: Vec<f64>,
 }
 
 impl Block {
@@ -169,6 +182,8 @@ impl Block {
             null: vec![false; width],
             integral: vec![true; width],
             empty: vec![true; width],
+            infinite: vec![false; width],
+            max_abs: vec![0.0; width],
         };
         for line in lines {
             let (r, line) = (b.rows, line.as_bytes());
@@ -187,6 +202,11 @@ impl Block {
                     Some((v, int)) => {
                         b.integral[j] &= int;
                         b.empty[j] = false;
+                        if v.is_finite() {
+                            b.max_abs[j] = b.max_abs[j].max(v.abs());
+                        } else {
+                            b.infinite[j] = true;
+                        }
                         v
                     }
                     None => {
@@ -323,6 +343,25 @@ mod tests {
 
     fn cols(text: &str) -> Option<(usize, Vec<RawColumn>)> {
         read_numeric(text.as_bytes(), b',')
+    }
+
+    /// The reader's scans say what the checks after it would find.
+    #[test]
+    fn each_column_carries_what_its_values_hold() {
+        let (_, c) = cols("a,b,c,d\n1,-2.5,1e999,0\n-300,,2,0\n").unwrap();
+        let scan = |k: usize| match &c[k].cells {
+            Cells::Numeric(n) => n.scan.unwrap(),
+            Cells::Text(_) => panic!("numbers"),
+        };
+        let s = |nan, infinite, max_abs| Scan {
+            nan,
+            infinite,
+            max_abs,
+        };
+        assert_eq!(scan(0), s(false, false, 300.0));
+        assert_eq!(scan(1), s(true, false, 2.5));
+        assert_eq!(scan(2), s(false, true, 2.0));
+        assert_eq!(scan(3), s(false, false, 0.0));
     }
 
     #[test]

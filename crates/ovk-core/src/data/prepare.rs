@@ -126,6 +126,35 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
     } else {
         None
     };
+    let mut views = resolve_views(
+        path,
+        cfg.views.as_deref(),
+        &names,
+        &roles.features,
+        &mut sidecar,
+    )?;
+    features::remap_views(&mut views, &feats.source);
+
+    // One dtype per feature as fitted: a one-hot feature carries its text column's.
+    let feature_dtypes = match &block {
+        Some(b) => vec!["f64".to_string(); b.n_cols()],
+        None => feats
+            .source
+            .iter()
+            .map(|&s| raw.columns[roles.features[s]].dtype.clone())
+            .collect(),
+    };
+    let class_column = match &roles.outputs {
+        OutputColumns::Class(c) => {
+            Some((raw.columns[*c].name.clone(), raw.columns[*c].dtype.clone()))
+        }
+        OutputColumns::Targets(_) => None,
+    };
+    let (size, sha256, n_rows) = (raw.size, raw.sha256.clone(), raw.n_rows);
+    let categories = feats.categories;
+    // The rest needs nothing more of the file's table: its columns (160 MB at 10⁶ rows × 20)
+    // are freed while the outputs are split and the features scaled.
+    crate::util::drop_later::drop_later(raw);
     let mut y_train = select_rows(coded.y.view(), &parts.train);
     let y_test = select_rows(coded.y.view(), &parts.test);
     // every row is in a part now: with 10⁵ outputs the whole coded matrix is 100+ MB
@@ -167,36 +196,12 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         }
     };
 
-    let mut views = resolve_views(
-        path,
-        cfg.views.as_deref(),
-        &names,
-        &roles.features,
-        &mut sidecar,
-    )?;
-    features::remap_views(&mut views, &feats.source);
-
-    // One dtype per feature as fitted: a one-hot feature carries its text column's.
-    let feature_dtypes = match &block {
-        Some(b) => vec!["f64".to_string(); b.n_cols()],
-        None => feats
-            .source
-            .iter()
-            .map(|&s| raw.columns[roles.features[s]].dtype.clone())
-            .collect(),
-    };
-    let class_column = match &roles.outputs {
-        OutputColumns::Class(c) => {
-            Some((raw.columns[*c].name.clone(), raw.columns[*c].dtype.clone()))
-        }
-        OutputColumns::Targets(_) => None,
-    };
     let info = DatasetInfo {
         path: cfg.path.clone(),
         absolute_path: std::path::absolute(path).ok(),
-        size: Some(raw.size),
-        sha256: raw.sha256.clone(),
-        rows: raw.n_rows,
+        size: Some(size),
+        sha256,
+        rows: n_rows,
         features: feature_names.clone(),
         targets: coded.output_names.clone(),
         packed_width: block
@@ -221,7 +226,7 @@ pub(crate) fn prepare(cfg: &DataConfig, opts: PrepareOptions) -> Result<Prepared
         info,
         feature_dtypes,
         class_column,
-        categories: feats.categories,
+        categories,
         imputed_rows: imputed.as_ref().map_or(0, |i| i.rows),
         fill: imputed.map(|i| i.fill),
         dropped_rows: rows.dropped,

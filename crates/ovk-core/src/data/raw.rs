@@ -21,12 +21,32 @@ pub(crate) struct Numbers {
     pub values: Vec<f64>,
     /// `null[i]` when cell `i` was null; `None` when no cell was (the usual case costs nothing).
     pub null: Option<Vec<bool>>,
+    /// What the reader saw of every value as it parsed them, when it kept count (`None`:
+    /// unknown). Values are never changed once read, so it stays true.
+    pub scan: Option<Scan>,
+}
+
+/// A numeric column's values at a glance, so the checks after reading (missing cells,
+/// infinities, magnitudes) skip a column that has nothing to report, without a pass over it:
+/// those passes over 10⁶ × 20 numbers took 0.03 s of a 0.53 s load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Scan {
+    /// Some value is NaN.
+    pub nan: bool,
+    /// Some value is ±∞.
+    pub infinite: bool,
+    /// The largest |value| of the finite values (0 when there is none).
+    pub max_abs: f64,
 }
 
 impl Numbers {
     /// Values without a null cell.
     pub fn dense(values: Vec<f64>) -> Numbers {
-        Numbers { values, null: None }
+        Numbers {
+            values,
+            null: None,
+            scan: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -145,6 +165,9 @@ impl RawTable {
     pub fn numeric_view(&self, col: usize) -> Result<std::borrow::Cow<'_, [f64]>> {
         let c = &self.columns[col];
         match &c.cells {
+            Cells::Numeric(v) if v.scan.is_some_and(|s| !s.infinite) => {
+                Ok(std::borrow::Cow::Borrowed(&v.values))
+            }
             Cells::Numeric(v) => match v.values.iter().position(|x| x.is_infinite()) {
                 Some(i) => Err(self.not_finite(col, i, &v.values[i].to_string())),
                 None => Ok(std::borrow::Cow::Borrowed(&v.values)),

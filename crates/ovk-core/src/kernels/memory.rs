@@ -180,8 +180,10 @@ fn few_arenas() {}
 /// depended on what was allocated after them: tmc2007's prepared rows were 267 MB resident
 /// before an okl fit and 146 MB before a vvmr fit on the same file. After this they are
 /// 141 MB for both, the fit's peak is that much lower (okl r = 2000: 1010 → 960 MB), and the
-/// memory estimate counts what is live rather than what glibc happened to keep.
+/// memory estimate counts what is live rather than what glibc happened to keep. Buffers still
+/// being freed on their own threads (`util::drop_later`) are waited for first.
 pub(crate) fn return_freed_memory() {
+    crate::util::drop_later::finish();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory glibc holds; no live allocation moves.
     unsafe {
