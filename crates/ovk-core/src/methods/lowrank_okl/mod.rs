@@ -319,7 +319,21 @@ impl Method for LowRankOkl {
                     + s.labeled_part_bytes()
                     + parts
             }
-            None => exact_spectrum_bytes(l) + mats(1, s.n_test, l) + mats(8, l, m),
+            // Beside K's spectrum and the test rows' kernel: the outputs in its eigenbasis
+            // (UᵀY and its copies, three ℓ×m: from m = 10 to 100 the measured peaks grew by
+            // 2.8–2.9 ℓ×m at ℓ = 1000 and 2000, where eight had been counted), then the
+            // reduction to their row space of r = min(ℓ, m) columns (`Reduced::from_input`):
+            // Q_m (m×r), Rᵀ and its √s-scaled copy (ℓ×r each), and α's r×r eigenproblem. At
+            // m = 1000, ℓ = 1000 those r-sized blocks had gone uncounted (estimate 0.91× peak).
+            None => {
+                let r = l.min(m);
+                exact_spectrum_bytes(l)
+                    + mats(1, s.n_test, l)
+                    + mats(3, l, m)
+                    + mats(1, m, r)
+                    + mats(2, l, r)
+                    + mats(4, r, r)
+            }
         };
         Ok(kernel_part + mats(24, m.max(l), p) + mats(1, saved_l, saved_l))
     }
