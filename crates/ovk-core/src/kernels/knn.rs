@@ -105,9 +105,9 @@ pub(crate) fn nearest_neighbours(
     let blocks: Vec<usize> = (0..n).step_by(KNN_BLOCK).collect();
     let mut out: Vec<Vec<(f64, usize)>> = Vec::with_capacity(n);
     // One B×N buffer per thread, allocated here and reused by every group. Allocated by the
-    // worker threads (one per task), they were freed into those threads' malloc arenas, where
-    // a free block on top of an arena's heap is never given back: about 7 MiB stayed resident
-    // through the rest of a vvmr fit at N = 4000 (estimate ÷ peak 0.84–0.85).
+    // worker threads (one per task), they were freed into those threads' malloc arenas and
+    // stayed resident, `malloc_trim` or not: about 7 MiB through the rest of a vvmr fit at
+    // N = 4000 (estimate ÷ peak 0.84–0.85).
     let per_task = BLOCKS_PER_STEP.div_ceil(rayon::current_num_threads().max(1));
     let mut buffers: Vec<Array2<f64>> = (0..BLOCKS_PER_STEP.div_ceil(per_task))
         .map(|_| Array2::<f64>::zeros((KNN_BLOCK.min(n), n)))
