@@ -48,14 +48,13 @@ impl RawOutputs {
         }
     }
 
-    /// Whether no output cell is missing: a branch-free pass per chunk of each column.
+    /// Whether no output cell is missing.
     pub(crate) fn complete(&self) -> bool {
         match self {
             RawOutputs::Class { labels, .. } => labels.iter().all(Option::is_some),
-            RawOutputs::Targets { columns, .. } => columns.iter().all(|c| {
-                c.chunks(1024)
-                    .all(|chunk| !chunk.iter().fold(false, |nan, v| nan | v.is_nan()))
-            }),
+            RawOutputs::Targets { columns, .. } => columns
+                .iter()
+                .all(|c| !super::features::any_value(c, f64::is_nan)),
         }
     }
 

@@ -254,7 +254,7 @@ impl Features<'_> {
 /// vectorises, stopping at the first chunk with a hit. A complete table's columns are read
 /// this way before any row-by-row search: 10⁶ × 20 numbers took 27 ms to scan for missing
 /// cells and 33 ms for magnitudes by row index, most of the checks between reading and split.
-fn any_value(column: &[f64], test: impl Fn(f64) -> bool) -> bool {
+pub(super) fn any_value(column: &[f64], test: impl Fn(f64) -> bool) -> bool {
     column
         .chunks(1024)
         .any(|chunk| chunk.iter().fold(false, |hit, &v| hit | test(v)))
@@ -369,17 +369,10 @@ mod tests {
         assert_eq!(f.first_beyond(&reversed, 1e150), Some((4000, 3, -1e160)));
         assert_eq!(f.first_beyond(&rows[..2048], 1e150), None);
 
-        // With each column's scan known (as the numeric CSV reader gives them), the same rows.
-        let truth = |c: &[f64]| Scan {
-            nan: c.iter().any(|v| v.is_nan()),
-            infinite: c.iter().any(|v| v.is_infinite()),
-            max_abs: c
-                .iter()
-                .filter(|v| v.is_finite())
-                .fold(0.0, |m, v| v.abs().max(m)),
-        };
+        // With each column's scan known (as the readers give them; `Scan::of` is checked
+        // against its definition in `raw`), the same rows.
         let scanned = Features {
-            scans: f.columns.iter().map(|c| Some(truth(c))).collect(),
+            scans: f.columns.iter().map(|c| Some(Scan::of(c))).collect(),
             ..f.clone()
         };
         assert_eq!(scanned.first_missing(), f.first_missing());

@@ -40,30 +40,23 @@ pub(crate) struct Scan {
 }
 
 impl Scan {
-    /// The scan of `values`: one branch-free pass per chunk, which the compiler vectorises.
+    /// The scan of `values`: one branch-free pass, which the compiler vectorises.
     pub fn of(values: &[f64]) -> Scan {
-        let mut scan = Scan {
-            nan: false,
-            infinite: false,
-            max_abs: 0.0,
-        };
-        for chunk in values.chunks(1024) {
-            let (nan, infinite, max_abs) =
-                chunk
-                    .iter()
-                    .fold((false, false, 0.0f64), |(nan, inf, max), &v| {
-                        let finite = v.is_finite();
-                        (
-                            nan | v.is_nan(),
-                            inf | v.is_infinite(),
-                            if finite { max.max(v.abs()) } else { max },
-                        )
-                    });
-            scan.nan |= nan;
-            scan.infinite |= infinite;
-            scan.max_abs = scan.max_abs.max(max_abs);
+        let (nan, infinite, max_abs) =
+            values
+                .iter()
+                .fold((false, false, 0.0f64), |(nan, inf, max), &v| {
+                    (
+                        nan | v.is_nan(),
+                        inf | v.is_infinite(),
+                        if v.is_finite() { max.max(v.abs()) } else { max },
+                    )
+                });
+        Scan {
+            nan,
+            infinite,
+            max_abs,
         }
-        scan
     }
 }
 

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::convert::{faer_to_array, leave_avx_state, view, view_mut};
 use super::decomp::{par_from, PARALLEL_EIGH_FROM};
+use super::norm::dot;
 use crate::{OvkError, Result};
 
 /// `A = U H Uᵀ` with `U` orthogonal and `H` upper Hessenberg (zeros below the subdiagonal).
@@ -299,20 +300,6 @@ fn eliminate(next: &[f64], (s, c): (f64, f64), carry: &mut [f64], row: &mut [f64
         }
         (false, l)
     }
-}
-
-/// `Σ a_i b_i` in four interleaved sums, which the compiler keeps in vector registers.
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0; 4];
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for t in 0..4 {
-            acc[t] += x[t] * y[t];
-        }
-    }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 fn singular() -> OvkError {

@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::norm::dot;
 use crate::{OvkError, Result};
 
 /// Settings of [`lbfgs`].
@@ -412,24 +413,7 @@ fn interpolate(lo: &Trial, hi: &Trial) -> f64 {
     }
 }
 
-/// Four independent partial sums: the compiler may not reorder a floating-point sum, so a
-/// single accumulator runs at one add per cycle; this one vectorises (the two-loop recursion
-/// is dominated by these dot products at a few thousand variables).
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f64; 4];
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for k in 0..4 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
+// The two-loop recursion is dominated by dot products at a few thousand variables.
 fn norm(a: &[f64]) -> f64 {
     dot(a, a).sqrt()
 }
