@@ -59,12 +59,26 @@ fn every_example_replays_and_verifies_from_any_directory() {
             .current_dir(&elsewhere)
             .output()
             .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
             "{}: {}{}",
             d.display(),
-            String::from_utf8_lossy(&out.stdout),
+            stdout,
             String::from_utf8_lossy(&out.stderr)
+        );
+        // The kde example was saved before the exact solve kept W factored: its model's
+        // arrays and its α are listed as not compared, its predictions and metrics are.
+        let old_kde_format = d.ends_with("20261121-133129-linnerud-kde");
+        assert_eq!(
+            stdout.contains("not compared: coefficients, model_candidate_gram"),
+            old_kde_format,
+            "{}: {stdout}",
+            d.display()
+        );
+        assert!(
+            stdout.contains("reproduces 6 metrics") || !old_kde_format,
+            "{stdout}"
         );
     }
 }
@@ -88,10 +102,19 @@ fn regenerate_example_models() {
         let mut cfg = rec.config.clone();
         cfg.data.path = root.join(&cfg.data.path);
         let rerun = ovk_core::train::run(&cfg, &mut ovk_core::methods::Silent).unwrap();
-        let mut exact = true;
+        // A model kept in another format since (`ModelRecord::format_differs`): its arrays
+        // and retired matrices are not compared, and the session is refreshed.
+        let format_changed = match (&rec.model, &rerun.record.model) {
+            (Some(a), Some(b)) => a.format_differs(b),
+            _ => false,
+        };
+        let mut exact = !format_changed;
         for name in rec.matrices.keys() {
             let saved = s.matrix(name).unwrap();
-            // A model array the method no longer keeps (its format changed): refresh.
+            if format_changed && name.starts_with("model_") {
+                continue;
+            }
+            // A matrix the method no longer forms: refresh.
             let Some(again) = rerun.matrix(name) else {
                 exact = false;
                 continue;

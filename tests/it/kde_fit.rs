@@ -3,8 +3,9 @@
 use crate::common::normal;
 use ndarray::Array2;
 use ovk_core::data::rng::Rng;
-use ovk_core::kernels::Kernel;
-use ovk_core::methods::{find, Collect, MethodName, Params, Problem, Value};
+use ovk_core::kernels::{cross_gram, gram, Kernel};
+use ovk_core::methods::kde::solve::{input_eigen, solve_alpha, solve_exact, Ovk};
+use ovk_core::methods::{find, load_model, Collect, MethodName, Params, Problem, Value};
 use ovk_core::ErrorKind;
 
 fn random(n: usize, d: usize, seed: u64) -> Array2<f64> {
@@ -62,9 +63,21 @@ fn details_and_trace_are_recorded() {
     assert_eq!(obs.records.len(), 1);
     assert!(obs.records[0].residual.unwrap() < 1e-10);
     assert!(f.objective.unwrap().is_finite());
-    let (name, alpha) = &f.matrices[0];
-    assert_eq!(name, "coefficients");
-    assert_eq!(alpha.dim(), (30, 30));
+    // α is not formed: the model holds the score operator, factored.
+    assert!(f.matrices.is_empty());
+    assert!(f.notes.iter().any(|n| n.contains("score_left·score_right")));
+    let parts = f.model.parts();
+    let dim = |name: &str| {
+        parts
+            .arrays
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a.dim())
+    };
+    assert_eq!(dim("score_left"), Some((30, 30)));
+    assert_eq!(dim("score_right"), Some((30, 30)));
+    assert_eq!(dim("candidate_gram"), None);
+    assert_eq!(parts.settings["folded"], true);
 }
 
 #[test]
@@ -82,9 +95,11 @@ fn closed_form_needs_a_linear_output_kernel() {
 #[test]
 fn closed_form_is_the_weighted_sum_of_training_outputs() {
     let p = problem(20, 6);
+    let lambda = 0.1;
     let base = Params::new()
         .with("output_kernel", Value::Text("linear".into()))
-        .with("ovk", Value::Text("covariance".into()));
+        .with("ovk", Value::Text("covariance".into()))
+        .with("lambda", Value::Float(lambda));
     let f = fit(
         &p,
         base.clone()
@@ -93,16 +108,134 @@ fn closed_form_is_the_weighted_sum_of_training_outputs() {
     .unwrap();
     let pred = f.model.predict(p.holdout_x()).unwrap();
     // ŷ = Σᵢ yᵢ [W k_x]ᵢ, W = Lg α / n (covariance, linear l: Lg = Y Yᵀ)
-    let alpha = &f.matrices[0].1;
     let lg = p.y.dot(&p.y.t());
-    let w = lg.dot(alpha) / 20.0;
-    let kx = ovk_core::kernels::cross_gram(&p.kernel, p.x.view(), p.holdout_x()).unwrap();
+    let k = gram(&p.kernel, p.x.view()).unwrap();
+    let ke = input_eigen(k.view()).unwrap();
+    let alpha = solve_alpha(Ovk::Covariance, &ke, lg.view(), lambda).unwrap();
+    let w = lg.dot(&alpha) / 20.0;
+    let kx = cross_gram(&p.kernel, p.x.view(), p.holdout_x()).unwrap();
     let reference = w.dot(&kx).t().dot(&p.y);
     let e = (&pred - &reference)
         .iter()
         .fold(0.0f64, |m, v| m.max(v.abs()));
     assert!(e < 1e-10, "{e:e}");
     assert_eq!(f.details["preimage"], "closed-form");
+}
+
+/// The fit keeps the score operator factored (`left · Uᵀ`, with the output side folded into
+/// `left`): its predictions are those of the dense W of `solve_exact`, for every operator,
+/// for the closed form (W) and for the training outputs as candidates (Lg W), and a model
+/// loaded back from its parts predicts the same to the bit.
+#[test]
+fn fitted_model_predicts_as_the_dense_score_operator() {
+    let p = problem(20, 6);
+    let (lambda, eps) = (0.05, 0.1);
+    let k = gram(&p.kernel, p.x.view()).unwrap();
+    let ke = input_eigen(k.view()).unwrap();
+    let kx = cross_gram(&p.kernel, p.x.view(), p.holdout_x()).unwrap();
+    let ovks = [
+        (Ovk::Identity, "identity"),
+        (Ovk::Covariance, "covariance"),
+        (Ovk::Conditional { epsilon: eps }, "conditional"),
+    ];
+    for (ovk, name) in ovks {
+        let base = Params::new()
+            .with("ovk", Value::Text(name.into()))
+            .with("lambda", Value::Float(lambda))
+            .with("epsilon", Value::Float(eps));
+        // The closed form: ŷ = Σᵢ yᵢ [W k_x]ᵢ.
+        let lg = p.y.dot(&p.y.t());
+        let params = base
+            .clone()
+            .with("output_kernel", Value::Text("linear".into()))
+            .with("preimage", Value::Text("closed-form".into()));
+        let f = fit(&p, params).unwrap();
+        let w = solve_exact(ovk, &ke, lg.view(), lambda).unwrap().w;
+        let reference = w.dot(&kx).t().dot(&p.y);
+        let pred = f.model.predict(p.holdout_x()).unwrap();
+        let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let e = (&pred - &reference)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(
+            e <= 1e-10 * scale,
+            "{name}, closed form: {e:e} of {scale:e}"
+        );
+        // The training outputs as candidates: argmin_c l(y_c, y_c) − 2 [Lg W k_x]_c, l(y, y) = 1.
+        let sigma = 0.7;
+        let lg = gram(&Kernel::Gaussian { sigma }, p.y.view()).unwrap();
+        let params = base.with("output_sigma", Value::Text(sigma.to_string()));
+        let f = fit(&p, params).unwrap();
+        let w = solve_exact(ovk, &ke, lg.view(), lambda).unwrap().w;
+        let scores = lg.dot(&w).dot(&kx);
+        let pred = f.model.predict(p.holdout_x()).unwrap();
+        for (t, col) in scores.columns().into_iter().enumerate() {
+            let mut order: Vec<usize> = (0..col.len()).collect();
+            order.sort_by(|&a, &b| col[b].total_cmp(&col[a]));
+            let gap = col[order[0]] - col[order[1]];
+            assert!(gap > 1e-9, "{name}: test row {t} has a near tie ({gap:e})");
+            assert_eq!(pred.row(t), p.y.row(order[0]), "{name}: test row {t}");
+        }
+        let back = load_model(f.model.parts()).unwrap();
+        assert_eq!(
+            back.predict(p.holdout_x()).unwrap(),
+            pred,
+            "{name}: reloaded"
+        );
+    }
+}
+
+/// A model saved before the output side was folded in (2026-12-02: `score_left` = W, no
+/// `score_right`, the candidates' Gram rows as `candidate_gram`, no `folded` setting) still
+/// loads and predicts as the folded one, for both pre-images.
+#[test]
+fn models_saved_unfolded_still_load_and_predict() {
+    let p = problem(20, 6);
+    let lambda = 0.05;
+    let k = gram(&p.kernel, p.x.view()).unwrap();
+    let ke = input_eigen(k.view()).unwrap();
+    let sigma = 0.7;
+    let lg_gauss = gram(&Kernel::Gaussian { sigma }, p.y.view()).unwrap();
+    let cases = [
+        (
+            "candidates",
+            Params::new().with("output_sigma", Value::Text(sigma.to_string())),
+            lg_gauss.clone(),
+            lg_gauss,
+        ),
+        (
+            "closed-form",
+            Params::new()
+                .with("output_kernel", Value::Text("linear".into()))
+                .with("preimage", Value::Text("closed-form".into())),
+            p.y.dot(&p.y.t()),
+            Array2::zeros((0, 0)),
+        ),
+    ];
+    for (what, params, lg, cand_gram) in cases {
+        let params = params
+            .with("ovk", Value::Text("covariance".into()))
+            .with("lambda", Value::Float(lambda));
+        let f = fit(&p, params).unwrap();
+        let w = solve_exact(Ovk::Covariance, &ke, lg.view(), lambda)
+            .unwrap()
+            .w;
+        let mut old = f.model.parts();
+        old.settings.remove("folded");
+        old.settings
+            .insert("has_right".into(), serde_json::json!(false));
+        old.arrays
+            .retain(|(n, _)| n != "score_left" && n != "score_right");
+        old.arrays.push(("score_left".into(), w));
+        old.arrays.push(("candidate_gram".into(), cand_gram));
+        let back = load_model(old).unwrap();
+        let (a, b) = (
+            back.predict(p.holdout_x()).unwrap(),
+            f.model.predict(p.holdout_x()).unwrap(),
+        );
+        let e = (&a - &b).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(e < 1e-10, "{what}: {e:e}");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use ovk_core::methods::kde::incomplete_cholesky;
 use ovk_core::methods::kde::lowrank::solve_low_rank;
 use ovk_core::methods::kde::solve::{
     input_eigen, objective, residual, solve_alpha, solve_alpha_kronecker, solve_exact,
-    solve_exact_by, t_matrix, Ovk, Route, RouteChoice, BACKWARD_ERROR_LIMIT,
+    solve_exact_by, solve_scores_by, t_matrix, Ovk, Route, RouteChoice, Side, BACKWARD_ERROR_LIMIT,
 };
 
 fn random(n: usize, d: usize, seed: u64) -> Array2<f64> {
@@ -383,6 +383,50 @@ fn conditional_routes_agree_and_the_better_one_is_kept() {
                     let best = auto.backward_error.min(sch.backward_error);
                     assert_eq!(both.backward_error, best, "{case}");
                 }
+            }
+        }
+    }
+}
+
+/// The fit's solve forms no α and returns W (or Lg W) as `left · Uᵀ`: against the dense solve
+/// (checked against the Kronecker system above) on every route and both sides, with the same
+/// objective, residual and backward error.
+#[test]
+fn factored_scores_are_the_dense_score_operator() {
+    let c = case(20, 4, false);
+    let ke = input_eigen(c.k.view()).unwrap();
+    let routes = [Route::Symmetric, Route::Schur];
+    for ovk in KINDS {
+        for route in routes {
+            if route == Route::Schur && !matches!(ovk, Ovk::Conditional { .. }) {
+                continue;
+            }
+            let choice = RouteChoice::Only(route);
+            let dense = solve_exact_by(ovk, &ke, c.lg.view(), 0.05, choice).unwrap();
+            for side in [Side::Score, Side::GramScore] {
+                let sol = solve_scores_by(ovk, &ke, c.lg.clone(), 0.05, side, choice).unwrap();
+                assert!(sol.alpha.is_none());
+                assert_eq!(sol.route, dense.route);
+                let want = match side {
+                    Side::Score => dense.w.clone(),
+                    Side::GramScore => c.lg.dot(&dense.w),
+                };
+                let got = sol.left.dot(&ke.vectors.t());
+                let e = rel(&got, &want);
+                assert!(e < 1e-12, "{ovk:?} {route:?} {side:?}: {e:e}");
+                let same = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-300);
+                assert!(
+                    same(sol.objective, dense.objective),
+                    "{ovk:?} {route:?} {side:?}"
+                );
+                assert!(
+                    same(sol.residual, dense.residual),
+                    "{ovk:?} {route:?} {side:?}"
+                );
+                assert!(
+                    same(sol.backward_error, dense.backward_error),
+                    "{ovk:?} {route:?} {side:?}"
+                );
             }
         }
     }

@@ -307,6 +307,18 @@ pub struct ModelRecord {
     pub fill: Option<Vec<f64>>,
 }
 
+impl ModelRecord {
+    /// Whether `other` is the same kind of model in another format: the same loader, but other
+    /// array names or setting keys, as when a session saved by an older ovk is re-run by a
+    /// newer one whose method keeps its model differently (kde's exact solve kept W and the
+    /// candidates' Gram rows before 2026-12-02, and keeps W factored with the output side
+    /// folded in since). Its arrays then cannot match the re-run's, whatever the numbers.
+    pub fn format_differs(&self, other: &ModelRecord) -> bool {
+        self.kind == other.kind
+            && (self.arrays != other.arrays || self.settings.keys().ne(other.settings.keys()))
+    }
+}
+
 /// The class column of a multi-class run, to map output indices back to labels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassRecord {

@@ -125,23 +125,20 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 /// n×n matrices alive at the exact solve's peak, the process's own memory and the model's
-/// copies included, in halves: K, Lg, K's eigenvectors and the eigensolver's workspace, then α
-/// and W; the covariance kernel adds Lg's tridiagonal reduction and `C = QᵀU`, X and `XUᵀ`; the
-/// conditional one `U D^{1/2}`, `D^{1/2} G D^{1/2}`, its eigendecomposition, P and the
-/// residual. Fitted to `ovk bench scaling`'s VmHWM at n = 2000 and 4000 (2026-12-02): the
-/// identity and covariance kernels peak at 5.6–6.3 n×n, the conditional one at 8.2–8.3, the
-/// same at both sizes but for half a freed block of the covariance route at n = 2000. Whole
-/// runs at n = 960 (`tests/it/resource_limits.rs`) held more freed blocks of the conditional
-/// kernel, about 10.5 n×n: half a freed block more covers part of that (0.85 → 0.9) and reads
-/// 1.08 at n = 2000. The counts of 2026-11-27 (8 and 10.5 held, freed blocks besides) read
-/// 1.26–1.54× the peaks once the eigensolver's blocked reduction stopped holding its own
-/// copies.
+/// copies included, in halves: K, Lg, K's eigenvectors and the eigensolver's workspace, then
+/// the score operator's left factor (its right factor is K's eigenvectors); the covariance
+/// kernel reduces Lg in its own memory and adds `C = QᵀU`, X and `T̂X`; the conditional one
+/// `U D^{1/2}` (or `Lg U D^{1/2}`), `D^{1/2} G D^{1/2}` reduced in its own memory, C, X and
+/// `T̂X`. Fitted to `ovk bench one`'s VmHWM at n = 1000–4000 (2026-12-02, after the solve
+/// stopped forming α): estimate ÷ peak 1.05–1.12 (covariance) and 0.98–1.04 (conditional).
+/// Before, the conditional kernel's eigendecomposition of `D^{1/2} G D^{1/2}` held two
+/// halves more.
 fn exact_half_matrices(ovk: Ovk) -> (u64, u64) {
     // (held at the peak, freed temporaries glibc may keep resident: `mats_freed`)
     match ovk {
         Ovk::Identity => (12, 0),
         Ovk::Covariance => (12, 1),
-        Ovk::Conditional { .. } => (17, 1),
+        Ovk::Conditional { .. } => (15, 1),
     }
 }
 /// Seed offset of the output factor's landmarks (the input factor uses the problem's seed).
@@ -348,7 +345,7 @@ impl Method for Kde {
             matrices: fit_matrices,
             notes,
             features,
-            output_gram,
+            gram_folded,
         } = solved;
 
         let outputs = Outputs {
@@ -358,14 +355,7 @@ impl Method for Kde {
             candidates,
         };
         let model = match features {
-            // Lg is the candidates' Gram rows when the candidates are the training outputs.
-            None => KdeModel::new(
-                p.kernel,
-                x,
-                op,
-                outputs,
-                output_gram.filter(|_| cfg.candidates.is_none()),
-            )?,
+            None => KdeModel::on_kernel(p.kernel, x, op, outputs, gram_folded)?,
             Some((map, z)) => KdeModel::on_features(map, z.view(), op, outputs)?,
         };
         let mut details = serde_json::Map::new();

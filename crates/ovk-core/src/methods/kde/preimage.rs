@@ -35,13 +35,23 @@ pub(crate) enum Scoring {
         kernel: Kernel,
         x_train: Array2<f64>,
         op: ScoreOperator,
-        /// The candidates' output kernel against the training outputs (c×n).
-        cand_gram: Array2<f64>,
+        output_side: OutputSide,
     },
     /// On a factor `K ≈ ZZᵀ` the model sees x only through `k_x ≈ Z z(x)`, so
     /// `score = L_cand W Z z(x)` with `L_cand W Z` folded once into `op` (c×r factored; for the
     /// closed form `Yᵀ W Z`, m×r).
     Features { map: FeatureMap, op: ScoreOperator },
+}
+
+/// What the kernel scoring's operator already holds of the output side.
+pub(crate) enum OutputSide {
+    /// Folded in at fit time: `op` maps `k_x` to the candidates' scores `L_cand W k_x` (c
+    /// rows), or for the closed form to `Yᵀ W k_x` (m rows).
+    Folded,
+    /// `op` is W itself (n rows), multiplied at each prediction by the candidates' Gram rows
+    /// (c×n; empty for the closed form, which multiplies by Yᵀ): sessions saved before
+    /// 2026-12-02 hold this form.
+    Unfolded { cand_gram: Array2<f64> },
 }
 
 /// The fitted KDE: input kernel expansion into the output feature space, then a pre-image.
@@ -81,31 +91,27 @@ pub struct Outputs {
 
 impl KdeModel {
     /// The model scoring with input kernel `kernel` on `x_train` through `op`, decoding with
-    /// `out`; `output_gram`, when the candidates are the training outputs, is their Gram matrix
-    /// already computed (the fit's Lg), reused as the candidates' Gram rows.
-    pub fn new(
+    /// `out`. `op` is W, or `Lg W` when `gram_folded` (the training outputs as candidates);
+    /// any other output side is multiplied into `op`'s left factor here, once.
+    pub fn on_kernel(
         kernel: Kernel,
         x_train: Array2<f64>,
         op: ScoreOperator,
         out: Outputs,
-        output_gram: Option<Array2<f64>>,
+        gram_folded: bool,
     ) -> Result<Self> {
-        let (cand_gram, cand_self) = match out.preimage {
-            Preimage::ClosedForm => (Array2::zeros((0, 0)), Vec::new()),
-            Preimage::Candidates => (
-                match output_gram {
-                    Some(lg) => lg,
-                    None => cross_gram(&out.kernel, out.candidates.view(), out.y_train.view())?,
-                },
-                self_kernel(&out.kernel, out.candidates.view()),
-            ),
+        let (op, cand_self) = if gram_folded {
+            (op, self_kernel(&out.kernel, out.candidates.view()))
+        } else {
+            let (left, cand_self) = fold_output_side(&out, &op.left)?;
+            (ScoreOperator { left, ..op }, cand_self)
         };
         Ok(KdeModel {
             scoring: Scoring::Kernel {
                 kernel,
                 x_train,
                 op,
-                cand_gram,
+                output_side: OutputSide::Folded,
             },
             y_train: out.y_train,
             preimage: out.preimage,
@@ -124,12 +130,6 @@ impl KdeModel {
         op: ScoreOperator,
         out: Outputs,
     ) -> Result<Self> {
-        let Outputs {
-            y_train,
-            kernel: output_kernel,
-            preimage,
-            candidates,
-        } = out;
         let r = z.ncols();
         let ScoreOperator {
             c0,
@@ -157,31 +157,13 @@ impl KdeModel {
                     left.slice_mut(s![.., q..]).assign(&z);
                     let mut right = Array2::<f64>::zeros((q + r, r));
                     right.slice_mut(s![..q, ..]).assign(&rz);
-                    right.slice_mut(s![q.., ..]).diag_mut().fill(op.c0);
+                    right.slice_mut(s![q.., ..]).diag_mut().fill(c0);
                     (left, Some(right))
                 }
             }
         };
-        let (outer, cand_self) = match preimage {
-            Preimage::ClosedForm => (matmul_tn(y_train.view(), left.view()), Vec::new()),
-            Preimage::Candidates => {
-                let mut outer = Array2::<f64>::zeros((candidates.nrows(), left.ncols()));
-                let mut start = 0;
-                while start < candidates.nrows() {
-                    let end = (start + ROWS_PER_BLOCK).min(candidates.nrows());
-                    let g = cross_gram(
-                        &output_kernel,
-                        candidates.slice(s![start..end, ..]),
-                        y_train.view(),
-                    )?;
-                    outer
-                        .slice_mut(s![start..end, ..])
-                        .assign(&matmul(g.view(), left.view()));
-                    start = end;
-                }
-                (outer, self_kernel(&output_kernel, candidates.view()))
-            }
-        };
+        let (outer, cand_self) = fold_output_side(&out, &left)?;
+        drop(left);
         Ok(KdeModel {
             scoring: Scoring::Features {
                 map,
@@ -191,9 +173,9 @@ impl KdeModel {
                     right,
                 },
             },
-            y_train,
-            preimage,
-            candidates,
+            y_train: out.y_train,
+            preimage: out.preimage,
+            candidates: out.candidates,
             cand_self,
         })
     }
@@ -205,10 +187,13 @@ impl KdeModel {
                 kernel,
                 x_train,
                 op,
-                cand_gram,
+                output_side,
             } => {
-                let kx = cross_gram(kernel, x_train.view(), x)?;
-                Ok(matmul(cand_gram.view(), op.apply(kx.view()).view()))
+                let wk = op.apply(cross_gram(kernel, x_train.view(), x)?.view());
+                Ok(match output_side {
+                    OutputSide::Folded => wk,
+                    OutputSide::Unfolded { cand_gram } => matmul(cand_gram.view(), wk.view()),
+                })
             }
             Scoring::Features { map, op } => Ok(op.apply(map.features(x)?.t())),
         }
@@ -221,15 +206,45 @@ impl KdeModel {
                 kernel,
                 x_train,
                 op,
-                ..
+                output_side,
             } => {
-                let kx = cross_gram(kernel, x_train.view(), x)?;
-                let coef = op.apply(kx.view());
-                Ok(matmul_tn(coef.view(), self.y_train.view()))
+                let coef = op.apply(cross_gram(kernel, x_train.view(), x)?.view());
+                Ok(match output_side {
+                    OutputSide::Folded => coef.reversed_axes(),
+                    OutputSide::Unfolded { .. } => matmul_tn(coef.view(), self.y_train.view()),
+                })
             }
             Scoring::Features { map, op } => Ok(op.apply(map.features(x)?.t()).reversed_axes()),
         }
     }
+}
+
+/// The output side multiplied into a score operator's left factor (n×k, n training rows):
+/// `Yᵀ left` (m×k) for the closed form; for candidates, their output kernel rows against the
+/// training outputs times `left` (c×k, a block of candidates at a time, never c×n whole), with
+/// the candidates' self-kernels `l(y, y)`.
+fn fold_output_side(out: &Outputs, left: &Array2<f64>) -> Result<(Array2<f64>, Vec<f64>)> {
+    Ok(match out.preimage {
+        Preimage::ClosedForm => (matmul_tn(out.y_train.view(), left.view()), Vec::new()),
+        Preimage::Candidates => {
+            let candidates = &out.candidates;
+            let mut outer = Array2::<f64>::zeros((candidates.nrows(), left.ncols()));
+            let mut start = 0;
+            while start < candidates.nrows() {
+                let end = (start + ROWS_PER_BLOCK).min(candidates.nrows());
+                let g = cross_gram(
+                    &out.kernel,
+                    candidates.slice(s![start..end, ..]),
+                    out.y_train.view(),
+                )?;
+                outer
+                    .slice_mut(s![start..end, ..])
+                    .assign(&matmul(g.view(), left.view()));
+                start = end;
+            }
+            (outer, self_kernel(&out.kernel, candidates.view()))
+        }
+    })
 }
 
 /// The KDE model back from its saved parts: the candidates' Gram rows (or, on a factor, the
@@ -265,6 +280,11 @@ pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
                 && cand_self.dim() == (candidates.nrows(), 1)
         }
     };
+    // A folded operator's rows: the candidates' scores, or Yᵀ W's m rows for the closed form.
+    let output_rows_ok = |rows: usize| match preimage {
+        Preimage::ClosedForm => rows == y_train.ncols(),
+        Preimage::Candidates => candidates_ok(rows),
+    };
     let inner_ok = |op: &ScoreOperator, cols: usize| match &op.right {
         Some(r) => op.left.ncols() == r.nrows() && r.ncols() == cols,
         None => op.left.ncols() == cols,
@@ -273,14 +293,29 @@ pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
         "kernel" => {
             let kernel = parts.setting("kernel")?;
             let x_train = parts.take_array("x_train")?;
-            let cand_gram = parts.take_array("candidate_gram")?;
+            // Sessions saved before the output side was folded at fit time have no `folded`.
+            let folded = parts.settings.contains_key("folded") && parts.setting("folded")?;
+            let output_side = if folded {
+                OutputSide::Folded
+            } else {
+                OutputSide::Unfolded {
+                    cand_gram: parts.take_array("candidate_gram")?,
+                }
+            };
             let n = x_train.nrows();
-            let ok = y_train.nrows() == n
-                && op.left.nrows() == n
-                && inner_ok(&op, n)
-                && candidates_ok(cand_gram.nrows())
-                && (preimage == Preimage::ClosedForm || cand_gram.ncols() == n);
-            if !ok {
+            let rows_ok = match &output_side {
+                OutputSide::Folded => output_rows_ok(op.left.nrows()),
+                OutputSide::Unfolded { cand_gram } => {
+                    op.left.nrows() == n
+                        && candidates_ok(cand_gram.nrows())
+                        && (preimage == Preimage::ClosedForm || cand_gram.ncols() == n)
+                }
+            };
+            if !(y_train.nrows() == n && inner_ok(&op, n) && rows_ok) {
+                let cand_gram = match &output_side {
+                    OutputSide::Folded => None,
+                    OutputSide::Unfolded { cand_gram } => Some(cand_gram.dim()),
+                };
                 return Err(parts.mismatch(&format!(
                     "x_train {:?}, y_train {:?}, score_left {:?}, score_right {:?}, candidates \
                      {:?}, candidate_gram {:?}, candidate_self {:?}",
@@ -289,7 +324,7 @@ pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
                     op.left.dim(),
                     op.right.as_ref().map(|r| r.dim()),
                     candidates.dim(),
-                    cand_gram.dim(),
+                    cand_gram,
                     cand_self.dim()
                 )));
             }
@@ -297,7 +332,7 @@ pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
                 kernel,
                 x_train,
                 op,
-                cand_gram,
+                output_side,
             }
         }
         "features" => {
@@ -307,11 +342,7 @@ pub(crate) fn model_from_parts(mut parts: ModelParts) -> Result<KdeModel> {
                 FeatureMap::Nystrom { l_s, .. } => l_s.nrows(),
                 FeatureMap::Linear => op.right.as_ref().map_or(op.left.ncols(), |r| r.ncols()),
             };
-            let ok = inner_ok(&op, r)
-                && match preimage {
-                    Preimage::ClosedForm => op.left.nrows() == y_train.ncols(),
-                    Preimage::Candidates => candidates_ok(op.left.nrows()),
-                };
+            let ok = inner_ok(&op, r) && output_rows_ok(op.left.nrows());
             if !ok {
                 return Err(parts.mismatch(&format!(
                     "rank {r}, y_train {:?}, score_left {:?}, score_right {:?}, candidates {:?}, \
@@ -344,15 +375,20 @@ impl Model for KdeModel {
                 kernel,
                 x_train,
                 op,
-                cand_gram,
-            } => (
-                parts
+                output_side,
+            } => {
+                let parts = parts
                     .with_setting("scoring", &"kernel")
                     .with_setting("kernel", kernel)
-                    .with_array("x_train", x_train.clone())
-                    .with_array("candidate_gram", cand_gram.clone()),
-                op,
-            ),
+                    .with_array("x_train", x_train.clone());
+                let parts = match output_side {
+                    OutputSide::Folded => parts.with_setting("folded", &true),
+                    OutputSide::Unfolded { cand_gram } => {
+                        parts.with_array("candidate_gram", cand_gram.clone())
+                    }
+                };
+                (parts, op)
+            }
             Scoring::Features { map, op } => (
                 crate::methods::expansion::with_map(
                     parts.with_setting("scoring", &"features"),

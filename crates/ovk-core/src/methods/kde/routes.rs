@@ -5,6 +5,7 @@
 use ndarray::{Array2, ArrayView2};
 use serde_json::{json, Value as Json};
 
+use super::preimage::Preimage;
 use super::score::ScoreOperator;
 use super::solve::{self, Ovk};
 use super::{lowrank, FactorPlan, KdeConfig, OUTPUT_SEED};
@@ -23,9 +24,8 @@ pub(super) struct Solved {
     pub matrices: Vec<(String, Array2<f64>)>,
     pub notes: Vec<String>,
     pub features: Option<(FeatureMap, Array2<f64>)>,
-    /// The exact solve's output Gram matrix Lg, for the model to reuse as the candidates'
-    /// Gram rows when the candidates are the training outputs.
-    pub output_gram: Option<Array2<f64>>,
+    /// Whether `op` is already `Lg W`, the training outputs' score rows (the exact solve).
+    pub gram_folded: bool,
 }
 
 /// The training rows and kernels a solve works on.
@@ -55,12 +55,20 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
     let lg = gram(&on.out_kernel, on.y)?;
     check_cancel(obs)?;
     obs.phase(Phase::Decomposition, None);
+    // With the training outputs as candidates the scores are `Lg W k_x`: the solve folds Lg
+    // into W's left factor, and Lg is not kept for the model.
+    let side = if on.cfg.preimage == Preimage::Candidates && on.cfg.candidates.is_none() {
+        solve::Side::GramScore
+    } else {
+        solve::Side::Score
+    };
     // One-shot O(n³) work: on its own thread, so a cancel returns at once.
     let (lambda, ovk) = (on.cfg.lambda, on.ovk);
-    let (sol, lg) = interruptible(&|| obs.is_cancelled(), move || {
+    let (sol, u) = interruptible(&|| obs.is_cancelled(), move || {
         let ke = solve::input_eigen(k.view())?;
         drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
-        Ok((solve::solve_exact(ovk, &ke, lg.view(), lambda)?, lg))
+        let sol = solve::solve_scores(ovk, &ke, lg, lambda, side)?;
+        Ok((sol, ke.vectors))
     })?;
     ensure_finite("objective", sol.objective)?;
     obs.record(&TraceRecord {
@@ -78,8 +86,8 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
     Ok(Solved {
         op: ScoreOperator {
             c0: 0.0,
-            left: sol.w,
-            right: None,
+            left: sol.left,
+            right: Some(u.reversed_axes()),
         },
         objective: Some(sol.objective),
         solver: json!({
@@ -87,10 +95,15 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
             "route": route,
             "backward_error": sol.backward_error,
         }),
-        matrices: vec![("coefficients".to_string(), sol.alpha)],
-        notes: Vec::new(),
+        matrices: Vec::new(),
+        notes: vec![
+            "exact solve: the score operator W = Tα/n is saved with the model, factored as \
+             score_left·score_right (score_right = Uᵀ, K's eigenvectors); α itself is not \
+             formed"
+                .into(),
+        ],
         features: None,
-        output_gram: Some(lg),
+        gram_folded: side == solve::Side::GramScore,
     })
 }
 
@@ -159,6 +172,6 @@ pub(super) fn factored(
             "low-rank solve: the objective is not evaluated (it would need n×n matrices)".into(),
         ],
         features: Some((a.map, a.z)),
-        output_gram: None,
+        gram_folded: false,
     })
 }

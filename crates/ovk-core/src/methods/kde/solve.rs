@@ -17,16 +17,19 @@
 //!   route's backward error stayed ≤ 1e-13 and the Schur route's reached 5e-12: the fallback
 //!   is a guard, not the rule.
 //!
-//! Each route goes straight to α and W in the input basis and evaluates the objective and the
-//! residual in its own orthogonal bases (Frobenius norms and traces are unchanged there), in
-//! O(n²): the identity kernel needs one symmetric product in all, the covariance one product
-//! and three applications of Q's reflectors (`ovk bench scaling`, docs/performance.md).
+//! Each route evaluates the objective and the residual in its own orthogonal bases (Frobenius
+//! norms and traces are unchanged there), in O(n²), and returns the score operator as
+//! `left · Uᵀ`, either W or, when the candidates are the training outputs, `Lg W` (the
+//! candidates' score rows): prediction needs nothing else, so α is formed only when asked
+//! (tests). The covariance kernel then costs two applications of Q's reflectors after Lg's
+//! reduction, the conditional one three products after its second eigendecomposition
+//! (`ovk bench scaling`, docs/performance.md).
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
 use crate::linalg::{
-    divide_by_spectrum, eigh, frobenius, generalized_schur, inner, matmul, matmul_symmetric,
-    matmul_tn, solve_shifted_quasi_triangular, stop_if_abandoned, tridiagonal, SymEigen,
+    eigh, frobenius, generalized_schur, inner, matmul, matmul_symmetric, matmul_tn,
+    solve_shifted_quasi_triangular, stop_if_abandoned, tridiagonal_in_place, SymEigen,
 };
 
 /// Largest normwise backward error of the Sylvester equation the symmetric route of the
@@ -129,13 +132,42 @@ pub fn solve_alpha(
 /// Which factorisation produced `α̃` (reported in the session's details).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    /// Closed form (identity) or one eigendecomposition of a symmetric matrix.
+    /// Closed form (identity) or a symmetric matrix's tridiagonal reduction (the covariance
+    /// operator's Lg, the conditional one's similar `D^{1/2} G D^{1/2}`).
     Symmetric,
     /// Real Schur form and Bartels–Stewart (the conditional kernel's fallback).
     Schur,
 }
 
-/// The exact solve with what the trace and the model need.
+/// Which operator a solve's `left` factor gives, with U the eigenvectors of k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// `W = left · Uᵀ`, the score operator: `score(x, y) = l_yᵀ W k_x`.
+    Score,
+    /// `Lg W = left · Uᵀ`: the score rows of the training outputs as candidates. The
+    /// covariance route gets it for the price of W (one more tridiagonal product).
+    GramScore,
+}
+
+/// The exact solve as a fit uses it: the score operator as `left · Uᵀ` (never W itself, and
+/// α only when asked), with the objective and the equation's residual.
+#[derive(Debug, Clone)]
+pub struct ScoreSolve {
+    /// n×n: `W = left · Uᵀ` or `Lg W = left · Uᵀ`, as asked ([`Side`]).
+    pub left: Array2<f64>,
+    /// α (n×n), formed only when asked: prediction needs W alone.
+    pub alpha: Option<Array2<f64>>,
+    /// [`objective`] at α.
+    pub objective: f64,
+    /// [`residual`] at α.
+    pub residual: f64,
+    /// The normwise backward error of the Sylvester equation.
+    pub backward_error: f64,
+    /// The factorisation that produced α.
+    pub route: Route,
+}
+
+/// The exact solve with α and W formed (tests, benchmarks and the docs' cross-checks).
 #[derive(Debug, Clone)]
 pub struct ExactSolve {
     /// α (n×n), the coefficients of Proposition 1.
@@ -186,6 +218,65 @@ pub fn solve_exact_by(
     lambda: f64,
     choice: RouteChoice,
 ) -> Result<ExactSolve> {
+    let want = Want {
+        alpha: true,
+        side: Side::Score,
+    };
+    let sol = solve_by(ovk, ke, lg.to_owned(), lambda, choice, want)?;
+    let w = matmul(sol.left.view(), ke.vectors.t());
+    Ok(ExactSolve {
+        alpha: sol.alpha.expect("α was asked for"),
+        w,
+        objective: sol.objective,
+        residual: sol.residual,
+        backward_error: sol.backward_error,
+        route: sol.route,
+    })
+}
+
+/// The fit's solve: the score operator on `side`, α not formed. `lg` must be exactly
+/// symmetric (`kernels::gram` makes it so): the covariance kernel reduces it in its own
+/// memory.
+pub fn solve_scores(
+    ovk: Ovk,
+    ke: &SymEigen,
+    lg: Array2<f64>,
+    lambda: f64,
+    side: Side,
+) -> Result<ScoreSolve> {
+    let choice = RouteChoice::Auto {
+        limit: BACKWARD_ERROR_LIMIT,
+    };
+    solve_scores_by(ovk, ke, lg, lambda, side, choice)
+}
+
+/// [`solve_scores`] with the conditional kernel's route chosen by `choice`.
+pub fn solve_scores_by(
+    ovk: Ovk,
+    ke: &SymEigen,
+    lg: Array2<f64>,
+    lambda: f64,
+    side: Side,
+    choice: RouteChoice,
+) -> Result<ScoreSolve> {
+    solve_by(ovk, ke, lg, lambda, choice, Want { alpha: false, side })
+}
+
+/// What a route forms besides the objective and the residual.
+#[derive(Debug, Clone, Copy)]
+struct Want {
+    alpha: bool,
+    side: Side,
+}
+
+fn solve_by(
+    ovk: Ovk,
+    ke: &SymEigen,
+    lg: Array2<f64>,
+    lambda: f64,
+    choice: RouteChoice,
+    want: Want,
+) -> Result<ScoreSolve> {
     let n = ke.values.len();
     if lg.nrows() != n || lg.ncols() != n {
         return Err(OvkError::internal(
@@ -194,20 +285,20 @@ pub fn solve_exact_by(
     }
     let (u, s) = (&ke.vectors, &ke.values);
     match (ovk, choice) {
-        (Ovk::Identity, _) => Ok(identity_in_eigenbasis(u, s, lg, lambda)),
-        (Ovk::Covariance, _) => covariance_route(u, s, lg, lambda),
+        (Ovk::Identity, _) => Ok(identity_in_eigenbasis(u, s, lg, lambda, want)),
+        (Ovk::Covariance, _) => covariance_route(u, s, lg, lambda, want),
         (Ovk::Conditional { epsilon }, RouteChoice::Only(Route::Symmetric)) => {
-            symmetric_route(epsilon, u, s, lg, lambda)
+            symmetric_route(epsilon, u, s, &lg, lambda, want)
         }
         (Ovk::Conditional { epsilon }, RouteChoice::Only(Route::Schur)) => {
-            schur_route(epsilon, u, s, lg, lambda)
+            schur_route(epsilon, u, s, &lg, lambda, want)
         }
         (Ovk::Conditional { epsilon }, RouteChoice::Auto { limit }) => {
-            let sym = symmetric_route(epsilon, u, s, lg, lambda)?;
+            let sym = symmetric_route(epsilon, u, s, &lg, lambda, want)?;
             if sym.backward_error <= limit {
                 return Ok(sym);
             }
-            let sch = schur_route(epsilon, u, s, lg, lambda)?;
+            let sch = schur_route(epsilon, u, s, &lg, lambda, want)?;
             Ok(if sch.backward_error < sym.backward_error {
                 sch
             } else {
@@ -218,20 +309,24 @@ pub fn solve_exact_by(
 }
 
 /// The covariance kernel by the Hessenberg–Schur method (Golub, Nash, Van Loan 1979): with
-/// `Lg = Q T̂ Qᵀ` (tridiagonal: half an eigendecomposition) and `C = Qᵀ U`, column j of
-/// `X = Qᵀ α U` solves `((s_j/n) T̂ + λ I) x_j = c_j` in O(n); `α = Q X Uᵀ` and
-/// `W = Q T̂ X Uᵀ / n`: one product and three applications of Q's reflectors. Q and U being
-/// orthogonal, the residual is `‖F − C‖_F` with `F = (1/n) T̂ X S + λX`, and the objective
-/// `tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖²` with `R₀ = (1/n) T̂ X S − C = −λX` is `λ ⟨T̂ X, C⟩`.
+/// `Lg = Q T̂ Qᵀ` (tridiagonal: half an eigendecomposition, in Lg's own memory) and
+/// `C = Qᵀ U`, column j of `X = Qᵀ α U` solves `((s_j/n) T̂ + λ I) x_j = c_j` in O(n);
+/// `W = Q T̂ X Uᵀ / n` and `Lg W = Q T̂² X Uᵀ / n`, so either side is one application of Q's
+/// reflectors beside the one that formed C (`α = Q X Uᵀ` would be a product and a third).
+/// Q and U being orthogonal, the residual is `‖F − C‖_F` with `F = (1/n) T̂ X S + λX`,
+/// `‖α‖_F = ‖X‖_F`, and the objective `tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖²` with
+/// `R₀ = (1/n) T̂ X S − C = −λX` is `λ ⟨T̂ X, C⟩`.
 fn covariance_route(
     u: &Array2<f64>,
     s: &Array1<f64>,
-    lg: ArrayView2<f64>,
+    lg: Array2<f64>,
     lambda: f64,
-) -> Result<ExactSolve> {
+    want: Want,
+) -> Result<ScoreSolve> {
     let nf = s.len() as f64;
     let s_n: Vec<f64> = s.iter().map(|v| v / nf).collect();
-    let tri = tridiagonal(lg)?;
+    let t_norm = frobenius(&lg);
+    let tri = tridiagonal_in_place(lg)?;
     stop_if_abandoned()?;
     let mut c = u.clone();
     tri.apply(&mut c, true); // C = Qᵀ U
@@ -247,126 +342,137 @@ fn covariance_route(
             sq += r * r;
             objective += tv * cv;
         });
-    drop((c, tx));
+    drop(c);
     stop_if_abandoned()?;
-    let mut alpha = matmul(x.view(), u.t()); // X Uᵀ
+    let a_norm = frobenius(&x);
+    let alpha = want.alpha.then(|| {
+        let mut alpha = matmul(x.view(), u.t()); // α = Q X Uᵀ
+        tri.apply(&mut alpha, false);
+        alpha
+    });
     drop(x);
-    stop_if_abandoned()?;
-    let mut w = tri.mul_t(alpha.view());
-    w.mapv_inplace(|v| v / nf);
-    tri.apply(&mut alpha, false);
-    tri.apply(&mut w, false);
-    let t_norm = frobenius(&lg);
-    Ok(symmetric_solve(
+    let mut left = match want.side {
+        Side::Score => tx,
+        Side::GramScore => tri.mul_t(tx.view()),
+    };
+    left.mapv_inplace(|v| v / nf);
+    tri.apply(&mut left, false);
+    let (residual, backward_error) = errors(sq.sqrt(), t_norm, a_norm, s, lambda);
+    Ok(ScoreSolve {
+        left,
         alpha,
-        w,
-        lambda * objective,
-        sq.sqrt(),
-        t_norm,
-        s,
-        lambda,
-    ))
+        objective: lambda * objective,
+        residual,
+        backward_error,
+        route: Route::Symmetric,
+    })
 }
 
-/// A symmetric route's result, its residual norm `‖R‖_F` (in K's eigenbasis) given as the
-/// residual `‖R‖_F/√n` and the normwise backward error (`‖T̃‖_F = t_norm`).
-fn symmetric_solve(
-    alpha: Array2<f64>,
-    w: Array2<f64>,
-    objective: f64,
-    r_norm: f64,
-    t_norm: f64,
-    s: &Array1<f64>,
-    lambda: f64,
-) -> ExactSolve {
+/// The residual `‖R‖_F/√n` and the normwise backward error of a solve with residual norm
+/// `r_norm = ‖R‖_F`, `‖T̃‖_F = t_norm` and `‖α‖_F = a_norm`.
+fn errors(r_norm: f64, t_norm: f64, a_norm: f64, s: &Array1<f64>, lambda: f64) -> (f64, f64) {
     let nf = s.len() as f64;
-    let scale = backward_scale(t_norm, frobenius(&alpha), frobenius(s), lambda, nf);
-    ExactSolve {
-        alpha,
-        w,
-        objective,
-        residual: r_norm / nf.sqrt(),
-        backward_error: r_norm / scale,
-        route: Route::Symmetric,
-    }
+    let scale = backward_scale(t_norm, a_norm, frobenius(s), lambda, nf);
+    (r_norm / nf.sqrt(), r_norm / scale)
 }
 
 /// The conditional kernel's symmetric route, straight into the input basis: `T̃ = D G` is
-/// `diag(t)` in the basis `P = U D^{1/2} V`, with `D^{1/2} G D^{1/2} = V diag(t) Vᵀ`. With
-/// `C = P⁻¹ U = Vᵀ D^{-1/2}` and `X = C ⊘ (t sᵀ/n + λ)`, `α = P X Uᵀ` and
-/// `W = Tα/n = P diag(t/n) X Uᵀ`: after the second eigendecomposition, five n×n products
-/// and a half (forming `D^{1/2} G D^{1/2}`, P, and measuring the backward error in K's
-/// eigenbasis, which the D scaling can spoil: docs/methods.md §3).
+/// similar to the symmetric `D^{1/2} G D^{1/2} = Q T̂ Qᵀ`, reduced to tridiagonal form (in its
+/// own memory), so in the basis `P = U D^{1/2} Q` the equation is the covariance route's:
+/// with `C = P⁻¹ U = Qᵀ D^{-1/2}`, column j of X solves `((s_j/n) T̂ + λ I) x_j = c_j`, and
+/// `α = P X Uᵀ`, `W = Tα/n = U D^{1/2} (Q T̂ X / n) Uᵀ` (`Lg W`: `Lg U D^{1/2}` in front, kept
+/// from forming `D^{1/2} G D^{1/2}`). After the reduction, three applications of Q and one
+/// product: C, `Q X` and `Q T̂ X / n`, which give the residual `D^{1/2} Q F − I` in K's
+/// eigenbasis (`Q F = (Q T̂ X / n) S + λ Q X`; the D scaling can spoil it: docs/methods.md §3)
+/// and `‖α‖_F = ‖D^{1/2} Q X‖_F`, then the left factor. The objective is λ⟨T̂X, C⟩, as for
+/// the covariance kernel.
 fn symmetric_route(
     epsilon: f64,
     u: &Array2<f64>,
     s: &Array1<f64>,
-    lg: ArrayView2<f64>,
+    lg: &Array2<f64>,
     lambda: f64,
-) -> Result<ExactSolve> {
+    want: Want,
+) -> Result<ScoreSolve> {
     let nf = s.len() as f64;
-    let s_n = s.mapv(|v| v / nf);
+    let s_n: Vec<f64> = s.iter().map(|v| v / nf).collect();
     let dh = s.mapv(|v| (nf * epsilon / (v + nf * epsilon)).sqrt());
     let mut ud = u.clone();
     scale_columns(&mut ud, dh.view());
-    // D^{1/2} G D^{1/2} = (U D^{1/2})ᵀ Lg (U D^{1/2})
-    let gs = matmul_symmetric(ud.t(), matmul(lg, ud.view()).view());
+    let lud = matmul(lg.view(), ud.view()); // Lg U D^{1/2}
+                                            // D^{1/2} G D^{1/2} = (U D^{1/2})ᵀ Lg (U D^{1/2}), exactly symmetric
+    let gs = matmul_symmetric(ud.t(), lud.view());
+    // The left factor starts from U D^{1/2} (W) or Lg U D^{1/2} (Lg W); α needs U D^{1/2}.
+    let (ud, lud) = match want.side {
+        Side::Score => (Some(ud), None),
+        Side::GramScore => (want.alpha.then_some(ud), Some(lud)),
+    };
     // ‖T̃‖_F = ‖D G‖_F, (D G)_ij = gs_ij d_i^{1/2} / d_j^{1/2}
     let mut sq = 0.0;
     Zip::indexed(&gs).for_each(|(i, j), v| sq += (v * dh[i] / dh[j]).powi(2));
     let t_norm = sq.sqrt();
     stop_if_abandoned()?;
-    let ge = eigh(gs.view())?;
-    drop(gs);
+    let tri = tridiagonal_in_place(gs)?;
     stop_if_abandoned()?;
-    let t = ge.values.mapv(|v| v.max(0.0));
-    let v = ge.vectors;
-    let mut c = v.t().to_owned();
-    scale_columns(&mut c, dh.mapv(|x| 1.0 / x).view());
-    let p = matmul(ud.view(), v.view());
-    drop(ud);
-    let x = divide_by_spectrum(c.view(), t.view(), s_n.view(), lambda);
-    // F = (1/n) diag(t) X S + λX, the equation's left side in the (P, U) bases; in K's
-    // eigenbasis the residual is D^{1/2} V F − I.
-    let mut f = x.clone();
-    Zip::indexed(&mut f).for_each(|(i, j), v| *v *= t[i] * s_n[j] + lambda);
-    let mut r = matmul(v.view(), f.view());
-    drop((f, v));
-    scale_rows(&mut r, dh.view());
-    r.diag_mut().mapv_inplace(|x| x - 1.0);
-    let r_norm = frobenius(&r);
-    drop(r);
-    // J = tr(R₀ᵀ diag(t) R₀) + (λ/n) Σ s_j t_i² X_ij² with R₀ = (1/n) diag(t) X S − C = −λX:
-    // J = λ Σ t_i X_ij C_ij.
-    let mut objective = 0.0;
-    Zip::indexed(&x)
-        .and(&c)
-        .for_each(|(i, _), xv, cv| objective += t[i] * xv * cv);
-    objective *= lambda;
+    let mut c = Array2::from_diag(&dh.mapv(|x| 1.0 / x));
+    tri.apply(&mut c, true); // C = Qᵀ D^{-1/2}
+    let mut x = c.clone();
+    tri.solve_shifted(&mut x, &s_n, lambda)?;
+    let mut qtx = tri.mul_t(x.view());
+    // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
+    let objective = lambda * inner(&qtx, &c);
     drop(c);
-    let mut y = matmul(x.view(), u.t()); // X Uᵀ
-    drop(x);
-    let alpha = matmul(p.view(), y.view());
-    scale_rows(&mut y, t.mapv(|v| v / nf).view());
-    let w = matmul(p.view(), y.view());
-    Ok(symmetric_solve(
-        alpha, w, objective, r_norm, t_norm, s, lambda,
-    ))
+    let mut qx = x;
+    tri.apply(&mut qx, false); // Q X
+    qtx.mapv_inplace(|v| v / nf);
+    tri.apply(&mut qtx, false); // Q T̂ X / n
+    drop(tri);
+    stop_if_abandoned()?;
+    // R = D^{1/2} (Q T̂ X S / n + λ Q X) − I in K's eigenbasis; α̃ = D^{1/2} Q X there.
+    let (mut r_sq, mut a_sq) = (0.0, 0.0);
+    Zip::indexed(&qtx).and(&qx).for_each(|(i, j), tv, xv| {
+        let a = dh[i] * xv;
+        let r = dh[i] * tv * s[j] + lambda * a - if i == j { 1.0 } else { 0.0 };
+        r_sq += r * r;
+        a_sq += a * a;
+    });
+    let alpha = match &ud {
+        Some(ud) if want.alpha => Some(matmul(matmul(ud.view(), qx.view()).view(), u.t())),
+        _ => None,
+    };
+    drop(qx);
+    let base = match want.side {
+        Side::Score => ud.expect("U D^{1/2} kept for W"),
+        Side::GramScore => lud.expect("Lg U D^{1/2} kept for Lg W"),
+    };
+    let left = matmul(base.view(), qtx.view());
+    let (residual, backward_error) = errors(r_sq.sqrt(), t_norm, a_sq.sqrt(), s, lambda);
+    Ok(ScoreSolve {
+        left,
+        alpha,
+        objective,
+        residual,
+        backward_error,
+        route: Route::Symmetric,
+    })
 }
 
 /// The conditional kernel's Schur route (its fallback), in K's eigenbasis: α̃ from
-/// [`conditional_in_eigenbasis`], the objective and residual there, then `α = U α̃ Uᵀ`.
+/// [`conditional_in_eigenbasis`], the objective and residual there, then
+/// `W = U (T̃α̃/n) Uᵀ` (`Lg W`: `Lg U` in front) and, if asked, `α = U α̃ Uᵀ`.
 fn schur_route(
     epsilon: f64,
     u: &Array2<f64>,
     s: &Array1<f64>,
-    lg: ArrayView2<f64>,
+    lg: &Array2<f64>,
     lambda: f64,
-) -> Result<ExactSolve> {
+    want: Want,
+) -> Result<ScoreSolve> {
     let nf = s.len() as f64;
     // G = Uᵀ Lg U, formed directly: D^{-1/2} (D^{1/2} G D^{1/2}) D^{-1/2} would lose the digits
     // this route is here to keep.
-    let g = matmul_symmetric(u.t(), matmul(lg, u.view()).view());
+    let lu = matmul(lg.view(), u.view());
+    let g = matmul_symmetric(u.t(), lu.view());
     let d = s.mapv(|v| nf * epsilon / (v + nf * epsilon));
     let t_norm = frobenius_scaled_rows(&g, d.view());
     let a = conditional_in_eigenbasis(&g, &d, s, lambda)?;
@@ -380,16 +486,23 @@ fn schur_route(
     r0.diag_mut().mapv_inplace(|v| v - 1.0);
     let fit = inner(&r0, &matmul(g.view(), r0.view()));
     let g_ta = matmul(g.view(), best.t_alpha_tilde.view());
+    drop((r0, g));
     let mut reg = 0.0;
     Zip::indexed(&best.alpha_tilde)
         .and(&g_ta)
         .for_each(|(_, j), a, m| reg += s[j] * a * m);
     drop(g_ta);
-    let alpha = back_to_input_basis(u, &best.alpha_tilde);
-    let w = back_to_input_basis(u, &best.t_alpha_tilde.mapv(|v| v / nf));
-    Ok(ExactSolve {
+    let alpha = want
+        .alpha
+        .then(|| back_to_input_basis(u, &best.alpha_tilde));
+    let base = match want.side {
+        Side::Score => u,
+        Side::GramScore => &lu,
+    };
+    let left = matmul(base.view(), best.t_alpha_tilde.mapv(|v| v / nf).view());
+    Ok(ScoreSolve {
+        left,
         alpha,
-        w,
         objective: fit + lambda / nf * reg,
         residual: best.residual,
         backward_error: best.backward_error,
@@ -424,14 +537,14 @@ impl Candidate {
                 let r = ta * s[j] / nf + lambda * a - if i == j { 1.0 } else { 0.0 };
                 sq += r * r;
             });
-        let r_norm = sq.sqrt();
-        let scale = backward_scale(t_norm, frobenius(&alpha_tilde), frobenius(s), lambda, nf);
+        let (residual, backward_error) =
+            errors(sq.sqrt(), t_norm, frobenius(&alpha_tilde), s, lambda);
         Candidate {
             alpha_tilde,
             t_alpha_tilde,
             route,
-            residual: r_norm / nf.sqrt(),
-            backward_error: r_norm / scale,
+            residual,
+            backward_error,
         }
     }
 }
@@ -444,13 +557,16 @@ fn backward_scale(t_norm: f64, a_norm: f64, s_norm: f64, lambda: f64, nf: f64) -
 
 /// The identity kernel, eq. (3): `α = U diag(a) Uᵀ`, `a = 1/(s + λ)`, and `W = α`. The
 /// objective `Σ_i (r_i² + λ s_i a_i²) G_ii` (`r_i = a_i s_i − 1 = −λ a_i`, `G = Uᵀ Lg U`)
-/// collapses to `λ Σ_i a_i G_ii = λ ⟨Lg, α⟩_F`: one symmetric product in all.
+/// collapses to `λ Σ_i a_i G_ii = λ ⟨Lg, α⟩_F`. W's left factor is `U diag(a)`, free, and
+/// the objective one symmetric product (α); `Lg W`'s is `Lg U diag(a)`, one product, whose
+/// columns give `G_ii = u_iᵀ (Lg U)_i`.
 fn identity_in_eigenbasis(
     u: &Array2<f64>,
     s: &Array1<f64>,
-    lg: ArrayView2<f64>,
+    lg: Array2<f64>,
     lambda: f64,
-) -> ExactSolve {
+    want: Want,
+) -> ScoreSolve {
     let nf = s.len() as f64;
     let a = s.mapv(|sj| 1.0 / (sj + lambda)); // eq. (3), Kadri et al.
     let (mut res, mut sq_a) = (0.0, 0.0);
@@ -458,19 +574,36 @@ fn identity_in_eigenbasis(
         res += (a[i] * s[i] - 1.0 + lambda * a[i]).powi(2);
         sq_a += a[i] * a[i];
     }
-    let scale = backward_scale(nf * nf.sqrt(), sq_a.sqrt(), frobenius(s), lambda, nf); // ‖T̃‖_F = ‖nI‖_F
+    let nsqrt = nf * nf.sqrt(); // ‖T̃‖_F = ‖nI‖_F
+    let (residual, backward_error) = errors(res.sqrt(), nsqrt, sq_a.sqrt(), s, lambda);
     let mut ua = u.clone();
     scale_columns(&mut ua, a.view());
-    let alpha = matmul_symmetric(ua.view(), u.t());
-    drop(ua);
-    let objective = lambda * inner(&lg, &alpha);
-    let w = alpha.clone();
-    ExactSolve {
+    let symmetric_alpha = || matmul_symmetric(ua.view(), u.t());
+    let (left, alpha, objective) = match want.side {
+        Side::Score => {
+            let alpha = symmetric_alpha();
+            let objective = lambda * inner(&lg, &alpha);
+            (ua.clone(), want.alpha.then_some(alpha), objective)
+        }
+        Side::GramScore => {
+            let mut lu = matmul(lg.view(), u.view());
+            drop(lg);
+            let g_ii = lu
+                .columns()
+                .into_iter()
+                .zip(u.columns())
+                .map(|(l, u)| l.dot(&u));
+            let objective = lambda * g_ii.zip(&a).map(|(g, a)| g * a).sum::<f64>();
+            scale_columns(&mut lu, a.view());
+            (lu, want.alpha.then(symmetric_alpha), objective)
+        }
+    };
+    ScoreSolve {
+        left,
         alpha,
-        w,
         objective,
-        residual: res.sqrt() / nf.sqrt(),
-        backward_error: res.sqrt() / scale,
+        residual,
+        backward_error,
         route: Route::Symmetric,
     }
 }
