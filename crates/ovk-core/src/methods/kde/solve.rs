@@ -7,23 +7,23 @@
 //!   `Q T̂ Qᵀ` (half an eigendecomposition), then one O(n) tridiagonal solve per eigenvalue of k;
 //! * conditional (`T = Lg − M⁻¹ k Lg = nε M⁻¹ Lg`, `M = k + nεI`): in k's eigenbasis
 //!   `T̃ = D G` with `G = Uᵀ Lg U`, `D = diag(nε/(s+nε))` (so `M⁻¹` is never formed),
-//!   non-symmetric but similar to the symmetric `D^{1/2} G D^{1/2}`, solved through that one
-//!   eigendecomposition. docs/methods.md §3 warns that the similarity can lose digits when nελ
+//!   non-symmetric but similar to the symmetric `D^{1/2} G D^{1/2}`, reduced to tridiagonal
+//!   form and solved as the covariance kernel is. docs/methods.md §3 warns that the similarity can lose digits when nελ
 //!   is tiny, so its backward error is measured and, above [`BACKWARD_ERROR_LIMIT`], the Schur
 //!   route is tried too and the better kept: a real Schur form of `T̃` (QZ of the pencil
 //!   `(T̃, I)`) and a quasi-triangular back substitution per column (Bartels–Stewart with the
 //!   second coefficient diagonal), many eigendecompositions more. Measured over n = 30, 120,
 //!   σ = 0.3–5, ε down to 1e-14 and λ down to 1e-10 (`tests/it/kde_solve.rs`), the symmetric
-//!   route's backward error stayed ≤ 1e-13 and the Schur route's reached 5e-12: the fallback
-//!   is a guard, not the rule.
+//!   route's backward error stayed ≤ 1e-14 (≤ 1e-13 when it eigendecomposed `D^{1/2} G D^{1/2}`)
+//!   and the Schur route's reached 5e-12: the fallback is a guard, not the rule.
 //!
 //! Each route evaluates the objective and the residual in its own orthogonal bases (Frobenius
 //! norms and traces are unchanged there), in O(n²), and returns the score operator as
 //! `left · Uᵀ`, either W or, when the candidates are the training outputs, `Lg W` (the
 //! candidates' score rows): prediction needs nothing else, so α is formed only when asked
-//! (tests). The covariance kernel then costs two applications of Q's reflectors after Lg's
-//! reduction, the conditional one three products after its second eigendecomposition
-//! (`ovk bench scaling`, docs/performance.md).
+//! (tests). After the reductions, the covariance kernel costs two applications of Q's
+//! reflectors, the conditional one three and a product, beside the two products that form
+//! `D^{1/2} G D^{1/2}` (`ovk bench scaling`, docs/performance.md).
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
