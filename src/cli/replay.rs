@@ -181,27 +181,29 @@ pub fn replay(a: ReplayArgs) -> Result<i32> {
                 format!("to a relative {VERIFY_RTOL:e} (not bit for bit: another CPU's SIMD path?)")
             }
         )?;
-        if !not_compared.is_empty() {
-            outln!(
-                "not compared: {} (the session was saved by an ovk that kept this model in \
-                 another format; its saved model still predicts as saved)",
-                not_compared.join(", ")
-            )?;
-        }
+        report_not_compared(&not_compared)?;
         Ok(0)
     } else {
         outln!("verification FAILED for {}:", dir.display())?;
         for m in &mismatches {
             outln!("  {m}")?;
         }
-        if !not_compared.is_empty() {
-            outln!(
-                "not compared: {} (saved in a model format this ovk no longer writes)",
-                not_compared.join(", ")
-            )?;
-        }
+        report_not_compared(&not_compared)?;
         Ok(1)
     }
+}
+
+/// The saved matrices `--verify` skipped because the session keeps its model in a format this
+/// ovk no longer writes.
+fn report_not_compared(names: &[String]) -> Result<()> {
+    if !names.is_empty() {
+        outln!(
+            "not compared: {} (the session was saved by an ovk that kept this model in another \
+             format; its saved model still predicts as saved)",
+            names.join(", ")
+        )?;
+    }
+    Ok(())
 }
 
 /// The saved configuration pointed at the file found. A copy without its sidecar gets the

@@ -41,7 +41,7 @@ pub(crate) use qz::{generalized_schur, solve_shifted_quasi_triangular};
 pub use rows::select_rows;
 pub use sylvester::sylvester_sym;
 pub(crate) use sylvester::{divide_by_spectrum, lyapunov_sym, symmetrize};
-pub(crate) use tridiag::{tridiagonal, tridiagonal_in_place};
+pub(crate) use tridiag::{tridiagonal, tridiagonal_in_place, Tridiagonal};
 
 /// Choose faer's thread count: every core by default — on 2 cores a 2-thread eigh, GEMM and
 /// ZᵀZ beat one from n ≈ 500 on (`cargo bench --bench threads`, docs/performance.md), and

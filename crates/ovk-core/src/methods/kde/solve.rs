@@ -8,8 +8,9 @@
 //! * conditional (`T = Lg − M⁻¹ k Lg = nε M⁻¹ Lg`, `M = k + nεI`): in k's eigenbasis
 //!   `T̃ = D G` with `G = Uᵀ Lg U`, `D = diag(nε/(s+nε))` (so `M⁻¹` is never formed),
 //!   non-symmetric but similar to the symmetric `D^{1/2} G D^{1/2}`, reduced to tridiagonal
-//!   form and solved as the covariance kernel is. docs/methods.md §3 warns that the similarity can lose digits when nελ
-//!   is tiny, so its backward error is measured and, above [`BACKWARD_ERROR_LIMIT`], the Schur
+//!   form and solved as the covariance kernel is. docs/methods.md §3 warns that the similarity
+//!   can lose digits when nελ is tiny, so its backward error is measured and, above
+//!   [`BACKWARD_ERROR_LIMIT`], the Schur
 //!   route is tried too and the better kept: a real Schur form of `T̃` (QZ of the pencil
 //!   `(T̃, I)`) and a quasi-triangular back substitution per column (Bartels–Stewart with the
 //!   second coefficient diagonal), many eigendecompositions more. Measured over n = 30, 120,
@@ -29,7 +30,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
 use crate::linalg::{
     eigh, frobenius, generalized_schur, inner, matmul, matmul_symmetric, matmul_tn,
-    solve_shifted_quasi_triangular, stop_if_abandoned, tridiagonal_in_place, SymEigen,
+    solve_shifted_quasi_triangular, stop_if_abandoned, tridiagonal_in_place, SymEigen, Tridiagonal,
 };
 
 /// Largest normwise backward error of the Sylvester equation the symmetric route of the
@@ -330,9 +331,7 @@ fn covariance_route(
     stop_if_abandoned()?;
     let mut c = u.clone();
     tri.apply(&mut c, true); // C = Qᵀ U
-    let mut x = c.clone();
-    tri.solve_shifted(&mut x, &s_n, lambda)?;
-    let tx = tri.mul_t(x.view());
+    let (x, tx) = shifted_solves(&tri, &c, &s_n, lambda)?;
     let (mut sq, mut objective) = (0.0, 0.0);
     Zip::indexed(&tx)
         .and(&x)
@@ -368,6 +367,20 @@ fn covariance_route(
     })
 }
 
+/// The Sylvester equation in a tridiagonal basis, `(1/n) T̂ X S + λX = C`: column j of X solves
+/// `((s_j/n) T̂ + λ I) x_j = c_j` in O(n). Returns X and `T̂ X`.
+fn shifted_solves(
+    tri: &Tridiagonal,
+    c: &Array2<f64>,
+    s_n: &[f64],
+    lambda: f64,
+) -> Result<(Array2<f64>, Array2<f64>)> {
+    let mut x = c.clone();
+    tri.solve_shifted(&mut x, s_n, lambda)?;
+    let tx = tri.mul_t(x.view());
+    Ok((x, tx))
+}
+
 /// The residual `‖R‖_F/√n` and the normwise backward error of a solve with residual norm
 /// `r_norm = ‖R‖_F`, `‖T̃‖_F = t_norm` and `‖α‖_F = a_norm`.
 fn errors(r_norm: f64, t_norm: f64, a_norm: f64, s: &Array1<f64>, lambda: f64) -> (f64, f64) {
@@ -399,8 +412,8 @@ fn symmetric_route(
     let dh = s.mapv(|v| (nf * epsilon / (v + nf * epsilon)).sqrt());
     let mut ud = u.clone();
     scale_columns(&mut ud, dh.view());
-    let lud = matmul(lg.view(), ud.view()); // Lg U D^{1/2}
-                                            // D^{1/2} G D^{1/2} = (U D^{1/2})ᵀ Lg (U D^{1/2}), exactly symmetric
+    // Lg U D^{1/2}, then D^{1/2} G D^{1/2} = (U D^{1/2})ᵀ Lg (U D^{1/2}), exactly symmetric
+    let lud = matmul(lg.view(), ud.view());
     let gs = matmul_symmetric(ud.t(), lud.view());
     // The left factor starts from U D^{1/2} (W) or Lg U D^{1/2} (Lg W); α needs U D^{1/2}.
     let (ud, lud) = match want.side {
@@ -416,9 +429,7 @@ fn symmetric_route(
     stop_if_abandoned()?;
     let mut c = Array2::from_diag(&dh.mapv(|x| 1.0 / x));
     tri.apply(&mut c, true); // C = Qᵀ D^{-1/2}
-    let mut x = c.clone();
-    tri.solve_shifted(&mut x, &s_n, lambda)?;
-    let mut qtx = tri.mul_t(x.view());
+    let (x, mut qtx) = shifted_solves(&tri, &c, &s_n, lambda)?;
     // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
     let objective = lambda * inner(&qtx, &c);
     drop(c);
@@ -583,7 +594,7 @@ fn identity_in_eigenbasis(
         Side::Score => {
             let alpha = symmetric_alpha();
             let objective = lambda * inner(&lg, &alpha);
-            (ua.clone(), want.alpha.then_some(alpha), objective)
+            (ua, want.alpha.then_some(alpha), objective)
         }
         Side::GramScore => {
             let mut lu = matmul(lg.view(), u.view());
