@@ -146,6 +146,18 @@ impl Tridiagonal {
         super::reflectors::apply_reflectors(view(&reduced), self.coeffs.as_ref(), x, transpose);
     }
 
+    /// `Qᵀ`, formed in standard layout. Cheaper than applying `Qᵀ` to the identity (4/3 n³
+    /// flops against 2n³): Q is accumulated from its reflectors, skipping what stays the
+    /// identity, into the column-major view of the result, which is Qᵀ read row by row.
+    pub(crate) fn q_transposed(&self) -> Array2<f64> {
+        let n = self.n();
+        let mut qt = Array2::<f64>::zeros((n, n));
+        let mut q = qt.view_mut().reversed_axes();
+        let reduced = self.reduced_t.t();
+        super::reflectors::form_q(view(&reduced), self.coeffs.as_ref(), view_mut(&mut q));
+        qt
+    }
+
     /// `T x` for every column of `x`, O(N) each.
     pub(crate) fn mul_t(&self, x: ArrayView2<f64>) -> Array2<f64> {
         let n = self.n();
@@ -275,6 +287,14 @@ mod tests {
             t.apply(&mut rec, false); // Q (Q T)ᵀ = Q T Qᵀ
             let err = (&rec - &a).iter().fold(0.0f64, |m, d| m.max(d.abs()));
             assert!(err < 1e-12, "n = {n}: {err:e}");
+            let mut qt = Array2::<f64>::eye(n);
+            t.apply(&mut qt, true);
+            let formed = t.q_transposed();
+            assert!(formed.is_standard_layout());
+            assert!(
+                (&formed - &qt).iter().all(|d| d.abs() < 1e-13),
+                "n = {n}: Qᵀ"
+            );
             let mut round = a.clone();
             t.apply(&mut round, true);
             t.apply(&mut round, false);
