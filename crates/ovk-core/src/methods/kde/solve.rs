@@ -18,13 +18,15 @@
 //!   route's backward error stayed ≤ 1e-14 (≤ 1e-13 when it eigendecomposed `D^{1/2} G D^{1/2}`)
 //!   and the Schur route's reached 5e-12: the fallback is a guard, not the rule.
 //!
-//! Each route evaluates the objective and the residual in its own orthogonal bases (Frobenius
-//! norms and traces are unchanged there), in O(n²), and returns the score operator as
+//! Each route evaluates the objective and the residual in the basis it solves in (Frobenius
+//! norms and traces are unchanged by orthogonal changes of basis; the conditional route's is
+//! not orthogonal, see [`symmetric_route`]), in O(n²), and returns the score operator as
 //! `left · Uᵀ`, either W or, when the candidates are the training outputs, `Lg W` (the
 //! candidates' score rows): prediction needs nothing else, so α is formed only when asked
 //! (tests). After the reductions, the covariance kernel costs two applications of Q's
-//! reflectors, the conditional one three and a product, beside the two products that form
-//! `D^{1/2} G D^{1/2}` (`ovk bench scaling`, docs/performance.md).
+//! reflectors; the conditional one forms Q once (Qᵀ D^{-1/2} is its right-hand side), applies
+//! it once and takes one product, beside the two products that form `D^{1/2} G D^{1/2}`
+//! (`ovk bench scaling`, docs/performance.md).
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
@@ -385,20 +387,26 @@ fn shifted_solves(
 /// `r_norm = ‖R‖_F`, `‖T̃‖_F = t_norm` and `‖α‖_F = a_norm`.
 fn errors(r_norm: f64, t_norm: f64, a_norm: f64, s: &Array1<f64>, lambda: f64) -> (f64, f64) {
     let nf = s.len() as f64;
-    let scale = backward_scale(t_norm, a_norm, frobenius(s), lambda, nf);
+    let scale = backward_scale(t_norm, a_norm, frobenius(s), lambda, nf, nf.sqrt());
     (r_norm / nf.sqrt(), r_norm / scale)
 }
 
 /// The conditional kernel's symmetric route, straight into the input basis: `T̃ = D G` is
 /// similar to the symmetric `D^{1/2} G D^{1/2} = Q T̂ Qᵀ`, reduced to tridiagonal form (in its
 /// own memory), so in the basis `P = U D^{1/2} Q` the equation is the covariance route's:
-/// with `C = P⁻¹ U = Qᵀ D^{-1/2}`, column j of X solves `((s_j/n) T̂ + λ I) x_j = c_j`, and
-/// `α = P X Uᵀ`, `W = Tα/n = U D^{1/2} (Q T̂ X / n) Uᵀ` (`Lg W`: `Lg U D^{1/2}` in front, kept
-/// from forming `D^{1/2} G D^{1/2}`). After the reduction, three applications of Q and one
-/// product: C, `Q X` and `Q T̂ X / n`, which give the residual `D^{1/2} Q F − I` in K's
-/// eigenbasis (`Q F = (Q T̂ X / n) S + λ Q X`; the D scaling can spoil it: docs/methods.md §3)
-/// and `‖α‖_F = ‖D^{1/2} Q X‖_F`, then the left factor. The objective is λ⟨T̂X, C⟩, as for
-/// the covariance kernel.
+/// with `C = P⁻¹ U = Qᵀ D^{-1/2}` (Q formed from its reflectors, cheaper than applied to the
+/// identity), column j of X solves `((s_j/n) T̂ + λ I) x_j = c_j`, and `α = P X Uᵀ`,
+/// `W = Tα/n = U D^{1/2} (Q T̂ X / n) Uᵀ` (`Lg W`: `Lg U D^{1/2}` in front, kept from forming
+/// `D^{1/2} G D^{1/2}`): one application of Q and one product after the reduction.
+///
+/// The objective, residual and backward error are those of the equation as solved, in the
+/// tridiagonal basis, `E = (1/n) T̂ X S + λX − C` (the objective λ⟨T̂X, C⟩, as for the
+/// covariance kernel), where the basis change costs nothing; the backward error is scaled by
+/// that equation's own norms (`‖T̂‖_F`, `‖X‖_F`, `‖C‖_F = ‖D^{-1/2}‖_F`). The residual in K's
+/// eigenbasis is `D^{1/2} Q E`, never larger than E since `D ≤ I`; finding it exactly would
+/// take another application of Q. Neither sees the reduction's own rounding, which the
+/// similarity with `D^{1/2}` can magnify (docs/methods.md §3): `tests/it/kde_solve.rs`
+/// measures that against the Kronecker solve.
 fn symmetric_route(
     epsilon: f64,
     u: &Array2<f64>,
@@ -420,50 +428,53 @@ fn symmetric_route(
         Side::Score => (Some(ud), None),
         Side::GramScore => (want.alpha.then_some(ud), Some(lud)),
     };
-    // ‖T̃‖_F = ‖D G‖_F, (D G)_ij = gs_ij d_i^{1/2} / d_j^{1/2}
-    let mut sq = 0.0;
-    Zip::indexed(&gs).for_each(|(i, j), v| sq += (v * dh[i] / dh[j]).powi(2));
-    let t_norm = sq.sqrt();
     stop_if_abandoned()?;
     let tri = tridiagonal_in_place(gs)?;
     stop_if_abandoned()?;
-    let mut c = Array2::from_diag(&dh.mapv(|x| 1.0 / x));
-    tri.apply(&mut c, true); // C = Qᵀ D^{-1/2}
-    let (x, mut qtx) = shifted_solves(&tri, &c, &s_n, lambda)?;
+    let dh_inv = dh.mapv(|v| 1.0 / v);
+    let mut c = tri.q_transposed();
+    scale_columns(&mut c, dh_inv.view()); // C = Qᵀ D^{-1/2}
+    let (x, mut tx) = shifted_solves(&tri, &c, &s_n, lambda)?;
     // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
-    let objective = lambda * inner(&qtx, &c);
+    let (mut e_sq, mut objective) = (0.0, 0.0);
+    Zip::indexed(&tx)
+        .and(&x)
+        .and(&c)
+        .for_each(|(_, j), tv, xv, cv| {
+            let r = tv * s_n[j] + lambda * xv - cv;
+            e_sq += r * r;
+            objective += tv * cv;
+        });
     drop(c);
-    let mut qx = x;
-    tri.apply(&mut qx, false); // Q X
-    qtx.mapv_inplace(|v| v / nf);
-    tri.apply(&mut qtx, false); // Q T̂ X / n
-    drop(tri);
-    stop_if_abandoned()?;
-    // R = D^{1/2} (Q T̂ X S / n + λ Q X) − I in K's eigenbasis; α̃ = D^{1/2} Q X there.
-    let (mut r_sq, mut a_sq) = (0.0, 0.0);
-    Zip::indexed(&qtx).and(&qx).for_each(|(i, j), tv, xv| {
-        let a = dh[i] * xv;
-        let r = dh[i] * tv * s[j] + lambda * a - if i == j { 1.0 } else { 0.0 };
-        r_sq += r * r;
-        a_sq += a * a;
-    });
+    let t_norm = (tri.diag.iter().map(|v| v * v).sum::<f64>()
+        + 2.0 * tri.sub.iter().map(|v| v * v).sum::<f64>())
+    .sqrt();
+    let c_norm = frobenius(&dh_inv);
+    let scale = backward_scale(t_norm, frobenius(&x), frobenius(s), lambda, nf, c_norm);
     let alpha = match &ud {
-        Some(ud) if want.alpha => Some(matmul(matmul(ud.view(), qx.view()).view(), u.t())),
+        Some(ud) if want.alpha => {
+            let mut qx = x;
+            tri.apply(&mut qx, false);
+            Some(matmul(matmul(ud.view(), qx.view()).view(), u.t()))
+        }
         _ => None,
     };
-    drop(qx);
+    tx.mapv_inplace(|v| v / nf);
+    tri.apply(&mut tx, false); // Q T̂ X / n
+    drop(tri);
+    stop_if_abandoned()?;
     let base = match want.side {
         Side::Score => ud.expect("U D^{1/2} kept for W"),
         Side::GramScore => lud.expect("Lg U D^{1/2} kept for Lg W"),
     };
-    let left = matmul(base.view(), qtx.view());
-    let (residual, backward_error) = errors(r_sq.sqrt(), t_norm, a_sq.sqrt(), s, lambda);
+    let left = matmul(base.view(), tx.view());
+    let e_norm = e_sq.sqrt();
     Ok(ScoreSolve {
         left,
         alpha,
-        objective,
-        residual,
-        backward_error,
+        objective: lambda * objective,
+        residual: e_norm / nf.sqrt(),
+        backward_error: e_norm / scale,
         route: Route::Symmetric,
     })
 }
@@ -560,10 +571,10 @@ impl Candidate {
     }
 }
 
-/// The normwise backward error's denominator for `(1/n) T̃ α̃ S + λ α̃ = I`:
-/// `‖T̃‖_F ‖α̃‖_F ‖s‖/n + λ‖α̃‖_F + ‖I‖_F`.
-fn backward_scale(t_norm: f64, a_norm: f64, s_norm: f64, lambda: f64, nf: f64) -> f64 {
-    t_norm * a_norm * s_norm / nf + lambda * a_norm + nf.sqrt()
+/// The normwise backward error's denominator for `(1/n) T̃ α̃ S + λ α̃ = B`:
+/// `‖T̃‖_F ‖α̃‖_F ‖s‖/n + λ‖α̃‖_F + ‖B‖_F` (B = I in K's eigenbasis, `‖I‖_F = √n`).
+fn backward_scale(t_norm: f64, a_norm: f64, s_norm: f64, lambda: f64, nf: f64, b_norm: f64) -> f64 {
+    t_norm * a_norm * s_norm / nf + lambda * a_norm + b_norm
 }
 
 /// The identity kernel, eq. (3): `α = U diag(a) Uᵀ`, `a = 1/(s + λ)`, and `W = α`. The
