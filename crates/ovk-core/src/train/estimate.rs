@@ -34,7 +34,7 @@ const TYPICAL: Rates = Rates {
 };
 
 /// This process's rates, measured on first use.
-pub(crate) fn rates() -> Rates {
+fn rates() -> Rates {
     static RATES: OnceLock<Rates> = OnceLock::new();
     *RATES.get_or_init(|| {
         if !crate::kernels::product_can_reserve() {
@@ -69,16 +69,35 @@ pub fn fit_seconds(route: Route, n: usize, shape: &ProblemShape, eighs: f64) -> 
         .sum()
 }
 
+/// A fit the typical rates put under this many seconds is not worth the calibration's 30 ms:
+/// even on a machine several times slower than the typical one it stays far below the minute
+/// a note is written for, and its progress bar fills in a moment either way.
+const NOT_WORTH_TIMING: f64 = 1.0;
+
 /// `fit_seconds` phase by phase, in the order the fit runs them: building the Gram matrix (or
 /// the factor) and the eigendecompositions — the long phases that report no steps, whose
-/// progress a face can only show against this floor.
+/// progress a face can only show against this floor. At this machine's measured rates, unless
+/// the typical rates put the fit under [`NOT_WORTH_TIMING`].
 pub(crate) fn phase_seconds(
     route: Route,
     n: usize,
     shape: &ProblemShape,
     eighs: f64,
 ) -> Vec<(Phase, f64)> {
-    let r8 = rates();
+    let typical = phase_seconds_at(TYPICAL, route, n, shape, eighs);
+    if typical.iter().map(|(_, s)| s).sum::<f64>() < NOT_WORTH_TIMING {
+        return typical;
+    }
+    phase_seconds_at(rates(), route, n, shape, eighs)
+}
+
+fn phase_seconds_at(
+    r8: Rates,
+    route: Route,
+    n: usize,
+    shape: &ProblemShape,
+    eighs: f64,
+) -> Vec<(Phase, f64)> {
     let (n_f, d) = (n as f64, shape.d.max(1) as f64);
     if route == Route::Krylov {
         // A floor: a basis of about 20 blocks of m, each reorthogonalised against the last.
@@ -145,5 +164,31 @@ mod tests {
         assert!(low * 20.0 < exact, "low {low} vs exact {exact}");
         assert_eq!(format_seconds(0.5), "0.50 s");
         assert_eq!(format_seconds(600.0), "10.0 min");
+    }
+
+    #[test]
+    fn only_a_fit_worth_timing_is_estimated_at_measured_rates() {
+        let shape = |n| ProblemShape {
+            n_train: n,
+            n_labeled: n,
+            d: 20,
+            m: 10,
+            ..Default::default()
+        };
+        let phases = |n| phase_seconds(Route::Exact, n, &shape(n), 1.0);
+        // 800 rows: a few ms at typical rates, so no calibration
+        let small = phases(800);
+        assert_eq!(
+            small,
+            phase_seconds_at(TYPICAL, Route::Exact, 800, &shape(800), 1.0)
+        );
+        // 8000 rows: over a minute at typical rates, so this machine's own
+        let big = phases(8000);
+        assert_eq!(
+            big,
+            phase_seconds_at(rates(), Route::Exact, 8000, &shape(8000), 1.0)
+        );
+        let typical_big = phase_seconds_at(TYPICAL, Route::Exact, 8000, &shape(8000), 1.0);
+        assert!(typical_big.iter().map(|(_, s)| s).sum::<f64>() > NOT_WORTH_TIMING);
     }
 }
