@@ -334,15 +334,7 @@ fn covariance_route(
     let mut c = u.clone();
     tri.apply(&mut c, true); // C = Qᵀ U
     let (x, tx) = shifted_solves(&tri, &c, &s_n, lambda)?;
-    let (mut sq, mut objective) = (0.0, 0.0);
-    Zip::indexed(&tx)
-        .and(&x)
-        .and(&c)
-        .for_each(|(_, j), tv, xv, cv| {
-            let r = tv * s_n[j] + lambda * xv - cv;
-            sq += r * r;
-            objective += tv * cv;
-        });
+    let (sq, tx_c) = residual_and_inner(&tx, &x, &c, &s_n, lambda);
     drop(c);
     stop_if_abandoned()?;
     let a_norm = frobenius(&x);
@@ -362,7 +354,7 @@ fn covariance_route(
     Ok(ScoreSolve {
         left,
         alpha,
-        objective: lambda * objective,
+        objective: lambda * tx_c,
         residual,
         backward_error,
         route: Route::Symmetric,
@@ -381,6 +373,27 @@ fn shifted_solves(
     tri.solve_shifted(&mut x, s_n, lambda)?;
     let tx = tri.mul_t(x.view());
     Ok((x, tx))
+}
+
+/// `(‖E‖_F², ⟨T̂X, C⟩)` for the tridiagonal equation's residual `E = (1/n) T̂ X S + λX − C`,
+/// from `T̂X`, X and C in one pass (`s_n[j] = s_j / n`).
+fn residual_and_inner(
+    tx: &Array2<f64>,
+    x: &Array2<f64>,
+    c: &Array2<f64>,
+    s_n: &[f64],
+    lambda: f64,
+) -> (f64, f64) {
+    let (mut e_sq, mut inner) = (0.0, 0.0);
+    Zip::indexed(tx)
+        .and(x)
+        .and(c)
+        .for_each(|(_, j), tv, xv, cv| {
+            let e = tv * s_n[j] + lambda * xv - cv;
+            e_sq += e * e;
+            inner += tv * cv;
+        });
+    (e_sq, inner)
 }
 
 /// The residual `‖R‖_F/√n` and the normwise backward error of a solve with residual norm
@@ -436,15 +449,7 @@ fn symmetric_route(
     scale_columns(&mut c, dh_inv.view()); // C = Qᵀ D^{-1/2}
     let (x, mut tx) = shifted_solves(&tri, &c, &s_n, lambda)?;
     // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
-    let (mut e_sq, mut objective) = (0.0, 0.0);
-    Zip::indexed(&tx)
-        .and(&x)
-        .and(&c)
-        .for_each(|(_, j), tv, xv, cv| {
-            let r = tv * s_n[j] + lambda * xv - cv;
-            e_sq += r * r;
-            objective += tv * cv;
-        });
+    let (e_sq, tx_c) = residual_and_inner(&tx, &x, &c, &s_n, lambda);
     drop(c);
     let t_norm = (tri.diag.iter().map(|v| v * v).sum::<f64>()
         + 2.0 * tri.sub.iter().map(|v| v * v).sum::<f64>())
@@ -472,7 +477,7 @@ fn symmetric_route(
     Ok(ScoreSolve {
         left,
         alpha,
-        objective: lambda * objective,
+        objective: lambda * tx_c,
         residual: e_norm / nf.sqrt(),
         backward_error: e_norm / scale,
         route: Route::Symmetric,
