@@ -11,7 +11,7 @@ use ndarray::{s, Array2, ArrayView2, Zip};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value as Json};
 
-use super::expansion::{FeatureExpansion, KernelExpansion};
+use super::expansion::{FeatureExpansion, KernelExpansion, PREDICT_ROWS};
 use super::input::{factor_observed, factor_peak_bytes, FactorSummary, Route};
 use super::params::{MethodConfig, ParamDefault, ParamKind, ParamSpec};
 use super::{
@@ -439,8 +439,13 @@ const FACTOR_ROWS: usize = 4096;
 
 /// Peak bytes on a factor with r columns: the sparse graph (≤ 2kN edges) and its Laplacian
 /// throughout; then the largest of the neighbour search (one B×N distance block per thread),
-/// the factor's construction and the solve (Z, `L^{⌊p/2⌋} Z` when p ≥ 2, one r×r accumulator
-/// and one row block per thread, `Z_J`, `ZᵀMZ` and its eigenvectors, the N×m blocks).
+/// the factor's construction and the solve. The solve holds Z and, when p ≥ 2,
+/// `V = L^{⌊p/2⌋} Z` throughout, beside the largest of its phases: summing `ZᵀMZ` (`Z_J`,
+/// `Z_JᵀZ_J`, one r×r accumulator and, p odd, one row block of `L·V` per busy thread, and two
+/// r×r the factor freed and the heap kept), then its eigenproblem with the N×m blocks, then
+/// predicting the test rows. VmRSS traced at N = 3200, r = 1000 put the peak in the sum; all
+/// phases counted at once had read 1.15–1.16 there (`bench lowrank --suite compare`) and up
+/// to 1.52 with m = 100.
 fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth: bool) -> u64 {
     let (n, m) = (s.n_train, s.m);
     let threads = rayon::current_num_threads().max(1) as u64;
@@ -466,13 +471,18 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth
         3
     };
     // p odd multiplies a block of L·V per task; p ≥ 2 holds V = L^{⌊p/2⌋} Z whole.
+    let summing = mats(1, s.n_labeled, r) // Z_J, the labeled rows
+        + mats(3 + busy, r, r)
+        + if power % 2 == 1 { busy * mats(1, block, r) } else { 0 };
     let solve = mats(1, n, r)
-        + mats(1, s.n_labeled, r) // Z_J, the labeled rows
-        + if smooth && power >= 2 { mats(1, n, r) } else { 0 }
-        + busy * (mats(1, r, r) + if power % 2 == 1 { mats(1, block, r) } else { 0 })
-        + mats(eig, r, r)
-        + mats(8, n, m)
-        + mats(1, s.n_test.min(4096), r);
+        + if smooth && power >= 2 {
+            mats(1, n, r)
+        } else {
+            0
+        }
+        + summing
+            .max(mats(eig, r, r) + mats(8, n, m))
+            .max(mats(eig, r, r) + mats(1, s.n_test.min(PREDICT_ROWS), r));
     graph + search.max(build).max(solve)
 }
 
@@ -497,7 +507,11 @@ fn fit_on_factor(
             obs.step(done, n_all);
             check_cancel(obs)
         };
-        knn_sparse(p.x.view(), h.knn, h.graph_weights, &mut tick)?
+        let graph = knn_sparse(p.x.view(), h.knn, h.graph_weights, &mut tick)?;
+        // The search's B×N blocks, freed, can stay in the heap through the whole fit when
+        // glibc's mmap threshold has risen past them: 21 MiB at N = 4800, m = 100, r = 300.
+        crate::kernels::return_freed_memory();
+        graph
     };
     let lap = SparseLaplacian::new(graph, h.laplacian, h.laplacian_power);
     let rows = p.labeled_rows();
