@@ -158,6 +158,12 @@ impl Tridiagonal {
         qt
     }
 
+    /// `‖T‖_F`, from the diagonal and the subdiagonal (counted twice, T is symmetric).
+    pub(crate) fn t_frobenius(&self) -> f64 {
+        let sq = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
+        (sq(&self.diag) + 2.0 * sq(&self.sub)).sqrt()
+    }
+
     /// `T x` for every column of `x`, O(N) each.
     pub(crate) fn mul_t(&self, x: ArrayView2<f64>) -> Array2<f64> {
         let n = self.n();

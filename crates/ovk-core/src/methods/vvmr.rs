@@ -471,15 +471,16 @@ fn factor_route_bytes(s: &ProblemShape, r: usize, k: usize, power: usize, smooth
         3
     };
     // p odd multiplies a block of L·V per task; p ≥ 2 holds V = L^{⌊p/2⌋} Z whole.
+    let v = if smooth && power >= 2 {
+        mats(1, n, r)
+    } else {
+        0
+    };
     let summing = mats(1, s.n_labeled, r) // Z_J, the labeled rows
         + mats(3 + busy, r, r)
         + if power % 2 == 1 { busy * mats(1, block, r) } else { 0 };
     let solve = mats(1, n, r)
-        + if smooth && power >= 2 {
-            mats(1, n, r)
-        } else {
-            0
-        }
+        + v
         + summing
             .max(mats(eig, r, r) + mats(8, n, m))
             .max(mats(eig, r, r) + mats(1, s.n_test.min(PREDICT_ROWS), r));

@@ -451,9 +451,7 @@ fn symmetric_route(
     // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
     let (e_sq, tx_c) = residual_and_inner(&tx, &x, &c, &s_n, lambda);
     drop(c);
-    let t_norm = (tri.diag.iter().map(|v| v * v).sum::<f64>()
-        + 2.0 * tri.sub.iter().map(|v| v * v).sum::<f64>())
-    .sqrt();
+    let t_norm = tri.t_frobenius();
     let c_norm = frobenius(&dh_inv);
     let scale = backward_scale(t_norm, frobenius(&x), frobenius(s), lambda, nf, c_norm);
     let alpha = match &ud {
