@@ -353,20 +353,26 @@ pub(crate) fn matmul_symmetric(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2
         "matmul_symmetric: the product is not square"
     );
     let n = a.nrows();
-    let mut c = Mat::<f64>::zeros(n, n);
-    faer::linalg::matmul::triangular::matmul(
-        c.as_mut(),
-        BlockStructure::TriangularLower,
-        Accum::Replace,
-        view(&a),
-        BlockStructure::Rectangular,
-        view(&b),
-        BlockStructure::Rectangular,
-        1.0,
-        par_for_product(n, a.ncols(), n),
-    );
-    let mut g = faer_to_array(c.as_ref());
-    mirror_lower(&mut g);
+    // Written straight into the result's memory, whose transpose is faer's column-major
+    // layout: the product's lower triangle lands in the upper one, then is mirrored. No n×n
+    // faer matrix to allocate and copy out (at n = 3000, 72 MB written twice).
+    let mut g = Array2::<f64>::zeros((n, n));
+    {
+        let mut gt = g.view_mut().reversed_axes();
+        faer::linalg::matmul::triangular::matmul(
+            view_mut(&mut gt),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            view(&a),
+            BlockStructure::Rectangular,
+            view(&b),
+            BlockStructure::Rectangular,
+            1.0,
+            par_for_product(n, a.ncols(), n),
+        );
+    }
+    leave_avx_state();
+    mirror_upper(&mut g);
     g
 }
 
@@ -420,6 +426,15 @@ fn check_triangular(l: &ArrayView2<f64>, len: usize) -> Result<()> {
 }
 
 /// Copy the lower triangle of a square matrix onto its upper one.
+/// The upper triangle copied onto the lower one, a row of the upper at a time.
+fn mirror_upper(g: &mut Array2<f64>) {
+    for i in 0..g.nrows() {
+        for j in 0..i {
+            g[[i, j]] = g[[j, i]];
+        }
+    }
+}
+
 pub(crate) fn mirror_lower(g: &mut Array2<f64>) {
     for i in 0..g.nrows() {
         for j in 0..i {
