@@ -391,7 +391,8 @@ fn conditional_routes_agree_and_the_better_one_is_kept() {
 
 /// The fit's solve forms no α and returns W (or Lg W) as `left · Uᵀ`: against the dense solve
 /// (checked against the Kronecker system above) on every route and both sides, with the same
-/// objective, residual and backward error.
+/// objective, residual and backward error. With a fold F (k×n, k < n) it returns `F · left`,
+/// formed in another order, and the same figures bit for bit.
 #[test]
 fn factored_scores_are_the_dense_score_operator() {
     let c = case(20, 4, false);
@@ -405,7 +406,26 @@ fn factored_scores_are_the_dense_score_operator() {
             let choice = RouteChoice::Only(route);
             let dense = solve_exact_by(ovk, &ke, c.lg.view(), 0.05, choice).unwrap();
             for side in [Side::Score, Side::GramScore] {
-                let sol = solve_scores_by(ovk, &ke, c.lg.clone(), 0.05, side, choice).unwrap();
+                let sol =
+                    solve_scores_by(ovk, &ke, c.lg.clone(), 0.05, side, None, choice).unwrap();
+                let f =
+                    Array2::from_shape_fn((3, c.lg.nrows()), |(i, j)| ((7 * i + j) as f64).sin());
+                let by_f =
+                    solve_scores_by(ovk, &ke, c.lg.clone(), 0.05, side, Some(f.view()), choice)
+                        .unwrap();
+                assert_eq!(by_f.left.dim(), (3, c.lg.nrows()));
+                let e = rel(&by_f.left, &f.dot(&sol.left));
+                assert!(e < 1e-12, "{ovk:?} {route:?} {side:?} folded: {e:e}");
+                assert_eq!(
+                    (
+                        by_f.objective,
+                        by_f.residual,
+                        by_f.backward_error,
+                        by_f.route
+                    ),
+                    (sol.objective, sol.residual, sol.backward_error, sol.route),
+                    "{ovk:?} {route:?} {side:?} folded"
+                );
                 assert!(sol.alpha.is_none());
                 assert_eq!(sol.route, dense.route);
                 let want = match side {

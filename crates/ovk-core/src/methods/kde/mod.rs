@@ -345,7 +345,7 @@ impl Method for Kde {
             matrices: fit_matrices,
             notes,
             features,
-            gram_folded,
+            folded,
         } = solved;
 
         let outputs = Outputs {
@@ -355,7 +355,7 @@ impl Method for Kde {
             candidates,
         };
         let model = match features {
-            None => KdeModel::on_kernel(p.kernel, x, op, outputs, gram_folded)?,
+            None => KdeModel::on_kernel(p.kernel, x, op, outputs, folded)?,
             Some((map, z)) => KdeModel::on_features(map, z.view(), op, outputs)?,
         };
         let mut details = serde_json::Map::new();

@@ -91,17 +91,22 @@ pub struct Outputs {
 
 impl KdeModel {
     /// The model scoring with input kernel `kernel` on `x_train` through `op`, decoding with
-    /// `out`. `op` is W, or `Lg W` when `gram_folded` (the training outputs as candidates);
-    /// any other output side is multiplied into `op`'s left factor here, once.
+    /// `out`. `op` is W, or already carries its output side when `folded` (`Lg W` with the
+    /// training outputs as candidates, `Yᵀ W` for the closed form); any other output side is
+    /// multiplied into `op`'s left factor here, once.
     pub fn on_kernel(
         kernel: Kernel,
         x_train: Array2<f64>,
         op: ScoreOperator,
         out: Outputs,
-        gram_folded: bool,
+        folded: bool,
     ) -> Result<Self> {
-        let (op, cand_self) = if gram_folded {
-            (op, self_kernel(&out.kernel, out.candidates.view()))
+        let (op, cand_self) = if folded {
+            let cand_self = match out.preimage {
+                Preimage::ClosedForm => Vec::new(),
+                Preimage::Candidates => self_kernel(&out.kernel, out.candidates.view()),
+            };
+            (op, cand_self)
         } else {
             let (left, cand_self) = fold_output_side(&out, &op.left)?;
             (ScoreOperator { left, ..op }, cand_self)

@@ -24,8 +24,9 @@ pub(super) struct Solved {
     pub matrices: Vec<(String, Array2<f64>)>,
     pub notes: Vec<String>,
     pub features: Option<(FeatureMap, Array2<f64>)>,
-    /// Whether `op` is already `Lg W`, the training outputs' score rows (the exact solve).
-    pub gram_folded: bool,
+    /// Whether `op` already carries its output side (the exact solve): `Lg W`, the training
+    /// outputs' score rows, or `Yᵀ W` for the closed-form pre-image.
+    pub folded: bool,
 }
 
 /// The training rows and kernels a solve works on.
@@ -62,12 +63,18 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
     } else {
         solve::Side::Score
     };
+    // The closed form needs only `Yᵀ W` (m×n): with m < n the solve forms it in place of W's
+    // n×n left factor, skipping its last n×n products.
+    let fold =
+        (on.cfg.preimage == Preimage::ClosedForm && on.y.ncols() < n).then(|| on.y.to_owned());
+    let folded = side == solve::Side::GramScore || fold.is_some();
     // One-shot O(n³) work: on its own thread, so a cancel returns at once.
     let (lambda, ovk) = (on.cfg.lambda, on.ovk);
     let (sol, u) = interruptible(&|| obs.is_cancelled(), move || {
         let ke = solve::input_eigen(k.view())?;
         drop(k); // the solve works in K's eigenbasis: one n×n less at its peak
-        let sol = solve::solve_scores(ovk, &ke, lg, lambda, side)?;
+        let yt = fold.as_ref().map(|y| y.t());
+        let sol = solve::solve_scores(ovk, &ke, lg, lambda, side, yt)?;
         Ok((sol, ke.vectors))
     })?;
     ensure_finite("objective", sol.objective)?;
@@ -103,7 +110,7 @@ pub(super) fn exact(on: &Inputs<'_>, obs: &mut dyn Observer, clock: &Clock) -> R
                 .into(),
         ],
         features: None,
-        gram_folded: side == solve::Side::GramScore,
+        folded,
     })
 }
 
@@ -172,6 +179,6 @@ pub(super) fn factored(
             "low-rank solve: the objective is not evaluated (it would need n×n matrices)".into(),
         ],
         features: Some((a.map, a.z)),
-        gram_folded: false,
+        folded: false,
     })
 }

@@ -24,9 +24,10 @@
 //! `left · Uᵀ`, either W or, when the candidates are the training outputs, `Lg W` (the
 //! candidates' score rows): prediction needs nothing else, so α is formed only when asked
 //! (tests). After the reductions, the covariance kernel costs two applications of Q's
-//! reflectors; the conditional one forms Q once (Qᵀ D^{-1/2} is its right-hand side), applies
-//! it once and takes one product, beside the two products that form `D^{1/2} G D^{1/2}`
-//! (`ovk bench scaling`, docs/performance.md).
+//! reflectors; the conditional one forms Q once (Qᵀ D^{-1/2} is its right-hand side) and
+//! takes two products, beside the two that form `D^{1/2} G D^{1/2}` (`ovk bench scaling`,
+//! docs/performance.md). The closed-form pre-image needs only `Yᵀ W` (m×n): given Yᵀ as a
+//! fold, the routes form it directly and their last n×n products become m×n ones.
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
 
@@ -156,7 +157,8 @@ pub enum Side {
 /// α only when asked), with the objective and the equation's residual.
 #[derive(Debug, Clone)]
 pub struct ScoreSolve {
-    /// n×n: `W = left · Uᵀ` or `Lg W = left · Uᵀ`, as asked ([`Side`]).
+    /// n×n: `W = left · Uᵀ` or `Lg W = left · Uᵀ`, as asked ([`Side`]); k×n, `F · left`,
+    /// with a fold F.
     pub left: Array2<f64>,
     /// α (n×n), formed only when asked: prediction needs W alone.
     pub alpha: Option<Array2<f64>>,
@@ -224,6 +226,7 @@ pub fn solve_exact_by(
     let want = Want {
         alpha: true,
         side: Side::Score,
+        fold: None,
     };
     let sol = solve_by(ovk, ke, lg.to_owned(), lambda, choice, want)?;
     let w = matmul(sol.left.view(), ke.vectors.t());
@@ -237,20 +240,23 @@ pub fn solve_exact_by(
     })
 }
 
-/// The fit's solve: the score operator on `side`, α not formed. `lg` must be exactly
-/// symmetric (`kernels::gram` makes it so): the covariance kernel reduces it in its own
-/// memory.
+/// The fit's solve: the score operator on `side`, α not formed, its left factor multiplied
+/// by `fold` (F, k×n) when given: `F · left`, formed in the cheaper order — the closed-form
+/// pre-image needs only `Yᵀ W`, and with k < n the routes then skip their last n×n products.
+/// `lg` must be exactly symmetric (`kernels::gram` makes it so): the covariance kernel
+/// reduces it in its own memory.
 pub fn solve_scores(
     ovk: Ovk,
     ke: &SymEigen,
     lg: Array2<f64>,
     lambda: f64,
     side: Side,
+    fold: Option<ArrayView2<f64>>,
 ) -> Result<ScoreSolve> {
     let choice = RouteChoice::Auto {
         limit: BACKWARD_ERROR_LIMIT,
     };
-    solve_scores_by(ovk, ke, lg, lambda, side, choice)
+    solve_scores_by(ovk, ke, lg, lambda, side, fold, choice)
 }
 
 /// [`solve_scores`] with the conditional kernel's route chosen by `choice`.
@@ -260,16 +266,37 @@ pub fn solve_scores_by(
     lg: Array2<f64>,
     lambda: f64,
     side: Side,
+    fold: Option<ArrayView2<f64>>,
     choice: RouteChoice,
 ) -> Result<ScoreSolve> {
-    solve_by(ovk, ke, lg, lambda, choice, Want { alpha: false, side })
+    if fold.is_some_and(|f| f.ncols() != lg.nrows()) {
+        return Err(OvkError::internal(
+            "kde: the fold's width differs from the Gram size",
+        ));
+    }
+    let want = Want {
+        alpha: false,
+        side,
+        fold,
+    };
+    solve_by(ovk, ke, lg, lambda, choice, want)
 }
 
 /// What a route forms besides the objective and the residual.
 #[derive(Debug, Clone, Copy)]
-struct Want {
+struct Want<'a> {
     alpha: bool,
     side: Side,
+    /// F (k×n): the left factor returned is `F · left`.
+    fold: Option<ArrayView2<'a, f64>>,
+}
+
+/// `F · m`, or m itself without a fold.
+fn folded(fold: Option<ArrayView2<f64>>, m: Array2<f64>) -> Array2<f64> {
+    match fold {
+        Some(f) => matmul(f, m.view()),
+        None => m,
+    }
 }
 
 fn solve_by(
@@ -278,7 +305,7 @@ fn solve_by(
     lg: Array2<f64>,
     lambda: f64,
     choice: RouteChoice,
-    want: Want,
+    want: Want<'_>,
 ) -> Result<ScoreSolve> {
     let n = ke.values.len();
     if lg.nrows() != n || lg.ncols() != n {
@@ -324,7 +351,7 @@ fn covariance_route(
     s: &Array1<f64>,
     lg: Array2<f64>,
     lambda: f64,
-    want: Want,
+    want: Want<'_>,
 ) -> Result<ScoreSolve> {
     let nf = s.len() as f64;
     let s_n: Vec<f64> = s.iter().map(|v| v / nf).collect();
@@ -344,12 +371,23 @@ fn covariance_route(
         alpha
     });
     drop(x);
-    let mut left = match want.side {
+    let mut right = match want.side {
         Side::Score => tx,
         Side::GramScore => tri.mul_t(tx.view()),
     };
-    left.mapv_inplace(|v| v / nf);
-    tri.apply(&mut left, false);
+    right.mapv_inplace(|v| v / nf);
+    let left = match want.fold {
+        // F Q M = (Qᵀ Fᵀ)ᵀ M: Q applied to F's k rows, not to M's n columns.
+        Some(f) => {
+            let mut qt_ft = f.t().to_owned();
+            tri.apply(&mut qt_ft, true);
+            matmul_tn(qt_ft.view(), right.view())
+        }
+        None => {
+            tri.apply(&mut right, false);
+            right
+        }
+    };
     let (residual, backward_error) = errors(sq.sqrt(), t_norm, a_norm, s, lambda);
     Ok(ScoreSolve {
         left,
@@ -384,11 +422,35 @@ fn residual_and_inner(
     s_n: &[f64],
     lambda: f64,
 ) -> (f64, f64) {
+    residual_and_inner_with(tx, x, c, |_, cv| cv, s_n, lambda)
+}
+
+/// [`residual_and_inner`] with `C = B diag(f)`, its columns scaled as they are read.
+fn residual_and_inner_scaled(
+    tx: &Array2<f64>,
+    x: &Array2<f64>,
+    b: &Array2<f64>,
+    f: ArrayView1<f64>,
+    s_n: &[f64],
+    lambda: f64,
+) -> (f64, f64) {
+    residual_and_inner_with(tx, x, b, |j, bv| bv * f[j], s_n, lambda)
+}
+
+fn residual_and_inner_with(
+    tx: &Array2<f64>,
+    x: &Array2<f64>,
+    b: &Array2<f64>,
+    c_of: impl Fn(usize, f64) -> f64,
+    s_n: &[f64],
+    lambda: f64,
+) -> (f64, f64) {
     let (mut e_sq, mut inner) = (0.0, 0.0);
     Zip::indexed(tx)
         .and(x)
-        .and(c)
-        .for_each(|(_, j), tv, xv, cv| {
+        .and(b)
+        .for_each(|(_, j), tv, xv, bv| {
+            let cv = c_of(j, *bv);
             let e = tv * s_n[j] + lambda * xv - cv;
             e_sq += e * e;
             inner += tv * cv;
@@ -410,7 +472,9 @@ fn errors(r_norm: f64, t_norm: f64, a_norm: f64, s: &Array1<f64>, lambda: f64) -
 /// with `C = P⁻¹ U = Qᵀ D^{-1/2}` (Q formed from its reflectors, cheaper than applied to the
 /// identity), column j of X solves `((s_j/n) T̂ + λ I) x_j = c_j`, and `α = P X Uᵀ`,
 /// `W = Tα/n = U D^{1/2} (Q T̂ X / n) Uᵀ` (`Lg W`: `Lg U D^{1/2}` in front, kept from forming
-/// `D^{1/2} G D^{1/2}`): one application of Q and one product after the reduction.
+/// `D^{1/2} G D^{1/2}`): two products after the reduction, `Q (T̂X/n)` with the formed Q
+/// (faster than its reflectors) and the left factor's; with a fold F (k×n) three k×n ones,
+/// `((F U D^{1/2}) Q) (T̂X/n)`.
 ///
 /// The objective, residual and backward error are those of the equation as solved, in the
 /// tridiagonal basis, `E = (1/n) T̂ X S + λX − C` (the objective λ⟨T̂X, C⟩, as for the
@@ -426,51 +490,70 @@ fn symmetric_route(
     s: &Array1<f64>,
     lg: &Array2<f64>,
     lambda: f64,
-    want: Want,
+    want: Want<'_>,
 ) -> Result<ScoreSolve> {
     let nf = s.len() as f64;
     let s_n: Vec<f64> = s.iter().map(|v| v / nf).collect();
     let dh = s.mapv(|v| (nf * epsilon / (v + nf * epsilon)).sqrt());
-    let mut ud = u.clone();
-    scale_columns(&mut ud, dh.view());
-    // Lg U D^{1/2}, then D^{1/2} G D^{1/2} = (U D^{1/2})ᵀ Lg (U D^{1/2}), exactly symmetric
-    let lud = matmul(lg.view(), ud.view());
-    let gs = matmul_symmetric(ud.t(), lud.view());
-    // The left factor starts from U D^{1/2} (W) or Lg U D^{1/2} (Lg W); α needs U D^{1/2}.
-    let (ud, lud) = match want.side {
-        Side::Score => (Some(ud), None),
-        Side::GramScore => (want.alpha.then_some(ud), Some(lud)),
-    };
+    // G = Uᵀ (Lg U), exactly symmetric, scaled to D^{1/2} G D^{1/2} by the products
+    // `d_i^{1/2} d_j^{1/2}` (the same on both triangles); Lg U scaled to Lg U D^{1/2} in its own
+    // memory. U D^{1/2} is copied only where it is a factor (W, α).
+    let mut lud = matmul(lg.view(), u.view());
+    let mut gs = matmul_symmetric(u.t(), lud.view());
+    Zip::indexed(&mut gs).for_each(|(i, j), g| *g *= dh[i] * dh[j]);
+    scale_columns(&mut lud, dh.view());
+    let ud = (want.side == Side::Score || want.alpha).then(|| {
+        let mut ud = u.clone();
+        scale_columns(&mut ud, dh.view());
+        ud
+    });
+    let lud = (want.side == Side::GramScore).then_some(lud);
     stop_if_abandoned()?;
     let tri = tridiagonal_in_place(gs)?;
     stop_if_abandoned()?;
     let dh_inv = dh.mapv(|v| 1.0 / v);
-    let mut c = tri.q_transposed();
-    scale_columns(&mut c, dh_inv.view()); // C = Qᵀ D^{-1/2}
-    let (x, mut tx) = shifted_solves(&tri, &c, &s_n, lambda)?;
-    // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
-    let (e_sq, tx_c) = residual_and_inner(&tx, &x, &c, &s_n, lambda);
-    drop(c);
+    // Qᵀ, kept for `Q T̂ X` (a product, faster than applying the reflectors again); the
+    // right-hand side `C = Qᵀ D^{-1/2}` is its columns scaled, read as it is needed.
+    let qt = tri.q_transposed();
+    let mut x = qt.clone();
+    scale_columns(&mut x, dh_inv.view());
+    tri.solve_shifted(&mut x, &s_n, lambda)?;
+    let mut tx = tri.mul_t(x.view());
     let t_norm = tri.t_frobenius();
+    drop(tri);
+    // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
+    let (e_sq, tx_c) = residual_and_inner_scaled(&tx, &x, &qt, dh_inv.view(), &s_n, lambda);
     let c_norm = frobenius(&dh_inv);
     let scale = backward_scale(t_norm, frobenius(&x), frobenius(s), lambda, nf, c_norm);
     let alpha = match &ud {
         Some(ud) if want.alpha => {
-            let mut qx = x;
-            tri.apply(&mut qx, false);
+            let qx = matmul_tn(qt.view(), x.view());
             Some(matmul(matmul(ud.view(), qx.view()).view(), u.t()))
         }
         _ => None,
     };
+    drop(x);
     tx.mapv_inplace(|v| v / nf);
-    tri.apply(&mut tx, false); // Q T̂ X / n
-    drop(tri);
-    stop_if_abandoned()?;
     let base = match want.side {
         Side::Score => ud.expect("U D^{1/2} kept for W"),
         Side::GramScore => lud.expect("Lg U D^{1/2} kept for Lg W"),
     };
-    let left = matmul(base.view(), tx.view());
+    let left = match want.fold {
+        // (F base Q) (T̂ X / n): three k×n products where there were two n×n ones.
+        Some(f) => {
+            let fb = matmul(f, base.view());
+            drop(base);
+            let fbq = matmul(fb.view(), qt.t());
+            drop((fb, qt));
+            matmul(fbq.view(), tx.view())
+        }
+        None => {
+            let qtx = matmul_tn(qt.view(), tx.view()); // Q T̂ X / n
+            drop((qt, tx));
+            stop_if_abandoned()?;
+            matmul(base.view(), qtx.view())
+        }
+    };
     let e_norm = e_sq.sqrt();
     Ok(ScoreSolve {
         left,
@@ -491,7 +574,7 @@ fn schur_route(
     s: &Array1<f64>,
     lg: &Array2<f64>,
     lambda: f64,
-    want: Want,
+    want: Want<'_>,
 ) -> Result<ScoreSolve> {
     let nf = s.len() as f64;
     // G = Uᵀ Lg U, formed directly: D^{-1/2} (D^{1/2} G D^{1/2}) D^{-1/2} would lose the digits
@@ -524,7 +607,11 @@ fn schur_route(
         Side::Score => u,
         Side::GramScore => &lu,
     };
-    let left = matmul(base.view(), best.t_alpha_tilde.mapv(|v| v / nf).view());
+    let ta_n = best.t_alpha_tilde.mapv(|v| v / nf);
+    let left = match want.fold {
+        Some(f) => matmul(matmul(f, base.view()).view(), ta_n.view()),
+        None => matmul(base.view(), ta_n.view()),
+    };
     Ok(ScoreSolve {
         left,
         alpha,
@@ -590,7 +677,7 @@ fn identity_in_eigenbasis(
     s: &Array1<f64>,
     lg: Array2<f64>,
     lambda: f64,
-    want: Want,
+    want: Want<'_>,
 ) -> ScoreSolve {
     let nf = s.len() as f64;
     let a = s.mapv(|sj| 1.0 / (sj + lambda)); // eq. (3), Kadri et al.
@@ -624,7 +711,7 @@ fn identity_in_eigenbasis(
         }
     };
     ScoreSolve {
-        left,
+        left: folded(want.fold, left),
         alpha,
         objective,
         residual,
