@@ -425,8 +425,7 @@ fn check_triangular(l: &ArrayView2<f64>, len: usize) -> Result<()> {
     Ok(())
 }
 
-/// Copy the lower triangle of a square matrix onto its upper one.
-/// The upper triangle copied onto the lower one, a row of the upper at a time.
+/// Copy the upper triangle of a square matrix onto its lower one.
 fn mirror_upper(g: &mut Array2<f64>) {
     for i in 0..g.nrows() {
         for j in 0..i {
@@ -435,6 +434,7 @@ fn mirror_upper(g: &mut Array2<f64>) {
     }
 }
 
+/// Copy the lower triangle of a square matrix onto its upper one.
 pub(crate) fn mirror_lower(g: &mut Array2<f64>) {
     for i in 0..g.nrows() {
         for j in 0..i {

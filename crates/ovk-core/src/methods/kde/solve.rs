@@ -371,21 +371,22 @@ fn covariance_route(
         alpha
     });
     drop(x);
-    let mut right = match want.side {
+    // left = Q M, M = T̂X/n (W) or T̂²X/n (Lg W)
+    let mut m = match want.side {
         Side::Score => tx,
         Side::GramScore => tri.mul_t(tx.view()),
     };
-    right.mapv_inplace(|v| v / nf);
+    m.mapv_inplace(|v| v / nf);
     let left = match want.fold {
         // F Q M = (Qᵀ Fᵀ)ᵀ M: Q applied to F's k rows, not to M's n columns.
         Some(f) => {
             let mut qt_ft = f.t().to_owned();
             tri.apply(&mut qt_ft, true);
-            matmul_tn(qt_ft.view(), right.view())
+            matmul_tn(qt_ft.view(), m.view())
         }
         None => {
-            tri.apply(&mut right, false);
-            right
+            tri.apply(&mut m, false);
+            m
         }
     };
     let (residual, backward_error) = errors(sq.sqrt(), t_norm, a_norm, s, lambda);
