@@ -361,7 +361,7 @@ fn covariance_route(
     let mut c = u.clone();
     tri.apply(&mut c, true); // C = Qᵀ U
     let (x, tx) = shifted_solves(&tri, &c, &s_n, lambda)?;
-    let (sq, tx_c) = residual_and_inner(&tx, &x, &c, &s_n, lambda);
+    let (sq, tx_c) = residual_and_inner(&tx, &x, &c, |_, cv| cv, &s_n, lambda);
     drop(c);
     stop_if_abandoned()?;
     let a_norm = frobenius(&x);
@@ -415,30 +415,9 @@ fn shifted_solves(
 }
 
 /// `(‖E‖_F², ⟨T̂X, C⟩)` for the tridiagonal equation's residual `E = (1/n) T̂ X S + λX − C`,
-/// from `T̂X`, X and C in one pass (`s_n[j] = s_j / n`).
+/// from `T̂X`, X and C in one pass (`s_n[j] = s_j / n`). C's entry in column j is
+/// `c_of(j, b_ij)`: B itself, or B with its columns scaled as they are read.
 fn residual_and_inner(
-    tx: &Array2<f64>,
-    x: &Array2<f64>,
-    c: &Array2<f64>,
-    s_n: &[f64],
-    lambda: f64,
-) -> (f64, f64) {
-    residual_and_inner_with(tx, x, c, |_, cv| cv, s_n, lambda)
-}
-
-/// [`residual_and_inner`] with `C = B diag(f)`, its columns scaled as they are read.
-fn residual_and_inner_scaled(
-    tx: &Array2<f64>,
-    x: &Array2<f64>,
-    b: &Array2<f64>,
-    f: ArrayView1<f64>,
-    s_n: &[f64],
-    lambda: f64,
-) -> (f64, f64) {
-    residual_and_inner_with(tx, x, b, |j, bv| bv * f[j], s_n, lambda)
-}
-
-fn residual_and_inner_with(
     tx: &Array2<f64>,
     x: &Array2<f64>,
     b: &Array2<f64>,
@@ -523,7 +502,7 @@ fn symmetric_route(
     let t_norm = tri.t_frobenius();
     drop(tri);
     // J = tr(R₀ᵀ T̂ R₀) + (λ/n) Σ_j s_j ‖T̂ x_j‖² with R₀ = (1/n) T̂ X S − C = −λX: λ⟨T̂X, C⟩.
-    let (e_sq, tx_c) = residual_and_inner_scaled(&tx, &x, &qt, dh_inv.view(), &s_n, lambda);
+    let (e_sq, tx_c) = residual_and_inner(&tx, &x, &qt, |j, bv| bv * dh_inv[j], &s_n, lambda);
     let c_norm = frobenius(&dh_inv);
     let scale = backward_scale(t_norm, frobenius(&x), frobenius(s), lambda, nf, c_norm);
     let alpha = match &ud {
